@@ -1,0 +1,50 @@
+"""Check a built wheel: every package folder on disk is inside it, and `import passhat` works from it."""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+import sys
+import zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MAPPING = {
+    "sdk": "passhat",
+    "collector": "passhat/collector",
+    "checks": "passhat/checks",
+    "sandbox": "passhat/sandbox",
+}
+
+
+def expected_files() -> set[str]:
+    files: set[str] = set()
+    for folder, target in MAPPING.items():
+        for path in (ROOT / folder).rglob("*"):
+            if (
+                path.is_file()
+                and "__pycache__" not in path.parts
+                and path.suffix in {".py", ".typed", ".md", ".json", ".csv", ".toml", ".xml", ".html", ".sql"}
+            ):
+                files.add(f"{target}/{path.relative_to(ROOT / folder).as_posix()}")
+    return files
+
+
+def main(wheel: str) -> int:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = sorted(expected_files() - names)
+    if missing:
+        print("files missing from the wheel (add their package to pyproject's packages or package-data):")
+        for name in missing:
+            print("  ", name)
+        return 1
+    sys.path = [p for p in sys.path if pathlib.Path(p or ".").resolve() != ROOT]
+    module = importlib.import_module("passhat")
+    if ROOT in pathlib.Path(module.__file__ or "").resolve().parents:
+        print("passhat was imported from the source tree, not the wheel")
+        return 1
+    print(f"passhat {module.__version__} imports from {module.__file__}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1]))

@@ -1,0 +1,41 @@
+# The two commands of the README: `make demo` and `make test`. Each creates .venv when missing and
+# (re)installs when pyproject.toml or the set of files in the package folders changed: the strict editable
+# install that mypy can follow links each module, so a new module needs a re-install.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PKG_DIRS := sdk collector checks sandbox
+SOURCES_HASH := $(shell (find $(PKG_DIRS) -type f -not -path '*/__pycache__/*' 2>/dev/null | sort; cat pyproject.toml) | md5sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(SOURCES_HASH)
+
+.PHONY: demo test lint typecheck pytest install bench clean
+
+install: $(STAMP)
+
+$(STAMP):
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
+	$(BIN)/python -m pip install --quiet --config-settings editable_mode=strict -e '.[all]' --group dev
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/passhat demo
+
+test: lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy -p passhat
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info passhat-demo

@@ -1,0 +1,1 @@
+"""passhat.collector: ingest, storage, replay, reliability statistics, alerts, reports and the CLI."""

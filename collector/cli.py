@@ -1,0 +1,9 @@
+"""The passhat command line."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="passhat: pass^k reliability for LLM agents."
+)

@@ -1,0 +1,1 @@
+"""passhat.sandbox: domains, simulated customers, agents and the trial runner."""

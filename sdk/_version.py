@@ -1,0 +1,3 @@
+"""The installed passhat version."""
+
+__version__ = "0.1.0"
