@@ -1,1 +1,78 @@
-"""passhat.sandbox: domains, simulated customers, agents and the trial runner."""
+"""passhat.sandbox: domains, simulated customers, agents and the trial runner.
+
+One real ticket becomes k repeated trials: an isolated backend with real tables, tools served over MCP, a
+written policy, and a simulated customer who knows what they want but not what the agent needs.
+"""
+
+from passhat.sandbox._conversation import (
+    Agent,
+    AgentFactory,
+    Customer,
+    CustomerFactory,
+    Message,
+    Toolbox,
+    ToolResult,
+    ToolTransportError,
+    TrialContext,
+    Usage,
+)
+from passhat.sandbox._customer import ScriptedCustomer
+from passhat.sandbox._domain import (
+    ENTRY_POINT_GROUP,
+    EXPECTED_SIGNATURE,
+    FAILURE_MODES,
+    CustomerScript,
+    Domain,
+    DomainError,
+    Scenario,
+    TaskType,
+    available_domains,
+    load_domain,
+)
+from passhat.sandbox._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
+from passhat.sandbox._runner import RunConfig, TrialResult, run_trial, run_trials
+from passhat.sandbox._sandbox import Sandbox, TrialDatabase, build_database
+from passhat.sandbox._serve import TRANSPORTS, connect, serve
+from passhat.sandbox._toolkit import TOOL_ERROR_TYPES, ServerFactory, fail, ok
+
+__all__ = [
+    "DEFAULT_RATES",
+    "ENTRY_POINT_GROUP",
+    "EXPECTED_SIGNATURE",
+    "FAILURE_MODES",
+    "TOOL_ERROR_TYPES",
+    "TRANSPORTS",
+    "Agent",
+    "AgentFactory",
+    "Customer",
+    "CustomerFactory",
+    "CustomerScript",
+    "Domain",
+    "DomainError",
+    "FlawConfig",
+    "Message",
+    "ReferenceAgent",
+    "ReferenceRun",
+    "RunConfig",
+    "Sandbox",
+    "Scenario",
+    "ScriptedCustomer",
+    "ServerFactory",
+    "TaskType",
+    "ToolResult",
+    "ToolTransportError",
+    "Toolbox",
+    "TrialContext",
+    "TrialDatabase",
+    "TrialResult",
+    "Usage",
+    "available_domains",
+    "build_database",
+    "connect",
+    "fail",
+    "load_domain",
+    "ok",
+    "run_trial",
+    "run_trials",
+    "serve",
+]

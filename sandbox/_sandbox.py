@@ -1,0 +1,131 @@
+"""A domain's template database, built once, and the per-trial copies made from it."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Engine, StaticPool, create_engine, event
+
+from passhat.sandbox._domain import Domain, DomainError, Scenario, load_domain
+
+if TYPE_CHECKING:
+    from passhat.checks import Snapshot
+
+
+def sqlite_engine(path: Path | str) -> Engine:
+    """An engine on a SQLite file (foreign keys on)."""
+    engine = create_engine(f"sqlite:///{path}")
+    event.listen(engine, "connect", lambda conn, _: conn.execute("PRAGMA foreign_keys=ON"))
+    return engine
+
+
+def build_database(domain: Domain, path: Path, *, seed: int = 0, size: str = "small") -> None:
+    """Create the domain's tables in a new SQLite file at `path` and fill them from the seed generator."""
+    if size not in domain.sizes:
+        raise DomainError(
+            f"domain {domain.name!r} has no seed size {size!r}; choose one of {', '.join(domain.sizes)}"
+        )
+    engine = sqlite_engine(path)
+    try:
+        domain.metadata.create_all(engine)
+        with engine.begin() as connection:
+            domain.seed(connection, seed, size)
+    finally:
+        engine.dispose()
+
+
+@dataclass
+class TrialDatabase:
+    """One trial's own copy of the database: an engine, and the file behind it when there is one."""
+
+    engine: Engine
+    path: Path | None
+
+    def close(self) -> None:
+        """Dispose of the engine and delete the file."""
+        self.engine.dispose()
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+class Sandbox:
+    """A domain with its template database built once; hands out isolated per-trial copies.
+
+    In-memory copies (SQLite backup API) serve in-process tool servers; file copies serve tool servers in
+    another process (stdio). The starting state's snapshot is taken once and shared by every trial's grading.
+    """
+
+    def __init__(
+        self, domain: Domain | str, *, seed: int = 0, size: str = "small", workdir: Path | None = None
+    ):
+        self.domain = load_domain(domain) if isinstance(domain, str) else domain
+        self.seed = seed
+        self.size = size
+        self._owns_workdir = workdir is None
+        self.workdir = (
+            Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-")) if workdir is None else workdir
+        )
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.template_path = self.workdir / f"{self.domain.name}-{seed}-{size}.sqlite"
+        if not self.template_path.exists():
+            build_database(self.domain, self.template_path, seed=seed, size=size)
+        self.template = sqlite_engine(self.template_path)
+        self._master = sqlite3.connect(":memory:", check_same_thread=False)
+        source = sqlite3.connect(self.template_path)
+        try:
+            source.backup(self._master)
+        finally:
+            source.close()
+        self._initial: Snapshot | None = None
+
+    @property
+    def initial(self) -> Snapshot:
+        """The starting state (every row of every table), taken once."""
+        if self._initial is None:
+            from passhat.checks import take_snapshot
+
+            self._initial = take_snapshot(self.template, metadata=self.domain.metadata)
+        return self._initial
+
+    def scenarios(self, task_type: str | None = None, count: int = 20, *, seed: int = 0) -> list[Scenario]:
+        """`count` scenarios of one task type, or of every task type when `task_type` is None."""
+        names = [task_type] if task_type is not None else sorted(self.domain.task_types)
+        found: list[Scenario] = []
+        with self.template.connect() as connection:
+            for name in names:
+                found.extend(
+                    self.domain.task_type(name).scenarios(self.domain.name, connection, count, seed=seed)
+                )
+        return found
+
+    def memory_copy(self) -> TrialDatabase:
+        """An in-memory copy of the template (for a tool server in this process)."""
+        copy = sqlite3.connect(":memory:", check_same_thread=False)
+        self._master.backup(copy)
+        engine = create_engine("sqlite://", creator=lambda: copy, poolclass=StaticPool)
+        return TrialDatabase(engine, None)
+
+    def file_copy(self) -> TrialDatabase:
+        """A file copy of the template (for a tool server in another process)."""
+        path = self.workdir / f"trial-{uuid.uuid4().hex}.sqlite"
+        shutil.copyfile(self.template_path, path)
+        return TrialDatabase(sqlite_engine(path), path)
+
+    def close(self) -> None:
+        """Release the template and delete the working directory if this sandbox made it."""
+        self.template.dispose()
+        self._master.close()
+        if self._owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -1,0 +1,80 @@
+"""Building blocks for a domain's MCP tools: results, typed errors, and a fast per-trial server factory."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, TextContent
+
+ToolErrorType = Literal[
+    "not_found", "precondition_failed", "not_allowed", "insufficient_funds", "invalid_argument"
+]
+TOOL_ERROR_TYPES: tuple[str, ...] = (
+    "not_found",
+    "precondition_failed",
+    "not_allowed",
+    "insufficient_funds",
+    "invalid_argument",
+)
+
+
+def ok(data: Any) -> CallToolResult:
+    """A successful tool result: the data as JSON text, and as structured content when it is an object."""
+    text = json.dumps(data, sort_keys=True, default=str)
+    structured = data if isinstance(data, dict) else {"result": data}
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def fail(error_type: ToolErrorType, message: str) -> CallToolResult:
+    """A tool error the agent must handle (returned, never raised): `{"error": type, "message": ...}`."""
+    text = json.dumps({"error": error_type, "message": message})
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def parse_error(text: str) -> tuple[str | None, str]:
+    """Read an error result's type and message; errors not produced by `fail` get type None."""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None, text
+    if isinstance(payload, dict) and isinstance(payload.get("error"), str):
+        error_type = payload["error"]
+        return (error_type if error_type in TOOL_ERROR_TYPES else None), str(payload.get("message", ""))
+    return None, text
+
+
+class ServerFactory:
+    """Builds one `MCPServer` per trial from tool prototypes parsed once.
+
+    Parsing a tool's signature into its argument model costs milliseconds; a trial's server only needs the
+    same tools bound to a different backend object, so each prototype is copied with the new bound method.
+    """
+
+    def __init__(self, name: str, instructions: str, backend_type: type, tool_names: Sequence[str]) -> None:
+        self._name = name
+        self._instructions = instructions
+        self._tool_names = tuple(tool_names)
+        self._prototypes: list[Tool] | None = None
+        self._backend_type = backend_type
+
+    def _load_prototypes(self, backend: object) -> list[Tool]:
+        if self._prototypes is None:
+            self._prototypes = [
+                Tool.from_function(getattr(backend, tool_name), name=tool_name)
+                for tool_name in self._tool_names
+            ]
+        return self._prototypes
+
+    def build(self, backend: object) -> MCPServer:
+        """A fresh server whose tools call the methods of `backend` (one trial's state and database)."""
+        if not isinstance(backend, self._backend_type):
+            raise TypeError(f"expected a {self._backend_type.__name__}, got {type(backend).__name__}")
+        bound: list[Tool] = []
+        for prototype in self._load_prototypes(backend):
+            method: Callable[..., Any] = getattr(backend, prototype.name)
+            bound.append(prototype.model_copy(update={"fn": method}))
+        return MCPServer(self._name, instructions=self._instructions, tools=bound, log_level="WARNING")

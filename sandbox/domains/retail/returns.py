@@ -1,0 +1,247 @@
+"""Retail task types on delivered orders: returns, exchanges, a multi-order chain, the return-window refusal."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Connection
+
+from passhat.checks import (
+    Check,
+    all_of,
+    inserted,
+    no_other_writes,
+    response_contains,
+    response_omits,
+    updated,
+)
+from passhat.sandbox._domain import CustomerScript
+from passhat.sandbox.domains.retail.data import (
+    REFUSAL,
+    Intent,
+    alternatives,
+    data_for,
+    facts_of,
+    identity,
+    is_pending,
+    new_address,
+    sorted_orders,
+)
+
+# -- returns ------------------------------------------------------------------------------------------------
+
+
+def _return_candidates(connection: Connection, *, to_gift_card: bool) -> list[Intent]:
+    data = data_for(connection)
+    found: list[Intent] = []
+    for order_id in sorted_orders(data, data.returnable):
+        order = data.orders[order_id]
+        if not data.siblings(order_id, data.returnable):
+            continue
+        method = order["payment_method_id"]
+        if to_gift_card:
+            cards = [p for p in data.methods[order["customer_id"]] if p["kind"] == "gift_card"]
+            if not cards or cards[0]["payment_method_id"] == method:
+                continue
+            method = cards[0]["payment_method_id"]
+        items = sorted(data.items[order_id], key=lambda i: i["item_id"])
+        chosen = random.Random(order_id).sample(items, random.Random(order_id).randint(1, min(2, len(items))))
+        chosen.sort(key=lambda i: i["item_id"])
+        found.append(
+            {
+                **identity(data, order["customer_id"]),
+                "order_id": order_id,
+                "item_ids": [i["item_id"] for i in chosen],
+                "items": [data.product_name(i) for i in chosen],
+                "payment_method_id": method,
+                "refund_amount": round(sum(i["price"] for i in chosen), 2),
+                "refund_to": "my gift card" if to_gift_card else "the original payment method",
+            }
+        )
+    return found
+
+
+def _return_script(intent: Mapping[str, Any]) -> CustomerScript:
+    names = " and ".join(intent["items"])
+    return CustomerScript(
+        goal=f"Return the {names} from order {intent['order_id']}, refund to {intent['refund_to']}.",
+        opening=f"Hi, I'd like to return the {names} from my order {intent['order_id']}. "
+        f"Please refund {intent['refund_to']}.",
+        facts=facts_of(intent, "order_id", "items", "refund_to"),
+        stated=("order_id", "items", "refund_to"),
+        unknown=("customer_id", "item_ids", "payment_method_id"),
+    )
+
+
+def _return_check(intent: Mapping[str, Any]) -> Check:
+    return all_of(
+        inserted(
+            "returns",
+            {
+                "order_id": intent["order_id"],
+                "item_ids": json.dumps(sorted(intent["item_ids"])),
+                "payment_method_id": intent["payment_method_id"],
+                "refund_amount": intent["refund_amount"],
+                "status": "requested",
+            },
+        ),
+        updated("orders", {"order_id": intent["order_id"]}, {"status": "return requested"}),
+        no_other_writes(),
+    )
+
+
+def _exchange_candidates(connection: Connection) -> list[Intent]:
+    data = data_for(connection)
+    found: list[Intent] = []
+
+    def workable(order_id: str) -> bool:
+        return data.returnable(order_id) and bool(alternatives(data, data.items[order_id][0]))
+
+    for order_id in sorted_orders(data, data.returnable):
+        order = data.orders[order_id]
+        if not data.siblings(order_id, workable):
+            continue
+        rng = random.Random(order_id)
+        options = [
+            i for i in sorted(data.items[order_id], key=lambda i: i["item_id"]) if alternatives(data, i)
+        ]
+        if not options:
+            continue
+        item = rng.choice(options)
+        variant = rng.choice(alternatives(data, item))
+        difference = round(variant["price"] - item["price"], 2)
+        method = data.method(order["payment_method_id"])
+        if method["kind"] == "gift_card" and difference > (method["balance"] or 0.0):
+            continue
+        name = data.product_name(item)
+        found.append(
+            {
+                **identity(data, order["customer_id"]),
+                "order_id": order_id,
+                "item_ids": [item["item_id"]],
+                "items": [name],
+                "new_variant_ids": [variant["variant_id"]],
+                "new_options": {name: variant["options"]},
+                "payment_method_id": order["payment_method_id"],
+                "price_difference": difference,
+            }
+        )
+    return found
+
+
+def _options_text(options: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in sorted(options.items()))
+
+
+def _exchange_script(intent: Mapping[str, Any]) -> CustomerScript:
+    name = intent["items"][0]
+    wanted = _options_text(intent["new_options"][name])
+    return CustomerScript(
+        goal=f"Exchange the {name} from order {intent['order_id']} for the {wanted} version.",
+        opening=f"Hello, I want to exchange the {name} from order {intent['order_id']} for one with {wanted}.",
+        facts=facts_of(intent, "order_id", "items", "new_options"),
+        stated=("order_id", "items", "new_options"),
+        unknown=("variant_id", "item_ids"),
+    )
+
+
+def _exchange_check(intent: Mapping[str, Any]) -> Check:
+    return all_of(
+        inserted(
+            "exchanges",
+            {
+                "order_id": intent["order_id"],
+                "item_ids": json.dumps(intent["item_ids"]),
+                "new_variant_ids": json.dumps(intent["new_variant_ids"]),
+                "payment_method_id": intent["payment_method_id"],
+                "price_difference": intent["price_difference"],
+                "status": "requested",
+            },
+        ),
+        updated("orders", {"order_id": intent["order_id"]}, {"status": "exchange requested"}),
+        no_other_writes(),
+    )
+
+
+def _multi_candidates(connection: Connection) -> list[Intent]:
+    data = data_for(connection)
+    found: list[Intent] = []
+    for customer_id in sorted(data.customers):
+        eligible = sorted(o for o in data.orders_by_customer[customer_id] if data.returnable(o))
+        if len(eligible) < 3:
+            continue
+        chosen = eligible[:2]
+        returns = []
+        for order_id in chosen:
+            item = sorted(data.items[order_id], key=lambda i: i["item_id"])[0]
+            returns.append(
+                {
+                    "order_id": order_id,
+                    "item_ids": [item["item_id"]],
+                    "items": [data.product_name(item)],
+                    "payment_method_id": data.orders[order_id]["payment_method_id"],
+                    "refund_amount": round(item["price"], 2),
+                }
+            )
+        found.append(
+            {
+                **identity(data, customer_id),
+                "returns": returns,
+                "order_ids": chosen,
+                "items_by_order": {r["order_id"]: r["items"] for r in returns},
+            }
+        )
+    return found
+
+
+def _multi_script(intent: Mapping[str, Any]) -> CustomerScript:
+    parts = [f"the {r['items'][0]} from order {r['order_id']}" for r in intent["returns"]]
+    return CustomerScript(
+        goal=f"Return {' and '.join(parts)}, refunds to the original payment methods.",
+        opening=f"Hi, I need to return {' and also '.join(parts)}. Refunds to the original payment, please.",
+        facts=facts_of(intent, "order_ids", "items_by_order"),
+        stated=("order_ids", "items_by_order"),
+    )
+
+
+def _multi_check(intent: Mapping[str, Any]) -> Check:
+    parts: list[Check] = []
+    for ret in intent["returns"]:
+        parts.append(
+            inserted(
+                "returns",
+                {
+                    "order_id": ret["order_id"],
+                    "item_ids": json.dumps(ret["item_ids"]),
+                    "payment_method_id": ret["payment_method_id"],
+                    "refund_amount": ret["refund_amount"],
+                },
+            )
+        )
+        parts.append(updated("orders", {"order_id": ret["order_id"]}, {"status": "return requested"}))
+    return all_of(*parts, no_other_writes())
+
+
+def _expired_candidates(connection: Connection) -> list[Intent]:
+    data = data_for(connection)
+    found: list[Intent] = []
+    for order_id in sorted_orders(data, data.expired):
+        order = data.orders[order_id]
+        item = sorted(data.items[order_id], key=lambda i: i["item_id"])[0]
+        found.append(
+            {
+                **identity(data, order["customer_id"]),
+                "order_id": order_id,
+                "items": [data.product_name(item)],
+                "refund_to": "the original payment method",
+                "delivered_at": data.fulfilment[order_id]["delivered_at"],
+            }
+        )
+    return found
+
+
+def _expired_check(intent: Mapping[str, Any]) -> Check:
+    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"30[ -]day"]))

@@ -1,0 +1,188 @@
+"""The retail task types: each a scenario generator over the seeded data, the customer's script and a check.
+
+The generators, scripts and checks live in `returns.py` (delivered orders) and `orders.py` (pending orders,
+the account, inquiries, confidentiality); the ReferenceAgent's procedures in `plans.py`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from passhat.sandbox._domain import FAILURE_MODES, TaskType
+from passhat.sandbox.domains.retail import orders, plans, returns
+
+ALL_MODES = frozenset(FAILURE_MODES)
+CONVERSATIONAL_MODES = frozenset({"empty_lookup", "unresolved"})
+"""Modes that fit a task with no write: give up after a mistyped lookup, or close without an answer."""
+
+_RETURN_TABLES = frozenset({"returns", "orders"})
+_PAYMENT_TABLES = frozenset({"orders", "payment_transactions", "payment_methods"})
+
+TASK_TYPES: dict[str, TaskType] = {
+    task.name: task
+    for task in (
+        TaskType(
+            name="return_delivered_items",
+            kind="write",
+            description="Return items of a delivered order, refund to the original payment method.",
+            candidates=partial(returns._return_candidates, to_gift_card=False),
+            script=returns._return_script,
+            check=returns._return_check,
+            reference=plans.return_items,
+            failure_modes=ALL_MODES,
+            write_tables=_RETURN_TABLES,
+        ),
+        TaskType(
+            name="return_to_gift_card",
+            kind="write",
+            description="Return items of a delivered order, refund to the customer's existing gift card.",
+            candidates=partial(returns._return_candidates, to_gift_card=True),
+            script=returns._return_script,
+            check=returns._return_check,
+            reference=plans.return_items,
+            failure_modes=ALL_MODES,
+            write_tables=_RETURN_TABLES,
+        ),
+        TaskType(
+            name="exchange_variant",
+            kind="write",
+            description="Exchange a delivered item for another available variant of the same product.",
+            candidates=returns._exchange_candidates,
+            script=returns._exchange_script,
+            check=returns._exchange_check,
+            reference=plans.exchange_items,
+            failure_modes=ALL_MODES,
+            write_tables=frozenset({"exchanges", "orders"}),
+        ),
+        TaskType(
+            name="multi_order_return",
+            kind="chain",
+            description="A chain: return one item from each of two delivered orders (two lookups, two writes).",
+            candidates=returns._multi_candidates,
+            script=returns._multi_script,
+            check=returns._multi_check,
+            reference=plans.multi_order_return,
+            failure_modes=ALL_MODES,
+            write_tables=_RETURN_TABLES,
+        ),
+        TaskType(
+            name="return_after_window",
+            kind="refuse",
+            description="Must refuse: a return asked for more than 30 days after delivery.",
+            candidates=returns._expired_candidates,
+            script=returns._return_script,
+            check=returns._expired_check,
+            reference=plans.return_after_window,
+            failure_modes=CONVERSATIONAL_MODES,
+        ),
+        TaskType(
+            name="cancel_pending_order",
+            kind="write",
+            description="Cancel a pending order; the refund goes to the original payment method.",
+            candidates=orders._cancel_candidates,
+            script=orders._cancel_script,
+            check=orders._cancel_check,
+            reference=plans.cancel_order,
+            failure_modes=ALL_MODES,
+            write_tables=_PAYMENT_TABLES,
+        ),
+        TaskType(
+            name="identity_by_name_zip",
+            kind="write",
+            description="Cancel a pending order for a customer who does not know their email (name + zip).",
+            candidates=partial(orders._cancel_candidates, by_name=True),
+            script=partial(orders._cancel_script, by_name=True),
+            check=orders._cancel_check,
+            reference=plans.cancel_order,
+            failure_modes=ALL_MODES,
+            write_tables=_PAYMENT_TABLES,
+        ),
+        TaskType(
+            name="change_pending_address",
+            kind="write",
+            description="Change the shipping address of a pending order.",
+            candidates=orders._address_candidates,
+            script=orders._address_script,
+            check=orders._address_check,
+            reference=plans.change_order_address,
+            failure_modes=ALL_MODES,
+            write_tables=frozenset({"orders"}),
+        ),
+        TaskType(
+            name="change_pending_items",
+            kind="write",
+            description="Swap an item of a pending order for another variant; the difference is charged or refunded.",
+            candidates=orders._items_candidates,
+            script=orders._items_script,
+            check=orders._items_check,
+            reference=plans.change_order_items,
+            failure_modes=ALL_MODES,
+            write_tables=frozenset({"orders", "order_items", "payment_transactions", "payment_methods"}),
+        ),
+        TaskType(
+            name="change_pending_payment",
+            kind="write",
+            description="Pay a pending order with another of the customer's payment methods.",
+            candidates=orders._payment_candidates,
+            script=orders._payment_script,
+            check=orders._payment_check,
+            reference=plans.change_order_payment,
+            failure_modes=ALL_MODES,
+            write_tables=_PAYMENT_TABLES,
+        ),
+        TaskType(
+            name="gift_card_insufficient",
+            kind="write",
+            description="The customer wants to pay with a gift card that cannot cover the order; recover with "
+            "their second choice.",
+            candidates=partial(orders._payment_candidates, insufficient_gift_card=True),
+            script=orders._payment_script,
+            check=orders._payment_check,
+            reference=plans.gift_card_insufficient,
+            failure_modes=ALL_MODES,
+            write_tables=_PAYMENT_TABLES,
+        ),
+        TaskType(
+            name="change_default_address",
+            kind="write",
+            description="Change the customer's default address (not an order's shipping address).",
+            candidates=orders._default_address_candidates,
+            script=orders._default_address_script,
+            check=orders._default_address_check,
+            reference=plans.change_default_address,
+            # Without identification the agent has no customer id to act on: skipping it is not reachable.
+            failure_modes=ALL_MODES - {"skip_precondition"},
+            write_tables=frozenset({"addresses"}),
+        ),
+        TaskType(
+            name="order_status_inquiry",
+            kind="read_only",
+            description="Read-only: the order's status and tracking number; nothing may change.",
+            candidates=orders._status_candidates,
+            script=orders._status_script,
+            check=orders._status_check,
+            reference=plans.order_status,
+            failure_modes=CONVERSATIONAL_MODES,
+        ),
+        TaskType(
+            name="cancel_shipped_order",
+            kind="refuse",
+            description="Must refuse: a shipped or processed order cannot be cancelled; explain the return path.",
+            candidates=orders._shipped_candidates,
+            script=orders._cancel_script,
+            check=orders._shipped_check,
+            reference=plans.cancel_shipped,
+            failure_modes=CONVERSATIONAL_MODES,
+        ),
+        TaskType(
+            name="other_persons_order",
+            kind="confidentiality",
+            description="Confidentiality: the caller asks for another customer's tracking number and address.",
+            candidates=orders._other_person_candidates,
+            script=orders._other_person_script,
+            check=orders._other_person_check,
+            reference=plans.other_persons_order,
+            failure_modes=CONVERSATIONAL_MODES,
+        ),
+    )
+}
