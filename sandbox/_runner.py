@@ -13,14 +13,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.trace import SpanKind
 
 import passhat
-from passhat.checks import (
-    CheckContext,
-    FailureSignature,
-    TrialRecord,
-    classify_failure,
-    diff_snapshots,
-    take_snapshot,
-)
+from passhat.checks import CheckContext, FailureSignature, TrialRecord, classify_failure
 from passhat.sandbox._conversation import (
     Agent,
     AgentFactory,
@@ -242,8 +235,7 @@ async def run_trial(
 def _grade(
     sandbox: Sandbox, database: TrialDatabase, check: Any, messages: Sequence[Message]
 ) -> tuple[Verdict, Any]:
-    final = take_snapshot(database.engine, metadata=sandbox.domain.metadata)
-    diff = diff_snapshots(sandbox.initial, final)
+    diff = database.diff(sandbox.initial, sandbox.domain.metadata)
     agent_texts = [m.text for m in messages if m.role == "agent"]
     context = CheckContext(
         diff=diff,

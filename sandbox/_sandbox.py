@@ -8,14 +8,15 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, StaticPool, create_engine, event
+from sqlalchemy import Engine, MetaData, StaticPool, create_engine, event
 
 from passhat.sandbox._domain import Domain, DomainError, Scenario, load_domain
+from passhat.sandbox._grading import install_touch_log
 
 if TYPE_CHECKING:
-    from passhat.checks import Snapshot
+    from passhat.checks import Snapshot, StateDiff
 
 
 def sqlite_engine(path: Path | str) -> Engine:
@@ -42,14 +43,29 @@ def build_database(domain: Domain, path: Path, *, seed: int = 0, size: str = "sm
 
 @dataclass
 class TrialDatabase:
-    """One trial's own copy of the database: an engine, and the file behind it when there is one."""
+    """One trial's own copy of the database: an engine, the raw connection or the file behind it."""
 
     engine: Engine
     path: Path | None
+    raw: sqlite3.Connection | None = None
+
+    def diff(self, initial: Snapshot, metadata: MetaData) -> StateDiff:
+        """The trial's row changes relative to the starting snapshot."""
+        from passhat.sandbox._grading import trial_diff
+
+        if self.raw is not None:
+            return trial_diff(self.raw, self.engine, initial, metadata)
+        connection = sqlite3.connect(str(self.path))
+        try:
+            return trial_diff(connection, self.engine, initial, metadata)
+        finally:
+            connection.close()
 
     def close(self) -> None:
         """Dispose of the engine and delete the file."""
         self.engine.dispose()
+        if self.raw is not None:
+            self.raw.close()
         if self.path is not None:
             self.path.unlink(missing_ok=True)
 
@@ -79,9 +95,12 @@ class Sandbox:
         self._master = sqlite3.connect(":memory:", check_same_thread=False)
         source = sqlite3.connect(self.template_path)
         try:
+            install_touch_log(source, self.domain.metadata)
             source.backup(self._master)
         finally:
             source.close()
+        # Statements compile once for all trials, not once per trial engine.
+        self._compiled_cache: dict[Any, Any] = {}
         self._initial: Snapshot | None = None
 
     @property
@@ -109,13 +128,13 @@ class Sandbox:
         copy = sqlite3.connect(":memory:", check_same_thread=False)
         self._master.backup(copy)
         engine = create_engine("sqlite://", creator=lambda: copy, poolclass=StaticPool)
-        return TrialDatabase(engine, None)
+        return TrialDatabase(engine.execution_options(compiled_cache=self._compiled_cache), None, copy)
 
     def file_copy(self) -> TrialDatabase:
         """A file copy of the template (for a tool server in another process)."""
         path = self.workdir / f"trial-{uuid.uuid4().hex}.sqlite"
         shutil.copyfile(self.template_path, path)
-        return TrialDatabase(sqlite_engine(path), path)
+        return TrialDatabase(sqlite_engine(path).execution_options(compiled_cache=self._compiled_cache), path)
 
     def close(self) -> None:
         """Release the template and delete the working directory if this sandbox made it."""

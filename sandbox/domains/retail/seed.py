@@ -14,7 +14,7 @@ from passhat.sandbox.domains.retail import models as m
 
 SIZES: dict[str, tuple[int, int, int]] = {
     # customers, min orders per customer, max orders per customer
-    "small": (120, 2, 5),
+    "small": (150, 3, 6),
     "default": (500, 1, 3),
 }
 
@@ -57,7 +57,7 @@ _CATALOG: tuple[tuple[str, str, dict[str, tuple[str, ...]], float], ...] = (
     ("Yoga Mat", "sports", {"color": ("purple", "teal"), "thickness": ("4mm", "6mm")}, 35.0),
 )
 _CARRIERS = ("UPS", "FedEx", "USPS", "DHL")
-_STATUS_WEIGHTS = (("pending", 28), ("processed", 8), ("shipped", 14), ("delivered", 44), ("cancelled", 6))
+_STATUS_WEIGHTS = (("pending", 28), ("processed", 6), ("shipped", 12), ("delivered", 48), ("cancelled", 6))
 _TODAY = dt.date.fromisoformat(m.TODAY)
 
 
@@ -162,7 +162,7 @@ def seed(connection: Connection, seed: int = 0, size: str = "small") -> None:
                     "kind": "gift_card",
                     "brand": None,
                     "last_four": None,
-                    "balance": float(rng.choice((5, 10, 25, 40, 75, 150, 300))),
+                    "balance": float(rng.choice((5, 10, 20, 25, 40, 60, 150, 300))),
                 }
             )
         rows["payment_methods"].extend(methods)
@@ -218,7 +218,7 @@ def seed(connection: Connection, seed: int = 0, size: str = "small") -> None:
                 shipped = created + dt.timedelta(days=2)
                 if status == "delivered":
                     # Most deliveries fall inside the return window; some are older, for the refusals.
-                    age = rng.randint(2, 25) if rng.random() < 0.7 else rng.randint(40, 80)
+                    age = rng.randint(2, 25) if rng.random() < 0.75 else rng.randint(40, 80)
                     delivered: str | None = (_TODAY - dt.timedelta(days=age)).isoformat()
                     shipped = min(shipped, _TODAY - dt.timedelta(days=age + 1))
                 else:
