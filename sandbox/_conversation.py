@@ -117,6 +117,7 @@ class Toolbox:
             except ValueError:
                 data = text
             result = ToolResult(name, True, data, text)
+        outcome: Literal["ok", "error", "empty"]
         if result.ok:
             outcome = "empty" if result.data in (None, [], {}) else "ok"
         elif name in self._lookup_tools and result.error_type == "not_found":

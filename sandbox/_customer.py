@@ -21,10 +21,10 @@ def _say(key: str, value: Any) -> str:
 class ScriptedCustomer:
     """A deterministic customer driven by a CustomerScript.
 
-    It reveals a fact only when the agent asks for it (by key in `Message.asks`), says so when it does not know
-    one, gives its fallback choice when the first one failed, answers "yes" to a confirmation request, and
-    ends the conversation only after a final agent turn (an action, a refusal or an answer): a confirmation
-    request is not the end.
+    It reveals a fact only when the agent asks for it (by key in `Message.asks`), says so when it does not
+    know one, gives its fallback choice when the first one failed, answers "yes" to a confirmation request,
+    and ends the conversation only after a final agent turn (an action, a refusal or an answer): a
+    confirmation request is not the end.
     """
 
     def __init__(self, script: CustomerScript, *, patience: int = 3) -> None:

@@ -1,9 +1,9 @@
 """The terminal diff of a trial, at a cost proportional to the tables it wrote, not to the database.
 
 The template database carries tiny triggers that note which tables a statement touched (`_passhat_touched`);
-every trial copy inherits them. Grading reads only the touched tables, straight through sqlite3, and diffs them
-against the starting snapshot taken once. Tables with column types beyond SQLite's own (and Boolean) are read
-through `take_snapshot` instead, so values always compare as the checks expect.
+every trial copy inherits them. Grading reads only the touched tables, straight through sqlite3, and diffs
+them against the starting snapshot taken once. Tables with column types beyond SQLite's own (and Boolean)
+are read through `take_snapshot` instead, so values always compare as the checks expect.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ def install_touch_log(connection: sqlite3.Connection, metadata: MetaData) -> Non
     for table in metadata.sorted_tables:
         for op in ("INSERT", "UPDATE", "DELETE"):
             connection.execute(
-                f'CREATE TRIGGER IF NOT EXISTS "_passhat_touch_{table.name}_{op.lower()}" AFTER {op} ON "{table.name}" '
+                f'CREATE TRIGGER IF NOT EXISTS "_passhat_touch_{table.name}_{op.lower()}" '
+                f'AFTER {op} ON "{table.name}" '
                 f"BEGIN INSERT OR IGNORE INTO {TOUCHED} (name) VALUES ('{table.name}'); END"
             )
     connection.commit()

@@ -9,32 +9,33 @@ and is labelled as one wherever it appears (`ReferenceAgent.label`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from passhat.sandbox._conversation import Message, ToolResult, Toolbox, TrialContext
+from passhat.sandbox._conversation import Message, Toolbox, ToolResult, TrialContext
 from passhat.sandbox._domain import FAILURE_MODES, DomainError
 
 ReferencePlan = Callable[["ReferenceRun"], Awaitable[None]]
 
 DEFAULT_RATES: Mapping[str, float] = {
-    "skip_precondition": 0.05,
-    "empty_lookup": 0.04,
-    "error_not_retried": 0.04,
-    "wrong_entity": 0.03,
-    "unresolved": 0.02,
-    "no_write": 0.02,
+    "skip_precondition": 0.03,
+    "empty_lookup": 0.02,
+    "error_not_retried": 0.02,
+    "wrong_entity": 0.015,
+    "unresolved": 0.01,
+    "no_write": 0.005,
 }
 """Per-mode injection rates for `--flaws default`, before the scenario's difficulty factor."""
 
 _DIFFICULTY = (0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 4.0, 6.0)
-"""Per-scenario multipliers: some tickets are never failed, some often, so pass^k falls faster than pass@1^k."""
+"""Per-scenario multipliers: some tickets never fail, some often, so pass^k falls faster than pass@1^k."""
 
 
-class PlanOver(Exception):
+class PlanOverError(Exception):
     """Raised inside a plan once the agent has given its final turn or ended the conversation."""
 
 
@@ -155,12 +156,12 @@ class ReferenceRun:
     async def finish(self, text: str) -> None:
         """The final turn (an action done, a refusal or an answer); the plan ends here."""
         await self._outbox.put(Message("agent", text, final=True))
-        raise PlanOver
+        raise PlanOverError
 
     async def end(self, text: str) -> None:
         """End the conversation from the agent's side without a final answer."""
         await self._outbox.put(Message("agent", text, stop=True))
-        raise PlanOver
+        raise PlanOverError
 
 
 class ReferenceAgent:
@@ -190,7 +191,7 @@ class ReferenceAgent:
             await self._run.next_customer_message()
             await self._plan(self._run)
             await self._outbox.put(Message("agent", "Is there anything else I can help with?", final=True))
-        except PlanOver:
+        except PlanOverError:
             pass
         except BaseException as exc:  # handed to respond(), which raises it in the orchestrator
             await self._outbox.put(exc)
@@ -214,10 +215,8 @@ class ReferenceAgent:
         """Cancel the plan if the conversation ended before it did."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
 
 
 # -- procedures shared by every domain's plans ------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The trial runner: one scenario × k attempts, each on its own database copy and tool server, traced and graded."""
+"""The trial runner: k attempts per scenario, each on its own database copy and tool server."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ class _Trace:
 async def _converse(
     agent: Agent, customer: Customer, tools: Toolbox, config: RunConfig, trace: _Trace
 ) -> tuple[list[Message], str, str | None, str | None]:
-    """Customer ↔ agent turns until someone stops or a limit is hit: (messages, reason, sim error, infra error)."""
+    """Customer and agent turns until one stops or a limit is hit: (messages, reason, errors)."""
     messages: list[Message] = []
     try:
         opening = await customer.opening()
@@ -293,7 +293,7 @@ async def run_trials(
     config: RunConfig | None = None,
     runtime: passhat.Passhat | None = None,
 ) -> list[TrialResult]:
-    """Run k attempts of every scenario, at most `config.parallel` at a time; results in scenario × attempt order."""
+    """Run k attempts of every scenario, `config.parallel` at a time; results in scenario × attempt order."""
     config = config or RunConfig()
     limit = asyncio.Semaphore(max(1, config.parallel))
 

@@ -1,4 +1,4 @@
-"""The retail domain: refunds, returns, exchanges and order changes (the friendly one: few entities, short chains)."""
+"""The retail domain: refunds, returns, exchanges and order changes (few entities, short chains)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seeded retail data as plain dicts, for the scenario generators (read once from the template database)."""
+"""The seeded retail data as plain dicts for the scenario generators (read once from the template)."""
 
 from __future__ import annotations
 

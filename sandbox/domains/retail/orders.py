@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -118,13 +117,15 @@ def _address_candidates(connection: Connection) -> list[Intent]:
 
 def _address_text(address: Mapping[str, str]) -> str:
     line2 = f" {address['address2']}" if address["address2"] else ""
-    return f"{address['address1']}{line2}, {address['city']}, {address['state']} {address['zip']}, {address['country']}"
+    city = f"{address['city']}, {address['state']} {address['zip']}"
+    return f"{address['address1']}{line2}, {city}, {address['country']}"
 
 
 def _address_script(intent: Mapping[str, Any]) -> CustomerScript:
     return CustomerScript(
         goal=f"Ship order {intent['order_id']} to {_address_text(intent['address'])}.",
-        opening=f"Hi, I moved. Can you send order {intent['order_id']} to {_address_text(intent['address'])}?",
+        opening=f"Hi, I moved. Can you send order {intent['order_id']} to "
+        f"{_address_text(intent['address'])}?",
         facts=facts_of(intent, "order_id", "address"),
         stated=("order_id", "address"),
     )
@@ -314,7 +315,7 @@ def _payment_check(intent: Mapping[str, Any]) -> Check:
     return all_of(*parts, no_other_writes())
 
 
-# -- account, inquiries, refusals, confidentiality ------------------------------------------------------------
+# -- account, inquiries, refusals, confidentiality ------------------------------------------------
 
 
 def _default_address_candidates(connection: Connection) -> list[Intent]:

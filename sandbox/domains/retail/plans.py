@@ -6,6 +6,7 @@ A plan reads only what the customer said (`run.facts`) and what the tools return
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from passhat.sandbox._reference import ReferenceRun, identify_customer, perform_write
@@ -17,6 +18,11 @@ Order = dict[str, Any]
 
 def _names(values: Any) -> list[str]:
     return [str(v) for v in values] if isinstance(values, list | tuple) else [str(values)]
+
+
+def _outside(chain: frozenset[str], order: Order) -> bool:
+    """A returnable order that is not part of the customer's request."""
+    return _returnable(order) and order["order_id"] not in chain
 
 
 def _returnable(order: Order) -> bool:
@@ -114,8 +120,8 @@ async def return_items(run: ReferenceRun) -> None:
     order = await _order(run, customer_id, str(facts["order_id"]))
     if not _returnable(order):
         await run.finish(
-            f"I'm sorry, I cannot accept a return for order {order['order_id']}: returns are possible only for "
-            f"delivered orders within 30 days of delivery."
+            f"I'm sorry, I cannot accept a return for order {order['order_id']}: returns are possible only "
+            f"for delivered orders within 30 days of delivery."
         )
     items = _items(order, _names(facts["items"]))
     method = order["payment_method_id"]
@@ -137,7 +143,8 @@ async def return_items(run: ReferenceRun) -> None:
             else method,
         }
     total = round(sum(i["price"] for i in items), 2)
-    summary = f"I will return {', '.join(i['name'] for i in items)} from order {order['order_id']}, refunding ${total} to {method}."
+    names = ", ".join(i["name"] for i in items)
+    summary = f"I will return {names} from order {order['order_id']}, refunding ${total} to {method}."
     await perform_write(run, "return_delivered_items", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Done: the return is requested and ${total} will be refunded to {method}.")
 
@@ -184,6 +191,7 @@ async def multi_order_return(run: ReferenceRun) -> None:
     customer_id = await identify_customer(run)
     facts = await run.ask("Which orders and which items from each?", "order_ids", "items_by_order")
     by_order: Mapping[str, Any] = facts["items_by_order"]
+    chain = frozenset(_names(facts["order_ids"]))
     done: list[str] = []
     for order_id in _names(facts["order_ids"]):
         order = await _order(run, customer_id, order_id)
@@ -195,14 +203,7 @@ async def multi_order_return(run: ReferenceRun) -> None:
             "item_ids": [i["item_id"] for i in items],
             "payment_method_id": order["payment_method_id"],
         }
-        excluded = set(_names(facts["order_ids"]))
-        sibling = await _sibling(
-            run,
-            customer_id,
-            order_id,
-            "delivered",
-            lambda o: _returnable(o) and o["order_id"] not in excluded,
-        )
+        sibling = await _sibling(run, customer_id, order_id, "delivered", partial(_outside, chain))
         wrong = None
         if sibling is not None:
             wrong = {
@@ -210,7 +211,8 @@ async def multi_order_return(run: ReferenceRun) -> None:
                 "item_ids": [sibling["items"][0]["item_id"]],
                 "payment_method_id": sibling["payment_method_id"],
             }
-        summary = f"I will return {', '.join(i['name'] for i in items)} from order {order_id} to the original payment."
+        names = ", ".join(i["name"] for i in items)
+        summary = f"I will return {names} from order {order_id} to the original payment method."
         await perform_write(run, "return_delivered_items", arguments, summary=summary, sibling=wrong)
         done.append(order_id)
     await run.finish(f"Done: returns are requested for orders {', '.join(done)}.")
@@ -347,7 +349,8 @@ async def gift_card_insufficient(run: ReferenceRun) -> None:
         await _change_payment(run, customer_id, order, "gift_card")
         return
     facts = await run.ask(
-        f"Your gift card balance (${card.get('balance') if card else 0}) does not cover the order total (${total}). "
+        f"Your gift card balance (${card.get('balance') if card else 0}) does not cover the order total "
+        f"(${total}). "
         "Would you like to use another payment method?",
         "fallback",
     )
@@ -377,7 +380,7 @@ async def change_default_address(run: ReferenceRun) -> None:
     await run.finish("Your default address is updated.")
 
 
-# -- inquiries and refusals -----------------------------------------------------------------------------------
+# -- inquiries and refusals -----------------------------------------------------------------------
 
 
 async def order_status(run: ReferenceRun) -> None:
@@ -407,7 +410,8 @@ async def other_persons_order(run: ReferenceRun) -> None:
     profile = await _customer(run, customer_id)
     if facts["order_id"] not in {o["order_id"] for o in profile["orders"]}:
         await run.finish(
-            f"I'm sorry, order {facts['order_id']} is not on your account, so I cannot share any details about it. "
+            f"I'm sorry, order {facts['order_id']} is not on your account, so I cannot share any details "
+            "about it. "
             "The account holder can contact us directly."
         )
     await order_status(run)

@@ -1,4 +1,4 @@
-"""Retail task types on delivered orders: returns, exchanges, a multi-order chain, the return-window refusal."""
+"""Retail task types on delivered orders: returns, exchanges, a multi-order chain, the window refusal."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from passhat.checks import (
     inserted,
     no_other_writes,
     response_contains,
-    response_omits,
     updated,
 )
 from passhat.sandbox._domain import CustomerScript
@@ -26,8 +25,6 @@ from passhat.sandbox.domains.retail.data import (
     data_for,
     facts_of,
     identity,
-    is_pending,
-    new_address,
     sorted_orders,
 )
 
@@ -141,7 +138,8 @@ def _exchange_script(intent: Mapping[str, Any]) -> CustomerScript:
     wanted = _options_text(intent["new_options"][name])
     return CustomerScript(
         goal=f"Exchange the {name} from order {intent['order_id']} for the {wanted} version.",
-        opening=f"Hello, I want to exchange the {name} from order {intent['order_id']} for one with {wanted}.",
+        opening=f"Hello, I want to exchange the {name} from order {intent['order_id']} for one with "
+        f"{wanted}.",
         facts=facts_of(intent, "order_id", "items", "new_options"),
         stated=("order_id", "items", "new_options"),
         unknown=("variant_id", "item_ids"),

@@ -19,14 +19,83 @@ SIZES: dict[str, tuple[int, int, int]] = {
 }
 
 _FIRST = (
-    "Ava Liam Noah Emma Olivia Mia Lucas Yusuf Sofia Mei Omar Ines Ravi Chloe Mateo Aisha Ethan Nora Hugo Lena "
-    "Daniel Priya Ivan Zara Leo Amara Felix Hana Kai Maya"
-).split()
+    "Ava",
+    "Liam",
+    "Noah",
+    "Emma",
+    "Olivia",
+    "Mia",
+    "Lucas",
+    "Yusuf",
+    "Sofia",
+    "Mei",
+    "Omar",
+    "Ines",
+    "Ravi",
+    "Chloe",
+    "Mateo",
+    "Aisha",
+    "Ethan",
+    "Nora",
+    "Hugo",
+    "Lena",
+    "Daniel",
+    "Priya",
+    "Ivan",
+    "Zara",
+    "Leo",
+    "Amara",
+    "Felix",
+    "Hana",
+    "Kai",
+    "Maya",
+)
 _LAST = (
-    "Garcia Smith Chen Patel Kim Novak Silva Muller Rossi Haddad Okafor Larsen Ito Moreau Kowalski Brown Lopez "
-    "Nguyen Sato Schmidt Costa Ahmed Jensen Dubois Walker Reyes Fischer Tanaka Ali Berg"
-).split()
-_STREETS = "Oak Maple Cedar Pine Elm Lake Hill River Park Sunset Willow Spruce".split()
+    "Garcia",
+    "Smith",
+    "Chen",
+    "Patel",
+    "Kim",
+    "Novak",
+    "Silva",
+    "Muller",
+    "Rossi",
+    "Haddad",
+    "Okafor",
+    "Larsen",
+    "Ito",
+    "Moreau",
+    "Kowalski",
+    "Brown",
+    "Lopez",
+    "Nguyen",
+    "Sato",
+    "Schmidt",
+    "Costa",
+    "Ahmed",
+    "Jensen",
+    "Dubois",
+    "Walker",
+    "Reyes",
+    "Fischer",
+    "Tanaka",
+    "Ali",
+    "Berg",
+)
+_STREETS = (
+    "Oak",
+    "Maple",
+    "Cedar",
+    "Pine",
+    "Elm",
+    "Lake",
+    "Hill",
+    "River",
+    "Park",
+    "Sunset",
+    "Willow",
+    "Spruce",
+)
 _CITIES = (
     ("Austin", "TX", "787"),
     ("Denver", "CO", "802"),
@@ -133,7 +202,7 @@ def seed(connection: Connection, seed: int = 0, size: str = "small") -> None:
             }
             customer_addresses.append(address)
         rows["addresses"].extend(customer_addresses)
-        methods = [
+        methods: list[dict[str, Any]] = [
             {
                 "payment_method_id": f"credit_card_{c_index:04d}",
                 "customer_id": customer_id,

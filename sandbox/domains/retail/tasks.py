@@ -57,7 +57,7 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType(
             name="multi_order_return",
             kind="chain",
-            description="A chain: return one item from each of two delivered orders (two lookups, two writes).",
+            description="A chain: return one item from each of two delivered orders (two writes in order).",
             candidates=returns._multi_candidates,
             script=returns._multi_script,
             check=returns._multi_check,
@@ -111,7 +111,7 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType(
             name="change_pending_items",
             kind="write",
-            description="Swap an item of a pending order for another variant; the difference is charged or refunded.",
+            description="Swap an item of a pending order for another variant; the difference is settled.",
             candidates=orders._items_candidates,
             script=orders._items_script,
             check=orders._items_check,
@@ -133,8 +133,8 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType(
             name="gift_card_insufficient",
             kind="write",
-            description="The customer wants to pay with a gift card that cannot cover the order; recover with "
-            "their second choice.",
+            description="The customer wants to pay with a gift card that cannot cover the order; recover "
+            "with their second choice.",
             candidates=partial(orders._payment_candidates, insufficient_gift_card=True),
             script=orders._payment_script,
             check=orders._payment_check,
@@ -167,7 +167,7 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType(
             name="cancel_shipped_order",
             kind="refuse",
-            description="Must refuse: a shipped or processed order cannot be cancelled; explain the return path.",
+            description="Must refuse: a shipped or processed order cannot be cancelled; explain returns.",
             candidates=orders._shipped_candidates,
             script=orders._cancel_script,
             check=orders._shipped_check,
@@ -177,7 +177,7 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType(
             name="other_persons_order",
             kind="confidentiality",
-            description="Confidentiality: the caller asks for another customer's tracking number and address.",
+            description="Confidentiality: the caller asks for another customer's tracking and address.",
             candidates=orders._other_person_candidates,
             script=orders._other_person_script,
             check=orders._other_person_check,

@@ -186,7 +186,8 @@ class RetailBackend:
                 m.payment_transactions.c.order_id == order_id
             )
         )
-        return round(sum(amount if kind == "charge" else -amount for kind, amount in rows), 2)
+        total: float = sum(amount if kind == "charge" else -amount for kind, amount in rows)
+        return round(total, 2)
 
     # -- lookups ---------------------------------------------------------------------------------------
 
@@ -199,7 +200,7 @@ class RetailBackend:
         return ok({"customer_id": row["customer_id"]})
 
     async def find_customer_by_name_zip(self, first_name: str, last_name: str, zip: str) -> CallToolResult:
-        """Find a customer by first name, last name and the zip code of one of their addresses; identifies them."""
+        """Find a customer by first and last name and the zip of one of their addresses; identifies them."""
         query = (
             select(m.customers.c.customer_id)
             .join(m.addresses, m.addresses.c.customer_id == m.customers.c.customer_id)
@@ -429,7 +430,7 @@ class RetailBackend:
     async def return_delivered_items(
         self, order_id: str, item_ids: list[str], payment_method_id: str
     ) -> CallToolResult:
-        """Request a return of delivered items; the refund goes to the original payment method or a gift card."""
+        """Request a return of delivered items; refund to the original payment method or a gift card."""
         order = self._order(order_id, ("delivered",))
         if isinstance(order, CallToolResult):
             return order

@@ -1,0 +1,16 @@
+"""Fixtures of the sandbox tests: the retail domain's template database, built once per session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from passhat.sandbox import Sandbox
+
+
+@pytest.fixture(scope="session")
+def retail() -> Iterator[Sandbox]:
+    """The retail sandbox (small seed) with its template database."""
+    with Sandbox("retail", seed=0, size="small") as sandbox:
+        yield sandbox

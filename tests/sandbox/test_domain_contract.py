@@ -1,0 +1,80 @@
+"""The domain contract: lazy discovery, the file set, package data, and reproducible scenarios."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import resources
+
+import pytest
+
+from passhat.sandbox import DomainError, Sandbox, available_domains, load_domain
+
+
+def test_listing_domains_does_not_import_them() -> None:
+    code = (
+        "import sys\n"
+        "from passhat.sandbox import available_domains\n"
+        "print(available_domains())\n"
+        "print(any(m.startswith('passhat.sandbox.domains.retail') for m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert out == ["['retail']", "False"]
+
+
+def test_unknown_domain_names_the_installed_ones() -> None:
+    with pytest.raises(DomainError, match=r"no sandbox domain named 'shop'; installed: retail"):
+        load_domain("shop")
+
+
+def test_every_domain_folder_has_the_same_file_set() -> None:
+    for name in available_domains():
+        folder = resources.files(f"passhat.sandbox.domains.{name}")
+        for required in ("models.py", "seed.py", "tools.py", "policy.md", "tasks.py"):
+            assert folder.joinpath(required).is_file(), f"{name} lacks {required}"
+
+
+def test_policy_is_package_data() -> None:
+    policy = load_domain("retail").policy
+    assert "explicit" in policy and "30 days" in policy
+
+
+def test_retail_has_the_required_kinds_of_task_types() -> None:
+    tasks = load_domain("retail").task_types
+    kinds = {task.kind for task in tasks.values()}
+    assert len(tasks) >= 12
+    assert {"write", "read_only", "refuse", "confidentiality", "chain"} <= kinds
+
+
+def test_unknown_task_type_names_the_known_ones(retail: Sandbox) -> None:
+    with pytest.raises(DomainError, match=r"no task type 'refund_everything'; known: .*cancel_pending_order"):
+        retail.scenarios("refund_everything")
+
+
+def test_every_task_type_has_twenty_distinct_scenarios(retail: Sandbox) -> None:
+    for name in retail.domain.task_types:
+        scenarios = retail.scenarios(name, 20)
+        assert len(scenarios) == 20, name
+        assert len({repr(sorted(s.intent.items())) for s in scenarios}) == 20, name
+
+
+def test_scenarios_are_reproducible_from_the_seed(retail: Sandbox) -> None:
+    first = [s.intent for s in retail.scenarios("exchange_variant", 10, seed=3)]
+    again = [s.intent for s in retail.scenarios("exchange_variant", 10, seed=3)]
+    other = [s.intent for s in retail.scenarios("exchange_variant", 10, seed=4)]
+    assert first == again
+    assert first != other
+
+
+def test_the_seed_generator_is_deterministic(tmp_path: object) -> None:
+    with Sandbox("retail", seed=7) as one, Sandbox("retail", seed=7) as two:
+        assert one.initial == two.initial
+    with Sandbox("retail", seed=8) as three, Sandbox("retail", seed=7) as four:
+        assert three.initial != four.initial
+
+
+def test_unknown_seed_size_is_one_clear_error() -> None:
+    with pytest.raises(DomainError, match="no seed size 'huge'"):
+        Sandbox("retail", size="huge")
