@@ -116,9 +116,7 @@ def _unrecovered(calls: list[ToolCallRecord], wanted: Any) -> list[ToolCallRecor
     """Failed calls matching ``wanted`` with no later successful call of the same tool."""
     found: list[ToolCallRecord] = []
     for index, call in enumerate(calls):
-        if wanted(call) and not any(
-            later.name == call.name and later.outcome == "ok" for later in calls[index + 1 :]
-        ):
+        if wanted(call) and not any(later.name == call.name and later.outcome == "ok" for later in calls[index + 1 :]):
             found.append(call)
     return found
 
@@ -153,9 +151,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     if record.passed:
         return None
     if record.infra_error or record.termination_reason == "infra_error" or record.verdict.errors():
-        detail = (
-            record.infra_error or "; ".join(record.verdict.errors()) or "the trial ended with infra_error"
-        )
+        detail = record.infra_error or "; ".join(record.verdict.errors()) or "the trial ended with infra_error"
         return FailureSignature("infra_error", detail)
     if record.simulator_error or record.termination_reason == "simulator_error":
         return FailureSignature("simulator_error", record.simulator_error or "the simulated customer failed")
@@ -179,9 +175,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
         return FailureSignature("policy_violation", _dedupe(evidence))
 
     calls = record.tool_calls
-    precondition = _unrecovered(
-        calls, lambda c: c.outcome == "error" and c.error_type == "precondition_failed"
-    )
+    precondition = _unrecovered(calls, lambda c: c.outcome == "error" and c.error_type == "precondition_failed")
     if precondition:
         return FailureSignature(
             "tool_usage.precondition",

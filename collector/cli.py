@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from passhat.collector._cli_demo import demo
+from passhat.collector._cli_sandbox import replay, sandbox_app
 from passhat.collector._cli_stats import calc, fit
 
 app = typer.Typer(
@@ -16,3 +17,5 @@ app = typer.Typer(
 app.command()(demo)
 app.command()(fit)
 app.command()(calc)
+app.command()(replay)
+app.add_typer(sandbox_app, name="sandbox")

@@ -18,6 +18,27 @@ def _say(key: str, value: Any) -> str:
     return f"My {label} is {value}."
 
 
+_KEYWORDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("email",), ("email",)),
+    (("zip", "postal", "full name", "your name"), ("first_name", "last_name", "zip")),
+    (("order number", "order id", "which order"), ("order_id",)),
+    (("another payment", "other payment", "different payment"), ("fallback",)),
+    (("confirm", "shall i", "go ahead", "proceed", "would you like me to"), ("confirm",)),
+)
+
+
+def infer_asks(text: str) -> tuple[str, ...]:
+    """Fact keys a free-text agent question asks for (how the scripted customer talks to a model agent)."""
+    lowered = text.lower()
+    if "?" not in lowered:
+        return ()
+    asks: list[str] = []
+    for words, keys in _KEYWORDS:
+        if any(word in lowered for word in words):
+            asks.extend(key for key in keys if key not in asks)
+    return tuple(asks)
+
+
 class ScriptedCustomer:
     """A deterministic customer driven by a CustomerScript.
 
@@ -45,16 +66,17 @@ class ScriptedCustomer:
     async def respond(self, conversation: Sequence[Message]) -> Message:
         """Answer the agent's last turn."""
         last = conversation[-1]
-        if last.final:
+        asks = last.asks or infer_asks(last.text)
+        if last.final or (not last.asks and not asks and "?" not in last.text):
             return Message("customer", STOP_TEXT, stop=True)
-        if not last.asks:
+        if not asks:
             self._idle_turns += 1
             if self._idle_turns > self._patience:
                 return Message("customer", "I'll try again later. ###STOP###", stop=True)
             return Message("customer", f"Could you help me with this? {self._script.goal}")
         parts: list[str] = []
         facts: dict[str, Any] = {}
-        for key in last.asks:
+        for key in asks:
             if key == "confirm":
                 parts.append("Yes, please go ahead.")
                 facts["confirm"] = True

@@ -57,9 +57,7 @@ def touched_tables(connection: sqlite3.Connection) -> list[str]:
     return sorted(row[0] for row in connection.execute(f"SELECT name FROM {TOUCHED}"))
 
 
-def trial_diff(
-    connection: sqlite3.Connection, engine: Engine, initial: Snapshot, metadata: MetaData
-) -> StateDiff:
+def trial_diff(connection: sqlite3.Connection, engine: Engine, initial: Snapshot, metadata: MetaData) -> StateDiff:
     """Every row change in the trial's database relative to the starting snapshot."""
     names = [name for name in touched_tables(connection) if name in metadata.tables]
     after: dict[str, TableSnapshot] = {}

@@ -69,9 +69,7 @@ class FlawConfig:
             raise DomainError(f"unknown failure mode {mode!r}; known: {', '.join(FAILURE_MODES)}")
         return cls(force=mode)
 
-    def choose(
-        self, task_type: str, applicable: frozenset[str], scenario_id: str, attempt: int
-    ) -> str | None:
+    def choose(self, task_type: str, applicable: frozenset[str], scenario_id: str, attempt: int) -> str | None:
         """The mode to inject in this trial, reproducible from (scenario id, attempt)."""
         if self.force is not None:
             return self.force if self.force in applicable else None
@@ -95,9 +93,7 @@ class FlawConfig:
 class ReferenceRun:
     """The plan's side of the conversation: say things, ask for facts, call tools, finish."""
 
-    def __init__(
-        self, context: TrialContext, flaw: str | None, outbox: asyncio.Queue[Message | BaseException]
-    ):
+    def __init__(self, context: TrialContext, flaw: str | None, outbox: asyncio.Queue[Message | BaseException]):
         self.context = context
         self.flaw = flaw
         self.facts: dict[str, Any] = {}
@@ -172,9 +168,7 @@ class ReferenceAgent:
     def __init__(self, context: TrialContext, flaws: FlawConfig | None = None) -> None:
         task = context.domain.task_type(context.scenario.task_type)
         self.flaws = flaws or FlawConfig.off()
-        self.flaw = self.flaws.choose(
-            task.name, task.failure_modes, context.scenario.scenario_id, context.attempt
-        )
+        self.flaw = self.flaws.choose(task.name, task.failure_modes, context.scenario.scenario_id, context.attempt)
         self._plan = task.reference
         self._outbox: asyncio.Queue[Message | BaseException] = asyncio.Queue()
         self._run = ReferenceRun(context, self.flaw, self._outbox)
@@ -254,13 +248,9 @@ async def identify_customer(
         typo = run.take_flaw("empty_lookup")
         found = await run.call(email_tool, {email_key: mangle(email) if typo else email})
         if typo and not found.ok:
-            await run.end(
-                "I'm sorry, I could not find an account with that email. Please contact us again later."
-            )
+            await run.end("I'm sorry, I could not find an account with that email. Please contact us again later.")
     else:
-        facts = await run.ask(
-            "No problem. Could you give me your first name, last name and zip code?", *name_keys
-        )
+        facts = await run.ask("No problem. Could you give me your first name, last name and zip code?", *name_keys)
         arguments = {key: str(facts.get(key, "")) for key in name_keys}
         if run.take_flaw("empty_lookup"):
             arguments[name_keys[-1]] = mangle(arguments[name_keys[-1]])

@@ -91,9 +91,7 @@ class _Trace:
         if self.runtime.capture_content:
             attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments, default=str)
             attributes["gen_ai.tool.call.result"] = result.text
-        span = self.runtime.tracer.start_span(
-            f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes
-        )
+        span = self.runtime.tracer.start_span(f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes)
         span.end()
 
     def message(self, message: Message) -> None:
@@ -232,9 +230,7 @@ async def run_trial(
     )
 
 
-def _grade(
-    sandbox: Sandbox, database: TrialDatabase, check: Any, messages: Sequence[Message]
-) -> tuple[Verdict, Any]:
+def _grade(sandbox: Sandbox, database: TrialDatabase, check: Any, messages: Sequence[Message]) -> tuple[Verdict, Any]:
     diff = database.diff(sandbox.initial, sandbox.domain.metadata)
     agent_texts = [m.text for m in messages if m.role == "agent"]
     context = CheckContext(

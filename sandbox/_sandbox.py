@@ -29,9 +29,7 @@ def sqlite_engine(path: Path | str) -> Engine:
 def build_database(domain: Domain, path: Path, *, seed: int = 0, size: str = "small") -> None:
     """Create the domain's tables in a new SQLite file at `path` and fill them from the seed generator."""
     if size not in domain.sizes:
-        raise DomainError(
-            f"domain {domain.name!r} has no seed size {size!r}; choose one of {', '.join(domain.sizes)}"
-        )
+        raise DomainError(f"domain {domain.name!r} has no seed size {size!r}; choose one of {', '.join(domain.sizes)}")
     engine = sqlite_engine(path)
     try:
         domain.metadata.create_all(engine)
@@ -77,16 +75,12 @@ class Sandbox:
     another process (stdio). The starting state's snapshot is taken once and shared by every trial's grading.
     """
 
-    def __init__(
-        self, domain: Domain | str, *, seed: int = 0, size: str = "small", workdir: Path | None = None
-    ):
+    def __init__(self, domain: Domain | str, *, seed: int = 0, size: str = "small", workdir: Path | None = None):
         self.domain = load_domain(domain) if isinstance(domain, str) else domain
         self.seed = seed
         self.size = size
         self._owns_workdir = workdir is None
-        self.workdir = (
-            Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-")) if workdir is None else workdir
-        )
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-")) if workdir is None else workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.template_path = self.workdir / f"{self.domain.name}-{seed}-{size}.sqlite"
         if not self.template_path.exists():
@@ -118,9 +112,7 @@ class Sandbox:
         found: list[Scenario] = []
         with self.template.connect() as connection:
             for name in names:
-                found.extend(
-                    self.domain.task_type(name).scenarios(self.domain.name, connection, count, seed=seed)
-                )
+                found.extend(self.domain.task_type(name).scenarios(self.domain.name, connection, count, seed=seed))
         return found
 
     def memory_copy(self) -> TrialDatabase:

@@ -1,6 +1,6 @@
 """Serving a domain's tools over a real MCP transport (stdio or streamable HTTP), and connecting to them.
 
-`python -m passhat.sandbox._serve --domain retail --database trial.sqlite --transport stdio` is what the trial
+`python -m passhat.sandbox --domain retail --database trial.sqlite --transport stdio` is what the trial
 runner spawns for stdio trials; `passhat sandbox serve` runs the same code for any MCP client.
 """
 
@@ -54,9 +54,7 @@ async def _http_server(server: MCPServer) -> AsyncIterator[str]:
     """Run `server` over streamable HTTP on a free loopback port in this process; yields its URL."""
     import uvicorn
 
-    config = uvicorn.Config(
-        server.streamable_http_app(), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-    )
+    config = uvicorn.Config(server.streamable_http_app(), host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     http = uvicorn.Server(config)
     task = asyncio.ensure_future(http.serve())
     try:
@@ -83,7 +81,7 @@ async def connect(domain: Domain, database: TrialDatabase, transport: Transport)
             raise DomainError("a stdio tool server needs a file database (Sandbox.file_copy)")
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "passhat.sandbox._serve", "--domain", domain.name, "--database", str(database.path)],
+            args=["-m", "passhat.sandbox", "--domain", domain.name, "--database", str(database.path)],
         )
         async with Client(params, read_timeout_seconds=60) as client:
             yield client
@@ -96,7 +94,7 @@ async def connect(domain: Domain, database: TrialDatabase, transport: Transport)
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry for the stdio subprocess."""
-    parser = argparse.ArgumentParser(prog="python -m passhat.sandbox._serve")
+    parser = argparse.ArgumentParser(prog="python -m passhat.sandbox")
     parser.add_argument("--domain", required=True)
     parser.add_argument("--database", required=True, type=Path)
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
@@ -108,7 +106,3 @@ def main(argv: list[str] | None = None) -> None:
     except DomainError as exc:
         sys.stderr.write(f"passhat: {exc}\n")
         raise SystemExit(2) from None
-
-
-if __name__ == "__main__":
-    main()

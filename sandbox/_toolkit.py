@@ -10,9 +10,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent
 
-ToolErrorType = Literal[
-    "not_found", "precondition_failed", "not_allowed", "insufficient_funds", "invalid_argument"
-]
+ToolErrorType = Literal["not_found", "precondition_failed", "not_allowed", "insufficient_funds", "invalid_argument"]
 TOOL_ERROR_TYPES: tuple[str, ...] = (
     "not_found",
     "precondition_failed",
@@ -64,8 +62,7 @@ class ServerFactory:
     def _load_prototypes(self, backend: object) -> list[Tool]:
         if self._prototypes is None:
             self._prototypes = [
-                Tool.from_function(getattr(backend, tool_name), name=tool_name)
-                for tool_name in self._tool_names
+                Tool.from_function(getattr(backend, tool_name), name=tool_name) for tool_name in self._tool_names
             ]
         return self._prototypes
 

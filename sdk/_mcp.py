@@ -95,9 +95,7 @@ def _finish(runtime: Passhat, span: trace.Span, result: Any) -> None:
 def _patch_client(runtime: Passhat | None) -> Instrumentation:
     original = ClientSession.call_tool
     if hasattr(original, _PATCHED):
-        raise RuntimeError(
-            "passhat.instrument_mcp is already active; call uninstrument() on its handle first"
-        )
+        raise RuntimeError("passhat.instrument_mcp is already active; call uninstrument() on its handle first")
 
     @functools.wraps(original)
     async def call_tool(

@@ -163,9 +163,7 @@ class OtlpReceiver:
             if self.span_count >= count:
                 return self.spans
             time.sleep(0.01)
-        raise AssertionError(
-            f"expected {count} spans at the receiver within {timeout}s, got {self.span_count}"
-        )
+        raise AssertionError(f"expected {count} spans at the receiver within {timeout}s, got {self.span_count}")
 
     def __enter__(self) -> OtlpReceiver:
         return self.start()

@@ -18,9 +18,7 @@ def test_listing_domains_does_not_import_them() -> None:
         "print(available_domains())\n"
         "print(any(m.startswith('passhat.sandbox.domains.retail') for m in sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True
-    ).stdout.split()
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert out == ["['retail']", "False"]
 
 

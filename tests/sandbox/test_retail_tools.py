@@ -35,9 +35,7 @@ async def call(client: Client, name: str, **arguments: Any) -> tuple[bool, Any]:
 def pick(retail: Sandbox, status: str) -> dict[str, Any]:
     with retail.template.connect() as connection:
         data = data_for(connection)
-    order = next(
-        o for o in sorted(data.orders.values(), key=lambda o: o["order_id"]) if o["status"] == status
-    )
+    order = next(o for o in sorted(data.orders.values(), key=lambda o: o["order_id"]) if o["status"] == status)
     return {"order": order, "customer": data.customers[order["customer_id"]], "data": data}
 
 
@@ -54,20 +52,14 @@ async def test_writes_need_the_customer_identified_first(retail: Sandbox) -> Non
     async with open_trial(retail) as (client, database):
         picked = pick(retail, "pending")
         order_id = picked["order"]["order_id"]
-        success, payload = await call(
-            client, "cancel_pending_order", order_id=order_id, reason="no longer needed"
-        )
+        success, payload = await call(client, "cancel_pending_order", order_id=order_id, reason="no longer needed")
         assert not success and payload["error"] == "precondition_failed"
         success, payload = await call(client, "find_customer_by_email", email=picked["customer"]["email"])
         assert success and payload == {"customer_id": picked["customer"]["customer_id"]}
-        success, payload = await call(
-            client, "cancel_pending_order", order_id=order_id, reason="no longer needed"
-        )
+        success, payload = await call(client, "cancel_pending_order", order_id=order_id, reason="no longer needed")
         assert success and payload["status"] == "cancelled"
         with database.engine.connect() as connection:
-            status = connection.execute(
-                select(m.orders.c.status).where(m.orders.c.order_id == order_id)
-            ).scalar()
+            status = connection.execute(select(m.orders.c.status).where(m.orders.c.order_id == order_id)).scalar()
         assert status == "cancelled"
 
 
@@ -157,9 +149,7 @@ async def test_each_server_has_its_own_session_state(retail: Sandbox) -> None:
         async with Client(retail.domain.build_server(database.engine)) as first:
             await call(first, "find_customer_by_email", email=picked["customer"]["email"])
         async with Client(retail.domain.build_server(database.engine)) as second:
-            success, payload = await call(
-                second, "get_customer", customer_id=picked["customer"]["customer_id"]
-            )
+            success, payload = await call(second, "get_customer", customer_id=picked["customer"]["customer_id"])
         assert not success and payload["error"] == "precondition_failed"
     finally:
         database.close()

@@ -43,9 +43,7 @@ async def test_each_forced_failure_fails_the_trial_and_the_classifier_names_it(r
     response_graded: list[tuple[str, str, str | None]] = []
     for mode in FAILURE_MODES:
         scenarios = [
-            s
-            for s in retail.scenarios(count=4)
-            if mode in retail.domain.task_types[s.task_type].failure_modes
+            s for s in retail.scenarios(count=4) if mode in retail.domain.task_types[s.task_type].failure_modes
         ]
         results = await run_trials(retail, scenarios, 1, ReferenceAgent.factory(FlawConfig.forced(mode)))
         for result in results:
@@ -107,15 +105,10 @@ async def test_the_fast_trial_diff_equals_a_full_snapshot_diff(retail: Sandbox) 
     try:
         with database.engine.begin() as connection:
             connection.execute(text("UPDATE orders SET status = 'cancelled' WHERE status = 'pending'"))
-            connection.execute(
-                text("UPDATE payment_methods SET balance = balance + 1 WHERE kind = 'gift_card'")
-            )
+            connection.execute(text("UPDATE payment_methods SET balance = balance + 1 WHERE kind = 'gift_card'"))
             connection.execute(text("DELETE FROM notes"))
             connection.execute(
-                text(
-                    "INSERT INTO notes (customer_id, kind, body, created_at) "
-                    "VALUES (NULL, 'remark', 'x', 'now')"
-                )
+                text("INSERT INTO notes (customer_id, kind, body, created_at) VALUES (NULL, 'remark', 'x', 'now')")
             )
         fast = database.diff(retail.initial, retail.domain.metadata)
         full = diff_snapshots(retail.initial, take_snapshot(database.engine, metadata=retail.domain.metadata))
@@ -135,9 +128,7 @@ async def test_each_trial_is_traced_as_a_sandbox_ticket(retail: Sandbox) -> None
         retail, scenario, 2, ReferenceAgent.factory(), config=RunConfig(run_id="run-1"), runtime=runtime
     )
     spans = exporter.get_finished_spans()
-    root = next(
-        s for s in spans if s.attributes and s.attributes.get("gen_ai.operation.name") == "invoke_agent"
-    )
+    root = next(s for s in spans if s.attributes and s.attributes.get("gen_ai.operation.name") == "invoke_agent")
     assert root.attributes is not None
     assert root.attributes["passhat.source"] == "sandbox"
     assert root.attributes["passhat.task_type"] == "return_delivered_items"

@@ -17,9 +17,7 @@ def test_every_setting_has_a_passhat_environment_variable() -> None:
     assert all(setting.env == f"PASSHAT_{setting.name.upper()}" for setting in passhat.SETTINGS)
 
 
-def test_environment_variables_are_the_fallback(
-    monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver
-) -> None:
+def test_environment_variables_are_the_fallback(monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver) -> None:
     monkeypatch.setenv("PASSHAT_ENDPOINT", receiver.url + "/")
     monkeypatch.setenv("PASSHAT_API_KEY", "from-env")
     monkeypatch.setenv("PASSHAT_SERVICE_NAME", "env-agent")

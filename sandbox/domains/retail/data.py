@@ -44,20 +44,14 @@ class RetailData:
         order = self.orders[order_id]
         delivered = self.fulfilment.get(order_id, {}).get("delivered_at")
         return (
-            order["status"] == "delivered"
-            and delivered is not None
-            and days_since(delivered) <= m.RETURN_WINDOW_DAYS
+            order["status"] == "delivered" and delivered is not None and days_since(delivered) <= m.RETURN_WINDOW_DAYS
         )
 
     def expired(self, order_id: str) -> bool:
         """Delivered, but longer ago than the return window."""
         order = self.orders[order_id]
         delivered = self.fulfilment.get(order_id, {}).get("delivered_at")
-        return (
-            order["status"] == "delivered"
-            and delivered is not None
-            and days_since(delivered) > m.RETURN_WINDOW_DAYS
-        )
+        return order["status"] == "delivered" and delivered is not None and days_since(delivered) > m.RETURN_WINDOW_DAYS
 
     def siblings(self, order_id: str, test: Any) -> list[str]:
         """Other orders of the same customer passing `test` (the wrong-entity candidates)."""
@@ -150,9 +144,7 @@ def facts_of(intent: Mapping[str, Any], *keys: str) -> dict[str, Any]:
 def new_address(seed: str) -> dict[str, str]:
     """A new address, reproducible from `seed`."""
     rng = random.Random(seed)
-    city, state, prefix = rng.choice(
-        (("Madison", "WI", "537"), ("Raleigh", "NC", "276"), ("Tucson", "AZ", "857"))
-    )
+    city, state, prefix = rng.choice((("Madison", "WI", "537"), ("Raleigh", "NC", "276"), ("Tucson", "AZ", "857")))
     return {
         "address1": f"{rng.randint(100, 999)} {rng.choice(('Birch', 'Harbor', 'Meadow', 'Granite'))} Avenue",
         "address2": rng.choice(("", "Suite 5", "Apt 12")),

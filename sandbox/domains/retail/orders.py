@@ -124,8 +124,7 @@ def _address_text(address: Mapping[str, str]) -> str:
 def _address_script(intent: Mapping[str, Any]) -> CustomerScript:
     return CustomerScript(
         goal=f"Ship order {intent['order_id']} to {_address_text(intent['address'])}.",
-        opening=f"Hi, I moved. Can you send order {intent['order_id']} to "
-        f"{_address_text(intent['address'])}?",
+        opening=f"Hi, I moved. Can you send order {intent['order_id']} to {_address_text(intent['address'])}?",
         facts=facts_of(intent, "order_id", "address"),
         stated=("order_id", "address"),
     )
@@ -146,9 +145,7 @@ def _items_candidates(connection: Connection) -> list[Intent]:
     found: list[Intent] = []
     for order_id in sorted_orders(data, pending):
         order = data.orders[order_id]
-        options = [
-            i for i in sorted(data.items[order_id], key=lambda i: i["item_id"]) if alternatives(data, i)
-        ]
+        options = [i for i in sorted(data.items[order_id], key=lambda i: i["item_id"]) if alternatives(data, i)]
         if not options or not data.siblings(order_id, workable):
             continue
         rng = random.Random(order_id)
@@ -229,11 +226,7 @@ def _payment_candidates(connection: Connection, *, insufficient_gift_card: bool 
         methods = data.methods[order["customer_id"]]
         old = data.method(order["payment_method_id"])
         amount = data.paid[order_id]
-        others = [
-            p
-            for p in methods
-            if p["kind"] != "gift_card" and p["payment_method_id"] != old["payment_method_id"]
-        ]
+        others = [p for p in methods if p["kind"] != "gift_card" and p["payment_method_id"] != old["payment_method_id"]]
         if not others:
             continue
         new = others[0]
@@ -338,9 +331,7 @@ def _default_address_candidates(connection: Connection) -> list[Intent]:
 
 def _default_address_script(intent: Mapping[str, Any]) -> CustomerScript:
     address = intent["address"]
-    text = (
-        f"{address['address1']} {address['address2']}, {address['city']}, {address['state']} {address['zip']}"
-    )
+    text = f"{address['address1']} {address['address2']}, {address['city']}, {address['state']} {address['zip']}"
     return CustomerScript(
         goal=f"Make {text} my default address.",
         opening=f"Hello, I moved to {text}. Please update my default address.",

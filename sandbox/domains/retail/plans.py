@@ -27,11 +27,7 @@ def _outside(chain: frozenset[str], order: Order) -> bool:
 
 def _returnable(order: Order) -> bool:
     delivered = [f["delivered_at"] for f in order.get("fulfilments", []) if f.get("delivered_at")]
-    return (
-        order["status"] == "delivered"
-        and bool(delivered)
-        and days_since(delivered[0]) <= m.RETURN_WINDOW_DAYS
-    )
+    return order["status"] == "delivered" and bool(delivered) and days_since(delivered[0]) <= m.RETURN_WINDOW_DAYS
 
 
 async def _order(run: ReferenceRun, customer_id: str | None, order_id: str) -> Order:
@@ -40,9 +36,7 @@ async def _order(run: ReferenceRun, customer_id: str | None, order_id: str) -> O
         await run.finish(f"I'm sorry, I could not find order {order_id}. Please check the order number.")
     order: Order = found.data
     if customer_id is not None and order["customer_id"] != customer_id:
-        await run.finish(
-            f"I'm sorry, order {order_id} is not on your account, so I cannot share or change it."
-        )
+        await run.finish(f"I'm sorry, order {order_id} is not on your account, so I cannot share or change it.")
     return order
 
 
@@ -92,9 +86,7 @@ async def _variant_for(run: ReferenceRun, item: Mapping[str, Any], options: Mapp
     for variant in product.data["variants"] if product.ok else []:
         if variant["options"] == dict(options):
             if not variant["available"]:
-                await run.finish(
-                    "I'm sorry, that option is not available right now, so I cannot make the swap."
-                )
+                await run.finish("I'm sorry, that option is not available right now, so I cannot make the swap.")
             return str(variant["variant_id"])
     await run.finish("I'm sorry, I could not find that option for this product.")
     raise AssertionError("unreachable")
@@ -114,9 +106,7 @@ async def _other_variant(run: ReferenceRun, item: Mapping[str, Any]) -> str | No
 async def return_items(run: ReferenceRun) -> None:
     """Return delivered items, refunding the original payment method or a gift card."""
     customer_id = await identify_customer(run)
-    facts = await run.ask(
-        "Which order and items, and where should the refund go?", "order_id", "items", "refund_to"
-    )
+    facts = await run.ask("Which order and items, and where should the refund go?", "order_id", "items", "refund_to")
     order = await _order(run, customer_id, str(facts["order_id"]))
     if not _returnable(order):
         await run.finish(
@@ -138,9 +128,7 @@ async def return_items(run: ReferenceRun) -> None:
         wrong = {
             "order_id": sibling["order_id"],
             "item_ids": [i["item_id"] for i in sibling["items"][: len(items)]],
-            "payment_method_id": sibling["payment_method_id"]
-            if method == order["payment_method_id"]
-            else method,
+            "payment_method_id": sibling["payment_method_id"] if method == order["payment_method_id"] else method,
         }
     total = round(sum(i["price"] for i in items), 2)
     names = ", ".join(i["name"] for i in items)
@@ -157,9 +145,7 @@ async def exchange_items(run: ReferenceRun) -> None:
     )
     order = await _order(run, customer_id, str(facts["order_id"]))
     if not _returnable(order):
-        await run.finish(
-            "I'm sorry, I cannot exchange items from this order: it is not within 30 days of delivery."
-        )
+        await run.finish("I'm sorry, I cannot exchange items from this order: it is not within 30 days of delivery.")
     item = _items(order, _names(facts["items"]))[0]
     new_variant = await _variant_for(run, item, facts["new_options"][item["name"]])
     arguments = {
@@ -181,9 +167,7 @@ async def exchange_items(run: ReferenceRun) -> None:
             }
     summary = f"I will exchange {item['name']} in order {order['order_id']} for variant {new_variant}."
     result = await perform_write(run, "exchange_delivered_items", arguments, summary=summary, sibling=wrong)
-    await run.finish(
-        f"Done: the exchange is requested (price difference ${result.data['price_difference']})."
-    )
+    await run.finish(f"Done: the exchange is requested (price difference ${result.data['price_difference']}).")
 
 
 async def multi_order_return(run: ReferenceRun) -> None:
@@ -257,9 +241,7 @@ async def change_order_address(run: ReferenceRun) -> None:
     arguments = {"order_id": order["order_id"], **address}
     sibling = await _sibling(run, customer_id, order["order_id"], "pending", _pending)
     wrong = {"order_id": sibling["order_id"], **address} if sibling else None
-    summary = (
-        f"I will ship order {order['order_id']} to {address['address1']}, {address['city']} {address['zip']}."
-    )
+    summary = f"I will ship order {order['order_id']} to {address['address1']}, {address['city']} {address['zip']}."
     await perform_write(run, "modify_pending_order_address", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Order {order['order_id']} will now ship to the new address.")
 
@@ -267,14 +249,10 @@ async def change_order_address(run: ReferenceRun) -> None:
 async def change_order_items(run: ReferenceRun) -> None:
     """Swap an item of a pending order for another variant of the same product."""
     customer_id = await identify_customer(run)
-    facts = await run.ask(
-        "Which order and item, and which option instead?", "order_id", "items", "new_options"
-    )
+    facts = await run.ask("Which order and item, and which option instead?", "order_id", "items", "new_options")
     order = await _pending_order(run, customer_id, str(facts["order_id"]))
     if order["items_modified"]:
-        await run.finish(
-            "I'm sorry, the items of this order were already changed once; they cannot change again."
-        )
+        await run.finish("I'm sorry, the items of this order were already changed once; they cannot change again.")
     item = _items(order, _names(facts["items"]))[0]
     new_variant = await _variant_for(run, item, facts["new_options"][item["name"]])
     arguments = {
@@ -341,9 +319,7 @@ async def gift_card_insufficient(run: ReferenceRun) -> None:
             tried = await run.call("modify_pending_order_payment", arguments)
             if tried.ok:
                 await run.finish("Done.")
-        await run.finish(
-            "I'm sorry, the system would not accept the gift card, so I could not change the payment."
-        )
+        await run.finish("I'm sorry, the system would not accept the gift card, so I could not change the payment.")
     total = round(sum(i["price"] for i in order["items"]), 2)
     if card is not None and card.get("balance", 0.0) >= total:
         await _change_payment(run, customer_id, order, "gift_card")
@@ -373,9 +349,7 @@ async def change_default_address(run: ReferenceRun) -> None:
     arguments = {"customer_id": customer_id, "address_id": default["address_id"], **address}
     other = next((a for a in profile["addresses"] if not a["is_default"]), None)
     wrong = {**arguments, "address_id": other["address_id"]} if other else None
-    summary = (
-        f"I will change your default address to {address['address1']}, {address['city']} {address['zip']}."
-    )
+    summary = f"I will change your default address to {address['address1']}, {address['city']} {address['zip']}."
     await perform_write(run, "modify_customer_address", arguments, summary=summary, sibling=wrong)
     await run.finish("Your default address is updated.")
 

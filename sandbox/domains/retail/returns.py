@@ -102,9 +102,7 @@ def _exchange_candidates(connection: Connection) -> list[Intent]:
         if not data.siblings(order_id, workable):
             continue
         rng = random.Random(order_id)
-        options = [
-            i for i in sorted(data.items[order_id], key=lambda i: i["item_id"]) if alternatives(data, i)
-        ]
+        options = [i for i in sorted(data.items[order_id], key=lambda i: i["item_id"]) if alternatives(data, i)]
         if not options:
             continue
         item = rng.choice(options)
@@ -138,8 +136,7 @@ def _exchange_script(intent: Mapping[str, Any]) -> CustomerScript:
     wanted = _options_text(intent["new_options"][name])
     return CustomerScript(
         goal=f"Exchange the {name} from order {intent['order_id']} for the {wanted} version.",
-        opening=f"Hello, I want to exchange the {name} from order {intent['order_id']} for one with "
-        f"{wanted}.",
+        opening=f"Hello, I want to exchange the {name} from order {intent['order_id']} for one with {wanted}.",
         facts=facts_of(intent, "order_id", "items", "new_options"),
         stated=("order_id", "items", "new_options"),
         unknown=("variant_id", "item_ids"),

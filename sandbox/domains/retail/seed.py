@@ -241,9 +241,7 @@ def seed(connection: Connection, seed: int = 0, size: str = "small") -> None:
             status = rng.choices([s for s, _ in _STATUS_WEIGHTS], [w for _, w in _STATUS_WEIGHTS])[0]
             address = rng.choice(customer_addresses)
             method = rng.choice(methods)
-            created = _TODAY - dt.timedelta(
-                days=rng.randint(1, 20) if status == "pending" else rng.randint(5, 90)
-            )
+            created = _TODAY - dt.timedelta(days=rng.randint(1, 20) if status == "pending" else rng.randint(5, 90))
             rows["orders"].append(
                 {
                     "order_id": order_id,

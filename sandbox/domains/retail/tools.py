@@ -65,11 +65,7 @@ _BINARY: dict[type, Callable[[float, float], float]] = {
 def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.Expression):
         return _evaluate(node.body)
-    if (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, int | float)
-        and not isinstance(node.value, bool)
-    ):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
         return float(node.value)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
@@ -108,9 +104,7 @@ class RetailBackend:
                 "or find_customer_by_name_zip first",
             )
         if order["status"] not in statuses:
-            return fail(
-                "not_allowed", f"order {order_id} is {order['status']}; this needs {' or '.join(statuses)}"
-            )
+            return fail("not_allowed", f"order {order_id} is {order['status']}; this needs {' or '.join(statuses)}")
         return order
 
     def _items(self, order_id: str) -> dict[str, dict[str, Any]]:
@@ -224,13 +218,9 @@ class RetailBackend:
         if row is None:
             return fail("not_found", f"customer {customer_id} not found")
         if customer_id not in self.identified:
-            return fail(
-                "precondition_failed", "identify the customer first (find_customer_by_email or _by_name_zip)"
-            )
+            return fail("precondition_failed", "identify the customer first (find_customer_by_email or _by_name_zip)")
         addresses = self._db.execute(select(m.addresses).where(m.addresses.c.customer_id == customer_id))
-        methods = self._db.execute(
-            select(m.payment_methods).where(m.payment_methods.c.customer_id == customer_id)
-        )
+        methods = self._db.execute(select(m.payment_methods).where(m.payment_methods.c.customer_id == customer_id))
         orders = self._db.execute(
             select(m.orders.c.order_id, m.orders.c.status).where(m.orders.c.customer_id == customer_id)
         )
@@ -238,9 +228,7 @@ class RetailBackend:
             {
                 **row,
                 "addresses": [dict(a) for a in addresses.mappings()],
-                "payment_methods": [
-                    {k: v for k, v in dict(p).items() if v is not None} for p in methods.mappings()
-                ],
+                "payment_methods": [{k: v for k, v in dict(p).items() if v is not None} for p in methods.mappings()],
                 "orders": [{"order_id": o, "status": s} for o, s in orders],
             }
         )
@@ -254,9 +242,7 @@ class RetailBackend:
         for item in self._items(order_id).values():
             variant = self._row(m.variants, m.variants.c.variant_id, item["variant_id"]) or {}
             product = self._row(m.products, m.products.c.product_id, item["product_id"]) or {}
-            items.append(
-                {**item, "name": product.get("name"), "options": json.loads(variant.get("options", "{}"))}
-            )
+            items.append({**item, "name": product.get("name"), "options": json.loads(variant.get("options", "{}"))})
         fulfilments = self._db.execute(select(m.fulfilments).where(m.fulfilments.c.order_id == order_id))
         return ok({**order, "items": items, "fulfilments": [dict(f) for f in fulfilments.mappings()]})
 
@@ -357,9 +343,7 @@ class RetailBackend:
         if difference:
             self._move_money(order_id, method, "charge" if difference > 0 else "refund", abs(difference))
         self._db.commit()
-        return ok(
-            {"order_id": order_id, "price_difference": difference, "payment_method_id": payment_method_id}
-        )
+        return ok({"order_id": order_id, "price_difference": difference, "payment_method_id": payment_method_id})
 
     async def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> CallToolResult:
         """Pay a pending order with another of the customer's payment methods (refunds the old one)."""
@@ -378,13 +362,9 @@ class RetailBackend:
             return old
         amount = self._paid(order_id)
         if new["kind"] == "gift_card" and amount > (new["balance"] or 0.0):
-            return fail(
-                "insufficient_funds", f"gift card balance {new['balance']} is below the order total {amount}"
-            )
+            return fail("insufficient_funds", f"gift card balance {new['balance']} is below the order total {amount}")
         self._db.execute(
-            update(m.orders)
-            .where(m.orders.c.order_id == order_id)
-            .values(payment_method_id=payment_method_id)
+            update(m.orders).where(m.orders.c.order_id == order_id).values(payment_method_id=payment_method_id)
         )
         self._move_money(order_id, old, "refund", amount)
         self._move_money(order_id, new, "charge", amount)
@@ -406,9 +386,7 @@ class RetailBackend:
         if self._row(m.customers, m.customers.c.customer_id, customer_id) is None:
             return fail("not_found", f"customer {customer_id} not found")
         if customer_id not in self.identified:
-            return fail(
-                "precondition_failed", "identify the customer first (find_customer_by_email or _by_name_zip)"
-            )
+            return fail("precondition_failed", "identify the customer first (find_customer_by_email or _by_name_zip)")
         address = self._row(m.addresses, m.addresses.c.address_id, address_id)
         if address is None or address["customer_id"] != customer_id:
             return fail("not_found", f"address {address_id} not found for customer {customer_id}")
@@ -421,9 +399,7 @@ class RetailBackend:
             "state": state,
             "country": country,
         }
-        self._db.execute(
-            update(m.addresses).where(m.addresses.c.address_id == address_id).values(zip=zip, **values)
-        )
+        self._db.execute(update(m.addresses).where(m.addresses.c.address_id == address_id).values(zip=zip, **values))
         self._db.commit()
         return ok({"customer_id": customer_id, "address_id": address_id, "zip": zip, **values})
 
@@ -435,9 +411,7 @@ class RetailBackend:
         if isinstance(order, CallToolResult):
             return order
         if not self._within_window(order_id):
-            return fail(
-                "not_allowed", f"order {order_id} was delivered more than {m.RETURN_WINDOW_DAYS} days ago"
-            )
+            return fail("not_allowed", f"order {order_id} was delivered more than {m.RETURN_WINDOW_DAYS} days ago")
         picked = self._pick_items(order_id, item_ids)
         if isinstance(picked, CallToolResult):
             return picked
@@ -457,9 +431,7 @@ class RetailBackend:
                 created_at=m.TODAY,
             )
         )
-        self._db.execute(
-            update(m.orders).where(m.orders.c.order_id == order_id).values(status="return requested")
-        )
+        self._db.execute(update(m.orders).where(m.orders.c.order_id == order_id).values(status="return requested"))
         self._db.commit()
         return ok({"order_id": order_id, "refund_amount": refund, "payment_method_id": payment_method_id})
 
@@ -474,9 +446,7 @@ class RetailBackend:
         if isinstance(order, CallToolResult):
             return order
         if not self._within_window(order_id):
-            return fail(
-                "not_allowed", f"order {order_id} was delivered more than {m.RETURN_WINDOW_DAYS} days ago"
-            )
+            return fail("not_allowed", f"order {order_id} was delivered more than {m.RETURN_WINDOW_DAYS} days ago")
         picked = self._pick_items(order_id, item_ids)
         if isinstance(picked, CallToolResult):
             return picked
@@ -501,20 +471,14 @@ class RetailBackend:
                 created_at=m.TODAY,
             )
         )
-        self._db.execute(
-            update(m.orders).where(m.orders.c.order_id == order_id).values(status="exchange requested")
-        )
+        self._db.execute(update(m.orders).where(m.orders.c.order_id == order_id).values(status="exchange requested"))
         self._db.commit()
-        return ok(
-            {"order_id": order_id, "price_difference": difference, "payment_method_id": payment_method_id}
-        )
+        return ok({"order_id": order_id, "price_difference": difference, "payment_method_id": payment_method_id})
 
     async def transfer_to_human(self, summary: str, customer_id: str = "") -> CallToolResult:
         """Hand the conversation to a human agent, with a summary of the customer's request."""
         self._db.execute(
-            insert(m.notes).values(
-                customer_id=customer_id or None, kind="transfer", body=summary, created_at=m.TODAY
-            )
+            insert(m.notes).values(customer_id=customer_id or None, kind="transfer", body=summary, created_at=m.TODAY)
         )
         self._db.commit()
         return ok({"transferred": True})
