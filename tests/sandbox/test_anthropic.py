@@ -1,0 +1,116 @@
+"""AnthropicAgent and LLMCustomer through the real `anthropic` client against a local Messages API server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from anthropic import AsyncAnthropic
+from messages_api import messages_api, text_turn, tool_turn
+
+from passhat.sandbox import RunConfig, Sandbox, run_trial
+from passhat.sandbox._anthropic import AnthropicAgent, LLMCustomer
+
+
+def tool_results(body: dict[str, object]) -> list[dict[str, object]]:
+    found = []
+    for message in body["messages"]:  # type: ignore[attr-defined]
+        if isinstance(message["content"], list):
+            found.extend(block for block in message["content"] if block.get("type") == "tool_result")
+    return found
+
+
+async def test_claude_cancels_an_order_over_mcp_with_a_claude_customer(retail: Sandbox) -> None:
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    intent = scenario.intent
+    order_id, reason = intent["order_id"], intent["reason"]
+    agent_turns = [
+        text_turn("Happy to help. What is the email address on your account?"),
+        tool_turn("toolu_01", "find_customer_by_email", {"email": intent["email"]}),
+        tool_turn("toolu_02", "get_order", {"order_id": order_id}),
+        text_turn(f"Order {order_id} is pending. I will cancel it ({reason}) and refund it. Shall I proceed?"),
+        tool_turn("toolu_03", "cancel_pending_order", {"order_id": order_id, "reason": reason}),
+        text_turn(f"Done: order {order_id} is cancelled and the refund is on its way."),
+    ]
+    customer_turns = [
+        text_turn(f"Hi, please cancel my order {order_id}, it's {reason}."),
+        text_turn(f"It's {intent['email']}."),
+        text_turn("Yes, please go ahead."),
+        text_turn("Thank you! ###STOP###"),
+    ]
+    with messages_api(agent_turns, customer_turns) as api:
+        client = AsyncAnthropic(api_key="test-key", base_url=api.url, max_retries=0)
+        result = await run_trial(
+            retail,
+            scenario,
+            0,
+            lambda context: AnthropicAgent(context, model="claude-test", client=client),
+            customer_factory=lambda context: LLMCustomer(context, model="claude-test", client=client),
+            config=RunConfig(),
+        )
+        await client.close()
+    assert result.passed, result.record.verdict
+    assert result.record.termination_reason == "customer_stop"
+    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+    assert result.usage.input_tokens == 100 * len(api.requests)
+    agent_requests = [r for r in api.requests if "You are a customer talking" not in str(r["system"])]
+    assert agent_requests[0]["system"] == retail.domain.policy
+    assert {tool["name"] for tool in agent_requests[0]["tools"]} >= {"cancel_pending_order", "get_order"}
+    found = tool_results(agent_requests[2])
+    assert found[0]["tool_use_id"] == "toolu_01"
+    assert json.loads(str(found[0]["content"])) == {"customer_id": intent["customer_id"]}
+    assert found[0]["is_error"] is False
+    customer_requests = [r for r in api.requests if "You are a customer talking" in str(r["system"])]
+    assert intent["email"] in str(customer_requests[0]["system"])  # the customer knows its facts
+
+
+async def test_a_tool_error_goes_back_to_claude_as_an_error_result(retail: Sandbox) -> None:
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    order_id = scenario.intent["order_id"]
+    agent_turns = [
+        tool_turn("toolu_01", "cancel_pending_order", {"order_id": order_id, "reason": "no longer needed"}),
+        text_turn("I could not cancel it: I need to verify your identity first. What is your email?"),
+        text_turn("Goodbye."),
+    ]
+    customer_turns = [text_turn("Cancel my order please."), text_turn("I'd rather not say. ###STOP###")]
+    with messages_api(agent_turns, customer_turns) as api:
+        client = AsyncAnthropic(api_key="test-key", base_url=api.url, max_retries=0)
+        result = await run_trial(
+            retail,
+            scenario,
+            0,
+            lambda context: AnthropicAgent(context, model="claude-test", client=client),
+            customer_factory=lambda context: LLMCustomer(context, model="claude-test", client=client),
+        )
+        await client.close()
+    assert not result.passed
+    assert result.record.tool_calls[0].error_type == "precondition_failed"
+    sent = tool_results(api.requests[2])
+    assert sent[0]["is_error"] is True and "precondition_failed" in str(sent[0]["content"])
+    assert result.signature is not None and result.signature.label == "tool_usage.precondition"
+
+
+async def test_an_api_failure_of_the_customer_is_a_simulator_error(retail: Sandbox) -> None:
+    scenario = retail.scenarios("order_status_inquiry", 1)[0]
+    with messages_api([], []) as api:  # no recorded turns: the server answers 400
+        client = AsyncAnthropic(api_key="test-key", base_url=api.url, max_retries=0)
+        result = await run_trial(
+            retail,
+            scenario,
+            0,
+            lambda context: AnthropicAgent(context, model="claude-test", client=client),
+            customer_factory=lambda context: LLMCustomer(context, model="claude-test", client=client),
+        )
+        await client.close()
+    assert result.record.termination_reason == "simulator_error"
+    assert result.signature is not None and result.signature.label == "simulator_error"
+    assert not result.signature.is_agent_failure
+
+
+def test_the_anthropic_agent_without_a_key_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from passhat.sandbox import DomainError
+    from passhat.sandbox._agents import resolve_agent
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(DomainError, match="set ANTHROPIC_API_KEY"):
+        resolve_agent("anthropic")

@@ -1,0 +1,119 @@
+"""`passhat sandbox list|serve` and `passhat replay --domain`: real processes, real MCP clients over stdio and HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+from typer.testing import CliRunner
+
+from passhat.collector.cli import app
+
+PASSHAT = shutil.which("passhat", path=str(Path(sys.executable).parent)) or "passhat"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_sandbox_list_prints_domains_and_task_types_as_json() -> None:
+    result = CliRunner().invoke(app, ["sandbox", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    domains = json.loads(result.output)["domains"]
+    retail = next(d for d in domains if d["domain"] == "retail")
+    assert len(retail["task_types"]) >= 12
+    assert "return_delivered_items" in retail["tools"]
+
+
+def test_replay_prints_the_reliability_table_as_json() -> None:
+    args = ["replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "4", "--k", "3"]
+    result = CliRunner().invoke(app, [*args, "--flaws", "off", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert payload["k"] == 3 and payload["agent"] == "reference (offline simulation)"
+    (row,) = payload["task_types"]
+    assert row["domain"] == "retail" and row["task_type"] == "cancel_pending_order"
+    assert (row["tickets"], row["trials_per_ticket"]) == (4, 3)
+    assert row["pass_at_1"] == row["pass_at_k"] == row["pass_hat_k"] == 1.0
+    assert row["pass_hat_k_ci"] == [1.0, 1.0] and row["signatures"] == {}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["replay", "--domain", "bank"], "no sandbox domain named 'bank'"),
+        (["replay", "--domain", "retail", "--flaws", "some"], "--flaws must be off or default"),
+        (["replay", "--domain", "retail", "--agent", "nomodule:nofunction"], "cannot import 'nomodule'"),
+        (["replay", "--domain", "retail", "--transport", "pigeon"], "--transport must be one of"),
+        (["sandbox", "serve", "bank"], "no sandbox domain named 'bank'"),
+        (["sandbox", "serve", "retail", "--transport", "smoke"], "--transport must be stdio or http"),
+    ],
+)
+def test_bad_input_is_one_clear_error(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+async def test_serve_answers_a_real_mcp_client_over_stdio(tmp_path: Path) -> None:
+    params = StdioServerParameters(
+        command=PASSHAT,
+        args=[
+            "sandbox",
+            "serve",
+            "retail",
+            "--transport",
+            "stdio",
+            "--size",
+            "small",
+            "--database",
+            str(tmp_path / "r.db"),
+        ],
+        env={**os.environ},
+    )
+    async with Client(params, read_timeout_seconds=60) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"find_customer_by_email", "return_delivered_items", "calculate"} <= tools
+        result = await client.call_tool("calculate", {"expression": "2 * (3 + 4)"})
+        assert json.loads(result.content[0].text) == {"result": 14.0}  # type: ignore[union-attr]
+        missing = await client.call_tool("get_order", {"order_id": "#W0"})
+        assert missing.is_error
+
+
+@pytest.mark.slow
+async def test_serve_answers_a_real_mcp_client_over_http(tmp_path: Path) -> None:
+    port = free_port()
+    database = tmp_path / "r.db"
+    command = [PASSHAT, "sandbox", "serve", "retail", "--transport", "http", "--port", str(port), "--size", "small"]
+    process = subprocess.Popen([*command, "--database", str(database)], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stderr.read() if process.stderr else b""
+                assert time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.2)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            assert len(tools) == 15
+            found = await client.call_tool("find_customer_by_email", {"email": "nobody@example.com"})
+            assert found.is_error and "not_found" in found.content[0].text  # type: ignore[union-attr]
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert database.exists()

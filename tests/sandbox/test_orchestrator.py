@@ -1,0 +1,109 @@
+"""The orchestrator's termination reasons, a user's own agent factory, and trials over stdio and HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from passhat.sandbox import (
+    FlawConfig,
+    Message,
+    ReferenceAgent,
+    RunConfig,
+    Sandbox,
+    Toolbox,
+    TrialContext,
+    run_trial,
+    run_trials,
+)
+from passhat.sandbox._agents import resolve_agent
+
+
+class Hammer:
+    """Calls a tool with an unknown order id again and again."""
+
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        await tools.call("get_order", {"order_id": "#W0"})
+        return Message("agent", "Let me look again. Which order was it?", asks=("order_id",))
+
+
+class Chatter:
+    """Never acts, keeps asking the customer for its order number."""
+
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        return Message("agent", "Could you tell me the order number again?", asks=("order_id",))
+
+
+class Crasher:
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        raise RuntimeError("agent bug")
+
+
+def factory(agent: object) -> object:
+    return lambda context: agent
+
+
+async def test_too_many_tool_errors_end_the_trial(retail: Sandbox) -> None:
+    scenario = retail.scenarios("order_status_inquiry", 1)[0]
+    result = await run_trial(retail, scenario, 0, factory(Hammer()), config=RunConfig(max_tool_errors=3))  # type: ignore[arg-type]
+    assert result.record.termination_reason == "tool_error_limit"
+    assert len(result.record.tool_calls) == 3
+    assert result.signature is not None and result.signature.label != "infra_error"
+
+
+async def test_the_step_limit_ends_a_conversation_that_goes_nowhere(retail: Sandbox) -> None:
+    scenario = retail.scenarios("order_status_inquiry", 1)[0]
+    result = await run_trial(retail, scenario, 0, factory(Chatter()), config=RunConfig(max_turns=4))  # type: ignore[arg-type]
+    assert result.record.termination_reason == "step_limit"
+    assert len(result.record.transcript) == 1 + 2 * 4
+    assert not result.passed
+
+
+async def test_an_agent_that_raises_is_recorded_not_propagated(retail: Sandbox) -> None:
+    scenario = retail.scenarios("order_status_inquiry", 1)[0]
+    result = await run_trial(retail, scenario, 0, factory(Crasher()))  # type: ignore[arg-type]
+    assert result.record.termination_reason == "infra_error"
+    assert "agent bug" in (result.record.infra_error or "")
+
+
+async def test_the_timeout_ends_a_trial(retail: Sandbox) -> None:
+    class Sleeper:
+        async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+            import asyncio
+
+            await asyncio.sleep(5)
+            return Message("agent", "done", final=True)
+
+    scenario = retail.scenarios("order_status_inquiry", 1)[0]
+    result = await run_trial(retail, scenario, 0, factory(Sleeper()), config=RunConfig(timeout=0.2))  # type: ignore[arg-type]
+    assert result.record.termination_reason == "timeout"
+
+
+async def test_a_users_own_agent_factory_runs_by_module_and_function(retail: Sandbox) -> None:
+    agent_factory = resolve_agent("custom_agent:make")
+    refusals = await run_trials(retail, retail.scenarios("cancel_shipped_order", 3), 1, agent_factory)
+    cancellations = await run_trials(retail, retail.scenarios("cancel_pending_order", 3), 1, agent_factory)
+    assert all(r.passed for r in refusals)
+    assert not any(r.passed for r in cancellations)
+
+
+def test_the_trial_context_exposes_policy_and_script(retail: Sandbox) -> None:
+    scenario = retail.scenarios("exchange_variant", 1)[0]
+    context = TrialContext(retail.domain, scenario, 0, "run")
+    assert context.policy == retail.domain.policy
+    assert context.script.goal.startswith("Exchange")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_trials_pass_over_real_stdio_and_http_transports(retail: Sandbox, transport: str) -> None:
+    scenarios = retail.scenarios("change_pending_address", 2) + retail.scenarios("return_to_gift_card", 1)
+    results = await run_trials(
+        retail,
+        scenarios,
+        1,
+        ReferenceAgent.factory(FlawConfig.off()),
+        config=RunConfig(transport=transport),  # type: ignore[arg-type]
+    )
+    assert [(r.passed, r.record.termination_reason) for r in results] == [(True, "customer_stop")] * 3
