@@ -98,6 +98,9 @@ class TaskType:
     reference: ReferencePlan
     failure_modes: frozenset[str]
     write_tables: frozenset[str] = frozenset()
+    needs_initial: bool = False
+    """Whether the check reads `CheckContext.initial` (the starting snapshot); a check whose expected values
+    were computed at scenario generation does not, and grades faster without it."""
 
     def scenarios(self, domain: str, connection: Connection, count: int, *, seed: int = 0) -> list[Scenario]:
         """Draw `count` distinct scenarios (fewer if the data has fewer), reproducibly from `seed`."""

@@ -197,7 +197,7 @@ async def run_trial(
             if closer is not None:
                 await closer()
         grading_started = time.perf_counter()
-        verdict, diff = _grade(sandbox, database, task.check(scenario.intent), messages)
+        verdict, diff = _grade(sandbox, database, task.check(scenario.intent), messages, task.needs_initial)
         agent_texts = [m.text for m in messages if m.role == "agent"]
         record = TrialRecord(
             passed=verdict.passed and infra_error is None and simulator_error is None,
@@ -230,14 +230,17 @@ async def run_trial(
     )
 
 
-def _grade(sandbox: Sandbox, database: TrialDatabase, check: Any, messages: Sequence[Message]) -> tuple[Verdict, Any]:
-    diff = database.diff(sandbox.initial, sandbox.domain.metadata)
+def _grade(
+    sandbox: Sandbox, database: TrialDatabase, check: Any, messages: Sequence[Message], needs_initial: bool
+) -> tuple[Verdict, Any]:
+    diff = database.diff(sandbox.initial, sandbox.domain.metadata, sandbox.rowids)
     agent_texts = [m.text for m in messages if m.role == "agent"]
     context = CheckContext(
         diff=diff,
         final_response=agent_texts[-1] if agent_texts else "",
         agent_messages=agent_texts,
-        initial=sandbox.initial,
+        # Retail's checks carry their expected values; the starting state is for checks that compute them.
+        initial=sandbox.initial if needs_initial else None,
     )
     return check(context), diff
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, MetaData, StaticPool, create_engine, event
 
 from passhat.sandbox._domain import Domain, DomainError, Scenario, load_domain
-from passhat.sandbox._grading import install_touch_log
+from passhat.sandbox._grading import RowidMap, install_touch_log, rowid_map, trial_diff
 
 if TYPE_CHECKING:
     from passhat.checks import Snapshot, StateDiff
@@ -47,15 +47,13 @@ class TrialDatabase:
     path: Path | None
     raw: sqlite3.Connection | None = None
 
-    def diff(self, initial: Snapshot, metadata: MetaData) -> StateDiff:
-        """The trial's row changes relative to the starting snapshot."""
-        from passhat.sandbox._grading import trial_diff
-
+    def diff(self, initial: Snapshot, metadata: MetaData, starting: RowidMap) -> StateDiff:
+        """The trial's row changes relative to the starting snapshot (`starting`: its rowid map)."""
         if self.raw is not None:
-            return trial_diff(self.raw, self.engine, initial, metadata)
+            return trial_diff(self.raw, self.engine, initial, metadata, starting)
         connection = sqlite3.connect(str(self.path))
         try:
-            return trial_diff(connection, self.engine, initial, metadata)
+            return trial_diff(connection, self.engine, initial, metadata, starting)
         finally:
             connection.close()
 
@@ -91,10 +89,15 @@ class Sandbox:
         try:
             install_touch_log(source, self.domain.metadata)
             source.backup(self._master)
+            self.rowids = rowid_map(source, self.domain.metadata)
         finally:
             source.close()
         # Statements compile once for all trials, not once per trial engine.
         self._compiled_cache: dict[Any, Any] = {}
+        prototype = create_engine("sqlite://", poolclass=StaticPool)
+        with prototype.connect():
+            pass  # the first connection initialises the dialect
+        self._dialect, self._memory_url = prototype.dialect, prototype.url
         self._initial: Snapshot | None = None
 
     @property
@@ -119,7 +122,12 @@ class Sandbox:
         """An in-memory copy of the template (for a tool server in this process)."""
         copy = sqlite3.connect(":memory:", check_same_thread=False)
         self._master.backup(copy)
-        engine = create_engine("sqlite://", creator=lambda: copy, poolclass=StaticPool)
+
+        # Every copy's engine shares one initialised dialect, so statements compile once for all trials.
+        def creator() -> Any:
+            return copy
+
+        engine = Engine(StaticPool(creator), self._dialect, self._memory_url)
         return TrialDatabase(engine.execution_options(compiled_cache=self._compiled_cache), None, copy)
 
     def file_copy(self) -> TrialDatabase:

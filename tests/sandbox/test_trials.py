@@ -110,7 +110,7 @@ async def test_the_fast_trial_diff_equals_a_full_snapshot_diff(retail: Sandbox) 
             connection.execute(
                 text("INSERT INTO notes (customer_id, kind, body, created_at) VALUES (NULL, 'remark', 'x', 'now')")
             )
-        fast = database.diff(retail.initial, retail.domain.metadata)
+        fast = database.diff(retail.initial, retail.domain.metadata, retail.rowids)
         full = diff_snapshots(retail.initial, take_snapshot(database.engine, metadata=retail.domain.metadata))
         assert len(fast.changes) > 10
         assert sorted(map(repr, fast.changes)) == sorted(map(repr, full.changes))

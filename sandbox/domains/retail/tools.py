@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, Select, bindparam, insert, select, update
 
 from passhat.sandbox._toolkit import ServerFactory, fail, ok
 from passhat.sandbox.domains.retail import models as m
@@ -80,6 +80,18 @@ def days_since(date: str) -> int:
     return (dt.date.fromisoformat(m.TODAY) - dt.date.fromisoformat(date[:10])).days
 
 
+_LOOKUPS: dict[tuple[str, str], Select[Any]] = {}
+
+
+def _lookup(column: Any) -> Select[Any]:
+    """`SELECT * FROM table WHERE column = :value`, built once per column (statement building is not free)."""
+    key = (column.table.name, column.name)
+    statement = _LOOKUPS.get(key)
+    if statement is None:
+        statement = _LOOKUPS[key] = select(column.table).where(column == bindparam("value"))
+    return statement
+
+
 class RetailBackend:
     """One trial's retail backend: a database connection and the session's identified customers."""
 
@@ -90,8 +102,11 @@ class RetailBackend:
     # -- internals -------------------------------------------------------------------------------------
 
     def _row(self, table: Any, column: Any, value: Any) -> dict[str, Any] | None:
-        row = self._db.execute(select(table).where(column == value)).mappings().first()
+        row = self._db.execute(_lookup(column), {"value": value}).mappings().first()
         return dict(row) if row is not None else None
+
+    def _rows(self, column: Any, value: Any) -> list[dict[str, Any]]:
+        return [dict(row) for row in self._db.execute(_lookup(column), {"value": value}).mappings()]
 
     def _order(self, order_id: str, statuses: tuple[str, ...]) -> dict[str, Any] | CallToolResult:
         order = self._row(m.orders, m.orders.c.order_id, order_id)
@@ -108,8 +123,7 @@ class RetailBackend:
         return order
 
     def _items(self, order_id: str) -> dict[str, dict[str, Any]]:
-        rows = self._db.execute(select(m.order_items).where(m.order_items.c.order_id == order_id)).mappings()
-        return {row["item_id"]: dict(row) for row in rows}
+        return {row["item_id"]: row for row in self._rows(m.order_items.c.order_id, order_id)}
 
     def _method(self, customer_id: str, payment_method_id: str) -> dict[str, Any] | CallToolResult:
         method = self._row(m.payment_methods, m.payment_methods.c.payment_method_id, payment_method_id)
@@ -219,16 +233,16 @@ class RetailBackend:
             return fail("not_found", f"customer {customer_id} not found")
         if customer_id not in self.identified:
             return fail("precondition_failed", "identify the customer first (find_customer_by_email or _by_name_zip)")
-        addresses = self._db.execute(select(m.addresses).where(m.addresses.c.customer_id == customer_id))
-        methods = self._db.execute(select(m.payment_methods).where(m.payment_methods.c.customer_id == customer_id))
+        addresses = self._rows(m.addresses.c.customer_id, customer_id)
+        methods = self._rows(m.payment_methods.c.customer_id, customer_id)
         orders = self._db.execute(
             select(m.orders.c.order_id, m.orders.c.status).where(m.orders.c.customer_id == customer_id)
         )
         return ok(
             {
                 **row,
-                "addresses": [dict(a) for a in addresses.mappings()],
-                "payment_methods": [{k: v for k, v in dict(p).items() if v is not None} for p in methods.mappings()],
+                "addresses": addresses,
+                "payment_methods": [{k: v for k, v in p.items() if v is not None} for p in methods],
                 "orders": [{"order_id": o, "status": s} for o, s in orders],
             }
         )
@@ -243,16 +257,16 @@ class RetailBackend:
             variant = self._row(m.variants, m.variants.c.variant_id, item["variant_id"]) or {}
             product = self._row(m.products, m.products.c.product_id, item["product_id"]) or {}
             items.append({**item, "name": product.get("name"), "options": json.loads(variant.get("options", "{}"))})
-        fulfilments = self._db.execute(select(m.fulfilments).where(m.fulfilments.c.order_id == order_id))
-        return ok({**order, "items": items, "fulfilments": [dict(f) for f in fulfilments.mappings()]})
+        fulfilments = self._rows(m.fulfilments.c.order_id, order_id)
+        return ok({**order, "items": items, "fulfilments": fulfilments})
 
     async def get_product(self, product_id: str) -> CallToolResult:
         """A product and all its variants (options, price, availability)."""
         product = self._row(m.products, m.products.c.product_id, product_id)
         if product is None:
             return fail("not_found", f"product {product_id} not found")
-        rows = self._db.execute(select(m.variants).where(m.variants.c.product_id == product_id)).mappings()
-        variants = [{**dict(v), "options": json.loads(v["options"])} for v in rows]
+        rows = self._rows(m.variants.c.product_id, product_id)
+        variants = [{**v, "options": json.loads(v["options"])} for v in rows]
         return ok({**product, "variants": variants})
 
     async def list_product_types(self) -> CallToolResult:
