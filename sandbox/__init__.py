@@ -4,6 +4,7 @@ One real ticket becomes k repeated trials: an isolated backend with real tables,
 written policy, and a simulated customer who knows what they want but not what the agent needs.
 """
 
+from passhat.sandbox._agents import resolve_agent, resolve_customer
 from passhat.sandbox._conversation import (
     Agent,
     AgentFactory,
@@ -29,7 +30,16 @@ from passhat.sandbox._domain import (
     available_domains,
     load_domain,
 )
-from passhat.sandbox._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
+from passhat.sandbox._reference import (
+    DEFAULT_RATES,
+    FlawConfig,
+    ReferenceAgent,
+    ReferencePlan,
+    ReferenceRun,
+    identify_customer,
+    mangle,
+    perform_write,
+)
 from passhat.sandbox._runner import RunConfig, TrialResult, run_trial, run_trials
 from passhat.sandbox._sandbox import Sandbox, TrialDatabase, build_database
 from passhat.sandbox._serve import TRANSPORTS, connect, serve
@@ -52,6 +62,7 @@ __all__ = [
     "FlawConfig",
     "Message",
     "ReferenceAgent",
+    "ReferencePlan",
     "ReferenceRun",
     "RunConfig",
     "Sandbox",
@@ -70,8 +81,13 @@ __all__ = [
     "build_database",
     "connect",
     "fail",
+    "identify_customer",
     "load_domain",
+    "mangle",
     "ok",
+    "perform_write",
+    "resolve_agent",
+    "resolve_customer",
     "run_trial",
     "run_trials",
     "serve",

@@ -136,15 +136,18 @@ class Domain:
     metadata: MetaData
     seed: Callable[[Connection, int, str], None]
     build_server: Callable[[Engine], MCPServer]
-    policy_resource: tuple[str, str]
     task_types: Mapping[str, TaskType]
     lookup_tools: frozenset[str]
     write_tools: frozenset[str]
+    policy_resource: tuple[str, str] | None = None
+    policy_text: str = ""
     sizes: tuple[str, ...] = ("small", "default")
 
     @property
     def policy(self) -> str:
-        """The written policy (markdown) the agent must follow, read from the package data."""
+        """The written policy (markdown) the agent must follow: package data (`policy_resource`) or text."""
+        if self.policy_resource is None:
+            return self.policy_text
         package, name = self.policy_resource
         return resources.files(package).joinpath(name).read_text(encoding="utf-8")
 
