@@ -20,6 +20,7 @@ from passhat.collector.reliability import (
     Curve,
     TaskTypeTraffic,
     bootstrap_means,
+    fit_mixture,
     pass_at_k_array,
     pass_hat_k_array,
     reliability_curve,
@@ -55,6 +56,11 @@ class _Measured:
     curve: Curve
 
 
+def _clamp(value: float | None) -> float | None:
+    """A weighted mean of probabilities, kept inside [0, 1] against rounding (1.0000000000000002)."""
+    return None if value is None else min(1.0, max(0.0, value))
+
+
 def _interval(replicates: np.ndarray, level: float) -> list[Interval]:
     alpha = (1.0 - level) / 2.0
     bounds = np.quantile(replicates, [alpha, 1.0 - alpha], axis=0)
@@ -69,6 +75,28 @@ def _curve_data(curve: Curve) -> CurveData:
         pass_hat_k=[float(v) for v in data["pass_hat_k"]],
         extrapolated=[bool(v) for v in data["extrapolated"]],
     )
+
+
+def _curve(n: np.ndarray, c: np.ndarray, max_k: int) -> Curve:
+    """pass@k and pass^k for k = 1..max_k, the extrapolated part joined to the measured part.
+
+    Past the trials run, the fitted mixture gives the shape of the decay and the data give its level: the
+    mixture's values are scaled so that they meet the unbiased estimate at the last measured k. Taken raw, the
+    mixture's own pass^k at that k differs from the estimate by sampling noise, which would draw a step (even an
+    upward one) where the curve passes from measured to extrapolated.
+    """
+    reach = int(n.min())
+    if reach >= max_k:
+        return reliability_curve(n, c, max_k)
+    model = fit_mixture(n, c)
+    raw = reliability_curve(n, c, max_k, mixture=model)
+    hat, miss = raw.pass_hat_k.copy(), 1.0 - raw.pass_at_k
+    beyond = raw.extrapolated
+    seam_hat = float(model.pass_hat_k(reach)[0])
+    seam_miss = 1.0 - float(model.pass_at_k(reach)[0])
+    hat[beyond] = hat[reach - 1] * model.pass_hat_k(raw.k[beyond]) / seam_hat if seam_hat > 0 else 0.0
+    miss[beyond] = miss[reach - 1] * (1.0 - model.pass_at_k(raw.k[beyond])) / seam_miss if seam_miss > 0 else 0.0
+    return Curve(raw.k, np.clip(1.0 - miss, 0.0, 1.0), np.clip(hat, 0.0, 1.0), beyond)
 
 
 def _daily_volumes(report_input: ReportInput) -> dict[tuple[str, str], float]:
@@ -119,7 +147,7 @@ def _measure(
         failed_trials=len(failed),
         trials=int(n.sum()),
     )
-    return _Measured(report, n, c, replicates, reliability_curve(n, c, max_k))
+    return _Measured(report, n, c, replicates, _curve(n, c, max_k))
 
 
 def _weighted(group: Sequence[_Measured], level: float) -> tuple[Figures, float | None]:
@@ -142,8 +170,8 @@ def _weighted(group: Sequence[_Measured], level: float) -> tuple[Figures, float 
     replicates = sum(
         (w * m.replicates for w, m in zip(weights, group, strict=True)), np.zeros_like(group[0].replicates)
     )
-    at_1, at_k, hat_k = _interval(replicates, level)
-    figures = Figures(impact.pass_at_1, impact.pass_at_k, impact.pass_hat_k, at_1, at_k, hat_k)
+    at_1, at_k, hat_k = _interval(np.clip(replicates, 0.0, 1.0), level)
+    figures = Figures(_clamp(impact.pass_at_1), _clamp(impact.pass_at_k), _clamp(impact.pass_hat_k), at_1, at_k, hat_k)
     return figures, impact.expected_failed_tickets_per_day
 
 
@@ -176,8 +204,8 @@ def _weighted_curve(group: Sequence[_Measured]) -> CurveData:
     extrapolated = np.logical_or.reduce([m.curve.extrapolated for m in group])
     return CurveData(
         k=[int(v) for v in group[0].curve.k],
-        pass_at_k=[float(v) for v in at / volume],
-        pass_hat_k=[float(v) for v in hat / volume],
+        pass_at_k=[float(v) for v in np.clip(at / volume, 0.0, 1.0)],
+        pass_hat_k=[float(v) for v in np.clip(hat / volume, 0.0, 1.0)],
         extrapolated=[bool(v) for v in extrapolated],
     )
 
@@ -279,7 +307,7 @@ def build_report(report_input: ReportInput) -> Report:
     unmeasured = sorted((d, t, v) for (d, t), v in volumes.items() if (d, t) not in grouped)
     all_n = np.concatenate([m.n for m in measured])
     all_c = np.concatenate([m.c for m in measured])
-    unweighted_curve = _curve_data(reliability_curve(all_n, all_c, max_k))
+    unweighted_curve = _curve_data(_curve(all_n, all_c, max_k))
     simulated_trials = sum(t.simulated for t in report_input.trials)
     return Report(
         period=report_input.period,

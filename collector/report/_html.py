@@ -338,7 +338,8 @@ def _alerts(report: Report) -> str:
 
 def render_html(report: Report) -> str:
     """The report as one HTML document that needs nothing but itself to display and interact."""
-    data = json.dumps(report.to_json(), ensure_ascii=False).replace("</", "<\\/")
+    # "<" escaped as \u003c: no text from a ticket can close the script element or open a comment inside it.
+    data = json.dumps(report.to_json(), ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
     agent = f" · agent {_e(report.agent)}" if report.agent else ""
     days = f"{report.first_day:%d %b} – {report.last_day:%d %b %Y}"
     generated = _e(report.generated_at.isoformat())

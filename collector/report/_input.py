@@ -217,6 +217,16 @@ def validate(report_input: ReportInput) -> dict[tuple[str, str, str], list[Trial
         if (row.domain, row.task_type, row.day) in seen_days:
             raise ReportInputError(f"traffic for {row.domain}/{row.task_type} on {row.day} is given twice")
         seen_days.add((row.domain, row.task_type, row.day))
+    for alert in report_input.alerts:
+        if alert.fired_at.tzinfo is None:
+            raise ReportInputError(
+                f"alert {alert.rule!r} has a fired_at without a time zone: give an aware UTC datetime"
+            )
+    if report_input.generated_at is not None and report_input.generated_at.tzinfo is None:
+        raise ReportInputError("generated_at has no time zone: give an aware UTC datetime")
+    periods = [p.period for p in report_input.previous]
+    if len(set(periods)) != len(periods):
+        raise ReportInputError("previous periods list the same period twice")
     for previous in report_input.previous:
         period_days(previous.period)
         if previous.period >= report_input.period:

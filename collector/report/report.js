@@ -1,5 +1,5 @@
 // passhat report page: the k control, the per-task-type column that follows it, and the traffic calculator.
-// Everything it needs is in the page: the report's JSON sits in <script id="report-data">.
+// Everything it needs is in the page: the report's JSON sits in the script element with id "report-data".
 (function () {
   "use strict";
   const data = JSON.parse(document.getElementById("report-data").textContent);
