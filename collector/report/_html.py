@@ -135,7 +135,7 @@ the chance one of k attempts works (what a human picking the best answer sees); 
 <input id="k-range" type="range" min="1" max="{len(c.k)}" step="1" value="{k}">
 <p>any attempt succeeds: <output id="curve-at" class="big at">{pct(c.pass_at_k[k - 1])}</output><br>
 every attempt succeeds: <output id="curve-hat" class="big hat">{pct(c.pass_hat_k[k - 1])}</output><br>
-gap: <output id="curve-gap">{100 * (c.pass_at_k[k - 1] - c.pass_hat_k[k - 1]):.1f} pts</output></p>
+gap: <output id="curve-gap">{100 * max(0.0, c.pass_at_k[k - 1] - c.pass_hat_k[k - 1]):.1f} pts</output></p>
 <p class="note" id="curve-note"></p></div></div></section>"""
 
 

@@ -42,7 +42,8 @@
     setText("k-value", String(k));
     setText("curve-at", pct(at));
     setText("curve-hat", pct(hat));
-    setText("curve-gap", (100 * (at - hat)).toFixed(1) + " pts");
+    // pass@k >= pass^k always; clamp so rounding never prints "-0.0".
+    setText("curve-gap", (100 * Math.max(0, at - hat)).toFixed(1) + " pts");
     setText(
       "curve-note",
       curve.extrapolated[i]
