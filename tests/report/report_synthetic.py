@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import zlib
 
 from passhat.collector.report import (
     AlertFired,
@@ -48,7 +49,7 @@ def _ticket_p(rng: random.Random) -> float:
 
 
 def _trial(rng: random.Random, domain: str, task_type: str, ticket: str, attempt: int, p: float) -> TrialResult:
-    order = f"#W{abs(hash(ticket)) % 9000 + 1000}"
+    order = f"#W{zlib.crc32(ticket.encode()) % 9000 + 1000}"
     if rng.random() < p:
         return TrialResult(
             domain,

@@ -135,10 +135,19 @@ def test_curve_runs_to_fifty_and_marks_extrapolation(synthetic_report: Report) -
 
 
 def test_curve_reaches_k_when_k_is_above_fifty() -> None:
-    report = build_report(_two_task_types(k=2, trials=_two_task_types().trials))
-    assert len(report.curve.k) == 50
-    big = synthetic_input(k=60, resamples=20)
-    assert len(build_report(big).curve.k) == 60
+    assert len(build_report(_two_task_types()).curve.k) == 50
+    big = build_report(synthetic_input(k=60, resamples=20))
+    assert big.curve.k == list(range(1, 61))
+    assert not any(big.curve.extrapolated)
+
+
+def test_extrapolated_curve_meets_the_measured_one_without_a_step(synthetic_report: Report) -> None:
+    for curve in [synthetic_report.curve, synthetic_report.unweighted_curve, *synthetic_report.task_type_curves]:
+        last, first = curve.pass_hat_k[19], curve.pass_hat_k[20]
+        assert first <= last + 1e-12  # pass^k never rises with k
+        assert last - first <= max(3 * (curve.pass_hat_k[18] - last), 0.005)  # no cliff at the seam either
+        assert all(a >= b - 1e-12 for a, b in zip(curve.pass_hat_k, curve.pass_hat_k[1:], strict=False))
+        assert all(a <= b + 1e-12 for a, b in zip(curve.pass_at_k, curve.pass_at_k[1:], strict=False))
 
 
 def test_signatures_count_failed_trials_and_unlabelled_failures() -> None:
