@@ -46,6 +46,22 @@ class BackendChange:
     def to_dict(self) -> dict[str, Any]:
         return {"table": self.table, "key": self.key, "op": self.op, "before": self.before, "after": self.after}
 
+    @classmethod
+    def from_dict(cls, change: dict[str, Any]) -> BackendChange:
+        """Read a ``{table, key, op, before, after}`` mapping (a state write as the SDK records it)."""
+        try:
+            return cls(
+                table=str(change["table"]),
+                key=dict(change["key"]),
+                op=str(change["op"]),
+                before=None if change.get("before") is None else dict(change["before"]),
+                after=None if change.get("after") is None else dict(change["after"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReportInputError(
+                f"a backend change needs table, key (an object) and op; got {change!r} ({exc})"
+            ) from None
+
 
 @dataclass(frozen=True)
 class TrialResult:
@@ -190,6 +206,10 @@ def validate(report_input: ReportInput) -> dict[tuple[str, str, str], list[Trial
         if trial.passed and trial.signature is not None:
             raise ReportInputError(f"{where} passed but carries the failure signature {trial.signature!r}")
         for change in trial.changes:
+            if not isinstance(change, BackendChange):
+                raise ReportInputError(
+                    f"{where}: changes must be BackendChange items (BackendChange.from_dict reads a mapping)"
+                )
             if change.op not in CHANGE_OPS:
                 raise ReportInputError(
                     f"{where} has a backend change with op {change.op!r}; use one of {sorted(CHANGE_OPS)}"

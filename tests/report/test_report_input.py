@@ -154,3 +154,18 @@ def test_a_previous_period_given_twice_is_rejected() -> None:
     twice = [PeriodFigures("2026-W47", 2, 0.5, 0.2), PeriodFigures("2026-W47", 2, 0.6, 0.3)]
     with pytest.raises(ReportInputError, match="same period twice"):
         build_report(_input(_trials("t1", [True, False]), previous=twice))
+
+
+def test_backend_changes_read_from_mappings() -> None:
+    change = BackendChange.from_dict(
+        {"table": "orders", "key": {"order_id": "W1"}, "op": "update", "before": {"s": "a"}, "after": {"s": "b"}}
+    )
+    assert change == BackendChange("orders", {"order_id": "W1"}, "update", {"s": "a"}, {"s": "b"})
+    with pytest.raises(ReportInputError, match="needs table, key"):
+        BackendChange.from_dict({"table": "orders", "op": "insert"})
+
+
+def test_a_mapping_in_place_of_a_backend_change_is_named() -> None:
+    odd = TrialResult("retail", "refund", "t1", 1, True, changes=[{"table": "orders"}])  # type: ignore[list-item]
+    with pytest.raises(ReportInputError, match="changes must be BackendChange items"):
+        build_report(_input([odd, TrialResult("retail", "refund", "t1", 2, True)]))

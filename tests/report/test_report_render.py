@@ -183,3 +183,16 @@ def test_markdown_lists_the_figures(synthetic_report: Report) -> None:
     assert "## insurance/claim_intake: 20 attempts side by side" in text or "attempts side by side" in text
     assert "| refund-917 | refund | no before-image of the order was captured |" in text
     assert "pass_hat_k_drop" in text
+
+
+def test_partly_simulated_trials_are_counted_in_the_statement() -> None:
+    base = synthetic_input(k=3, resamples=30)
+    trials = [dataclasses.replace(t, simulated=t.task_type == "refund") for t in base.trials]
+    page = render_html(build_report(dataclasses.replace(base, trials=trials)))
+    assert "60 of the 294 trials were run by a simulated agent" in page
+
+
+def test_a_period_without_traffic_says_why_the_weighted_figures_are_blank() -> None:
+    page = render_html(build_report(dataclasses.replace(synthetic_input(k=3, resamples=30), traffic=[])))
+    assert "No production traffic was recorded for the measured task types this period" in page
+    assert "over sampled tickets (no traffic recorded)" in page
