@@ -27,7 +27,7 @@ from passhat.collector.reliability import (
     summarize_task_type,
     traffic_impact,
 )
-from passhat.collector.report._input import ReportInput, TrialResult, period_days, validate
+from passhat.collector.report._input import ReportInput, TrialResult, period_days, report_period, validate
 from passhat.collector.report._model import (
     Attempt,
     AttemptsSideBySide,
@@ -246,11 +246,21 @@ def _least_reliable(
 
 
 def _trend(report_input: ReportInput, current: Figures, failed: float | None) -> list[TrendPoint]:
-    rows = sorted(report_input.previous, key=lambda p: p.period)
+    rows = sorted(report_input.previous, key=lambda p: report_period(p.period).start)
     points: list[TrendPoint] = []
-    series = [(p.period, p.k, p.pass_at_1, p.pass_at_k, p.pass_hat_k, p.expected_failed_tickets_per_day) for p in rows]
+    series = [
+        (report_period(p.period).name, p.k, p.pass_at_1, p.pass_at_k, p.pass_hat_k, p.expected_failed_tickets_per_day)
+        for p in rows
+    ]
     series.append(
-        (report_input.period, report_input.k, current.pass_at_1, current.pass_at_k, current.pass_hat_k, failed)
+        (
+            report_period(report_input.period).name,
+            report_input.k,
+            current.pass_at_1,
+            current.pass_at_k,
+            current.pass_hat_k,
+            failed,
+        )
     )
     for index, (period, k, at_1, at_k, hat_k, fail) in enumerate(series):
         before = points[index - 1] if index else None
@@ -313,7 +323,7 @@ def build_report(report_input: ReportInput) -> Report:
     unweighted_curve = _curve_data(_curve(all_n, all_c, max_k))
     simulated_trials = sum(t.simulated for t in report_input.trials)
     return Report(
-        period=report_input.period,
+        period=report_period(report_input.period).name,
         first_day=first_day,
         last_day=last_day,
         k=report_input.k,

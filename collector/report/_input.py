@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_PERIOD = re.compile(r"^(\d{4})-W(\d{2})$")
+from passhat.collector._period import Period, parse_period
+
 CHANGE_OPS = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
 
 
@@ -20,17 +20,20 @@ class ReportInputError(ValueError):
     """The report's input is inconsistent; the message says which item and what to fix."""
 
 
-def period_days(period: str) -> tuple[dt.date, dt.date]:
-    """The first (Monday) and last (Sunday) day of an ISO week written like ``2026-W48``."""
-    match = _PERIOD.match(period) if isinstance(period, str) else None
-    if match is None:
-        raise ReportInputError(f"period must be an ISO week like 2026-W48, got {period!r}")
-    year, week = int(match.group(1)), int(match.group(2))
+def report_period(period: str) -> Period:
+    """The reporting period an input names: an ISO week (``2026-W48``) or one day (``2026-11-23``)."""
+    if not isinstance(period, str):
+        raise ReportInputError(f"period must be a string like 2026-W48, got {period!r}")
     try:
-        monday = dt.date.fromisocalendar(year, week, 1)
-    except ValueError:
-        raise ReportInputError(f"period {period!r} names a week that {year} does not have") from None
-    return monday, monday + dt.timedelta(days=6)
+        return parse_period(period)
+    except ValueError as exc:
+        raise ReportInputError(str(exc)) from None
+
+
+def period_days(period: str) -> tuple[dt.date, dt.date]:
+    """The first and last day of a period (Monday and Sunday for an ISO week)."""
+    parsed = report_period(period)
+    return parsed.start, parsed.end - dt.timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -244,12 +247,12 @@ def validate(report_input: ReportInput) -> dict[tuple[str, str, str], list[Trial
             )
     if report_input.generated_at is not None and report_input.generated_at.tzinfo is None:
         raise ReportInputError("generated_at has no time zone: give an aware UTC datetime")
-    periods = [p.period for p in report_input.previous]
+    periods = [report_period(p.period).name for p in report_input.previous]
     if len(set(periods)) != len(periods):
         raise ReportInputError("previous periods list the same period twice")
+    this_period = report_period(report_input.period)
     for previous in report_input.previous:
-        period_days(previous.period)
-        if previous.period >= report_input.period:
+        if report_period(previous.period).start >= this_period.start:
             raise ReportInputError(
                 f"previous period {previous.period} is not earlier than the report's period {report_input.period}"
             )

@@ -39,14 +39,20 @@ def test_period_is_an_iso_week() -> None:
     assert period_days("2026-W53") == (dt.date(2026, 12, 28), dt.date(2027, 1, 3))
 
 
-@pytest.mark.parametrize("period", ["2026-48", "2026-W4", "W48", "", "2026-w48"])
+def test_a_period_can_be_one_day_and_week_numbers_are_normalised() -> None:
+    assert period_days("2026-11-24") == (dt.date(2026, 11, 24), dt.date(2026, 11, 24))
+    report = build_report(_input(_trials("t1", [True, False]), period="2026-W7", resamples=10))
+    assert report.period == "2026-W07"
+
+
+@pytest.mark.parametrize("period", ["2026-48", "W48", "", "2026-w48", "last week"])
 def test_malformed_period_is_rejected(period: str) -> None:
-    with pytest.raises(ReportInputError, match="ISO week like 2026-W48"):
+    with pytest.raises(ReportInputError, match="write an ISO week like 2026-W48 or a day like 2026-11-23"):
         build_report(_input(_trials("t1", [True, False]), period=period))
 
 
 def test_a_week_the_year_does_not_have_is_rejected() -> None:
-    with pytest.raises(ReportInputError, match="names a week that 2025 does not have"):
+    with pytest.raises(ReportInputError, match="is not a week of 2025"):
         period_days("2025-W53")
 
 
