@@ -165,11 +165,12 @@ def diff_snapshots(before: Snapshot, after: Snapshot) -> StateDiff:
         new_rows = new.rows if new is not None else {}
         primary_key = (old or new).primary_key  # type: ignore[union-attr]
         for key_values, row in old_rows.items():
-            key = dict(zip(primary_key, key_values, strict=True))
             current = new_rows.get(key_values)
             if current is None:
+                key = dict(zip(primary_key, key_values, strict=True))
                 changes.append(RowChange(name, key, "delete", dict(row), None))
-            elif rows_differ(row, current):
+            elif current is not row and rows_differ(row, current):
+                key = dict(zip(primary_key, key_values, strict=True))
                 changes.append(RowChange(name, key, "update", dict(row), dict(current)))
         for key_values, row in new_rows.items():
             if key_values not in old_rows:
