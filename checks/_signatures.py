@@ -4,8 +4,9 @@ Labels are tried in the order of ``SIGNATURES``; the first that fits wins:
 
 1. ``infra_error`` - the harness, a tool server or a check itself broke. Never the agent's failure.
 2. ``simulator_error`` - the simulated customer failed. Never the agent's failure.
-3. ``wrong_entity`` - the right kind of write landed on a row the task did not target (a table the task
-   writes to holds an unexpected write: another order, another customer).
+3. ``wrong_entity`` - the right kind of write landed on a row the task did not target: a table the task
+   writes to holds an unexpected write (another order, another customer), or a new row missed only on an
+   identifier column (``id`` or ``*_id``: a refund filed against another order).
 4. ``policy_violation`` - the targeted rows were written with values the task does not allow (a wrong amount,
    a wrong status), a row the task must leave alone changed, a write landed in a table the task never writes,
    or a response rule broke (a required disclosure missing, a confidential value revealed).
@@ -59,6 +60,11 @@ TERMINATION_REASONS: frozenset[str] = frozenset(
 
 _WRITE_CHECKS = frozenset({"updated", "inserted", "deleted"})
 _RESPONSE_CHECKS = frozenset({"response_contains", "response_omits"})
+_GUARD_CHECKS = frozenset({"no_other_writes", "unchanged"})
+
+
+def _is_identifier(column: str) -> bool:
+    return column == "id" or column.endswith("_id")
 
 
 @dataclass(frozen=True)
@@ -163,11 +169,14 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     failures = record.verdict.failures()
     expected = _expected_tables(record, failures)
     collateral = [d for d in failures if d.check == "no_other_writes"]
-    wrong_rows = [d for d in collateral if d.table in expected]
+    wrong_rows = [d for d in failures if d.check in _GUARD_CHECKS and d.table in expected]
+    # A new row that missed on an identifier column (an order id, a customer id) went to the wrong entity.
+    wrong_rows += [
+        d for d in failures if d.check == "inserted" and d.field is not None and _is_identifier(d.field)
+    ]
     if wrong_rows:
-        missed = [d.message for d in failures if d.check in _WRITE_CHECKS]
-        evidence = "; ".join([d.message for d in wrong_rows] + missed)
-        return FailureSignature("wrong_entity", evidence)
+        missed = [d for d in failures if d.check in _WRITE_CHECKS]
+        return FailureSignature("wrong_entity", _join([*wrong_rows, *missed]))
 
     wrong_values = [d for d in failures if d.check in _WRITE_CHECKS and d.field is not None]
     forbidden = [d for d in failures if d.check == "unchanged"] + collateral
@@ -175,8 +184,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     state_short = [d for d in failures if d.check in _WRITE_CHECKS and d.field is None]
     leaks = [d for d in said_wrong if d.check == "response_omits"]
     if wrong_values or forbidden or leaks or (said_wrong and not state_short):
-        evidence = "; ".join(d.message for d in [*leaks, *wrong_values, *forbidden, *said_wrong])
-        return FailureSignature("policy_violation", _dedupe(evidence))
+        return FailureSignature("policy_violation", _join([*leaks, *wrong_values, *forbidden, *said_wrong]))
 
     calls = record.tool_calls
     precondition = _unrecovered(
@@ -213,5 +221,6 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     return FailureSignature("unresolved", evidence)
 
 
-def _dedupe(evidence: str) -> str:
-    return "; ".join(dict.fromkeys(evidence.split("; ")))
+def _join(diagnostics: list[Diagnostic]) -> str:
+    """The diagnostics' sentences, each once, in order."""
+    return "; ".join(dict.fromkeys(diagnostic.message for diagnostic in diagnostics))

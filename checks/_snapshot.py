@@ -53,18 +53,19 @@ class Snapshot:
             raise SnapshotError(f"no table {name!r} in the snapshot (tables: {known})") from None
 
     def rows(self, table: str, where: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """The rows of ``table`` whose fields equal ``where`` (all rows when None), in primary-key order."""
+        """The rows of ``table`` whose fields equal ``where`` (all rows when None), in insertion order."""
         snapshot = self.table(table)
+        if where is not None and set(snapshot.primary_key) <= set(where):
+            # A where naming the whole primary key is one dict lookup, not a scan of the table.
+            row = snapshot.rows.get(tuple(where[name] for name in snapshot.primary_key))
+            if row is not None:
+                return [dict(row)] if row_matches(row, where) else []
         return [dict(row) for row in snapshot.rows.values() if where is None or row_matches(row, where)]
 
     def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """One row by primary key, or None when absent."""
-        snapshot = self.table(table)
-        row = snapshot.rows.get(tuple(key[name] for name in snapshot.primary_key))
-        if row is not None:
-            return dict(row)
-        matches = [row for row in snapshot.rows.values() if row_matches(row, key)]
-        return dict(matches[0]) if len(matches) == 1 else None
+        """One row by primary key (or by any fields that pick out exactly one row), or None."""
+        matches = self.rows(table, key)
+        return matches[0] if len(matches) == 1 else None
 
     @property
     def row_count(self) -> int:

@@ -157,6 +157,7 @@ _OPERATIONS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(operations=_OPERATIONS)
 def test_any_sequence_of_writes_gives_the_same_diff_both_ways(

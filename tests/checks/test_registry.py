@@ -19,6 +19,7 @@ from passhat.checks import (
     Check,
     CheckContext,
     SpecError,
+    StateDiff,
     Verdict,
     all_of,
     any_of,
@@ -156,6 +157,7 @@ def test_primitives_are_registered() -> None:
         assert known[name].startswith("passhat.checks."), name
 
 
+@pytest.mark.slow
 def test_third_party_checks_load_through_the_entry_point_group(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, clean_registry: None, refunded: CheckContext
 ) -> None:
@@ -192,3 +194,23 @@ def test_third_party_checks_load_through_the_entry_point_group(
         ).passed
     finally:
         sys.modules.pop("passhat_tiny_checks", None)
+
+
+def test_a_stored_verdict_reruns_on_the_stored_diff(refunded: CheckContext) -> None:
+    original = refund_issued("O-1", Decimal("45.50"))
+    verdict = original(refunded)
+    stored = json.loads(json.dumps({"verdict": verdict.to_dict(), "diff": refunded.diff.to_dict()}))
+    diff = StateDiff.from_dict(stored["diff"])  # Decimal and datetime come back as strings
+    again = rerun(stored["verdict"]["spec"], CheckContext(diff=diff, final_response=refunded.final_response))
+    assert again.passed and verdict.passed
+    wrong = rerun(
+        {**stored["verdict"]["spec"], "args": {"order_id": "O-1", "amount": "50"}}, CheckContext(diff)
+    )
+    assert "refunded is '45.50', expected '50'" in wrong.explanation
+
+
+def test_a_malformed_stored_diff_is_one_clear_error() -> None:
+    with pytest.raises(ValueError, match="a stored diff looks like"):
+        StateDiff.from_dict({"rows": []})
+    with pytest.raises(ValueError, match="not a stored row change"):
+        StateDiff.from_dict({"changes": [{"table": "t", "key": {}, "op": "upsert"}]})

@@ -113,3 +113,8 @@ def test_normalize_text_folds_numbers_currency_and_case() -> None:
 def test_bad_response_check_arguments_are_one_clear_error(build: object, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         build()  # type: ignore[operator]
+
+
+def test_numbers_with_leading_zeros_are_identifiers_not_amounts() -> None:
+    assert not response_contains("agent 7")(_said("Ask for agent 007.")).passed
+    assert response_contains("agent 007")(_said("Ask for Agent 007.")).passed

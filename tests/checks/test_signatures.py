@@ -20,8 +20,10 @@ from passhat.checks import (
     Verdict,
     all_of,
     classify_failure,
+    inserted,
     no_other_writes,
     response_omits,
+    unchanged,
     updated,
 )
 
@@ -117,6 +119,29 @@ def test_wrong_entity_wins_over_an_earlier_tool_error() -> None:
     precondition = ToolCallRecord("refund_order", {"order_id": "O-1"}, "error", "precondition_failed")
     record = _trial([_refund(ORDER_O3, status="refunded")], [precondition, LOOKUP])
     assert _label(record) == "wrong_entity"
+
+
+def test_wrong_entity_from_a_new_row_filed_against_another_order() -> None:
+    filed = RowChange(
+        "refunds", {"id": 1}, "insert", None, {"id": 1, "order_id": "O-3", "amount": Decimal("45.50")}
+    )
+    diff = StateDiff([filed])
+    verdict = all_of(inserted("refunds", match={"order_id": "O-1", "amount": "45.50"}), no_other_writes())(
+        CheckContext(diff=diff)
+    )
+    record = TrialRecord(False, verdict, diff, [REFUND_OK], "agent_stop", [])
+    signature = classify_failure(record)
+    assert signature is not None and signature.label == "wrong_entity"
+    assert "refunds id=1 was inserted with order_id='O-3', expected 'O-1'" in signature.evidence
+
+
+def test_wrong_entity_from_a_guarded_row_of_the_target_table() -> None:
+    diff = StateDiff([_refund(ORDER_O3, status="refunded")])
+    verdict = all_of(
+        updated("orders", where={"id": "O-1"}, to={"status": "refunded"}),
+        unchanged("orders", where={"customer_id": "C-2"}),
+    )(CheckContext(diff=diff))
+    assert _label(TrialRecord(False, verdict, diff, [REFUND_OK], "agent_stop", [])) == "wrong_entity"
 
 
 def test_policy_violation_wrong_amount_on_the_right_row() -> None:

@@ -121,3 +121,12 @@ def test_diff_serialises_to_json_types(engine: Engine) -> None:
     assert change["before"]["refunded"] == "0.00"
     assert change["after"]["refunded"] == "12.00"
     assert change["after"]["placed_at"] == "2026-11-02T09:00:00"
+
+
+def test_get_finds_a_row_by_any_fields_that_pick_out_one_row(engine: Engine) -> None:
+    snapshot = take_snapshot(engine)
+    row = snapshot.get("customers", {"email": "alan@example.com"})
+    assert row is not None and row["id"] == "C-2"
+    assert snapshot.get("orders", {"customer_id": "C-1"}) is None  # two rows match
+    assert snapshot.get("orders", {"id": "O-9"}) is None
+    assert snapshot.rows("orders", {"id": "O-1", "status": "cancelled"}) == []
