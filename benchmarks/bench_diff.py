@@ -63,9 +63,7 @@ def change(engine: Engine, count: int) -> None:
         for i in range(count):
             kind = i % 5
             if kind in (0, 1, 2):
-                db.exec_driver_sql(
-                    "UPDATE orders SET status = 'refunded', total = 0 WHERE id = ?", (i * 7919,)
-                )
+                db.exec_driver_sql("UPDATE orders SET status = 'refunded', total = 0 WHERE id = ?", (i * 7919,))
             elif kind == 3:
                 db.exec_driver_sql(
                     "INSERT INTO orders (customer_id, status, total, placed_at) VALUES (1, 'new', 9.99, "
@@ -151,9 +149,7 @@ def main() -> None:
         ("snapshot: diff of two snapshots in memory", "diff_of_two_snapshots_in_memory"),
     ):
         row = result[key]
-        print(
-            f"{label:<46}{row['median_ms']:>11.2f}{row['min_ms']:>9.2f}{row['max_ms']:>9.2f}{row['runs']:>6}"
-        )
+        print(f"{label:<46}{row['median_ms']:>11.2f}{row['min_ms']:>9.2f}{row['max_ms']:>9.2f}{row['runs']:>6}")
     print(f"change log setup {setup_ms:.1f} ms, teardown {teardown_ms:.1f} ms (once per trial)")
     print(f"median speed-up of the change log over snapshot-then-diff: {result['speedup_median']}x")
 

@@ -36,23 +36,24 @@ from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, dif
 from passhat.checks._values import values_equal
 from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "NOT_AGENT_FAULT",
-    "SIGNATURES",
-    "TERMINATION_REASONS",
+# Plain sorted order (tests/test_public_api.py), not ruff's constants-first order.
+__all__ = [  # noqa: RUF022
     "BuiltCheck",
     "ChangeLog",
     "ChangeLogError",
     "Check",
     "CheckContext",
     "Diagnostic",
+    "ENTRY_POINT_GROUP",
     "FailureSignature",
+    "NOT_AGENT_FAULT",
     "RowChange",
+    "SIGNATURES",
     "Snapshot",
     "SnapshotError",
     "SpecError",
     "StateDiff",
+    "TERMINATION_REASONS",
     "TableSnapshot",
     "ToolCallRecord",
     "TrialRecord",

@@ -94,9 +94,7 @@ class _WatchedTable:
         starting: dict[tuple[Any, ...], dict[str, Any] | None] = {}
         for entry in connection.execute(select(log).where(log.c[_SEQ].in_(first_entries))).mappings():
             key_values = tuple(entry[name] for name in self.primary_key)
-            starting[key_values] = (
-                None if entry[_OP] == "insert" else {name: entry[name] for name in self.columns}
-            )
+            starting[key_values] = None if entry[_OP] == "insert" else {name: entry[name] for name in self.columns}
         current = self._current_rows(connection, list(starting))
         changes: list[RowChange] = []
         for key_values, before in starting.items():
@@ -161,9 +159,7 @@ class ChangeLog:
         if self._active or self._final is not None:
             raise ChangeLogError("a ChangeLog records one trial; create a new one with record_changes()")
         with self._engine.begin() as connection:
-            chosen = reflect_tables(
-                connection, tables=self._tables, exclude=self._exclude, metadata=self._metadata
-            )
+            chosen = reflect_tables(connection, tables=self._tables, exclude=self._exclude, metadata=self._metadata)
             self._watched = [_WatchedTable(table, self._engine) for table in chosen]
             for watched in self._watched:
                 for statement in watched.install_sql():

@@ -25,11 +25,7 @@ class _AllOf:
             verdicts.append(evaluate(member, member_ctx))
         failed = [verdict.check for verdict in verdicts if not verdict.passed]
         diagnostics = (
-            [
-                Diagnostic(
-                    self.name, f"all_of: {len(failed)} of {len(verdicts)} checks failed: {', '.join(failed)}"
-                )
-            ]
+            [Diagnostic(self.name, f"all_of: {len(failed)} of {len(verdicts)} checks failed: {', '.join(failed)}")]
             if failed
             else []
         )

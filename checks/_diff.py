@@ -47,9 +47,7 @@ class RowChange:
             return f"{where} inserted ({fields})"
         if self.op == "delete":
             return f"{where} deleted"
-        parts = [
-            f"{name} {display(old)} -> {display(new)}" for name, (old, new) in self.changed_fields.items()
-        ]
+        parts = [f"{name} {display(old)} -> {display(new)}" for name, (old, new) in self.changed_fields.items()]
         return f"{where} updated: " + "; ".join(parts)
 
     def sort_key(self) -> tuple[str, str]:

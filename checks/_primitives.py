@@ -70,9 +70,7 @@ def updated(table: str, where: dict[str, Any], to: dict[str, Any], *, strict: bo
     where = _require_mapping("updated", "where", where)
     to = _require_mapping("updated", "to", to)
     if not to:
-        raise ValueError(
-            "updated(): `to` names no column; use unchanged() or deleted() for other expectations"
-        )
+        raise ValueError("updated(): `to` names no column; use unchanged() or deleted() for other expectations")
 
     def claim(ctx: CheckContext) -> list[RowChange]:
         return [change for change in ctx.diff.for_table(table) if row_matches(change.before, where)]
@@ -84,9 +82,7 @@ def updated(table: str, where: dict[str, Any], to: dict[str, Any], *, strict: bo
             if ctx.initial is not None and table in ctx.initial:
                 message = f"no {table} row matches {_describe_where(where)} in the starting state"
             else:
-                message = (
-                    f"no {table} row matching {_describe_where(where)} was updated (expected {expected})"
-                )
+                message = f"no {table} row matching {_describe_where(where)} was updated (expected {expected})"
             return [Diagnostic("updated", message, table=table, expected=to)]
         problems: list[Diagnostic] = []
         for key, change in targets:
@@ -153,9 +149,7 @@ def inserted(table: str, match: dict[str, Any], count: int = 1) -> Check:
                             f"{table} {describe_key(change.key)} was inserted with {name}={display(actual)}, "
                             f"expected {display(expected)}"
                         )
-                        problems.append(
-                            Diagnostic("inserted", note, table, change.key, name, expected, actual)
-                        )
+                        problems.append(Diagnostic("inserted", note, table, change.key, name, expected, actual))
         return problems
 
     return _StateCheck("inserted", find_problems, claim)
@@ -195,15 +189,9 @@ def unchanged(table: str, where: dict[str, Any] | None = None) -> Check:
     def find_problems(ctx: CheckContext) -> list[Diagnostic]:
         problems: list[Diagnostic] = []
         for change in ctx.diff.for_table(table):
-            if (
-                condition is None
-                or row_matches(change.before, condition)
-                or row_matches(change.after, condition)
-            ):
+            if condition is None or row_matches(change.before, condition) or row_matches(change.after, condition):
                 message = f"{change.describe()}; expected it unchanged"
-                problems.append(
-                    Diagnostic("unchanged", message, table, change.key, None, "unchanged", change.op)
-                )
+                problems.append(Diagnostic("unchanged", message, table, change.key, None, "unchanged", change.op))
         return problems
 
     return _StateCheck("unchanged", find_problems)
@@ -211,9 +199,7 @@ def unchanged(table: str, where: dict[str, Any] | None = None) -> Check:
 
 def _parse_allow(allow: Iterable[Any]) -> tuple[set[str], list[tuple[str, dict[str, Any]]]]:
     if isinstance(allow, str | Mapping):
-        raise TypeError(
-            f"no_other_writes(): allow must be a list of table names or (table, where), got {allow!r}"
-        )
+        raise TypeError(f"no_other_writes(): allow must be a list of table names or (table, where), got {allow!r}")
     tables: set[str] = set()
     rows: list[tuple[str, dict[str, Any]]] = []
     for item in allow:
@@ -222,9 +208,7 @@ def _parse_allow(allow: Iterable[Any]) -> tuple[set[str], list[tuple[str, dict[s
         elif isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
             rows.append((item[0], _require_mapping("no_other_writes", "an allow `where`", item[1])))
         else:
-            raise TypeError(
-                f"no_other_writes(): an allow item is a table name or (table, where), got {item!r}"
-            )
+            raise TypeError(f"no_other_writes(): an allow item is a table name or (table, where), got {item!r}")
     return tables, rows
 
 

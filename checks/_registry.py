@@ -286,9 +286,7 @@ def build_check(spec: Mapping[str, Any]) -> BuiltCheck:
     try:
         return factory(*positional, **keywords)
     except TypeError as exc:
-        raise SpecError(
-            f"check {spec['check']!r} cannot be rebuilt from {dict(raw_arguments)!r}: {exc}"
-        ) from None
+        raise SpecError(f"check {spec['check']!r} cannot be rebuilt from {dict(raw_arguments)!r}: {exc}") from None
 
 
 def rerun(spec: Mapping[str, Any], ctx: CheckContext) -> Verdict:

@@ -84,9 +84,7 @@ def _compile(patterns: Iterable[str]) -> list[re.Pattern[str]]:
         try:
             compiled.append(re.compile(pattern, re.IGNORECASE))
         except re.error as exc:
-            raise ValueError(
-                f"response_contains(): {pattern!r} is not a valid regular expression: {exc}"
-            ) from None
+            raise ValueError(f"response_contains(): {pattern!r} is not a valid regular expression: {exc}") from None
     return compiled
 
 
@@ -118,9 +116,7 @@ def response_contains(*phrases: str, patterns: Iterable[str] = (), anywhere: boo
         for regex in compiled:
             if not any(regex.search(text) for text in [*texts, *folded]):
                 message = f"{where} does not match /{regex.pattern}/; it says: {shown}"
-                problems.append(
-                    Diagnostic("response_contains", message, expected=regex.pattern, actual=shown)
-                )
+                problems.append(Diagnostic("response_contains", message, expected=regex.pattern, actual=shown))
         return Verdict(not problems, "response_contains", problems)
 
     return run
@@ -139,13 +135,7 @@ def response_omits(*values: Any) -> Check:
     for value in values:
         if value is None or (isinstance(value, str) and not value.strip()):
             raise TypeError(f"response_omits(): values must be non-empty, got {value!r}")
-        text = (
-            value
-            if isinstance(value, str)
-            else format(value, "f")
-            if isinstance(value, Decimal)
-            else str(value)
-        )
+        text = value if isinstance(value, str) else format(value, "f") if isinstance(value, Decimal) else str(value)
         digits = _digits_pattern(text)
         probes.append((value, [digits] if digits else [_phrase_pattern(text)]))
 

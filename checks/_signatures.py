@@ -122,9 +122,7 @@ def _unrecovered(calls: list[ToolCallRecord], wanted: Any) -> list[ToolCallRecor
     """Failed calls matching ``wanted`` with no later successful call of the same tool."""
     found: list[ToolCallRecord] = []
     for index, call in enumerate(calls):
-        if wanted(call) and not any(
-            later.name == call.name and later.outcome == "ok" for later in calls[index + 1 :]
-        ):
+        if wanted(call) and not any(later.name == call.name and later.outcome == "ok" for later in calls[index + 1 :]):
             found.append(call)
     return found
 
@@ -159,9 +157,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     if record.passed:
         return None
     if record.infra_error or record.termination_reason == "infra_error" or record.verdict.errors():
-        detail = (
-            record.infra_error or "; ".join(record.verdict.errors()) or "the trial ended with infra_error"
-        )
+        detail = record.infra_error or "; ".join(record.verdict.errors()) or "the trial ended with infra_error"
         return FailureSignature("infra_error", detail)
     if record.simulator_error or record.termination_reason == "simulator_error":
         return FailureSignature("simulator_error", record.simulator_error or "the simulated customer failed")
@@ -171,9 +167,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     collateral = [d for d in failures if d.check == "no_other_writes"]
     wrong_rows = [d for d in failures if d.check in _GUARD_CHECKS and d.table in expected]
     # A new row that missed on an identifier column (an order id, a customer id) went to the wrong entity.
-    wrong_rows += [
-        d for d in failures if d.check == "inserted" and d.field is not None and _is_identifier(d.field)
-    ]
+    wrong_rows += [d for d in failures if d.check == "inserted" and d.field is not None and _is_identifier(d.field)]
     if wrong_rows:
         missed = [d for d in failures if d.check in _WRITE_CHECKS]
         return FailureSignature("wrong_entity", _join([*wrong_rows, *missed]))
@@ -187,9 +181,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
         return FailureSignature("policy_violation", _join([*leaks, *wrong_values, *forbidden, *said_wrong]))
 
     calls = record.tool_calls
-    precondition = _unrecovered(
-        calls, lambda c: c.outcome == "error" and c.error_type == "precondition_failed"
-    )
+    precondition = _unrecovered(calls, lambda c: c.outcome == "error" and c.error_type == "precondition_failed")
     if precondition:
         return FailureSignature(
             "tool_usage.precondition",

@@ -97,9 +97,7 @@ def reflect_tables(
     if metadata is None:
         metadata = MetaData()
         metadata.reflect(bind=connection)
-    by_name = {
-        table.name: table for table in metadata.sorted_tables if not table.name.startswith(INTERNAL_PREFIX)
-    }
+    by_name = {table.name: table for table in metadata.sorted_tables if not table.name.startswith(INTERNAL_PREFIX)}
     if tables is not None:
         missing = sorted(set(tables) - set(by_name))
         if missing:

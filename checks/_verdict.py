@@ -69,9 +69,7 @@ class Verdict:
 
     def failures(self) -> list[Diagnostic]:
         """Every diagnostic of every failing verdict in the tree (what went wrong, in order)."""
-        return [
-            diagnostic for verdict in self.walk() if not verdict.passed for diagnostic in verdict.diagnostics
-        ]
+        return [diagnostic for verdict in self.walk() if not verdict.passed for diagnostic in verdict.diagnostics]
 
     def errors(self) -> list[str]:
         """The faults of checks that broke, anywhere in the tree."""

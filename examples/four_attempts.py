@@ -163,9 +163,7 @@ def run_attempt(template: Path, workdir: Path, name: str, agent: Callable[[Tools
         tools = Tools(session)
         closing = agent(tools)
     diff = log.diff()
-    verdict = task_check(
-        CheckContext(diff=diff, final_response=closing, agent_messages=[closing], initial=initial)
-    )
+    verdict = task_check(CheckContext(diff=diff, final_response=closing, agent_messages=[closing], initial=initial))
     record = TrialRecord(
         passed=verdict.passed,
         verdict=verdict,
@@ -197,11 +195,7 @@ def main(workdir: Path | None = None) -> list[Attempt]:
         build_backend(template)
         attempts = [run_attempt(template, folder, name, agent) for name, agent in AGENTS.items()]
     for attempt in attempts:
-        outcome = (
-            "PASS"
-            if attempt.verdict.passed
-            else f"FAIL  {attempt.signature.label if attempt.signature else ''}"
-        )
+        outcome = "PASS" if attempt.verdict.passed else f"FAIL  {attempt.signature.label if attempt.signature else ''}"
         print(f"{attempt.name:<26} {outcome}")
         print(f"    agent said: {attempt.closing}")
         if attempt.signature is not None:

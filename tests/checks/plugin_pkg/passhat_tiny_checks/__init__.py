@@ -17,11 +17,7 @@ def refund_total(order_id: str, amount: Decimal) -> Check:
     """A registered factory returning a plain callable."""
 
     def total_refunded(ctx: CheckContext) -> Verdict | bool:
-        rows = [
-            c.after
-            for c in ctx.diff.for_table("refunds").inserted
-            if c.after and c.after["order_id"] == order_id
-        ]
+        rows = [c.after for c in ctx.diff.for_table("refunds").inserted if c.after and c.after["order_id"] == order_id]
         return sum((Decimal(row["amount"]) for row in rows), Decimal(0)) == Decimal(str(amount))
 
     return total_refunded

@@ -66,14 +66,10 @@ def test_an_update_set_back_to_its_starting_value_is_no_change(engine: Engine) -
 def test_replace_is_an_update_not_an_insert(engine: Engine) -> None:
     before = take_snapshot(engine)
     with record_changes(engine) as log, engine.begin() as connection:
-        connection.exec_driver_sql(
-            "INSERT OR REPLACE INTO customers VALUES ('C-2', 'Alan Turing', 'a@x.org')"
-        )
+        connection.exec_driver_sql("INSERT OR REPLACE INTO customers VALUES ('C-2', 'Alan Turing', 'a@x.org')")
     diff = log.diff()
     assert diff == diff_snapshots(before, take_snapshot(engine))
-    assert [(c.op, c.changed_fields) for c in diff] == [
-        ("update", {"email": ("alan@example.com", "a@x.org")})
-    ]
+    assert [(c.op, c.changed_fields) for c in diff] == [("update", {"email": ("alan@example.com", "a@x.org")})]
 
 
 def test_moving_a_row_to_a_new_primary_key_is_a_delete_and_an_insert(engine: Engine) -> None:
@@ -97,9 +93,7 @@ def test_writes_from_another_process_are_captured(engine: Engine, tmp_path: path
     )
     with record_changes(engine) as log:
         subprocess.run([sys.executable, "-c", code, str(tmp_path / "retail.db")], check=True)
-    assert [c.describe() for c in log.diff()] == [
-        "orders id='O-3' updated: status 'delivered' -> 'cancelled'"
-    ]
+    assert [c.describe() for c in log.diff()] == ["orders id='O-3' updated: status 'delivered' -> 'cancelled'"]
 
 
 def test_blobs_and_full_precision_floats_survive_the_log(tmp_path: pathlib.Path) -> None:
@@ -178,16 +172,12 @@ def test_any_sequence_of_writes_gives_the_same_diff_both_ways(
     with record_changes(database) as log, database.begin() as connection:
         for op, row_id, email in operations:
             if op == "insert":
-                connection.exec_driver_sql(
-                    "INSERT OR IGNORE INTO customers VALUES (?, 'New', ?)", (row_id, email)
-                )
+                connection.exec_driver_sql("INSERT OR IGNORE INTO customers VALUES (?, 'New', ?)", (row_id, email))
             elif op == "update":
                 connection.exec_driver_sql("UPDATE customers SET email = ? WHERE id = ?", (email, row_id))
             elif op == "delete":
                 connection.exec_driver_sql("DELETE FROM customers WHERE id = ?", (row_id,))
             else:
-                connection.exec_driver_sql(
-                    "INSERT OR REPLACE INTO customers VALUES (?, 'Re', ?)", (row_id, email)
-                )
+                connection.exec_driver_sql("INSERT OR REPLACE INTO customers VALUES (?, 'Re', ?)", (row_id, email))
     assert log.diff() == diff_snapshots(before, take_snapshot(database))
     database.dispose()

@@ -122,9 +122,7 @@ def test_wrong_entity_wins_over_an_earlier_tool_error() -> None:
 
 
 def test_wrong_entity_from_a_new_row_filed_against_another_order() -> None:
-    filed = RowChange(
-        "refunds", {"id": 1}, "insert", None, {"id": 1, "order_id": "O-3", "amount": Decimal("45.50")}
-    )
+    filed = RowChange("refunds", {"id": 1}, "insert", None, {"id": 1, "order_id": "O-3", "amount": Decimal("45.50")})
     diff = StateDiff([filed])
     verdict = all_of(inserted("refunds", match={"order_id": "O-1", "amount": "45.50"}), no_other_writes())(
         CheckContext(diff=diff)
@@ -176,9 +174,7 @@ def test_tool_usage_precondition() -> None:
 
 
 def test_a_recovered_precondition_is_not_the_signature() -> None:
-    rejected = ToolCallRecord(
-        "refund_order", {"order_id": "O-1"}, "error", "precondition_failed", is_write=True
-    )
+    rejected = ToolCallRecord("refund_order", {"order_id": "O-1"}, "error", "precondition_failed", is_write=True)
     record = _trial([], [rejected, LOOKUP, REFUND_OK])
     assert _label(record) == "unresolved"
 
@@ -211,9 +207,7 @@ def test_error_not_retried_points_at_the_error_the_agent_gave_up_on() -> None:
     )
     signature = classify_failure(_trial([], [LOOKUP, failed, retried]))
     assert signature is not None and signature.label == "tool_usage.error_not_retried"
-    assert signature.evidence.startswith(
-        "refund_order(order_id='O-1', amount=98) failed with insufficient_funds"
-    )
+    assert signature.evidence.startswith("refund_order(order_id='O-1', amount=98) failed with insufficient_funds")
 
 
 def test_no_write() -> None:

@@ -97,9 +97,7 @@ def test_composed_primitives_have_nested_specs(refunded: CheckContext) -> None:
     assert spec["args"]["checks"][1] == {
         "$check": {"check": "no_other_writes", "args": {"allow": ["refunds", ["customers", {"id": "C-1"}]]}}
     }
-    assert spec["args"]["checks"][2]["$check"]["args"]["checks"][1] == {
-        "$callable": f"{__name__}:has_gift_tag"
-    }
+    assert spec["args"]["checks"][2]["$check"]["args"]["checks"][1] == {"$callable": f"{__name__}:has_gift_tag"}
     rebuilt = build_check(spec)
     assert rebuilt.spec == composite.spec
     assert rebuilt(refunded) == composite(refunded)
@@ -178,9 +176,7 @@ def test_third_party_checks_load_through_the_entry_point_group(
     try:
         known = registered_checks()
         assert known["tiny.order_status"] == "passhat_tiny_checks:order_status"
-        status = build_check(
-            {"check": "tiny.order_status", "args": {"order_id": "O-1", "status": "refunded"}}
-        )
+        status = build_check({"check": "tiny.order_status", "args": {"order_id": "O-1", "status": "refunded"}})
         verdict = status(refunded)
         assert verdict.passed and verdict.check == "tiny.order_status"
         assert verdict.spec == {
@@ -189,9 +185,7 @@ def test_third_party_checks_load_through_the_entry_point_group(
         }
         total = rerun({"check": "tiny.refund_total", "args": {"order_id": "O-1", "amount": "45.5"}}, refunded)
         assert total.passed and total.check == "tiny.refund_total"
-        assert not rerun(
-            {"check": "tiny.refund_total", "args": {"order_id": "O-1", "amount": "9"}}, refunded
-        ).passed
+        assert not rerun({"check": "tiny.refund_total", "args": {"order_id": "O-1", "amount": "9"}}, refunded).passed
     finally:
         sys.modules.pop("passhat_tiny_checks", None)
 
@@ -203,9 +197,7 @@ def test_a_stored_verdict_reruns_on_the_stored_diff(refunded: CheckContext) -> N
     diff = StateDiff.from_dict(stored["diff"])  # Decimal and datetime come back as strings
     again = rerun(stored["verdict"]["spec"], CheckContext(diff=diff, final_response=refunded.final_response))
     assert again.passed and verdict.passed
-    wrong = rerun(
-        {**stored["verdict"]["spec"], "args": {"order_id": "O-1", "amount": "50"}}, CheckContext(diff)
-    )
+    wrong = rerun({**stored["verdict"]["spec"], "args": {"order_id": "O-1", "amount": "50"}}, CheckContext(diff))
     assert "refunded is '45.50', expected '50'" in wrong.explanation
 
 

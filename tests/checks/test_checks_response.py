@@ -80,9 +80,7 @@ def test_response_omits_checks_every_agent_message() -> None:
     assert problem.message.startswith("agent message 1 reveals 'ALAN@example.com': Alan's email is")
 
 
-@pytest.mark.parametrize(
-    "said", ["card 4111 1111 1111 1111", "card 4111-1111-1111-1111", "card 4111111111111111"]
-)
+@pytest.mark.parametrize("said", ["card 4111 1111 1111 1111", "card 4111-1111-1111-1111", "card 4111111111111111"])
 def test_response_omits_matches_digit_identifiers_with_any_separators(said: str) -> None:
     assert not response_omits("4111 1111 1111 1111")(_said(said)).passed
 

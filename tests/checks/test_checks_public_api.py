@@ -47,7 +47,7 @@ def test_every_contract_name_is_exported() -> None:
 
 def test_all_is_sorted_and_matches_the_public_names() -> None:
     exported = passhat.checks.__all__
-    assert exported == sorted(exported, key=lambda name: (not name.isupper(), name))
+    assert exported == sorted(exported)
     public = {name for name in vars(passhat.checks) if not name.startswith("_")}
     assert set(exported) == public
 
@@ -55,9 +55,7 @@ def test_all_is_sorted_and_matches_the_public_names() -> None:
 def test_checks_never_import_the_collector_or_the_sandbox() -> None:
     for module in CHECKS_DIR.glob("*.py"):
         text = module.read_text()
-        assert not re.search(r"^\s*(from|import)\s+passhat\.(collector|sandbox)\b", text, re.MULTILINE), (
-            module
-        )
+        assert not re.search(r"^\s*(from|import)\s+passhat\.(collector|sandbox)\b", text, re.MULTILINE), module
     code = (
         "import sys, passhat.checks\n"
         "print(sorted(m for m in sys.modules if m.startswith(('passhat.collector', 'passhat.sandbox'))))\n"

@@ -52,9 +52,7 @@ def test_updated_passes_when_the_target_row_holds_the_expected_values(engine: En
 
 def test_updated_names_the_field_expected_and_actual_when_a_value_is_wrong(engine: Engine) -> None:
     ctx = _run(engine, "UPDATE orders SET status = 'refunded', refunded = 40 WHERE id = 'O-1'")
-    verdict = updated("orders", where={"id": "O-1"}, to={"status": "refunded", "refunded": Decimal("45.50")})(
-        ctx
-    )
+    verdict = updated("orders", where={"id": "O-1"}, to={"status": "refunded", "refunded": Decimal("45.50")})(ctx)
     assert not verdict.passed
     [problem] = verdict.diagnostics
     assert (problem.check, problem.table, problem.key, problem.field) == (
@@ -70,9 +68,7 @@ def test_updated_names_the_field_expected_and_actual_when_a_value_is_wrong(engin
 def test_updated_says_the_target_row_was_not_changed(engine: Engine) -> None:
     ctx = _run(engine, "UPDATE orders SET status = 'refunded' WHERE id = 'O-3'")
     verdict = updated("orders", where={"id": "O-1"}, to={"status": "refunded"})(ctx)
-    assert [d.message for d in verdict.diagnostics] == [
-        "orders id='O-1' was not changed; expected it updated"
-    ]
+    assert [d.message for d in verdict.diagnostics] == ["orders id='O-1' was not changed; expected it updated"]
 
 
 def test_updated_without_a_starting_snapshot_needs_a_matching_change(engine: Engine) -> None:
@@ -106,10 +102,7 @@ def test_inserted_counts_matching_rows(engine: Engine) -> None:
     ctx = _run(engine, *REFUND_O1)
     assert inserted("refunds", match={"order_id": "O-1", "amount": 45.5})(ctx).passed
     verdict = inserted("refunds", match={"order_id": "O-1"}, count=2)(ctx)
-    assert (
-        verdict.diagnostics[0].message
-        == "expected 2 row(s) inserted into refunds with order_id='O-1'; found 1"
-    )
+    assert verdict.diagnostics[0].message == "expected 2 row(s) inserted into refunds with order_id='O-1'; found 1"
 
 
 def test_inserted_explains_a_near_miss_field_by_field(engine: Engine) -> None:
@@ -133,18 +126,14 @@ def test_deleted_and_unchanged(engine: Engine) -> None:
     assert unchanged("orders")(ctx).passed
     assert unchanged("order_lines", where={"line": 1})(ctx).passed
     verdict = unchanged("order_lines")(ctx)
-    assert (
-        verdict.diagnostics[0].message == "order_lines order_id='O-1', line=2 deleted; expected it unchanged"
-    )
+    assert verdict.diagnostics[0].message == "order_lines order_id='O-1', line=2 deleted; expected it unchanged"
 
 
 def test_no_other_writes_names_collateral_damage(engine: Engine) -> None:
     ctx = _run(engine, *REFUND_O1, "UPDATE customers SET email = 'x@y' WHERE id = 'C-2'")
     verdict = no_other_writes(allow=["refunds", ("orders", {"id": "O-1"})])(ctx)
     [problem] = verdict.diagnostics
-    assert (
-        problem.message == "unexpected write: customers id='C-2' updated: email 'alan@example.com' -> 'x@y'"
-    )
+    assert problem.message == "unexpected write: customers id='C-2' updated: email 'alan@example.com' -> 'x@y'"
     assert (problem.table, problem.key, problem.field) == ("customers", {"id": "C-2"}, "email")
 
 
@@ -162,9 +151,7 @@ def test_no_other_writes_inside_all_of_allows_rows_claimed_by_siblings(engine: E
 
 def test_no_other_writes_inside_all_of_still_catches_the_wrong_customer(engine: Engine) -> None:
     ctx = _run(engine, "UPDATE orders SET status = 'refunded' WHERE id = 'O-3'")
-    verdict = all_of(updated("orders", where={"id": "O-1"}, to={"status": "refunded"}), no_other_writes())(
-        ctx
-    )
+    verdict = all_of(updated("orders", where={"id": "O-1"}, to={"status": "refunded"}), no_other_writes())(ctx)
     assert [d.message for d in verdict.failures()] == [
         "all_of: 2 of 2 checks failed: updated, no_other_writes",
         "orders id='O-1' was not changed; expected it updated",
