@@ -99,7 +99,8 @@ class CheckContext:
     """Everything a check may look at after a trial: the state diff, what the agent said, the starting state.
 
     ``claimed`` holds rows that sibling checks inside ``all_of`` account for (``(table, key)`` as produced by
-    ``RowChange.sort_key``); ``no_other_writes`` allows them. Checks never need to set it themselves.
+    ``RowChange.sort_key``); ``no_other_writes`` allows them. ``matched`` holds the rows siblings found exactly
+    as expected; ``inserted`` does not report them as near misses. ``all_of`` sets both.
     """
 
     diff: StateDiff
@@ -107,6 +108,7 @@ class CheckContext:
     agent_messages: list[str] = field(default_factory=list)
     initial: Snapshot | None = None
     claimed: frozenset[tuple[str, str]] = frozenset()
+    matched: frozenset[tuple[str, str]] = frozenset()
 
 
 class Check(Protocol):

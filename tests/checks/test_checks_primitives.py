@@ -181,3 +181,20 @@ def test_empty_diff_passes_state_guards() -> None:
     assert no_other_writes()(ctx).passed
     assert unchanged("orders")(ctx).passed
     assert not inserted("refunds", match={})(ctx).passed
+
+
+def test_inserted_does_not_call_a_siblings_exact_match_a_near_miss(engine: Engine) -> None:
+    ctx = _run(
+        engine,
+        "INSERT INTO refunds (order_id, amount, reason) VALUES ('O-1', 45.50, 'refund')",
+        "INSERT INTO refunds (order_id, amount, reason) VALUES ('O-1', 9.99, 'charge')",
+    )
+    both = all_of(
+        inserted("refunds", match={"order_id": "O-1", "reason": "refund", "amount": "45.50"}),
+        inserted("refunds", match={"order_id": "O-1", "reason": "charge", "amount": "12.00"}),
+        no_other_writes(),
+    )
+    verdict = both(ctx)
+    near_misses = [d for d in verdict.failures() if d.check == "inserted" and d.key is not None]
+    assert [(d.key, d.field) for d in near_misses] == [({"id": 2}, "amount")]
+    assert [d.check for d in verdict.failures()] == ["all_of", "inserted", "inserted"]
