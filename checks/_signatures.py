@@ -210,6 +210,10 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
 
     reasons = [d.message for d in failures] or [record.verdict.explanation]
     evidence = f"ended by {record.termination_reason} without resolution: " + "; ".join(reasons[:3])
+    last_words = [text for role, text in record.transcript if role in ("agent", "assistant")]
+    if last_words:
+        said = last_words[-1] if len(last_words[-1]) <= 160 else last_words[-1][:157] + "..."
+        evidence += f"; the agent's last message: {said!r}"
     return FailureSignature("unresolved", evidence)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, MetaData, Table, select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from passhat.checks._diff import RowChange, StateDiff, row_matches
@@ -86,6 +87,20 @@ def connection_for(bind: Bind) -> Iterator[Connection]:
         raise SnapshotError(f"expected a SQLAlchemy Engine, Connection or Session, got {type(bind).__name__}")
 
 
+def _sqlite_derived_tables(connection: Connection) -> set[str]:
+    """SQLite virtual tables (full-text indexes) and their shadow tables: derived data, and no triggers allowed."""
+    if connection.dialect.name != "sqlite":
+        return set()
+    try:
+        listed = connection.exec_driver_sql("PRAGMA main.table_list").mappings().all()
+    except DBAPIError:  # SQLite before 3.37 has no table_list; virtual tables are still recognisable
+        rows = connection.exec_driver_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        )
+        return {row[0] for row in rows}
+    return {row["name"] for row in listed if row["type"] in ("virtual", "shadow")}
+
+
 def reflect_tables(
     connection: Connection,
     *,
@@ -97,9 +112,19 @@ def reflect_tables(
     if metadata is None:
         metadata = MetaData()
         metadata.reflect(bind=connection)
-    by_name = {table.name: table for table in metadata.sorted_tables if not table.name.startswith(INTERNAL_PREFIX)}
+    derived = _sqlite_derived_tables(connection)
+    by_name = {
+        table.name: table
+        for table in metadata.sorted_tables
+        if not table.name.startswith(INTERNAL_PREFIX) and table.name not in derived
+    }
     if tables is not None:
         missing = sorted(set(tables) - set(by_name))
+        if set(missing) & derived:
+            raise SnapshotError(
+                f"{', '.join(sorted(set(missing) & derived))}: SQLite virtual or shadow tables (derived data such "
+                "as full-text indexes) are not snapshotted or watched"
+            )
         if missing:
             raise SnapshotError(f"unknown table(s) {', '.join(missing)}; the database has {sorted(by_name)}")
         by_name = {name: table for name, table in by_name.items() if name in tables}
@@ -151,6 +176,8 @@ def rows_differ(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
 
 def diff_snapshots(before: Snapshot, after: Snapshot) -> StateDiff:
     """Every row inserted, deleted or updated between two snapshots of the same database."""
+    if not isinstance(before, Snapshot) or not isinstance(after, Snapshot):
+        raise SnapshotError("diff_snapshots(before, after) takes two Snapshot objects from take_snapshot()")
     changes: list[RowChange] = []
     for name in sorted(set(before.tables) | set(after.tables)):
         old = before.tables.get(name)

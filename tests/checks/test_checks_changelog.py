@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, inspect
 from sqlalchemy.orm import Session
 
-from passhat.checks import ChangeLogError, diff_snapshots, record_changes, take_snapshot
+from passhat.checks import ChangeLogError, SnapshotError, diff_snapshots, record_changes, take_snapshot
 
 
 def test_change_log_matches_the_snapshot_diff(engine: Engine, models: type) -> None:
@@ -181,3 +181,18 @@ def test_any_sequence_of_writes_gives_the_same_diff_both_ways(
                 connection.exec_driver_sql("INSERT OR REPLACE INTO customers VALUES (?, 'Re', ?)", (row_id, email))
     assert log.diff() == diff_snapshots(before, take_snapshot(database))
     database.dispose()
+
+
+def test_full_text_index_tables_are_left_out_of_the_log_and_the_snapshot(tmp_path: pathlib.Path) -> None:
+    # SQLite allows no triggers on a virtual table, and triggers on its shadow tables can crash SQLite.
+    database = create_engine(f"sqlite:///{tmp_path / 'fts.db'}")
+    with database.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        connection.exec_driver_sql("CREATE VIRTUAL TABLE note_index USING fts5(body)")
+    assert sorted(take_snapshot(database).tables) == ["notes"]
+    with record_changes(database) as log, database.begin() as connection:
+        connection.exec_driver_sql("INSERT INTO notes VALUES (1, 'hello')")
+        connection.exec_driver_sql("INSERT INTO note_index VALUES ('hello')")
+    assert [(c.table, c.op) for c in log.diff()] == [("notes", "insert")]
+    with pytest.raises(SnapshotError, match="virtual or shadow tables"):
+        take_snapshot(database, tables=["note_index_data"])

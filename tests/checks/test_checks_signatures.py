@@ -225,6 +225,7 @@ def test_unresolved() -> None:
     signature = classify_failure(record)
     assert signature is not None and signature.label == "unresolved"
     assert signature.evidence.startswith("ended by step_limit without resolution: ")
+    assert signature.evidence.endswith("the agent's last message: 'Let me check on that.'")
 
 
 def test_every_label_is_listed_in_precedence_order() -> None:

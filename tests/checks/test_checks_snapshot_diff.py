@@ -113,6 +113,11 @@ def test_not_a_database_is_one_clear_error() -> None:
         take_snapshot("sqlite:///x.db")  # type: ignore[arg-type]
 
 
+def test_diffing_something_else_than_snapshots_is_one_clear_error(engine: Engine) -> None:
+    with pytest.raises(SnapshotError, match="takes two Snapshot objects"):
+        diff_snapshots(take_snapshot(engine), {})  # type: ignore[arg-type]
+
+
 def test_diff_serialises_to_json_types(engine: Engine) -> None:
     before = take_snapshot(engine)
     with engine.begin() as connection:
