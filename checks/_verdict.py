@@ -83,6 +83,15 @@ class Verdict:
         lines = [diagnostic.message for diagnostic in self.failures()]
         return "\n".join(lines) if lines else f"{self.check}: failed"
 
+    def evaluation_attributes(self) -> dict[str, str | float]:
+        """The attributes of a ``gen_ai.evaluation.result`` span event reporting this verdict."""
+        return {
+            "gen_ai.evaluation.name": self.check,
+            "gen_ai.evaluation.score.value": self.score,
+            "gen_ai.evaluation.score.label": self.label,
+            "gen_ai.evaluation.explanation": self.explanation,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "passed": self.passed,

@@ -74,3 +74,16 @@ def test_contract_signatures_accept_the_documented_calls() -> None:
     assert verdict.failures()[0].table == "t"
     call = ToolCallRecord(name="find", arguments={}, outcome="empty")
     assert call.error_type is None and call.is_write is False
+
+
+def test_a_verdict_gives_the_evaluation_event_attributes() -> None:
+    from passhat.checks import Diagnostic, Verdict
+
+    failed = Verdict(False, "refund_issued", [Diagnostic("updated", "orders id='O-1' was not changed")])
+    assert failed.evaluation_attributes() == {
+        "gen_ai.evaluation.name": "refund_issued",
+        "gen_ai.evaluation.score.value": 0.0,
+        "gen_ai.evaluation.score.label": "fail",
+        "gen_ai.evaluation.explanation": "orders id='O-1' was not changed",
+    }
+    assert Verdict(True, "x").evaluation_attributes()["gen_ai.evaluation.score.label"] == "pass"
