@@ -12,7 +12,8 @@ Labels are tried in the order of ``SIGNATURES``; the first that fits wins:
    or a response rule broke (a required disclosure missing, a confidential value revealed).
 5. ``tool_usage.precondition`` - a call was rejected because a required step was skipped
    (``precondition_failed``) and the agent never got that call through.
-6. ``tool_usage.empty_lookup`` - a lookup came back empty (or ``not_found``) and the agent never recovered.
+6. ``tool_usage.empty_lookup`` - a lookup (a call that is not a write) came back empty or ``not_found`` and
+   that tool never returned a result afterwards.
 7. ``tool_usage.error_not_retried`` - a call errored and was never retried differently.
 8. ``no_write`` - the agent looked things up successfully, then never attempted a write and nothing changed.
 9. ``unresolved`` - everything else: the conversation ended (or ran out of steps or time) without resolution.
@@ -24,6 +25,7 @@ errors came before it. Tool-usage labels explain trials whose state is short of 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -118,7 +120,7 @@ class FailureSignature:
         return self.label not in NOT_AGENT_FAULT
 
 
-def _unrecovered(calls: list[ToolCallRecord], wanted: Any) -> list[ToolCallRecord]:
+def _unrecovered(calls: list[ToolCallRecord], wanted: Callable[[ToolCallRecord], bool]) -> list[ToolCallRecord]:
     """Failed calls matching ``wanted`` with no later successful call of the same tool."""
     found: list[ToolCallRecord] = []
     for index, call in enumerate(calls):
@@ -187,7 +189,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
             "tool_usage.precondition",
             f"{precondition[0].describe()}, and was never called successfully again",
         )
-    empty = _unrecovered(calls, lambda c: c.outcome == "empty" or c.error_type == "not_found")
+    empty = _unrecovered(calls, lambda c: not c.is_write and (c.outcome == "empty" or c.error_type == "not_found"))
     if empty:
         return FailureSignature(
             "tool_usage.empty_lookup", f"{empty[0].describe()}, and the agent never got a result from it"

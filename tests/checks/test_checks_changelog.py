@@ -196,3 +196,15 @@ def test_full_text_index_tables_are_left_out_of_the_log_and_the_snapshot(tmp_pat
     assert [(c.table, c.op) for c in log.diff()] == [("notes", "insert")]
     with pytest.raises(SnapshotError, match="virtual or shadow tables"):
         take_snapshot(database, tables=["note_index_data"])
+
+
+def test_an_in_memory_database_works_too() -> None:
+    database = create_engine("sqlite://")
+    with database.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        connection.exec_driver_sql("INSERT INTO notes VALUES (1, 'a')")
+    before = take_snapshot(database)
+    with record_changes(database) as log, database.begin() as connection:
+        connection.exec_driver_sql("UPDATE notes SET body = 'b'")
+    assert log.diff() == diff_snapshots(before, take_snapshot(database))
+    assert [c.describe() for c in log.diff()] == ["notes id=1 updated: body 'a' -> 'b'"]

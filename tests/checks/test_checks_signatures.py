@@ -255,3 +255,8 @@ def _sig(label: str, evidence: str) -> FailureSignature:
 def _label(record: TrialRecord) -> str | None:
     signature = classify_failure(record)
     return None if signature is None else signature.label
+
+
+def test_a_write_on_a_missing_row_is_not_an_empty_lookup() -> None:
+    missing = ToolCallRecord("refund_order", {"order_id": "O-9"}, "error", "not_found", "no such order", True)
+    assert _label(_trial([], [LOOKUP, missing])) == "tool_usage.error_not_retried"
