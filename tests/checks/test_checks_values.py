@@ -7,6 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from passhat.checks import values_equal
 
@@ -63,3 +65,30 @@ def test_same_value_in_another_spelling_is_equal(left: Any, right: Any) -> None:
 def test_different_values_are_not_equal(left: Any, right: Any) -> None:
     assert not values_equal(left, right)
     assert not values_equal(right, left)
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.decimals(allow_nan=False, allow_infinity=False, places=2, min_value=-1000, max_value=1000),
+    st.text(max_size=6),
+    st.sampled_from(["45.50", "45.5", "2026-11-01", "2026-11-01T10:30:00", '{"a": 1}', "[1]"]),
+    st.datetimes(min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2030, 1, 1)),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(left=_VALUES, right=_VALUES)
+def test_equality_is_symmetric(left: Any, right: Any) -> None:
+    assert values_equal(left, right) == values_equal(right, left)
+
+
+@given(value=_VALUES)
+def test_every_value_equals_itself(value: Any) -> None:
+    assert values_equal(value, value)
