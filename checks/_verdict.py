@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -101,6 +102,21 @@ class Verdict:
             "spec": self.spec,
             "error": self.error,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
+        """A verdict read back from ``to_dict`` (expected and actual values stay in their JSON form)."""
+        try:
+            return cls(
+                passed=bool(data["passed"]),
+                check=str(data["check"]),
+                diagnostics=[Diagnostic(**item) for item in data.get("diagnostics", [])],
+                children=[cls.from_dict(child) for child in data.get("children", [])],
+                spec=data.get("spec"),
+                error=data.get("error"),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a stored verdict ({type(exc).__name__}: {exc})") from None
 
 
 @dataclass(frozen=True)

@@ -206,3 +206,13 @@ def test_a_malformed_stored_diff_is_one_clear_error() -> None:
         StateDiff.from_dict({"rows": []})
     with pytest.raises(ValueError, match="not a stored row change"):
         StateDiff.from_dict({"changes": [{"table": "t", "key": {}, "op": "upsert"}]})
+
+
+def test_a_stored_verdict_reads_back(refunded: CheckContext) -> None:
+    verdict = refund_issued("O-1", Decimal("40"))(refunded)
+    stored = json.loads(json.dumps(verdict.to_dict()))
+    again = Verdict.from_dict(stored)
+    assert again.to_dict() == stored
+    assert again.explanation == verdict.explanation
+    with pytest.raises(ValueError, match="not a stored verdict"):
+        Verdict.from_dict({"check": "x"})
