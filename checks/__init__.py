@@ -36,6 +36,7 @@ from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, dif
 from passhat.checks._values import values_equal
 from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
 
+# Plain sorted order (tests/test_public_api.py), not ruff's constants-first order.
 __all__ = [
     "ENTRY_POINT_GROUP",
     "NOT_AGENT_FAULT",

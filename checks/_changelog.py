@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from sqlalchemy import Column, Connection, Engine, Integer, MetaData, Table, Text, func, select, tuple_
+from sqlalchemy.exc import DBAPIError
 
 from passhat.checks._diff import RowChange, StateDiff
 from passhat.checks._snapshot import INTERNAL_PREFIX, reflect_tables, rows_differ
@@ -162,8 +163,15 @@ class ChangeLog:
             chosen = reflect_tables(connection, tables=self._tables, exclude=self._exclude, metadata=self._metadata)
             self._watched = [_WatchedTable(table, self._engine) for table in chosen]
             for watched in self._watched:
-                for statement in watched.install_sql():
-                    connection.exec_driver_sql(statement)
+                try:
+                    for statement in watched.install_sql():
+                        connection.exec_driver_sql(statement)
+                except DBAPIError as exc:
+                    # e.g. a virtual (full-text) table, which SQLite does not allow triggers on.
+                    raise ChangeLogError(
+                        f"cannot watch table {watched.table.name!r}: {exc.orig}; "
+                        f"leave it out with exclude=[{watched.table.name!r}]"
+                    ) from None
         self._active = True
         return self
 

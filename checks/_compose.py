@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from passhat.checks._registry import as_checks, check, check_name, claims_of, evaluate
+from passhat.checks._registry import as_checks, check, check_name, claims_of, evaluate, matches_of
 from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
 
 
@@ -17,11 +17,16 @@ class _AllOf:
 
     def __call__(self, ctx: CheckContext, /) -> Verdict:
         member_claims = [claims_of(member, ctx) for member in self.members]
+        member_matches = [matches_of(member, ctx) for member in self.members]
         verdicts: list[Verdict] = []
         for index, member in enumerate(self.members):
-            # Rows a sibling accounts for are not collateral damage for this member's no_other_writes.
-            siblings = set().union(*(claims for other, claims in enumerate(member_claims) if other != index))
-            member_ctx = dataclasses.replace(ctx, claimed=ctx.claimed | frozenset(siblings))
+            # Rows a sibling accounts for are not collateral damage for this member's no_other_writes, and
+            # rows a sibling matched exactly are not near misses of this member's inserted.
+            claimed = set().union(*(rows for other, rows in enumerate(member_claims) if other != index))
+            matched = set().union(*(rows for other, rows in enumerate(member_matches) if other != index))
+            member_ctx = dataclasses.replace(
+                ctx, claimed=ctx.claimed | frozenset(claimed), matched=ctx.matched | frozenset(matched)
+            )
             verdicts.append(evaluate(member, member_ctx))
         failed = [verdict.check for verdict in verdicts if not verdict.passed]
         diagnostics = (
@@ -33,6 +38,9 @@ class _AllOf:
 
     def claims(self, ctx: CheckContext) -> set[tuple[str, str]]:
         return set().union(*(claims_of(member, ctx) for member in self.members))
+
+    def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
+        return set().union(*(matches_of(member, ctx) for member in self.members))
 
 
 class _AnyOf:
@@ -50,11 +58,13 @@ class _AnyOf:
 
     def claims(self, ctx: CheckContext) -> set[tuple[str, str]]:
         # Only the alternative that holds accounts for rows; a failed alternative claims nothing.
-        claimed: set[tuple[str, str]] = set()
-        for member in self.members:
-            if evaluate(member, ctx).passed:
-                claimed |= claims_of(member, ctx)
-        return claimed
+        return set().union(*(claims_of(member, ctx) for member in self._passing(ctx)))
+
+    def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
+        return set().union(*(matches_of(member, ctx) for member in self._passing(ctx)))
+
+    def _passing(self, ctx: CheckContext) -> list[Check]:
+        return [member for member in self.members if evaluate(member, ctx).passed]
 
 
 @check

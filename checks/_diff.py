@@ -63,6 +63,17 @@ class RowChange:
             "after": to_jsonable(self.after),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RowChange:
+        """A change read back from ``to_dict`` (values stay in their JSON form; checks compare by value)."""
+        try:
+            op = data["op"]
+            if op not in ("insert", "update", "delete"):
+                raise ValueError(f"op must be insert, update or delete, got {op!r}")
+            return cls(str(data["table"]), dict(data["key"]), op, data.get("before"), data.get("after"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a stored row change ({exc}): {dict(data)!r}") from None
+
 
 @dataclass(frozen=True)
 class StateDiff(Sequence[RowChange]):
@@ -124,6 +135,14 @@ class StateDiff(Sequence[RowChange]):
 
     def to_dict(self) -> dict[str, Any]:
         return {"changes": [change.to_dict() for change in self.changes]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StateDiff:
+        """A diff read back from ``to_dict``: a stored trial's checks can be re-run on it."""
+        changes = data.get("changes") if isinstance(data, Mapping) else None
+        if not isinstance(changes, list):
+            raise ValueError('a stored diff looks like {"changes": [...]}')
+        return cls([RowChange.from_dict(change) for change in changes])
 
 
 def _key_matches(key: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:

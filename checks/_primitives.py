@@ -19,13 +19,18 @@ class _StateCheck:
     name: str
     find_problems: Callable[[CheckContext], list[Diagnostic]]
     claim: Callable[[CheckContext], list[RowChange]] | None = None
+    near: Callable[[CheckContext], list[RowChange]] | None = None
 
     def __call__(self, ctx: CheckContext, /) -> Verdict:
         problems = self.find_problems(ctx)
         return Verdict(not problems, self.name, problems)
 
-    def claims(self, ctx: CheckContext) -> set[tuple[str, str]]:
+    def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
         return {change.sort_key() for change in self.claim(ctx)} if self.claim else set()
+
+    def claims(self, ctx: CheckContext) -> set[tuple[str, str]]:
+        near = {change.sort_key() for change in self.near(ctx)} if self.near else set()
+        return self.matches(ctx) | near
 
 
 def _describe_where(where: Mapping[str, Any]) -> str:
@@ -125,12 +130,21 @@ def inserted(table: str, match: dict[str, Any], count: int = 1) -> Check:
     def split(ctx: CheckContext) -> tuple[list[RowChange], list[RowChange]]:
         new_rows = ctx.diff.for_table(table).inserted
         matching = [change for change in new_rows if row_matches(change.after, match)]
-        return matching, [change for change in new_rows if not row_matches(change.after, match)]
+        # Rows a sibling check matched exactly are its own, not near misses of this one.
+        others = [
+            change
+            for change in new_rows
+            if not row_matches(change.after, match) and change.sort_key() not in ctx.matched
+        ]
+        return matching, others
 
     def claim(ctx: CheckContext) -> list[RowChange]:
+        return split(ctx)[0]
+
+    def near(ctx: CheckContext) -> list[RowChange]:
         matching, others = split(ctx)
         # Too few matches: the other new rows are attempts at this insert, reported here as near misses.
-        return matching + others if len(matching) < count else matching
+        return others if len(matching) < count else []
 
     def find_problems(ctx: CheckContext) -> list[Diagnostic]:
         matching, others = split(ctx)
@@ -152,7 +166,7 @@ def inserted(table: str, match: dict[str, Any], count: int = 1) -> Check:
                         problems.append(Diagnostic("inserted", note, table, change.key, name, expected, actual))
         return problems
 
-    return _StateCheck("inserted", find_problems, claim)
+    return _StateCheck("inserted", find_problems, claim, near)
 
 
 @check

@@ -56,6 +56,10 @@ class BuiltCheck:
         """Rows this check accounts for (``no_other_writes`` inside the same ``all_of`` allows them)."""
         return claims_of(self._inner, ctx)
 
+    def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
+        """Rows this check found exactly as expected (a subset of its claims)."""
+        return matches_of(self._inner, ctx)
+
     @property
     def spec(self) -> dict[str, Any]:
         """The JSON-serialisable spec that rebuilds this check with ``build_check``."""
@@ -63,8 +67,15 @@ class BuiltCheck:
 
 
 def claims_of(candidate: object, ctx: CheckContext) -> set[tuple[str, str]]:
+    """The rows a check accounts for, right or near misses; none for a plain callable."""
     method = getattr(candidate, "claims", None)
     return set(method(ctx)) if callable(method) else set()
+
+
+def matches_of(candidate: object, ctx: CheckContext) -> set[tuple[str, str]]:
+    """The rows a check found exactly as expected; its claims when it does not say."""
+    method = getattr(candidate, "matches", None)
+    return set(method(ctx)) if callable(method) else claims_of(candidate, ctx)
 
 
 def check_name(candidate: object) -> str:

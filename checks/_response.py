@@ -23,6 +23,8 @@ _DIGITS_LIKE = re.compile(r"[\d\s\-().+/]+")
 
 
 def _canonical_number(match: re.Match[str]) -> str:
+    if match.group(1).startswith("0") and len(match.group(1)) > 1:
+        return match.group(0)  # "007" is an identifier, not the number 7
     text = match.group(1).replace(",", "") + (match.group(2) or "")
     try:
         value = Decimal(text)

@@ -4,14 +4,16 @@ Labels are tried in the order of ``SIGNATURES``; the first that fits wins:
 
 1. ``infra_error`` - the harness, a tool server or a check itself broke. Never the agent's failure.
 2. ``simulator_error`` - the simulated customer failed. Never the agent's failure.
-3. ``wrong_entity`` - the right kind of write landed on a row the task did not target (a table the task
-   writes to holds an unexpected write: another order, another customer).
+3. ``wrong_entity`` - the right kind of write landed on a row the task did not target: a table the task
+   writes to holds an unexpected write (another order, another customer), or a new row missed only on an
+   identifier column (``id`` or ``*_id``: a refund filed against another order).
 4. ``policy_violation`` - the targeted rows were written with values the task does not allow (a wrong amount,
    a wrong status), a row the task must leave alone changed, a write landed in a table the task never writes,
    or a response rule broke (a required disclosure missing, a confidential value revealed).
 5. ``tool_usage.precondition`` - a call was rejected because a required step was skipped
    (``precondition_failed``) and the agent never got that call through.
-6. ``tool_usage.empty_lookup`` - a lookup came back empty (or ``not_found``) and the agent never recovered.
+6. ``tool_usage.empty_lookup`` - a lookup (a call that is not a write) came back empty or ``not_found`` and
+   that tool never returned a result afterwards.
 7. ``tool_usage.error_not_retried`` - a call errored and was never retried differently.
 8. ``no_write`` - the agent looked things up successfully, then never attempted a write and nothing changed.
 9. ``unresolved`` - everything else: the conversation ended (or ran out of steps or time) without resolution.
@@ -23,6 +25,7 @@ errors came before it. Tool-usage labels explain trials whose state is short of 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -59,6 +62,11 @@ TERMINATION_REASONS: frozenset[str] = frozenset(
 
 _WRITE_CHECKS = frozenset({"updated", "inserted", "deleted"})
 _RESPONSE_CHECKS = frozenset({"response_contains", "response_omits"})
+_GUARD_CHECKS = frozenset({"no_other_writes", "unchanged"})
+
+
+def _is_identifier(column: str) -> bool:
+    return column == "id" or column.endswith("_id")
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ class FailureSignature:
         return self.label not in NOT_AGENT_FAULT
 
 
-def _unrecovered(calls: list[ToolCallRecord], wanted: Any) -> list[ToolCallRecord]:
+def _unrecovered(calls: list[ToolCallRecord], wanted: Callable[[ToolCallRecord], bool]) -> list[ToolCallRecord]:
     """Failed calls matching ``wanted`` with no later successful call of the same tool."""
     found: list[ToolCallRecord] = []
     for index, call in enumerate(calls):
@@ -159,11 +167,12 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     failures = record.verdict.failures()
     expected = _expected_tables(record, failures)
     collateral = [d for d in failures if d.check == "no_other_writes"]
-    wrong_rows = [d for d in collateral if d.table in expected]
+    wrong_rows = [d for d in failures if d.check in _GUARD_CHECKS and d.table in expected]
+    # A new row that missed on an identifier column (an order id, a customer id) went to the wrong entity.
+    wrong_rows += [d for d in failures if d.check == "inserted" and d.field is not None and _is_identifier(d.field)]
     if wrong_rows:
-        missed = [d.message for d in failures if d.check in _WRITE_CHECKS]
-        evidence = "; ".join([d.message for d in wrong_rows] + missed)
-        return FailureSignature("wrong_entity", evidence)
+        missed = [d for d in failures if d.check in _WRITE_CHECKS]
+        return FailureSignature("wrong_entity", _join([*wrong_rows, *missed]))
 
     wrong_values = [d for d in failures if d.check in _WRITE_CHECKS and d.field is not None]
     forbidden = [d for d in failures if d.check == "unchanged"] + collateral
@@ -171,8 +180,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     state_short = [d for d in failures if d.check in _WRITE_CHECKS and d.field is None]
     leaks = [d for d in said_wrong if d.check == "response_omits"]
     if wrong_values or forbidden or leaks or (said_wrong and not state_short):
-        evidence = "; ".join(d.message for d in [*leaks, *wrong_values, *forbidden, *said_wrong])
-        return FailureSignature("policy_violation", _dedupe(evidence))
+        return FailureSignature("policy_violation", _join([*leaks, *wrong_values, *forbidden, *said_wrong]))
 
     calls = record.tool_calls
     precondition = _unrecovered(calls, lambda c: c.outcome == "error" and c.error_type == "precondition_failed")
@@ -181,7 +189,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
             "tool_usage.precondition",
             f"{precondition[0].describe()}, and was never called successfully again",
         )
-    empty = _unrecovered(calls, lambda c: c.outcome == "empty" or c.error_type == "not_found")
+    empty = _unrecovered(calls, lambda c: not c.is_write and (c.outcome == "empty" or c.error_type == "not_found"))
     if empty:
         return FailureSignature(
             "tool_usage.empty_lookup", f"{empty[0].describe()}, and the agent never got a result from it"
@@ -204,8 +212,13 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
 
     reasons = [d.message for d in failures] or [record.verdict.explanation]
     evidence = f"ended by {record.termination_reason} without resolution: " + "; ".join(reasons[:3])
+    last_words = [text for role, text in record.transcript if role in ("agent", "assistant")]
+    if last_words:
+        said = last_words[-1] if len(last_words[-1]) <= 160 else last_words[-1][:157] + "..."
+        evidence += f"; the agent's last message: {said!r}"
     return FailureSignature("unresolved", evidence)
 
 
-def _dedupe(evidence: str) -> str:
-    return "; ".join(dict.fromkeys(evidence.split("; ")))
+def _join(diagnostics: list[Diagnostic]) -> str:
+    """The diagnostics' sentences, each once, in order."""
+    return "; ".join(dict.fromkeys(diagnostic.message for diagnostic in diagnostics))

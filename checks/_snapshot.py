@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, MetaData, Table, select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from passhat.checks._diff import RowChange, StateDiff, row_matches
@@ -53,18 +54,19 @@ class Snapshot:
             raise SnapshotError(f"no table {name!r} in the snapshot (tables: {known})") from None
 
     def rows(self, table: str, where: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """The rows of ``table`` whose fields equal ``where`` (all rows when None), in primary-key order."""
+        """The rows of ``table`` whose fields equal ``where`` (all rows when None), in insertion order."""
         snapshot = self.table(table)
+        if where is not None and set(snapshot.primary_key) <= set(where):
+            # A where naming the whole primary key is one dict lookup, not a scan of the table.
+            row = snapshot.rows.get(tuple(where[name] for name in snapshot.primary_key))
+            if row is not None:
+                return [dict(row)] if row_matches(row, where) else []
         return [dict(row) for row in snapshot.rows.values() if where is None or row_matches(row, where)]
 
     def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        """One row by primary key, or None when absent."""
-        snapshot = self.table(table)
-        row = snapshot.rows.get(tuple(key[name] for name in snapshot.primary_key))
-        if row is not None:
-            return dict(row)
-        matches = [row for row in snapshot.rows.values() if row_matches(row, key)]
-        return dict(matches[0]) if len(matches) == 1 else None
+        """One row by primary key (or by any fields that pick out exactly one row), or None."""
+        matches = self.rows(table, key)
+        return matches[0] if len(matches) == 1 else None
 
     @property
     def row_count(self) -> int:
@@ -85,6 +87,20 @@ def connection_for(bind: Bind) -> Iterator[Connection]:
         raise SnapshotError(f"expected a SQLAlchemy Engine, Connection or Session, got {type(bind).__name__}")
 
 
+def _sqlite_derived_tables(connection: Connection) -> set[str]:
+    """SQLite virtual tables (full-text indexes) and their shadow tables: derived data, and no triggers allowed."""
+    if connection.dialect.name != "sqlite":
+        return set()
+    try:
+        listed = connection.exec_driver_sql("PRAGMA main.table_list").mappings().all()
+    except DBAPIError:  # SQLite before 3.37 has no table_list; virtual tables are still recognisable
+        rows = connection.exec_driver_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        )
+        return {row[0] for row in rows}
+    return {row["name"] for row in listed if row["type"] in ("virtual", "shadow")}
+
+
 def reflect_tables(
     connection: Connection,
     *,
@@ -96,9 +112,19 @@ def reflect_tables(
     if metadata is None:
         metadata = MetaData()
         metadata.reflect(bind=connection)
-    by_name = {table.name: table for table in metadata.sorted_tables if not table.name.startswith(INTERNAL_PREFIX)}
+    derived = _sqlite_derived_tables(connection)
+    by_name = {
+        table.name: table
+        for table in metadata.sorted_tables
+        if not table.name.startswith(INTERNAL_PREFIX) and table.name not in derived
+    }
     if tables is not None:
         missing = sorted(set(tables) - set(by_name))
+        if set(missing) & derived:
+            raise SnapshotError(
+                f"{', '.join(sorted(set(missing) & derived))}: SQLite virtual or shadow tables (derived data such "
+                "as full-text indexes) are not snapshotted or watched"
+            )
         if missing:
             raise SnapshotError(f"unknown table(s) {', '.join(missing)}; the database has {sorted(by_name)}")
         by_name = {name: table for name, table in by_name.items() if name in tables}
@@ -150,6 +176,8 @@ def rows_differ(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
 
 def diff_snapshots(before: Snapshot, after: Snapshot) -> StateDiff:
     """Every row inserted, deleted or updated between two snapshots of the same database."""
+    if not isinstance(before, Snapshot) or not isinstance(after, Snapshot):
+        raise SnapshotError("diff_snapshots(before, after) takes two Snapshot objects from take_snapshot()")
     changes: list[RowChange] = []
     for name in sorted(set(before.tables) | set(after.tables)):
         old = before.tables.get(name)
@@ -163,11 +191,12 @@ def diff_snapshots(before: Snapshot, after: Snapshot) -> StateDiff:
         new_rows = new.rows if new is not None else {}
         primary_key = (old or new).primary_key  # type: ignore[union-attr]
         for key_values, row in old_rows.items():
-            key = dict(zip(primary_key, key_values, strict=True))
             current = new_rows.get(key_values)
             if current is None:
+                key = dict(zip(primary_key, key_values, strict=True))
                 changes.append(RowChange(name, key, "delete", dict(row), None))
-            elif rows_differ(row, current):
+            elif current is not row and rows_differ(row, current):
+                key = dict(zip(primary_key, key_values, strict=True))
                 changes.append(RowChange(name, key, "update", dict(row), dict(current)))
         for key_values, row in new_rows.items():
             if key_values not in old_rows:

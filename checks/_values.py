@@ -82,6 +82,8 @@ def values_equal(left: Any, right: Any) -> bool:
         return left is None and right is None
     if type(left) is type(right) and left == right:
         return True
+    if isinstance(left, bytes | bytearray | memoryview) and isinstance(right, bytes | bytearray | memoryview):
+        return bytes(left) == bytes(right)
     if isinstance(left, Mapping) or isinstance(right, Mapping):
         return _mappings_equal(left, right)
     if _is_sequence(left) or _is_sequence(right):
@@ -97,13 +99,11 @@ def values_equal(left: Any, right: Any) -> bool:
         if left_time is None or right_time is None:
             return False
         return _same_instant(left_time, right_time)
-    if isinstance(left, bytes | bytearray | memoryview) and isinstance(right, bytes | bytearray | memoryview):
-        return bytes(left) == bytes(right)
     return bool(left == right)
 
 
 def _is_sequence(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray)
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray | memoryview)
 
 
 def _mappings_equal(left: Any, right: Any) -> bool:

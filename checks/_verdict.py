@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -83,6 +84,15 @@ class Verdict:
         lines = [diagnostic.message for diagnostic in self.failures()]
         return "\n".join(lines) if lines else f"{self.check}: failed"
 
+    def evaluation_attributes(self) -> dict[str, str | float]:
+        """The attributes of a ``gen_ai.evaluation.result`` span event reporting this verdict."""
+        return {
+            "gen_ai.evaluation.name": self.check,
+            "gen_ai.evaluation.score.value": self.score,
+            "gen_ai.evaluation.score.label": self.label,
+            "gen_ai.evaluation.explanation": self.explanation,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "passed": self.passed,
@@ -93,13 +103,29 @@ class Verdict:
             "error": self.error,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
+        """A verdict read back from ``to_dict`` (expected and actual values stay in their JSON form)."""
+        try:
+            return cls(
+                passed=bool(data["passed"]),
+                check=str(data["check"]),
+                diagnostics=[Diagnostic(**item) for item in data.get("diagnostics", [])],
+                children=[cls.from_dict(child) for child in data.get("children", [])],
+                spec=data.get("spec"),
+                error=data.get("error"),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a stored verdict ({type(exc).__name__}: {exc})") from None
+
 
 @dataclass(frozen=True)
 class CheckContext:
     """Everything a check may look at after a trial: the state diff, what the agent said, the starting state.
 
     ``claimed`` holds rows that sibling checks inside ``all_of`` account for (``(table, key)`` as produced by
-    ``RowChange.sort_key``); ``no_other_writes`` allows them. Checks never need to set it themselves.
+    ``RowChange.sort_key``); ``no_other_writes`` allows them. ``matched`` holds the rows siblings found exactly
+    as expected; ``inserted`` does not report them as near misses. ``all_of`` sets both.
     """
 
     diff: StateDiff
@@ -107,6 +133,7 @@ class CheckContext:
     agent_messages: list[str] = field(default_factory=list)
     initial: Snapshot | None = None
     claimed: frozenset[tuple[str, str]] = frozenset()
+    matched: frozenset[tuple[str, str]] = frozenset()
 
 
 class Check(Protocol):
