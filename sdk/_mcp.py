@@ -23,19 +23,33 @@ _PATCHED = "__passhat_original__"
 
 
 def result_outcome(result: Any) -> tuple[str, str | None]:
-    """(outcome, error.type) of a tool result: ``error`` if ``isError``, ``empty`` if it carries nothing."""
+    """(outcome, error.type) of a tool result: ``error`` if ``isError``, ``empty`` if it carries nothing.
+
+    The client sees a ``CallToolResult``; server middleware sees the same result as its wire dict.
+    """
     if isinstance(result, CallToolResult):
-        if result.is_error:
-            return "error", "tool_error"
-        if result.structured_content:
-            return "ok", None
-        texts = [getattr(block, "text", None) for block in result.content]
-        if not result.content or all(isinstance(text, str) and _blank(text) for text in texts):
-            return "empty", None
-        return "ok", None
-    if isinstance(result, Mapping) and result.get("isError") is True:
+        is_error, structured = result.is_error, result.structured_content
+        texts: list[Any] = [getattr(block, "text", None) for block in result.content]
+    elif isinstance(result, Mapping):
+        is_error, structured = result.get("isError") is True, result.get("structuredContent")
+        texts = [
+            block.get("text") if isinstance(block, Mapping) else None for block in result.get("content") or ()
+        ]
+    else:
+        return ("empty", None) if result is None else ("ok", None)
+    if is_error:
         return "error", "tool_error"
-    return ("empty", None) if result is None else ("ok", None)
+    if isinstance(structured, Mapping):
+        # MCPServer wraps a non-object return value as {"result": value}.
+        value = structured.get("result") if set(structured) == {"result"} else structured
+        return ("empty", None) if _empty_value(value) else ("ok", None)
+    if all(isinstance(text, str) and _blank(text) for text in texts):  # also true for no content at all
+        return "empty", None
+    return "ok", None
+
+
+def _empty_value(value: Any) -> bool:
+    return value is None or (isinstance(value, list | dict | str) and len(value) == 0)
 
 
 def _blank(text: str) -> bool:
@@ -46,7 +60,7 @@ def _blank(text: str) -> bool:
         value = json.loads(stripped)
     except ValueError:
         return False
-    return value is None or (isinstance(value, list | dict | str) and len(value) == 0)
+    return _empty_value(value)
 
 
 def _result_json(result: Any) -> Any:
