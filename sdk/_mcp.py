@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -106,12 +107,30 @@ def _finish(runtime: Passhat, span: trace.Span, result: Any) -> None:
     span.end(end_time=runtime.now())
 
 
+_client_lock = threading.Lock()
+_client_users = 0  # handles sharing the one client patch; the last one to go removes it
+
+
 def _patch_client(runtime: Passhat | None) -> Instrumentation:
+    global _client_users
+    with _client_lock:
+        _client_users += 1
+        if not hasattr(ClientSession.call_tool, _PATCHED):
+            _install_client_patch(runtime)
+
+    def undo() -> None:
+        global _client_users
+        with _client_lock:
+            _client_users -= 1
+            patched = ClientSession.call_tool
+            if _client_users == 0 and hasattr(patched, _PATCHED):
+                ClientSession.call_tool = getattr(patched, _PATCHED)  # type: ignore[method-assign]
+
+    return Instrumentation("mcp", undo)
+
+
+def _install_client_patch(runtime: Passhat | None) -> None:
     original = ClientSession.call_tool
-    if hasattr(original, _PATCHED):
-        raise RuntimeError(
-            "passhat.instrument_mcp is already active; call uninstrument() on its handle first"
-        )
 
     @functools.wraps(original)
     async def call_tool(
@@ -141,11 +160,6 @@ def _patch_client(runtime: Passhat | None) -> Instrumentation:
 
     setattr(call_tool, _PATCHED, original)
     ClientSession.call_tool = call_tool  # type: ignore[method-assign]
-
-    def undo() -> None:
-        ClientSession.call_tool = original  # type: ignore[method-assign]
-
-    return Instrumentation("mcp", undo)
 
 
 def _parent_context(meta: Mapping[str, Any]) -> Any:

@@ -130,3 +130,24 @@ async def test_over_stdio_the_server_process_continues_the_callers_trace(
     assert remote.parent_span_id == format(client_span.context.span_id, "016x")
     assert remote.resource["service.name"] == "shop-tools"
     assert remote.attributes["passhat.tool.outcome"] == "ok"
+
+
+async def test_several_handles_share_the_client_patch_until_the_last_is_removed(
+    passhat_capture: Capture,
+) -> None:
+    first = passhat.instrument_mcp()
+    second = passhat.instrument_mcp(server=server)
+    first.uninstrument()
+    async with Client(server) as client:
+        await client.call_tool("find_order", {"order_id": "O-1"})
+    assert len(passhat_capture.named("execute_tool find_order")) == 2  # client and server side
+    second.uninstrument()
+    passhat_capture.clear()
+    async with Client(server) as client:
+        await client.call_tool("find_order", {"order_id": "O-1"})
+    assert passhat_capture.spans == []
+
+
+def test_a_server_that_is_not_an_mcp_server_is_a_clear_error() -> None:
+    with pytest.raises(TypeError, match="server= must be an mcp MCPServer or Server"):
+        passhat.instrument_mcp(server=object())
