@@ -9,14 +9,10 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-
-if TYPE_CHECKING:
-    import requests
 
 logger = logging.getLogger("passhat")
 
@@ -33,7 +29,7 @@ class OtlpHttpExporter(SpanExporter):
 
         self.url = f"{endpoint.rstrip('/')}/v1/traces"
         self.timeout = timeout
-        self._session: requests.Session = requests.Session()
+        self._session = requests.Session()
         self._session.headers.update(
             {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip", "User-Agent": "passhat"}
         )
@@ -42,13 +38,17 @@ class OtlpHttpExporter(SpanExporter):
         self.last_error: str | None = None
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        import requests
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
         body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=5)
         try:
             response = self._session.post(self.url, data=body, timeout=self.timeout)
+        except requests.ConnectionError:
+            self.last_error = "connection failed: is the collector running?"
+            return SpanExportResult.FAILURE
         except Exception as exc:  # any transport failure is a failed export, never an agent crash
-            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.last_error = f"{type(exc).__name__}: {str(exc)[:160]}"
             return SpanExportResult.FAILURE
         if response.ok:
             self.last_error = None
