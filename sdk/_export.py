@@ -36,12 +36,19 @@ class OtlpHttpExporter(SpanExporter):
         if api_key:
             self._session.headers["Authorization"] = f"Bearer {api_key}"
         self.last_error: str | None = None
+        self._encoded: tuple[tuple[int, int, int], bytes] | None = None
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         import requests
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-        body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=5)
+        # A batch retried through an outage is the same spans each time: encode and compress it once.
+        key = (id(spans[0]), id(spans[-1]), len(spans)) if spans else None
+        if key is not None and self._encoded is not None and self._encoded[0] == key:
+            body = self._encoded[1]
+        else:
+            body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=5)
+            self._encoded = (key, body) if key is not None else None
         try:
             response = self._session.post(self.url, data=body, timeout=self.timeout)
         except requests.ConnectionError:
@@ -52,6 +59,7 @@ class OtlpHttpExporter(SpanExporter):
             return SpanExportResult.FAILURE
         if response.ok:
             self.last_error = None
+            self._encoded = None
             return SpanExportResult.SUCCESS
         self.last_error = f"HTTP {response.status_code}: {response.text[:200]}"
         return SpanExportResult.FAILURE
