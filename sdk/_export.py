@@ -47,7 +47,7 @@ class OtlpHttpExporter(SpanExporter):
         if key is not None and self._encoded is not None and self._encoded[0] == key:
             body = self._encoded[1]
         else:
-            body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=5)
+            body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=1)
             self._encoded = (key, body) if key is not None else None
         try:
             response = self._session.post(self.url, data=body, timeout=self.timeout)

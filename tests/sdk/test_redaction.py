@@ -77,3 +77,11 @@ def test_the_exported_bytes_contain_none_of_the_planted_secrets(receiver: OtlpRe
     for secret in [*SECRETS.values(), "VIP-1234"]:
         assert secret.encode() not in wire, secret
     assert b"4111111111111111" not in wire
+
+
+def test_a_failing_callback_withholds_the_value_instead_of_crashing_the_agent() -> None:
+    def broken(text: str) -> str:
+        raise RuntimeError("bug in the hook")
+
+    redactor = passhat.Redactor.build(callback=broken)
+    assert redactor.text("anything at all") == "[REDACTED:callback_error]"

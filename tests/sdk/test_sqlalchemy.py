@@ -210,3 +210,33 @@ def test_uninstrument_stops_recording(
 def test_instrumenting_something_that_is_not_an_engine_is_a_clear_error() -> None:
     with pytest.raises(TypeError, match="expects a SQLAlchemy Engine"):
         passhat.instrument_sqlalchemy("sqlite:///x.db")
+
+
+async def test_an_async_engine_records_the_same_diffs(
+    tmp_path: pathlib.Path, passhat_capture: Capture
+) -> None:
+    from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'async.db'}")
+    async with engine.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+    handle = passhat.instrument_sqlalchemy(engine)
+    try:
+        async with passhat.ticket("T-9", task_type="signup"), AsyncSession(engine) as session:
+            session.add(Customer(id=5, name="Lin", email="lin@example.com"))
+            await session.commit()
+            customer = await session.get(Customer, 5)
+            assert customer is not None
+            customer.name = "Lin Q."
+            await session.commit()
+            await session.execute(update(Order).values(status="held"))
+            await session.commit()
+    finally:
+        handle.uninstrument()
+        await engine.dispose()
+    assert [(w["table"], w["op"]) for w in passhat_capture.state_writes()] == [
+        ("customers", "insert"),
+        ("customers", "update"),
+        ("orders", "bulk_update"),
+    ]
+    assert passhat_capture.state_writes()[1]["after"] == {"name": "Lin Q."}
