@@ -161,3 +161,40 @@ def test_uninstrument_restores_the_client(api: MessagesApiServer, passhat_captur
     with _client(api) as client:
         client.messages.create(model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
     assert passhat_capture.spans == []
+
+
+def test_the_stream_helper_is_a_chat_span_closed_with_the_stream(
+    api: Any, instrumented: passhat.Instrumentation, passhat_capture: Capture
+) -> None:
+    with passhat.ticket("T-5", task_type="refund"), _client(api) as client:
+        with client.messages.stream(
+            model=MODEL, max_tokens=128, tools=TOOLS, messages=[{"role": "user", "content": "Refund O-1"}]
+        ) as stream:
+            text = "".join(stream.text_stream)
+            assert passhat_capture.named(f"chat {MODEL}") == []
+        find_order("O-1")
+    assert text == "Let me look that order up."
+    attributes = passhat_capture.one(f"chat {MODEL}").attributes or {}
+    assert attributes["gen_ai.usage.input_tokens"] == 321
+    assert attributes["gen_ai.usage.output_tokens"] == 42
+    assert attributes["gen_ai.response.finish_reasons"] == ("tool_use",)
+    assert attributes["passhat.chat.tool_call_ids"] == ("toolu_01A",)
+    tool = passhat_capture.one("execute_tool find_order")
+    assert (tool.attributes or {})["gen_ai.tool.call.id"] == "toolu_01A"
+
+
+async def test_the_async_stream_helper(
+    api: Any, instrumented: passhat.Instrumentation, passhat_capture: Capture
+) -> None:
+    client = anthropic.AsyncAnthropic(api_key="sk-test", base_url=api.url, max_retries=0)
+    async with (
+        client,
+        client.messages.stream(
+            model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+        ) as stream,
+    ):
+        message = await stream.get_final_message()
+    assert message.stop_reason == "end_turn"
+    attributes = passhat_capture.one(f"chat {MODEL}").attributes or {}
+    assert attributes["gen_ai.response.finish_reasons"] == ("end_turn",)
+    assert attributes["gen_ai.usage.output_tokens"] == 42
