@@ -146,9 +146,7 @@ def bench_tool_cost(receiver: ReceiverProcess, rounds: int, calls: int) -> dict[
         "ns_per_call": {name: round(value) for name, value in medians.items()},
         "ns_per_call_including_export": {name: round(value) for name, value in medians_export.items()},
         "passhat_vs_bare_otel": round(medians["passhat"] / medians["bare_otel"], 3),
-        "passhat_vs_bare_otel_including_export": round(
-            medians_export["passhat"] / medians_export["bare_otel"], 3
-        ),
+        "passhat_vs_bare_otel_including_export": round(medians_export["passhat"] / medians_export["bare_otel"], 3),
         "passhat_capture_vs_bare_otel": round(medians["passhat_capture"] / medians["bare_otel"], 3),
     }
 
@@ -197,9 +195,7 @@ def run_load(seconds: float, rate: float, tools: list[Callable[..., Any]], count
             ticket.customer_says("refund please")
             for tool in tools:
                 tool(f"O-{index}")
-            passhat.record_write(
-                "orders", {"id": index}, before={"status": "delivered"}, after={"status": "refunded"}
-            )
+            passhat.record_write("orders", {"id": index}, before={"status": "delivered"}, after={"status": "refunded"})
             ticket.resolve("resolved")
         latencies.append((time.perf_counter_ns() - started) / 1000)
         next_start += interval
@@ -254,8 +250,7 @@ def bench_outage(receiver: ReceiverProcess, healthy: float, outage: float, rate:
         "rate_tickets_per_s": rate,
         "spans_per_ticket": spans_per_ticket,
         "healthy": summary(healthy_latencies) | {"peak_rss_mb": round(peak_healthy / 2**20, 1)},
-        "collector_down": summary(down_latencies)
-        | {"seconds": outage, "peak_rss_mb": round(peak_down / 2**20, 1)},
+        "collector_down": summary(down_latencies) | {"seconds": outage, "peak_rss_mb": round(peak_down / 2**20, 1)},
         "spans_created": tickets_total * spans_per_ticket,
         "spans_dropped": after.dropped,
         "spans_queued_at_outage_end": during.queued,
@@ -273,9 +268,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=200.0, help="tickets per second during the outage run")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args()
-    rounds, calls, healthy, outage = (
-        (3, 1000, 2.0, 3.0) if args.quick else (10, 5000, args.outage, args.outage)
-    )
+    rounds, calls, healthy, outage = (3, 1000, 2.0, 3.0) if args.quick else (10, 5000, args.outage, args.outage)
     receiver = ReceiverProcess().start()
     try:
         cost = bench_tool_cost(receiver, rounds, calls)
@@ -298,9 +291,7 @@ def main() -> None:
     )
     print(f"  with content capture / bare OTel span: {cost['passhat_capture_vs_bare_otel']}x")
     o = outage_result
-    print(
-        f"collector outage at {o['rate_tickets_per_s']:.0f} tickets/s ({o['spans_per_ticket']} spans each):"
-    )
+    print(f"collector outage at {o['rate_tickets_per_s']:.0f} tickets/s ({o['spans_per_ticket']} spans each):")
     for phase in ("healthy", "collector_down"):
         p = o[phase]
         print(

@@ -218,9 +218,7 @@ class _StreamManagerProxy:
             otel_context.detach(token)  # type: ignore[arg-type]
         return self._stream
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
-    ) -> Any:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Any:
         self._close(exc)
         return await self._manager.__aexit__(exc_type, exc, tb)
 
@@ -238,9 +236,7 @@ def _start(runtime: Passhat | None, kwargs: dict[str, Any]) -> tuple[_ChatRecord
     if isinstance(max_tokens, int):
         attributes["gen_ai.request.max_tokens"] = max_tokens
     name = f"{semconv.OP_CHAT} {model}" if isinstance(model, str) else semconv.OP_CHAT
-    span = active.tracer.start_span(
-        name, kind=SpanKind.CLIENT, attributes=attributes, start_time=active.now()
-    )
+    span = active.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes, start_time=active.now())
     token = otel_context.attach(trace.set_span_in_context(span))
     return _ChatRecord(active, span, current_ticket()), token
 
@@ -252,9 +248,7 @@ def instrument(runtime: Passhat | None = None) -> Instrumentation:
     sync_stream = Messages.stream
     async_stream = AsyncMessages.stream
     if hasattr(sync_original, _PATCHED):
-        raise RuntimeError(
-            "passhat.instrument_anthropic is already active; call uninstrument() on its handle first"
-        )
+        raise RuntimeError("passhat.instrument_anthropic is already active; call uninstrument() on its handle first")
 
     @functools.wraps(sync_original)
     def create(self: Messages, *args: Any, **kwargs: Any) -> Any:

@@ -82,15 +82,11 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting("api_key", "PASSHAT_API_KEY", None, _parse_text, "project key, sent as Authorization: Bearer"),
     Setting("environment", "PASSHAT_ENVIRONMENT", None, _parse_text, "deployment.environment.name"),
     Setting("source", "PASSHAT_SOURCE", "production", _parse_source, "default passhat.source of tickets"),
-    Setting(
-        "capture_content", "PASSHAT_CAPTURE_CONTENT", False, _parse_bool, "record messages, tool args/results"
-    ),
+    Setting("capture_content", "PASSHAT_CAPTURE_CONTENT", False, _parse_bool, "record messages, tool args/results"),
     Setting("redact", "PASSHAT_REDACT", True, _parse_bool, "apply the built-in redaction patterns"),
     Setting("sample_rate", "PASSHAT_SAMPLE_RATE", 1.0, _parse_rate, "share of production tickets traced"),
     Setting("send", "PASSHAT_SEND", True, _parse_bool, "export to the endpoint (false: no exporter)"),
-    Setting(
-        "max_queue_size", "PASSHAT_MAX_QUEUE_SIZE", 2048, _parse_positive_int, "spans held while exporting"
-    ),
+    Setting("max_queue_size", "PASSHAT_MAX_QUEUE_SIZE", 2048, _parse_positive_int, "spans held while exporting"),
     Setting(
         "max_export_batch_size",
         "PASSHAT_MAX_EXPORT_BATCH_SIZE",
@@ -105,9 +101,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         _parse_positive_float,
         "seconds between export batches",
     ),
-    Setting(
-        "export_timeout", "PASSHAT_EXPORT_TIMEOUT", 5.0, _parse_positive_float, "seconds per export request"
-    ),
+    Setting("export_timeout", "PASSHAT_EXPORT_TIMEOUT", 5.0, _parse_positive_float, "seconds per export request"),
     Setting(
         "max_content_length",
         "PASSHAT_MAX_CONTENT_LENGTH",

@@ -33,9 +33,7 @@ def result_outcome(result: Any) -> tuple[str, str | None]:
         texts: list[Any] = [getattr(block, "text", None) for block in result.content]
     elif isinstance(result, Mapping):
         is_error, structured = result.get("isError") is True, result.get("structuredContent")
-        texts = [
-            block.get("text") if isinstance(block, Mapping) else None for block in result.get("content") or ()
-        ]
+        texts = [block.get("text") if isinstance(block, Mapping) else None for block in result.get("content") or ()]
     else:
         return ("empty", None) if result is None else ("ok", None)
     if is_error:

@@ -133,9 +133,7 @@ class OtlpReceiver:
         server.daemon_threads = True
         self.port = server.server_address[1]
         self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, args=(0.05,), name="otlp-receiver", daemon=True
-        )
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="otlp-receiver", daemon=True)
         self._thread.start()
         return self
 
@@ -165,9 +163,7 @@ class OtlpReceiver:
             if self.span_count >= count:
                 return self.spans
             time.sleep(0.01)
-        raise AssertionError(
-            f"expected {count} spans at the receiver within {timeout}s, got {self.span_count}"
-        )
+        raise AssertionError(f"expected {count} spans at the receiver within {timeout}s, got {self.span_count}")
 
     def __enter__(self) -> OtlpReceiver:
         return self.start()

@@ -73,9 +73,7 @@ BUILTIN_RULES: tuple[_Rule, ...] = (
     _Rule("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")),
     _Rule(
         "phone",
-        re.compile(
-            r"(?<![\w+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){2,4}(?!\w)"
-        ),
+        re.compile(r"(?<![\w+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){2,4}(?!\w)"),
         _phone,
     ),
 )
@@ -121,9 +119,7 @@ class Redactor:
             try:
                 compiled.append(re.compile(pattern))
             except re.error as exc:
-                raise ValueError(
-                    f"redact pattern {pattern!r} is not a valid regular expression: {exc}"
-                ) from None
+                raise ValueError(f"redact pattern {pattern!r} is not a valid regular expression: {exc}") from None
         return cls(builtin=builtin, patterns=tuple(compiled), callback=callback)
 
     @property
@@ -144,9 +140,7 @@ class Redactor:
                 logger.warning("passhat: redact_callback raised %r; the value was withheld", exc)
                 return "[REDACTED:callback_error]"
             if not isinstance(result, str):
-                logger.warning(
-                    "passhat: redact_callback returned %s, not str; the value was withheld", type(result)
-                )
+                logger.warning("passhat: redact_callback returned %s, not str; the value was withheld", type(result))
                 return "[REDACTED:callback_error]"
             value = result
         return value

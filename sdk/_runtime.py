@@ -204,8 +204,7 @@ def configure(
     redactor = Redactor.build(builtin=settings["redact"], patterns=redact_patterns, callback=redact_callback)
     if tracer_provider is not None and not isinstance(tracer_provider, trace.TracerProvider):
         raise ConfigurationError(
-            "passhat: tracer_provider must be an OpenTelemetry TracerProvider, "
-            f"got {type(tracer_provider).__name__}"
+            f"passhat: tracer_provider must be an OpenTelemetry TracerProvider, got {type(tracer_provider).__name__}"
         )
     owns_provider = tracer_provider is None
     want_send = resolve("send", send) if owns_provider else bool(send)
@@ -261,8 +260,7 @@ def _add_processor(provider: trace.TracerProvider, processor: SpanProcessor) -> 
     add = getattr(provider, "add_span_processor", None)
     if add is None:
         raise ConfigurationError(
-            "passhat: this tracer_provider cannot take span processors; "
-            "pass an opentelemetry-sdk TracerProvider"
+            "passhat: this tracer_provider cannot take span processors; pass an opentelemetry-sdk TracerProvider"
         )
     add(processor)
 

@@ -202,8 +202,7 @@ def instrument(engine: Any, runtime: Passhat | None = None) -> Instrumentation:
     sync_engine = getattr(engine, "sync_engine", engine)  # an AsyncEngine wraps a sync one
     if not isinstance(sync_engine, Engine):
         raise TypeError(
-            "passhat.instrument_sqlalchemy expects a SQLAlchemy Engine or AsyncEngine, "
-            f"got {type(engine).__name__}"
+            f"passhat.instrument_sqlalchemy expects a SQLAlchemy Engine or AsyncEngine, got {type(engine).__name__}"
         )
     tracer = _SqlAlchemyTracer(sync_engine, runtime)
     listeners: list[tuple[Any, str, Any]] = [

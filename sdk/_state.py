@@ -24,9 +24,7 @@ def _require_mapping(name: str, value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise TypeError(
-            f"passhat.record_write: {name} must be a dict of column -> value, got {type(value).__name__}"
-        )
+        raise TypeError(f"passhat.record_write: {name} must be a dict of column -> value, got {type(value).__name__}")
     return dict(value)
 
 
@@ -112,9 +110,7 @@ def record_write(
     if op is None:
         op = _infer_op(before_map, after_map)
     elif op not in semconv.WRITE_OPS:
-        raise ValueError(
-            f"passhat.record_write: op must be one of {', '.join(semconv.WRITE_OPS)}, got {op!r}"
-        )
+        raise ValueError(f"passhat.record_write: op must be one of {', '.join(semconv.WRITE_OPS)}, got {op!r}")
     if not trace.get_current_span().is_recording():
         return
     emit(

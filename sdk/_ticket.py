@@ -20,9 +20,7 @@ from passhat._sampling import is_sampled
 if TYPE_CHECKING:
     from passhat._runtime import Passhat
 
-_current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar(
-    "passhat_ticket", default=None
-)
+_current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("passhat_ticket", default=None)
 
 
 def current_ticket() -> Ticket | None:
@@ -86,9 +84,7 @@ class Ticket:
         if self.source not in semconv.SOURCES:
             raise ValueError(f"passhat.ticket: source must be 'production' or 'sandbox', got {self.source!r}")
         if intent is not None and not isinstance(intent, Mapping):
-            raise TypeError(
-                f"passhat.ticket: intent must be a dict of parameters, got {type(intent).__name__}"
-            )
+            raise TypeError(f"passhat.ticket: intent must be a dict of parameters, got {type(intent).__name__}")
         self.intent: dict[str, Any] = dict(intent or {})
         self.outcome: str | None = None
         self._attributes: dict[str, Any] = {
@@ -187,9 +183,7 @@ class Ticket:
             return
         attributes: dict[str, Any] = {}
         if self.runtime.capture_content:
-            attributes[semconv.MESSAGE_CONTENT] = cap(
-                self.runtime.redactor.text(text), self.runtime.max_content_length
-            )
+            attributes[semconv.MESSAGE_CONTENT] = cap(self.runtime.redactor.text(text), self.runtime.max_content_length)
         self.span.add_event(event, attributes, timestamp=self.runtime.now())
 
     def resolve(self, outcome: str = "resolved") -> None:

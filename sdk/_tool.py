@@ -59,9 +59,7 @@ class _ToolSpan:
         except (TypeError, ValueError):
             self.signature = None
 
-    def start(
-        self, runtime: Passhat, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[trace.Span, object]:
+    def start(self, runtime: Passhat, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[trace.Span, object]:
         attributes = dict(self.base_attributes)
         ticket = current_ticket()
         if ticket is not None and ticket.pending_tool_calls:

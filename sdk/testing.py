@@ -88,16 +88,12 @@ class Capture:
         """The single finished span called ``name``; fails listing the names seen when not exactly one."""
         found = self.named(name)
         if len(found) != 1:
-            raise AssertionError(
-                f"expected one span {name!r}, found {len(found)} among {[s.name for s in self.spans]}"
-            )
+            raise AssertionError(f"expected one span {name!r}, found {len(found)} among {[s.name for s in self.spans]}")
         return found[0]
 
     def operation(self, operation: str) -> list[ReadableSpan]:
         """Spans whose ``gen_ai.operation.name`` is ``operation`` (``invoke_agent``, ``execute_tool``…)."""
-        return [
-            span for span in self.spans if (span.attributes or {}).get(semconv.OPERATION_NAME) == operation
-        ]
+        return [span for span in self.spans if (span.attributes or {}).get(semconv.OPERATION_NAME) == operation]
 
     def tickets(self) -> list[ReadableSpan]:
         """The ticket root spans."""
@@ -146,9 +142,7 @@ def capture(*, capture_content: bool = True, deterministic: bool = True, **optio
     """
     exporter = InMemorySpanExporter()
     previous = set_current(None)
-    extra: dict[str, Any] = (
-        {"id_generator": DeterministicIds(), "clock": StepClock()} if deterministic else {}
-    )
+    extra: dict[str, Any] = {"id_generator": DeterministicIds(), "clock": StepClock()} if deterministic else {}
     instance = configure(
         send=False,
         capture_content=capture_content,

@@ -37,9 +37,7 @@ def _message(model: str, wants_tool: bool) -> dict[str, Any]:
 
 def _events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     start = dict(message, content=[], stop_reason=None, usage={"input_tokens": 321, "output_tokens": 1})
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": start})
-    ]
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     events.append(("ping", {"type": "ping"}))
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":

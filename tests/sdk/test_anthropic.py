@@ -127,9 +127,7 @@ async def test_async_create_and_async_stream(
 ) -> None:
     client = anthropic.AsyncAnthropic(api_key="sk-test", base_url=api.url, max_retries=0)
     async with client, passhat.ticket("T-4", task_type="refund"):
-        await client.messages.create(
-            model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hello"}]
-        )
+        await client.messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hello"}])
         stream = await client.messages.create(
             model=MODEL, max_tokens=64, stream=True, messages=[{"role": "user", "content": "hello"}]
         )
@@ -189,9 +187,7 @@ async def test_the_async_stream_helper(
     client = anthropic.AsyncAnthropic(api_key="sk-test", base_url=api.url, max_retries=0)
     async with (
         client,
-        client.messages.stream(
-            model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hi"}]
-        ) as stream,
+        client.messages.stream(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hi"}]) as stream,
     ):
         message = await stream.get_final_message()
     assert message.stop_reason == "end_turn"

@@ -34,16 +34,14 @@ def test_each_snippet_runs(index: int, receiver: OtlpReceiver, tmp_path: pathlib
 
 def test_the_settings_table_lists_every_environment_variable() -> None:
     text = DOC.read_text()
-    for setting in passhat.SETTINGS:
+    for setting in passhat.CONFIG_SETTINGS:
         assert f"| `{setting.name}` | `{setting.env}`" in text, setting.name
 
 
 def test_the_attribute_reference_names_every_attribute_and_event() -> None:
     text = DOC.read_text()
     names = [
-        value
-        for key, value in vars(_attributes).items()
-        if key.isupper() and isinstance(value, str) and "." in value
+        value for key, value in vars(_attributes).items() if key.isupper() and isinstance(value, str) and "." in value
     ]
     missing = [name for name in names if f"`{name}`" not in text]
     assert missing == []

@@ -20,9 +20,7 @@ def test_the_example_adds_at_most_five_lines() -> None:
 
 
 @pytest.mark.slow
-def test_the_example_runs_and_its_traces_reach_the_collector(
-    receiver: OtlpReceiver, tmp_path: pathlib.Path
-) -> None:
+def test_the_example_runs_and_its_traces_reach_the_collector(receiver: OtlpReceiver, tmp_path: pathlib.Path) -> None:
     env = dict(os.environ, PASSHAT_ENDPOINT=receiver.url, PASSHAT_EXPORT_INTERVAL="0.05")
     done = subprocess.run(
         [sys.executable, str(EXAMPLE), "--db", str(tmp_path / "shop.db")],

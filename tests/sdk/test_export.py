@@ -13,15 +13,11 @@ from passhat.testing import OtlpReceiver
 
 @passhat.tool
 def refund(order_id: str, amount: float) -> dict[str, object]:
-    passhat.record_write(
-        "orders", {"id": order_id}, before={"status": "delivered"}, after={"status": "refunded"}
-    )
+    passhat.record_write("orders", {"id": order_id}, before={"status": "delivered"}, after={"status": "refunded"})
     return {"order_id": order_id, "refunded": amount}
 
 
-def test_spans_arrive_as_gzipped_protobuf_with_the_bearer_key(
-    live: passhat.Passhat, receiver: OtlpReceiver
-) -> None:
+def test_spans_arrive_as_gzipped_protobuf_with_the_bearer_key(live: passhat.Passhat, receiver: OtlpReceiver) -> None:
     with passhat.ticket("T-1", task_type="refund", intent={"order_id": "O-1"}) as t:
         refund("O-1", 12.5)
         t.resolve("resolved")

@@ -75,8 +75,7 @@ async def test_an_empty_result_is_an_empty_outcome(
     async with Client(server) as client:
         await client.call_tool("search_orders", {"customer": "ada"})
     outcomes = {
-        (s.attributes or {})["passhat.tool.outcome"]
-        for s in passhat_capture.named("execute_tool search_orders")
+        (s.attributes or {})["passhat.tool.outcome"] for s in passhat_capture.named("execute_tool search_orders")
     }
     assert outcomes == {"empty"}
 
@@ -122,9 +121,7 @@ async def test_over_stdio_the_server_process_continues_the_callers_trace(
     async with passhat.ticket("T-3", task_type="refund") as t, Client(params) as client:
         result = await client.call_tool("find_order", {"order_id": "O-1"})
     assert not result.is_error
-    (client_span,) = [
-        s for s in passhat_capture.named("execute_tool find_order") if s.kind is SpanKind.CLIENT
-    ]
+    (client_span,) = [s for s in passhat_capture.named("execute_tool find_order") if s.kind is SpanKind.CLIENT]
     (remote,) = [s for s in receiver.wait_for_spans(1, timeout=20) if s.name == "execute_tool find_order"]
     assert remote.trace_id == t.trace_id
     assert remote.parent_span_id == format(client_span.context.span_id, "016x")

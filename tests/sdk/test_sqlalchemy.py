@@ -84,9 +84,7 @@ def test_an_orm_update_records_only_the_changed_columns(engine: Engine, passhat_
     }
 
 
-def test_inserts_and_deletes_carry_the_full_row_and_composite_keys(
-    engine: Engine, passhat_capture: Capture
-) -> None:
+def test_inserts_and_deletes_carry_the_full_row_and_composite_keys(engine: Engine, passhat_capture: Capture) -> None:
     with passhat.ticket("T-2", task_type="exchange"), Session(engine) as session:
         session.add(OrderLine(order_id="O-1", line_no=2, sku="sku-2"))
         session.flush()
@@ -113,9 +111,7 @@ def test_an_autoincrement_key_is_known_in_the_insert_event(engine: Engine, passh
     assert write["after"]["email"] == "[REDACTED:email]"
 
 
-def test_rows_read_inside_a_ticket_are_recorded_once_as_before_images(
-    engine: Engine, passhat_capture: Capture
-) -> None:
+def test_rows_read_inside_a_ticket_are_recorded_once_as_before_images(engine: Engine, passhat_capture: Capture) -> None:
     with passhat.ticket("T-4", task_type="refund"), Session(engine) as session:
         session.scalars(select(Order)).all()
         session.expunge_all()
@@ -171,9 +167,7 @@ def test_core_dml_is_recorded_with_its_table_and_row_count(engine: Engine, passh
     orders = Order.__table__
     with passhat.ticket("T-6", task_type="bulk"), engine.begin() as conn:
         conn.execute(update(orders).where(orders.c.customer_id == 1).values(status="held"))
-        conn.execute(
-            insert(OrderLine.__table__), [{"order_id": "O-1", "line_no": n, "sku": "x"} for n in (5, 6)]
-        )
+        conn.execute(insert(OrderLine.__table__), [{"order_id": "O-1", "line_no": n, "sku": "x"} for n in (5, 6)])
         conn.execute(delete(OrderLine.__table__).where(OrderLine.__table__.c.line_no >= 5))
         conn.execute(text("UPDATE orders SET status = 'raw'"))  # raw SQL text: documented as not captured
     assert [(w["table"], w["op"], w["rowcount"]) for w in passhat_capture.state_writes()] == [
@@ -192,9 +186,7 @@ def test_orm_bulk_update_statements_are_recorded_once(engine: Engine, passhat_ca
     ]
 
 
-def test_uninstrument_stops_recording(
-    engine: Engine, tmp_path: pathlib.Path, passhat_capture: Capture
-) -> None:
+def test_uninstrument_stops_recording(engine: Engine, tmp_path: pathlib.Path, passhat_capture: Capture) -> None:
     other = create_engine(f"sqlite:///{tmp_path / 'other.db'}")
     Base.metadata.create_all(other)
     handle = passhat.instrument_sqlalchemy(other)
@@ -212,9 +204,7 @@ def test_instrumenting_something_that_is_not_an_engine_is_a_clear_error() -> Non
         passhat.instrument_sqlalchemy("sqlite:///x.db")
 
 
-async def test_an_async_engine_records_the_same_diffs(
-    tmp_path: pathlib.Path, passhat_capture: Capture
-) -> None:
+async def test_an_async_engine_records_the_same_diffs(tmp_path: pathlib.Path, passhat_capture: Capture) -> None:
     from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 
     engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'async.db'}")
