@@ -1,6 +1,7 @@
 """A small MCP server (mcp v2 MCPServer) instrumented by passhat, for the MCP tests in memory and on stdio.
 
-Run as a script it serves over stdio and exports its spans to ``PASSHAT_ENDPOINT``.
+Run as a script it serves over stdio (or streamable HTTP with ``--http PORT``) and exports its spans to
+``PASSHAT_ENDPOINT``.
 """
 
 from __future__ import annotations
@@ -30,8 +31,13 @@ def search_orders(customer: str) -> list[str]:
 
 
 if __name__ == "__main__":
+    import sys
+
     import passhat
 
     passhat.configure(service_name="shop-tools", export_interval=0.05)
     passhat.instrument_mcp(server=server)
-    server.run("stdio")
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # streamable HTTP on 127.0.0.1:<port>/mcp
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

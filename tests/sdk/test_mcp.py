@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import pathlib
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -148,3 +152,43 @@ async def test_several_handles_share_the_client_patch_until_the_last_is_removed(
 def test_a_server_that_is_not_an_mcp_server_is_a_clear_error() -> None:
     with pytest.raises(TypeError, match="server= must be an mcp MCPServer or Server"):
         passhat.instrument_mcp(server=object())
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+async def test_over_streamable_http_the_server_process_continues_the_callers_trace(
+    instrumented: passhat.Instrumentation, passhat_capture: Capture, receiver: OtlpReceiver
+) -> None:
+    port = _free_port()
+    env = dict(os.environ, PASSHAT_ENDPOINT=receiver.url)
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER_SCRIPT), "--http", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the MCP HTTP server did not start"
+                await asyncio.sleep(0.1)
+        async with passhat.ticket("T-4", task_type="refund") as t, Client(f"http://127.0.0.1:{port}/mcp") as client:
+            result = await client.call_tool("find_order", {"order_id": "O-1"})
+        assert not result.is_error
+        (client_span,) = passhat_capture.named("execute_tool find_order")
+        (remote,) = [s for s in receiver.wait_for_spans(1, timeout=20) if s.name == "execute_tool find_order"]
+        assert remote.trace_id == t.trace_id
+        assert remote.parent_span_id == format(client_span.context.span_id, "016x")
+        assert remote.kind == 2  # SPAN_KIND_SERVER on the wire
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
