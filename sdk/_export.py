@@ -5,8 +5,10 @@ from __future__ import annotations
 import collections
 import gzip
 import logging
+import os
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,14 +31,21 @@ class OtlpHttpExporter(SpanExporter):
 
         self.url = f"{endpoint.rstrip('/')}/v1/traces"
         self.timeout = timeout
-        self._session = requests.Session()
-        self._session.headers.update(
-            {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip", "User-Agent": "passhat"}
-        )
+        self._headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip", "User-Agent": "passhat"}
         if api_key:
-            self._session.headers["Authorization"] = f"Bearer {api_key}"
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._session = requests.Session()
+        self._session.headers.update(self._headers)
         self.last_error: str | None = None
         self._encoded: tuple[tuple[int, int, int], bytes] | None = None
+
+    def after_fork(self) -> None:
+        """In a forked child: a connection pool of its own (the parent's sockets are not ours to use)."""
+        import requests
+
+        self._session = requests.Session()
+        self._session.headers.update(self._headers)
+        self._encoded = None
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         import requests
@@ -117,6 +126,23 @@ class QueueingSpanProcessor(SpanProcessor):
         self._failing = False
         self._worker = threading.Thread(target=self._run, name="passhat-export", daemon=True)
         self._worker.start()
+        # A forked child (gunicorn, multiprocessing) inherits the queue but not the worker thread.
+        reinit = weakref.WeakMethod(self._after_fork_in_child)
+        os.register_at_fork(after_in_child=lambda: (method := reinit()) and method())
+
+    def _after_fork_in_child(self) -> None:
+        self._queue = collections.deque()  # the parent exports its own spans
+        self._lock = threading.Lock()
+        self._export_lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._failing = False
+        self._exported = self._dropped = self._dropped_this_outage = self._failed = 0
+        after_fork = getattr(self.exporter, "after_fork", None)
+        if callable(after_fork):
+            after_fork()
+        if not self._stopping:
+            self._worker = threading.Thread(target=self._run, name="passhat-export", daemon=True)
+            self._worker.start()
 
     # -- the agent's side: never blocks beyond a lock held for an append -------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
