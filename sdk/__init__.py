@@ -4,7 +4,8 @@ The SDK is what an agent imports. It stays light: OpenTelemetry and nothing heav
 (SQLAlchemy, MCP, Anthropic) is imported only when its ``instrument_*`` function is called.
 """
 
-from passhat._config import SETTINGS, ConfigurationError
+from passhat._config import SETTINGS as CONFIG_SETTINGS
+from passhat._config import ConfigurationError
 from passhat._export import ExportStats
 from passhat._instrument import Instrumentation, MissingExtraError
 from passhat._integrations import instrument_anthropic, instrument_mcp, instrument_sqlalchemy
@@ -18,7 +19,7 @@ from passhat._top import ticket
 from passhat._version import __version__
 
 __all__ = [
-    "SETTINGS",
+    "CONFIG_SETTINGS",
     "ConfigurationError",
     "ExportStats",
     "Instrumentation",

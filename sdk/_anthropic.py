@@ -158,6 +158,71 @@ class _AsyncStreamProxy:
         return getattr(self._stream, name)
 
 
+def _snapshot(stream: Any) -> Any:
+    """The message accumulated by a ``messages.stream()`` helper stream so far, if any."""
+    peek = getattr(stream, "_current_snapshot_or_none", None)
+    if callable(peek):
+        return peek()
+    try:
+        return stream.current_message_snapshot
+    except (AssertionError, AttributeError):
+        return None
+
+
+class _StreamManagerProxy:
+    """Wraps the manager ``messages.stream()`` returns: the span opens on enter and closes on exit."""
+
+    def __init__(self, manager: Any, runtime: Passhat | None, kwargs: dict[str, Any]) -> None:
+        self._manager = manager
+        self._runtime = runtime
+        self._kwargs = kwargs
+        self._record: _ChatRecord | None = None
+        self._stream: Any = None
+
+    def _open(self) -> tuple[_ChatRecord, object]:
+        record, token = _start(self._runtime, self._kwargs)
+        self._record = record
+        return record, token
+
+    def _close(self, exc: BaseException | None) -> None:
+        if self._record is None:
+            return
+        snapshot = _snapshot(self._stream) if self._stream is not None else None
+        if snapshot is not None:
+            self._record.message(snapshot)
+        self._record.finish(exc)
+
+    def __enter__(self) -> Any:
+        record, token = self._open()
+        try:
+            self._stream = self._manager.__enter__()
+        except BaseException as exc:
+            record.finish(exc)
+            raise
+        finally:
+            otel_context.detach(token)  # type: ignore[arg-type]
+        return self._stream
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Any:
+        self._close(exc)
+        return self._manager.__exit__(exc_type, exc, tb)
+
+    async def __aenter__(self) -> Any:
+        record, token = self._open()
+        try:
+            self._stream = await self._manager.__aenter__()
+        except BaseException as exc:
+            record.finish(exc)
+            raise
+        finally:
+            otel_context.detach(token)  # type: ignore[arg-type]
+        return self._stream
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Any:
+        self._close(exc)
+        return await self._manager.__aexit__(exc_type, exc, tb)
+
+
 def _start(runtime: Passhat | None, kwargs: dict[str, Any]) -> tuple[_ChatRecord, object]:
     active = runtime or current()
     model = kwargs.get("model")
@@ -177,9 +242,11 @@ def _start(runtime: Passhat | None, kwargs: dict[str, Any]) -> tuple[_ChatRecord
 
 
 def instrument(runtime: Passhat | None = None) -> Instrumentation:
-    """Patch ``Messages.create`` and ``AsyncMessages.create``; the handle restores them."""
+    """Patch ``create`` and ``stream`` of ``Messages`` and ``AsyncMessages``; the handle restores them."""
     sync_original = Messages.create
     async_original = AsyncMessages.create
+    sync_stream = Messages.stream
+    async_stream = AsyncMessages.stream
     if hasattr(sync_original, _PATCHED):
         raise RuntimeError("passhat.instrument_anthropic is already active; call uninstrument() on its handle first")
 
@@ -215,13 +282,25 @@ def instrument(runtime: Passhat | None = None) -> Instrumentation:
         record.finish()
         return result
 
+    @functools.wraps(sync_stream)
+    def stream(self: Messages, *args: Any, **kwargs: Any) -> Any:
+        return _StreamManagerProxy(sync_stream(self, *args, **kwargs), runtime, kwargs)
+
+    @functools.wraps(async_stream)
+    def async_stream_wrapper(self: AsyncMessages, *args: Any, **kwargs: Any) -> Any:
+        return _StreamManagerProxy(async_stream(self, *args, **kwargs), runtime, kwargs)
+
     setattr(create, _PATCHED, sync_original)
     setattr(async_create, _PATCHED, async_original)
     Messages.create = create  # type: ignore[method-assign]
     AsyncMessages.create = async_create  # type: ignore[method-assign]
+    Messages.stream = stream  # type: ignore[method-assign]
+    AsyncMessages.stream = async_stream_wrapper  # type: ignore[method-assign]
 
     def undo() -> None:
         Messages.create = sync_original  # type: ignore[method-assign]
         AsyncMessages.create = async_original  # type: ignore[method-assign]
+        Messages.stream = sync_stream  # type: ignore[method-assign]
+        AsyncMessages.stream = async_stream  # type: ignore[method-assign]
 
     return Instrumentation("anthropic", undo)

@@ -5,18 +5,16 @@ from __future__ import annotations
 import collections
 import gzip
 import logging
+import os
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-
-if TYPE_CHECKING:
-    import requests
 
 logger = logging.getLogger("passhat")
 
@@ -33,25 +31,44 @@ class OtlpHttpExporter(SpanExporter):
 
         self.url = f"{endpoint.rstrip('/')}/v1/traces"
         self.timeout = timeout
-        self._session: requests.Session = requests.Session()
-        self._session.headers.update(
-            {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip", "User-Agent": "passhat"}
-        )
+        self._headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip", "User-Agent": "passhat"}
         if api_key:
-            self._session.headers["Authorization"] = f"Bearer {api_key}"
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._session = requests.Session()
+        self._session.headers.update(self._headers)
         self.last_error: str | None = None
+        self._encoded: tuple[tuple[int, int, int], bytes] | None = None
+
+    def after_fork(self) -> None:
+        """In a forked child: a connection pool of its own (the parent's sockets are not ours to use)."""
+        import requests
+
+        self._session = requests.Session()
+        self._session.headers.update(self._headers)
+        self._encoded = None
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        import requests
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-        body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=5)
+        # A batch retried through an outage is the same spans each time: encode and compress it once.
+        key = (id(spans[0]), id(spans[-1]), len(spans)) if spans else None
+        if key is not None and self._encoded is not None and self._encoded[0] == key:
+            body = self._encoded[1]
+        else:
+            body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=1)
+            self._encoded = (key, body) if key is not None else None
         try:
             response = self._session.post(self.url, data=body, timeout=self.timeout)
+        except requests.ConnectionError:
+            self.last_error = "connection failed: is the collector running?"
+            return SpanExportResult.FAILURE
         except Exception as exc:  # any transport failure is a failed export, never an agent crash
-            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.last_error = f"{type(exc).__name__}: {str(exc)[:160]}"
             return SpanExportResult.FAILURE
         if response.ok:
             self.last_error = None
+            self._encoded = None
             return SpanExportResult.SUCCESS
         self.last_error = f"HTTP {response.status_code}: {response.text[:200]}"
         return SpanExportResult.FAILURE
@@ -109,6 +126,23 @@ class QueueingSpanProcessor(SpanProcessor):
         self._failing = False
         self._worker = threading.Thread(target=self._run, name="passhat-export", daemon=True)
         self._worker.start()
+        # A forked child (gunicorn, multiprocessing) inherits the queue but not the worker thread.
+        reinit = weakref.WeakMethod(self._after_fork_in_child)
+        os.register_at_fork(after_in_child=lambda: (method := reinit()) and method())
+
+    def _after_fork_in_child(self) -> None:
+        self._queue = collections.deque()  # the parent exports its own spans
+        self._lock = threading.Lock()
+        self._export_lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._failing = False
+        self._exported = self._dropped = self._dropped_this_outage = self._failed = 0
+        after_fork = getattr(self.exporter, "after_fork", None)
+        if callable(after_fork):
+            after_fork()
+        if not self._stopping:
+            self._worker = threading.Thread(target=self._run, name="passhat-export", daemon=True)
+            self._worker.start()
 
     # -- the agent's side: never blocks beyond a lock held for an append -------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:

@@ -35,8 +35,9 @@ def instrument_mcp(*, server: Any = None, runtime: Passhat | None = None) -> Ins
 
 
 def instrument_anthropic(*, runtime: Passhat | None = None) -> Instrumentation:
-    """Trace ``messages.create`` of the ``anthropic`` client (sync, async, ``stream=True``) as
-    ``chat {model}`` spans with token usage, stop reason and the tool_use ids that later tool spans link to.
+    """Trace ``messages.create`` (sync, async, ``stream=True``) and ``messages.stream()`` of the ``anthropic``
+    client as ``chat {model}`` spans with token usage, stop reason and the tool_use ids that later tool spans
+    link to.
 
     Needs ``pip install 'passhat[anthropic]'``. Returns a handle whose ``uninstrument()`` removes it.
     """

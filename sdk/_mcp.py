@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,19 +24,31 @@ _PATCHED = "__passhat_original__"
 
 
 def result_outcome(result: Any) -> tuple[str, str | None]:
-    """(outcome, error.type) of a tool result: ``error`` if ``isError``, ``empty`` if it carries nothing."""
+    """(outcome, error.type) of a tool result: ``error`` if ``isError``, ``empty`` if it carries nothing.
+
+    The client sees a ``CallToolResult``; server middleware sees the same result as its wire dict.
+    """
     if isinstance(result, CallToolResult):
-        if result.is_error:
-            return "error", "tool_error"
-        if result.structured_content:
-            return "ok", None
-        texts = [getattr(block, "text", None) for block in result.content]
-        if not result.content or all(isinstance(text, str) and _blank(text) for text in texts):
-            return "empty", None
-        return "ok", None
-    if isinstance(result, Mapping) and result.get("isError") is True:
+        is_error, structured = result.is_error, result.structured_content
+        texts: list[Any] = [getattr(block, "text", None) for block in result.content]
+    elif isinstance(result, Mapping):
+        is_error, structured = result.get("isError") is True, result.get("structuredContent")
+        texts = [block.get("text") if isinstance(block, Mapping) else None for block in result.get("content") or ()]
+    else:
+        return ("empty", None) if result is None else ("ok", None)
+    if is_error:
         return "error", "tool_error"
-    return ("empty", None) if result is None else ("ok", None)
+    if isinstance(structured, Mapping):
+        # MCPServer wraps a non-object return value as {"result": value}.
+        value = structured.get("result") if set(structured) == {"result"} else structured
+        return ("empty", None) if _empty_value(value) else ("ok", None)
+    if all(isinstance(text, str) and _blank(text) for text in texts):  # also true for no content at all
+        return "empty", None
+    return "ok", None
+
+
+def _empty_value(value: Any) -> bool:
+    return value is None or (isinstance(value, list | dict | str) and len(value) == 0)
 
 
 def _blank(text: str) -> bool:
@@ -46,7 +59,7 @@ def _blank(text: str) -> bool:
         value = json.loads(stripped)
     except ValueError:
         return False
-    return value is None or (isinstance(value, list | dict | str) and len(value) == 0)
+    return _empty_value(value)
 
 
 def _result_json(result: Any) -> Any:
@@ -92,10 +105,30 @@ def _finish(runtime: Passhat, span: trace.Span, result: Any) -> None:
     span.end(end_time=runtime.now())
 
 
+_client_lock = threading.Lock()
+_client_users = 0  # handles sharing the one client patch; the last one to go removes it
+
+
 def _patch_client(runtime: Passhat | None) -> Instrumentation:
+    global _client_users
+    with _client_lock:
+        _client_users += 1
+        if not hasattr(ClientSession.call_tool, _PATCHED):
+            _install_client_patch(runtime)
+
+    def undo() -> None:
+        global _client_users
+        with _client_lock:
+            _client_users -= 1
+            patched = ClientSession.call_tool
+            if _client_users == 0 and hasattr(patched, _PATCHED):
+                ClientSession.call_tool = getattr(patched, _PATCHED)  # type: ignore[method-assign]
+
+    return Instrumentation("mcp", undo)
+
+
+def _install_client_patch(runtime: Passhat | None) -> None:
     original = ClientSession.call_tool
-    if hasattr(original, _PATCHED):
-        raise RuntimeError("passhat.instrument_mcp is already active; call uninstrument() on its handle first")
 
     @functools.wraps(original)
     async def call_tool(
@@ -125,11 +158,6 @@ def _patch_client(runtime: Passhat | None) -> Instrumentation:
 
     setattr(call_tool, _PATCHED, original)
     ClientSession.call_tool = call_tool  # type: ignore[method-assign]
-
-    def undo() -> None:
-        ClientSession.call_tool = original  # type: ignore[method-assign]
-
-    return Instrumentation("mcp", undo)
 
 
 def _parent_context(meta: Mapping[str, Any]) -> Any:

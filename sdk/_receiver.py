@@ -133,7 +133,7 @@ class OtlpReceiver:
         server.daemon_threads = True
         self.port = server.server_address[1]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="otlp-receiver", daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="otlp-receiver", daemon=True)
         self._thread.start()
         return self
 

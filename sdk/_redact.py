@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 RedactCallback = Callable[[str], str]
+
+logger = logging.getLogger("passhat")
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -131,7 +134,15 @@ class Redactor:
         for pattern in self.patterns:
             value = pattern.sub("[REDACTED]", value)
         if self.callback is not None:
-            value = self.callback(value)
+            try:
+                result: object = self.callback(value)
+            except Exception as exc:  # fail closed: a broken hook must neither leak data nor crash the agent
+                logger.warning("passhat: redact_callback raised %r; the value was withheld", exc)
+                return "[REDACTED:callback_error]"
+            if not isinstance(result, str):
+                logger.warning("passhat: redact_callback returned %s, not str; the value was withheld", type(result))
+                return "[REDACTED:callback_error]"
+            value = result
         return value
 
     def value(self, value: Any) -> Any:

@@ -7,7 +7,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -18,6 +18,9 @@ from passhat._config import ConfigurationError, resolve
 from passhat._export import ExportStats, OtlpHttpExporter, QueueingSpanProcessor
 from passhat._redact import RedactCallback, Redactor
 from passhat._version import __version__
+
+if TYPE_CHECKING:
+    from passhat._ticket import Ticket
 
 logger = logging.getLogger("passhat")
 
@@ -61,11 +64,17 @@ class Passhat:
         """A timestamp for a span or event: the injected clock in tests, None (the SDK's clock) otherwise."""
         return self.clock() if self.clock is not None else None
 
-    def ticket(self, ticket_id: str, **kwargs: Any) -> Any:
-        """See :func:`passhat.ticket`."""
+    def ticket(self, ticket_id: str, **kwargs: Any) -> Ticket:
+        """Open a ticket traced by this instance (arguments as :func:`passhat.ticket`)."""
         from passhat._ticket import Ticket
 
         return Ticket(self, ticket_id, **kwargs)
+
+    def tool(self, func: Any = None, /, **kwargs: Any) -> Any:
+        """Decorate a tool traced by this instance (arguments as :func:`passhat.tool`)."""
+        from passhat._tool import tool
+
+        return tool(func, runtime=self, **kwargs) if func is not None else tool(runtime=self, **kwargs)
 
     def record_write(self, table: str, key: Any, **kwargs: Any) -> None:
         """See :func:`passhat.record_write`."""

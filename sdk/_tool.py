@@ -101,7 +101,7 @@ class _ToolSpan:
         span.end(end_time=runtime.now())
 
 
-def _wrap(func: F, name: str | None, empty: EmptyPredicate | None) -> F:
+def _wrap(func: F, name: str | None, empty: EmptyPredicate | None, bound: Passhat | None = None) -> F:
     if not callable(func):
         raise TypeError(f"passhat.tool decorates a function or method, got {type(func).__name__}")
     tool_span = _ToolSpan(func, name or str(getattr(func, "__name__", "tool")), empty)
@@ -110,7 +110,7 @@ def _wrap(func: F, name: str | None, empty: EmptyPredicate | None) -> F:
 
         @functools.wraps(func)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            runtime = current()
+            runtime = bound or current()
             span, token = tool_span.start(runtime, args, kwargs)
             try:
                 result = await func(*args, **kwargs)
@@ -126,7 +126,7 @@ def _wrap(func: F, name: str | None, empty: EmptyPredicate | None) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        runtime = current()
+        runtime = bound or current()
         span, token = tool_span.start(runtime, args, kwargs)
         try:
             result = func(*args, **kwargs)
@@ -142,15 +142,29 @@ def _wrap(func: F, name: str | None, empty: EmptyPredicate | None) -> F:
 
 
 @overload
-def tool(func: F, /) -> F: ...
+def tool(
+    func: F,
+    /,
+    *,
+    name: str | None = None,
+    empty: EmptyPredicate | None = None,
+    runtime: Passhat | None = None,
+) -> F: ...
 
 
 @overload
-def tool(*, name: str | None = None, empty: EmptyPredicate | None = None) -> Callable[[F], F]: ...
+def tool(
+    *, name: str | None = None, empty: EmptyPredicate | None = None, runtime: Passhat | None = None
+) -> Callable[[F], F]: ...
 
 
 def tool(
-    func: F | None = None, /, *, name: str | None = None, empty: EmptyPredicate | None = None
+    func: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    empty: EmptyPredicate | None = None,
+    runtime: Passhat | None = None,
 ) -> F | Callable[[F], F]:
     """Trace each call of an agent tool as an ``execute_tool {name}`` span (sync, async, functions, methods).
 
@@ -158,15 +172,16 @@ def tool(
     exception's ``error_type`` attribute if it has one, else its class name), ``empty`` when it returns None,
     an empty string or collection, or when ``empty(result)`` is true, else ``ok``. Arguments and result are
     recorded only with content capture on, redacted and length-capped. ``name`` defaults to the function's.
+    ``runtime`` binds the tool to one :class:`passhat.Passhat` instead of the global one.
     """
     if name is not None and (not isinstance(name, str) or not name):
         raise TypeError(f"passhat.tool: name must be a non-empty str, got {name!r}")
     if empty is not None and not callable(empty):
         raise TypeError("passhat.tool: empty must be a function taking the result and returning a bool")
     if func is not None:
-        return _wrap(func, name, empty)
+        return _wrap(func, name, empty, runtime)
 
     def decorate(inner: F) -> F:
-        return _wrap(inner, name, empty)
+        return _wrap(inner, name, empty, runtime)
 
     return decorate

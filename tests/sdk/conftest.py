@@ -35,5 +35,5 @@ def live(receiver: OtlpReceiver) -> Iterator[passhat.Passhat]:
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for setting in passhat.SETTINGS:
+    for setting in passhat.CONFIG_SETTINGS:
         monkeypatch.delenv(setting.env, raising=False)

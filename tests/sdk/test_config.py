@@ -14,7 +14,7 @@ from passhat.testing import OtlpReceiver
 
 
 def test_every_setting_has_a_passhat_environment_variable() -> None:
-    assert all(setting.env == f"PASSHAT_{setting.name.upper()}" for setting in passhat.SETTINGS)
+    assert all(setting.env == f"PASSHAT_{setting.name.upper()}" for setting in passhat.CONFIG_SETTINGS)
 
 
 def test_environment_variables_are_the_fallback(monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver) -> None:

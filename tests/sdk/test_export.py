@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 import pytest
@@ -101,3 +102,36 @@ def test_shutdown_flushes_what_is_queued(receiver: OtlpReceiver) -> None:
         pass
     instance.shutdown()
     assert [span.name for span in receiver.spans] == ["invoke_agent"]
+
+
+def test_a_forked_child_exports_its_own_spans(receiver: OtlpReceiver) -> None:
+    instance = passhat.configure(endpoint=receiver.url, export_interval=0.05, make_global=False)
+    try:
+        with instance.ticket("T-parent", task_type="refund"):
+            pass
+        with instance.ticket("T-parent-queued", task_type="refund"):
+            pass  # still queued at the fork: only the parent may export it
+        pid = os.fork()
+        if pid == 0:  # the child: trace one ticket; its own export worker must deliver it without a flush
+            ok = False
+            try:
+                with instance.ticket("T-child", task_type="refund"):
+                    pass
+                deadline = time.monotonic() + 10
+                while not ok and time.monotonic() < deadline:
+                    stats = instance.stats()
+                    ok = stats is not None and stats.exported == 1
+                    time.sleep(0.02)
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert instance.flush(timeout=10)
+        spans = receiver.wait_for_spans(3)
+        assert sorted(str(s.attributes["passhat.ticket.id"]) for s in spans) == [
+            "T-child",
+            "T-parent",
+            "T-parent-queued",
+        ]
+    finally:
+        instance.shutdown()

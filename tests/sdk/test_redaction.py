@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import passhat
 from passhat.testing import OtlpReceiver
@@ -77,3 +79,40 @@ def test_the_exported_bytes_contain_none_of_the_planted_secrets(receiver: OtlpRe
     for secret in [*SECRETS.values(), "VIP-1234"]:
         assert secret.encode() not in wire, secret
     assert b"4111111111111111" not in wire
+
+
+def test_a_failing_callback_withholds_the_value_instead_of_crashing_the_agent() -> None:
+    def broken(text: str) -> str:
+        raise RuntimeError("bug in the hook")
+
+    redactor = passhat.Redactor.build(callback=broken)
+    assert redactor.text("anything at all") == "[REDACTED:callback_error]"
+
+
+def _luhn_complete(prefix: str) -> str:
+    """``prefix`` plus the check digit that makes it pass the Luhn test."""
+    for digit in "0123456789":
+        candidate = prefix + digit
+        total = 0
+        for index, char in enumerate(reversed(candidate)):
+            value = int(char) * (2 if index % 2 else 1)
+            total += value - 9 if value > 9 else value
+        if total % 10 == 0:
+            return candidate
+    raise AssertionError("unreachable: one check digit always fits")
+
+
+@given(st.text(alphabet="0123456789", min_size=14, max_size=14), st.sampled_from(["", " ", "-"]))
+def test_any_luhn_valid_card_number_is_redacted_whatever_its_separators(prefix: str, separator: str) -> None:
+    number = _luhn_complete("4" + prefix)
+    written = separator.join(number[i : i + 4] for i in range(0, 16, 4))
+    assert passhat.Redactor().text(f"pay with {written} today") == "pay with [REDACTED:card] today"
+
+
+@given(
+    st.from_regex(r"[a-z][a-z0-9._]{0,15}", fullmatch=True),
+    st.from_regex(r"[a-z][a-z0-9-]{0,10}\.(com|org|io|co\.uk)", fullmatch=True),
+)
+def test_any_email_address_is_redacted(local: str, domain: str) -> None:
+    redacted = passhat.Redactor().text(f"write to {local}@{domain} please")
+    assert redacted == "write to [REDACTED:email] please"

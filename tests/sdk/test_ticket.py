@@ -117,3 +117,31 @@ def test_passhat_works_unconfigured_without_exporting() -> None:
     with passhat.ticket("T-7", task_type="refund") as t:
         assert ping() == "pong"
         t.resolve("resolved")
+
+
+async def test_concurrent_tickets_keep_their_own_spans_and_pending_tool_calls(passhat_capture: Capture) -> None:
+    import asyncio
+
+    @passhat.tool
+    async def lookup(ticket_id: str) -> str:
+        await asyncio.sleep(0.001)
+        return ticket_id
+
+    async def handle(index: int) -> None:
+        async with passhat.ticket(f"T-{index}", task_type="refund") as t:
+            t.expect_tool_calls([("lookup", f"call-{index}")])
+            await asyncio.sleep(0.001 * (index % 3))
+            await lookup(f"T-{index}")
+            await asyncio.to_thread(passhat.record_write, "orders", {"id": index}, after={"n": index})
+
+    await asyncio.gather(*(handle(index) for index in range(20)))
+    tickets = {span.context.trace_id: span for span in passhat_capture.tickets()}
+    assert len(tickets) == 20
+    for tool in passhat_capture.tools():
+        ticket = tickets[tool.context.trace_id]
+        ticket_id = str((ticket.attributes or {})["passhat.ticket.id"])
+        assert (tool.attributes or {})["gen_ai.tool.call.id"] == f"call-{ticket_id[2:]}"
+    for ticket in tickets.values():
+        (write,) = [e for e in ticket.events if e.name == "passhat.state_write"]
+        index = int(str((ticket.attributes or {})["passhat.ticket.id"])[2:])
+        assert (write.attributes or {})["passhat.state_write.key"] == f'{{"id":{index}}}'

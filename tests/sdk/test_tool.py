@@ -141,3 +141,23 @@ def test_tool_spans_claim_the_call_ids_the_model_asked_for(passhat_capture: Capt
 def test_decorating_something_that_is_not_callable_is_a_clear_error() -> None:
     with pytest.raises(TypeError, match="decorates a function"):
         passhat.tool(42)  # type: ignore[call-overload]
+
+
+def test_a_non_global_instance_traces_its_own_tools_and_tickets(passhat_capture: Capture) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    own = passhat.configure(tracer_provider=provider, make_global=False)
+
+    @own.tool(name="lookup")
+    def lookup(key: str) -> str:
+        return key
+
+    with own.ticket("T-1", task_type="refund", source="sandbox"):
+        lookup("k")
+    assert [span.name for span in exporter.get_finished_spans()] == ["execute_tool lookup", "invoke_agent"]
+    assert passhat_capture.spans == []
