@@ -230,6 +230,7 @@ async def identify_customer(
     run: ReferenceRun,
     by_email: tuple[str, str] = ("find_customer_by_email", "email"),
     by_name: tuple[str, tuple[str, ...]] = ("find_customer_by_name_zip", ("first_name", "last_name", "zip")),
+    id_key: str = "customer_id",
 ) -> str | None:
     """Identify the customer (email first, then name and zip); None when the plan skips it (a flaw).
 
@@ -260,7 +261,7 @@ async def identify_customer(
         found = await run.call(name_tool, arguments)
     if not found.ok:
         await run.finish("I'm sorry, I could not verify your identity, so I cannot help with this request.")
-    return str(found.data["customer_id"])
+    return str(found.data[id_key])
 
 
 def _broken(arguments: Mapping[str, Any]) -> dict[str, Any]:
