@@ -94,15 +94,23 @@ def serve_domain(
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
 
 
-def summarize(results: list[TrialResult], k: int) -> list[dict[str, Any]]:
-    """Per task type: tickets, trials, pass@1, pass@k, pass^k with CIs, and failure signature counts."""
+def summarize(
+    results: list[TrialResult], k: int, *, price_in: float | None = None, price_out: float | None = None
+) -> list[dict[str, Any]]:
+    """Per task type: tickets, trials, pass@1, pass@k, pass^k with CIs, signature counts, tokens and cost.
+
+    `price_in` / `price_out` are the model's prices in USD per million input / output tokens.
+    """
     by_type: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
     signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    tokens: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
     for result in results:
         key = (result.scenario.domain, result.scenario.task_type)
         by_type[key].setdefault(result.scenario.scenario_id, []).append(result.passed)
         if result.signature is not None:
             signatures[key][result.signature.label] += 1
+        tokens[key][0] += result.usage.input_tokens
+        tokens[key][1] += result.usage.output_tokens
     rows = []
     for key in sorted(by_type):
         tickets = by_type[key]
@@ -116,8 +124,12 @@ def summarize(results: list[TrialResult], k: int) -> list[dict[str, Any]]:
                 **{name: summary[name] for name in ("tickets", "trials_per_ticket")},
                 **{name: summary[name] for name in ("pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci")},
                 "signatures": dict(sorted(signatures[key].items())),
+                "input_tokens": tokens[key][0],
+                "output_tokens": tokens[key][1],
             }
         )
+        if price_in is not None and price_out is not None:
+            rows[-1]["cost_usd"] = round((tokens[key][0] * price_in + tokens[key][1] * price_out) / 1e6, 6)
     return rows
 
 
@@ -135,10 +147,14 @@ def replay_domain(
     model: str | None,
     seed: int,
     as_json: bool,
+    price_in: float | None = None,
+    price_out: float | None = None,
 ) -> None:
     """`passhat replay --domain D`: run generated scenarios k times each and print the reliability table."""
     if scenarios < 1 or k < 1 or parallel < 1:
         fail("--scenarios, --k and --parallel must be at least 1")
+    if (price_in is None) != (price_out is None) or min(price_in or 0.0, price_out or 0.0) < 0:
+        fail("give both --price-in and --price-out (USD per million tokens, not negative)")
     if flaws not in ("off", "default"):
         fail(f"--flaws must be off or default, got {flaws!r}")
     if transport not in TRANSPORTS:
@@ -158,7 +174,7 @@ def replay_domain(
             )
     except DomainError as exc:
         fail(str(exc))
-    rows = summarize(results, k)
+    rows = summarize(results, k, price_in=price_in, price_out=price_out)
     label = "reference (offline simulation)" if agent == "reference" else agent
     if as_json:
         emit_json({"task_types": rows, "k": k, "agent": label, "flaws": flaws})
@@ -191,6 +207,8 @@ def replay(
     transport: Annotated[str, typer.Option(help="MCP transport: memory, stdio or http.")] = "memory",
     model: Annotated[str | None, typer.Option(help="Claude model for anthropic agent/customer.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the data and the scenario draw.")] = 0,
+    price_in: Annotated[float | None, typer.Option(help="USD per million input tokens, for the cost.")] = None,
+    price_out: Annotated[float | None, typer.Option(help="USD per million output tokens, for the cost.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Run k trials per scenario and print per-task-type pass@1, pass@k and pass^k with signature counts."""
@@ -207,4 +225,6 @@ def replay(
         model=model,
         seed=seed,
         as_json=as_json,
+        price_in=price_in,
+        price_out=price_out,
     )

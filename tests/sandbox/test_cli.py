@@ -47,6 +47,7 @@ def test_replay_prints_the_reliability_table_as_json() -> None:
     assert (row["tickets"], row["trials_per_ticket"]) == (4, 3)
     assert row["pass_at_1"] == row["pass_at_k"] == row["pass_hat_k"] == 1.0
     assert row["pass_hat_k_ci"] == [1.0, 1.0] and row["signatures"] == {}
+    assert (row["input_tokens"], row["output_tokens"]) == (0, 0) and "cost_usd" not in row
 
 
 @pytest.mark.parametrize(

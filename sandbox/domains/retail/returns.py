@@ -31,7 +31,7 @@ from passhat.sandbox.domains.retail.data import (
 # -- returns ------------------------------------------------------------------------------------------------
 
 
-def _return_candidates(connection: Connection, *, to_gift_card: bool) -> list[Intent]:
+def return_candidates(connection: Connection, *, to_gift_card: bool) -> list[Intent]:
     data = data_for(connection)
     found: list[Intent] = []
     for order_id in sorted_orders(data, data.returnable):
@@ -61,7 +61,7 @@ def _return_candidates(connection: Connection, *, to_gift_card: bool) -> list[In
     return found
 
 
-def _return_script(intent: Mapping[str, Any]) -> CustomerScript:
+def return_script(intent: Mapping[str, Any]) -> CustomerScript:
     names = " and ".join(intent["items"])
     return CustomerScript(
         goal=f"Return the {names} from order {intent['order_id']}, refund to {intent['refund_to']}.",
@@ -73,7 +73,7 @@ def _return_script(intent: Mapping[str, Any]) -> CustomerScript:
     )
 
 
-def _return_check(intent: Mapping[str, Any]) -> Check:
+def return_check(intent: Mapping[str, Any]) -> Check:
     return all_of(
         inserted(
             "returns",
@@ -90,7 +90,7 @@ def _return_check(intent: Mapping[str, Any]) -> Check:
     )
 
 
-def _exchange_candidates(connection: Connection) -> list[Intent]:
+def exchange_candidates(connection: Connection) -> list[Intent]:
     data = data_for(connection)
     found: list[Intent] = []
 
@@ -131,7 +131,7 @@ def _options_text(options: Mapping[str, Any]) -> str:
     return ", ".join(f"{key} {value}" for key, value in sorted(options.items()))
 
 
-def _exchange_script(intent: Mapping[str, Any]) -> CustomerScript:
+def exchange_script(intent: Mapping[str, Any]) -> CustomerScript:
     name = intent["items"][0]
     wanted = _options_text(intent["new_options"][name])
     return CustomerScript(
@@ -143,7 +143,7 @@ def _exchange_script(intent: Mapping[str, Any]) -> CustomerScript:
     )
 
 
-def _exchange_check(intent: Mapping[str, Any]) -> Check:
+def exchange_check(intent: Mapping[str, Any]) -> Check:
     return all_of(
         inserted(
             "exchanges",
@@ -161,7 +161,7 @@ def _exchange_check(intent: Mapping[str, Any]) -> Check:
     )
 
 
-def _multi_candidates(connection: Connection) -> list[Intent]:
+def multi_candidates(connection: Connection) -> list[Intent]:
     data = data_for(connection)
     found: list[Intent] = []
     for customer_id in sorted(data.customers):
@@ -192,7 +192,7 @@ def _multi_candidates(connection: Connection) -> list[Intent]:
     return found
 
 
-def _multi_script(intent: Mapping[str, Any]) -> CustomerScript:
+def multi_script(intent: Mapping[str, Any]) -> CustomerScript:
     parts = [f"the {r['items'][0]} from order {r['order_id']}" for r in intent["returns"]]
     return CustomerScript(
         goal=f"Return {' and '.join(parts)}, refunds to the original payment methods.",
@@ -202,7 +202,7 @@ def _multi_script(intent: Mapping[str, Any]) -> CustomerScript:
     )
 
 
-def _multi_check(intent: Mapping[str, Any]) -> Check:
+def multi_check(intent: Mapping[str, Any]) -> Check:
     parts: list[Check] = []
     for ret in intent["returns"]:
         parts.append(
@@ -220,7 +220,7 @@ def _multi_check(intent: Mapping[str, Any]) -> Check:
     return all_of(*parts, no_other_writes())
 
 
-def _expired_candidates(connection: Connection) -> list[Intent]:
+def expired_candidates(connection: Connection) -> list[Intent]:
     data = data_for(connection)
     found: list[Intent] = []
     for order_id in sorted_orders(data, data.expired):
@@ -238,5 +238,5 @@ def _expired_candidates(connection: Connection) -> list[Intent]:
     return found
 
 
-def _expired_check(intent: Mapping[str, Any]) -> Check:
+def expired_check(intent: Mapping[str, Any]) -> Check:
     return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"30[ -]day"]))
