@@ -114,3 +114,31 @@ def test_the_anthropic_agent_without_a_key_is_one_clear_error(monkeypatch: pytes
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(DomainError, match="set ANTHROPIC_API_KEY"):
         resolve_agent("anthropic")
+
+
+def test_replay_runs_claude_from_the_command_line(retail: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    intent = retail.scenarios("cancel_pending_order", 1)[0].intent  # the scenario the command will draw
+    order_id, reason = intent["order_id"], intent["reason"]
+    agent_turns = [
+        text_turn("Happy to help. Could you tell me the email on your account?"),
+        tool_turn("toolu_01", "find_customer_by_email", {"email": intent["email"]}),
+        tool_turn("toolu_02", "get_order", {"order_id": order_id}),
+        text_turn(f"I will cancel order {order_id} ({reason}) and refund it. Shall I proceed?"),
+        tool_turn("toolu_03", "cancel_pending_order", {"order_id": order_id, "reason": reason}),
+        text_turn(f"Order {order_id} is cancelled and refunded."),
+    ]
+    with messages_api(agent_turns, []) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        args = ["replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1"]
+        result = CliRunner().invoke(app, [*args, "--agent", "anthropic", "--model", "claude-test", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    (row,) = payload["task_types"]
+    assert payload["agent"] == "anthropic" and row["pass_at_1"] == 1.0
+    assert row["input_tokens"] == 100 * len(agent_turns)
+    assert all(request["model"] == "claude-test" for request in api.requests)
