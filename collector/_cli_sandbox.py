@@ -12,6 +12,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+import passhat
 from passhat.collector._console import ci_text, console, emit_json, fail, pct
 from passhat.collector.reliability import summarize_task_type
 from passhat.sandbox import (
@@ -149,6 +150,8 @@ def replay_domain(
     as_json: bool,
     price_in: float | None = None,
     price_out: float | None = None,
+    size: str = "small",
+    send_traces: bool = False,
 ) -> None:
     """`passhat replay --domain D`: run generated scenarios k times each and print the reliability table."""
     if scenarios < 1 or k < 1 or parallel < 1:
@@ -166,13 +169,20 @@ def replay_domain(
             agent, flaws=FlawConfig.default() if flaws == "default" else FlawConfig.off(), model=model
         )
         customer_factory = resolve_customer(customer, model=model)
-        with Sandbox(domain, seed=seed) as sandbox:
+        # With --send-traces every trial goes to the collector (PASSHAT_ENDPOINT) as a sandbox ticket.
+        runtime = passhat.configure(source="sandbox", make_global=False) if send_traces else None
+        with Sandbox(domain, seed=seed, size=size) as sandbox:
             chosen = sandbox.scenarios(task_type, scenarios, seed=seed)
             config = RunConfig(transport=transport, parallel=parallel)  # type: ignore[arg-type]
             results = asyncio.run(
-                run_trials(sandbox, chosen, k, agent_factory, customer_factory=customer_factory, config=config)
+                run_trials(
+                    sandbox, chosen, k, agent_factory, customer_factory=customer_factory, config=config, runtime=runtime
+                )
             )
-    except DomainError as exc:
+        if runtime is not None:
+            runtime.flush()
+            runtime.shutdown()
+    except (DomainError, passhat.ConfigurationError) as exc:
         fail(str(exc))
     rows = summarize(results, k, price_in=price_in, price_out=price_out)
     label = "reference (offline simulation)" if agent == "reference" else agent
@@ -207,6 +217,10 @@ def replay(
     transport: Annotated[str, typer.Option(help="MCP transport: memory, stdio or http.")] = "memory",
     model: Annotated[str | None, typer.Option(help="Claude model for anthropic agent/customer.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the data and the scenario draw.")] = 0,
+    size: Annotated[str, typer.Option(help="Seed size of the domain's data: small or default.")] = "small",
+    send_traces: Annotated[
+        bool, typer.Option("--send-traces", help="Export each trial's trace to PASSHAT_ENDPOINT.")
+    ] = False,
     price_in: Annotated[float | None, typer.Option(help="USD per million input tokens, for the cost.")] = None,
     price_out: Annotated[float | None, typer.Option(help="USD per million output tokens, for the cost.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -227,4 +241,6 @@ def replay(
         as_json=as_json,
         price_in=price_in,
         price_out=price_out,
+        size=size,
+        send_traces=send_traces,
     )

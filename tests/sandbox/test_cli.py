@@ -118,3 +118,18 @@ async def test_serve_answers_a_real_mcp_client_over_http(tmp_path: Path) -> None
         process.terminate()
         process.communicate(timeout=30)
     assert database.exists()
+
+
+def test_replay_sends_each_trial_to_the_collector_as_a_sandbox_ticket(monkeypatch: pytest.MonkeyPatch) -> None:
+    from passhat.testing import OtlpReceiver
+
+    with OtlpReceiver() as receiver:
+        monkeypatch.setenv("PASSHAT_ENDPOINT", receiver.url)
+        args = ["replay", "--domain", "retail", "--task-type", "change_pending_address", "--scenarios", "2", "--k", "2"]
+        result = CliRunner().invoke(app, [*args, "--flaws", "off", "--send-traces", "--json"])
+        assert result.exit_code == 0, result.output
+        tickets = [s for s in receiver.spans if s.attributes.get("gen_ai.operation.name") == "invoke_agent"]
+    assert len(tickets) == 4
+    assert {s.attributes["passhat.source"] for s in tickets} == {"sandbox"}
+    assert {s.attributes["passhat.trial.attempt"] for s in tickets} == {0, 1}
+    assert all(s.attributes["passhat.ticket.outcome"] == "passed" for s in tickets)
