@@ -11,6 +11,7 @@ from passhat.sandbox._toolkit import parse_error
 
 if TYPE_CHECKING:
     from mcp import Client
+    from sqlalchemy import Engine
 
     from passhat.checks import ToolCallRecord
     from passhat.sandbox._domain import CustomerScript, Domain, Scenario
@@ -65,7 +66,8 @@ ToolHook = Callable[[str, dict[str, Any], ToolResult], Awaitable[None]]
 
 
 class Toolbox:
-    """The agent's view of one trial's MCP tool server; records every call with its outcome."""
+    """The agent's view of one trial's backend: its MCP tool server (every call recorded with its outcome),
+    and its database engine for agents that use their backend directly."""
 
     def __init__(
         self,
@@ -74,8 +76,11 @@ class Toolbox:
         lookup_tools: frozenset[str],
         write_tools: frozenset[str],
         on_call: ToolHook | None = None,
+        engine: Engine | None = None,
     ) -> None:
         self._client = client
+        self.engine = engine
+
         self._lookup_tools = lookup_tools
         self._write_tools = write_tools
         self._on_call = on_call

@@ -183,6 +183,7 @@ async def run_trial(
                         lookup_tools=domain.lookup_tools,
                         write_tools=domain.write_tools,
                         on_call=trace.tool_called,
+                        engine=database.engine,
                     )
                     messages, reason, simulator_error, infra_error = await _converse(
                         agent, customer, tools, config, trace

@@ -107,3 +107,30 @@ async def test_trials_pass_over_real_stdio_and_http_transports(retail: Sandbox, 
         config=RunConfig(transport=transport),  # type: ignore[arg-type]
     )
     assert [(r.passed, r.record.termination_reason) for r in results] == [(True, "customer_stop")] * 3
+
+
+class DirectWriter:
+    """An agent that changes its backend through a database session, not through MCP tools."""
+
+    def __init__(self, context: TrialContext) -> None:
+        self.intent = context.scenario.intent  # a test double may peek; a real agent would ask
+
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        from sqlalchemy import update
+
+        from passhat.sandbox.domains.retail import models
+
+        assert tools.engine is not None
+        new = {f"ship_{key}": value for key, value in self.intent["address"].items()}
+        with tools.engine.begin() as connection:
+            connection.execute(
+                update(models.orders).where(models.orders.c.order_id == self.intent["order_id"]).values(**new)
+            )
+        return Message("agent", "Your order will ship to the new address.", final=True)
+
+
+async def test_an_agent_may_use_its_database_session_and_is_graded_on_state(retail: Sandbox) -> None:
+    scenarios = retail.scenarios("change_pending_address", 3)
+    results = await run_trials(retail, scenarios, 1, DirectWriter)
+    assert all(r.passed for r in results)
+    assert all(r.record.tool_calls == [] for r in results)
