@@ -66,8 +66,11 @@ ToolHook = Callable[[str, dict[str, Any], ToolResult], Awaitable[None]]
 
 
 class Toolbox:
-    """The agent's view of one trial's backend: its MCP tool server (every call recorded with its outcome),
-    and its database engine for agents that use their backend directly."""
+    """The agent's view of one trial's backend.
+
+    Its MCP tool server (`call`, `list_tools`, `client`; every call is recorded with its outcome) and its
+    database `engine`, for agents that use their backend directly rather than over MCP.
+    """
 
     def __init__(
         self,
