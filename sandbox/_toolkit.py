@@ -6,9 +6,15 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, TextContent
+try:
+    import sqlalchemy  # noqa: F401  (the trial databases)
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
+    from mcp_types import CallToolResult, TextContent
+except ModuleNotFoundError as exc:  # the first sandbox module to load: name the extra once, here
+    raise ModuleNotFoundError(
+        f"passhat.sandbox needs {exc.name}, which is not installed: pip install 'passhat[sandbox]'", name=exc.name
+    ) from None
 
 ToolErrorType = Literal["not_found", "precondition_failed", "not_allowed", "insufficient_funds", "invalid_argument"]
 TOOL_ERROR_TYPES: tuple[str, ...] = (

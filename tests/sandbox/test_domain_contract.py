@@ -76,3 +76,28 @@ def test_the_seed_generator_is_deterministic(tmp_path: object) -> None:
 def test_unknown_seed_size_is_one_clear_error() -> None:
     with pytest.raises(DomainError, match="no seed size 'huge'"):
         Sandbox("retail", size="huge")
+
+
+def test_a_missing_extra_names_the_install_to_run() -> None:
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'mcp' or name.startswith('mcp.'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "try:\n"
+        "    import passhat.sandbox\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert "pip install 'passhat[sandbox]'" in out
+
+
+def test_every_failure_mode_is_reachable_in_every_domain() -> None:
+    from passhat.sandbox import FAILURE_MODES
+
+    for name in available_domains():
+        reachable = set().union(*(task.failure_modes for task in load_domain(name).task_types.values()))
+        assert reachable == set(FAILURE_MODES), name
