@@ -17,6 +17,7 @@ from passhat.sandbox._domain import DomainError
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
+    from opentelemetry.trace import Tracer
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 END_TOKEN = "###STOP###"
@@ -33,6 +34,29 @@ def _client(client: AsyncAnthropic | None) -> AsyncAnthropic:
     if not os.environ.get("ANTHROPIC_API_KEY"):
         raise DomainError("set ANTHROPIC_API_KEY to run the anthropic agent or customer")
     return AsyncAnthropic()
+
+
+async def _create(tracer: Tracer | None, role: str, client: AsyncAnthropic, model: str, **request: Any) -> Any:
+    """One Messages API call, traced as a `chat {model}` span (GenAI conventions) when a tracer is given.
+
+    `passhat.participant` tells the agent's calls from the simulated customer's (`agent` / `customer`).
+    """
+    if tracer is None:
+        return await client.messages.create(model=model, **request)
+    with tracer.start_as_current_span(f"chat {model}") as span:
+        span.set_attribute("gen_ai.operation.name", "chat")
+        span.set_attribute("passhat.participant", role)
+        span.set_attribute("gen_ai.provider.name", "anthropic")
+        span.set_attribute("gen_ai.request.model", model)
+        response = await client.messages.create(model=model, **request)
+        span.set_attribute("gen_ai.response.model", response.model)
+        span.set_attribute("gen_ai.usage.input_tokens", response.usage.input_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", response.usage.output_tokens)
+        span.set_attribute("gen_ai.response.finish_reasons", [str(response.stop_reason)])
+        ids = [block.id for block in response.content if getattr(block, "type", "") == "tool_use"]
+        if ids:
+            span.set_attribute("passhat.chat.tool_call_ids", ids)
+        return response
 
 
 def _text(content: Sequence[Any]) -> str:
@@ -59,6 +83,7 @@ class AnthropicAgent:
         self._seen = 0
         self._tools: list[dict[str, Any]] | None = None
         self._max_tool_rounds = max_tool_rounds
+        self._tracer = context.tracer
 
     @classmethod
     def factory(
@@ -77,12 +102,15 @@ class AnthropicAgent:
                 self._messages.append({"role": "user", "content": message.text})
         self._seen = len(conversation)
         for _ in range(self._max_tool_rounds):
-            response = await self._client.messages.create(
-                model=self.model,
+            response = await _create(
+                self._tracer,
+                "agent",
+                self._client,
+                self.model,
                 max_tokens=_MAX_TOKENS,
                 system=self._system,
-                messages=self._messages,  # type: ignore[arg-type]
-                tools=self._tools,  # type: ignore[arg-type]
+                messages=self._messages,
+                tools=self._tools,
             )
             self.usage = self.usage + Usage(response.usage.input_tokens, response.usage.output_tokens)
             content = [block.model_dump(exclude_none=True) for block in response.content]
@@ -131,6 +159,7 @@ class LLMCustomer:
         )
         self._opening = script.opening
         self._messages: list[dict[str, Any]] = []
+        self._tracer = context.tracer
 
     @classmethod
     def factory(
@@ -141,11 +170,14 @@ class LLMCustomer:
         return lambda context: cls(context, model=model, client=shared)
 
     async def _say(self) -> Message:
-        response = await self._client.messages.create(
-            model=self.model,
+        response = await _create(
+            self._tracer,
+            "customer",
+            self._client,
+            self.model,
             max_tokens=_MAX_TOKENS,
             system=self._system,
-            messages=self._messages,  # type: ignore[arg-type]
+            messages=self._messages,
         )
         self.usage = self.usage + Usage(response.usage.input_tokens, response.usage.output_tokens)
         text = _text(response.content)

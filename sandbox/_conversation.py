@@ -11,6 +11,7 @@ from passhat.sandbox._toolkit import parse_error
 
 if TYPE_CHECKING:
     from mcp import Client
+    from opentelemetry.trace import Tracer
     from sqlalchemy import Engine
 
     from passhat.checks import ToolCallRecord
@@ -155,6 +156,8 @@ class TrialContext:
     scenario: Scenario
     attempt: int
     run_id: str
+    tracer: Tracer | None = None
+    """The trial's tracer (under its ticket span), for participants that trace their own work (LLM calls)."""
 
     @property
     def policy(self) -> str:

@@ -154,7 +154,7 @@ async def run_trial(
     started = time.perf_counter()
     database: TrialDatabase = sandbox.memory_copy() if config.transport != "stdio" else sandbox.file_copy()
     overhead = time.perf_counter() - started
-    context = TrialContext(domain, scenario, attempt, config.run_id)
+    context = TrialContext(domain, scenario, attempt, config.run_id, runtime.tracer)
     agent = agent_factory(context)
     customer = customer_factory(context)
     ticket = runtime.ticket(

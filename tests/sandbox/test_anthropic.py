@@ -7,7 +7,11 @@ import json
 import pytest
 from anthropic import AsyncAnthropic
 from messages_api import messages_api, text_turn, tool_turn
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import passhat
 from passhat.sandbox import RunConfig, Sandbox, run_trial
 from passhat.sandbox._anthropic import AnthropicAgent, LLMCustomer
 
@@ -38,6 +42,10 @@ async def test_claude_cancels_an_order_over_mcp_with_a_claude_customer(retail: S
         text_turn("Yes, please go ahead."),
         text_turn("Thank you! ###STOP###"),
     ]
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    runtime = passhat.configure(tracer_provider=provider, make_global=False)
     with messages_api(agent_turns, customer_turns) as api:
         client = AsyncAnthropic(api_key="test-key", base_url=api.url, max_retries=0)
         result = await run_trial(
@@ -47,8 +55,17 @@ async def test_claude_cancels_an_order_over_mcp_with_a_claude_customer(retail: S
             lambda context: AnthropicAgent(context, model="claude-test", client=client),
             customer_factory=lambda context: LLMCustomer(context, model="claude-test", client=client),
             config=RunConfig(),
+            runtime=runtime,
         )
         await client.close()
+    chats = [s for s in exporter.get_finished_spans() if s.name == "chat claude-test"]
+    assert len(chats) == len(api.requests)
+    agent_chats = [s for s in chats if s.attributes and s.attributes["passhat.participant"] == "agent"]
+    assert [
+        s.attributes["passhat.chat.tool_call_ids"]
+        for s in agent_chats
+        if s.attributes and "passhat.chat.tool_call_ids" in s.attributes
+    ] == [("toolu_01",), ("toolu_02",), ("toolu_03",)]
     assert result.passed, result.record.verdict
     assert result.record.termination_reason == "customer_stop"
     assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
