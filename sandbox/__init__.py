@@ -43,7 +43,7 @@ from passhat.sandbox._reference import (
 from passhat.sandbox._runner import RunConfig, TrialResult, run_trial, run_trials
 from passhat.sandbox._sandbox import Sandbox, TrialDatabase, build_database
 from passhat.sandbox._serve import TRANSPORTS, connect, serve
-from passhat.sandbox._toolkit import TOOL_ERROR_TYPES, ServerFactory, fail, ok
+from passhat.sandbox._toolkit import TOOL_ERROR_TYPES, ServerFactory, evaluate_arithmetic, fail, ok
 
 __all__ = [
     "DEFAULT_RATES",
@@ -80,6 +80,7 @@ __all__ = [
     "available_domains",
     "build_database",
     "connect",
+    "evaluate_arithmetic",
     "fail",
     "identify_customer",
     "load_domain",

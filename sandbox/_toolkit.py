@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -24,6 +26,35 @@ TOOL_ERROR_TYPES: tuple[str, ...] = (
     "insufficient_funds",
     "invalid_argument",
 )
+
+
+_BINARY: dict[type, Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    raise ValueError("only numbers, + - * / and parentheses are allowed")
+
+
+def evaluate_arithmetic(expression: str) -> float:
+    """The value of an arithmetic expression (numbers, + - * / and parentheses): every domain's calculator.
+
+    Raises ValueError, SyntaxError or ZeroDivisionError for anything else; a tool turns those into an error.
+    """
+    return _evaluate(ast.parse(expression, mode="eval"))
 
 
 def ok(data: Any) -> CallToolResult:

@@ -6,18 +6,15 @@ Tools enforce their preconditions the way a real backend does and return typed e
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import json
-import operator
-from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from sqlalchemy import Connection, Engine, Select, bindparam, insert, select, update
 
-from passhat.sandbox._toolkit import ServerFactory, fail, ok
+from passhat.sandbox._toolkit import ServerFactory, evaluate_arithmetic, fail, ok
 from passhat.sandbox.domains.retail import models as m
 
 LOOKUP_TOOLS = frozenset(
@@ -53,26 +50,6 @@ TOOL_NAMES = (
     "calculate",
 )
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
-
-_BINARY: dict[type, Callable[[float, float], float]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-}
-
-
-def _evaluate(node: ast.AST) -> float:
-    if isinstance(node, ast.Expression):
-        return _evaluate(node.body)
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
-        return float(node.value)
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        value = _evaluate(node.operand)
-        return -value if isinstance(node.op, ast.USub) else value
-    raise ValueError("only numbers, + - * / and parentheses are allowed")
 
 
 def days_since(date: str) -> int:
@@ -500,7 +477,7 @@ class RetailBackend:
     async def calculate(self, expression: str) -> CallToolResult:
         """Evaluate an arithmetic expression (numbers, + - * / and parentheses), rounded to 2 decimals."""
         try:
-            value = _evaluate(ast.parse(expression, mode="eval"))
+            value = evaluate_arithmetic(expression)
         except (SyntaxError, ValueError, ZeroDivisionError) as exc:
             return fail("invalid_argument", f"cannot evaluate {expression!r}: {exc}")
         return ok({"result": round(value, 2)})
