@@ -16,3 +16,7 @@ app = typer.Typer(
 app.command()(demo)
 app.command()(fit)
 app.command()(calc)
+
+from passhat.collector._cli_serve import register as _register_serve  # noqa: E402
+
+_register_serve(app)
