@@ -12,6 +12,7 @@ from passhat.collector.alerts._channels import (
 )
 from passhat.collector.alerts._delivery import DeliveryAttempt, RetryPolicy, deliver, deliver_to, outcomes
 from passhat.collector.alerts._evaluate import evaluate
+from passhat.collector.alerts._from_config import channels_from_config, retry_from_config, rules_from_config
 from passhat.collector.alerts._record import STATE_RULE, AlertLog, PeriodOutcome
 from passhat.collector.alerts._types import (
     EVERY_TASK_TYPE,
@@ -46,10 +47,13 @@ __all__ = [
     "SlackChannel",
     "TicketCounts",
     "WebhookChannel",
+    "channels_from_config",
     "deliver",
     "deliver_to",
     "email_message",
     "evaluate",
     "outcomes",
+    "retry_from_config",
+    "rules_from_config",
     "slack_body",
 ]

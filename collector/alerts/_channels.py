@@ -63,8 +63,8 @@ class WebhookChannel:
     """POST the notice's JSON payload (`AlertNotice.payload`) to a URL."""
 
     name: str
-    url: str
-    headers: Mapping[str, str] = field(default_factory=dict)
+    url: str = field(repr=False)  # may embed a token
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     timeout: float = 10.0
 
     @property
@@ -95,7 +95,7 @@ class SlackChannel:
     """POST a Slack-compatible body (`slack_body`) to an incoming-webhook URL."""
 
     name: str
-    url: str
+    url: str = field(repr=False)  # a Slack webhook URL is a secret
     timeout: float = 10.0
 
     @property
@@ -132,7 +132,7 @@ class EmailChannel:
     recipients: tuple[str, ...]
     port: int = 25
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     starttls: bool = False
     use_ssl: bool = False
     timeout: float = 10.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from passhat.collector.alerts._channels import Channel
@@ -99,9 +99,22 @@ class AlertLog:
         )
         self.store.add_alert_event(self.project, event)
 
-    def send(self, notice: AlertNotice, channels: Sequence[Channel], policy: RetryPolicy) -> list[DeliveryAttempt]:
+    def send(
+        self,
+        notice: AlertNotice,
+        channels: Sequence[Channel],
+        policy: RetryPolicy,
+        *,
+        on_attempt: Callable[[DeliveryAttempt], None] | None = None,
+    ) -> list[DeliveryAttempt]:
         """Deliver a notice, storing every attempt as it happens and then the notice itself."""
-        attempts = deliver(notice, channels, policy, on_attempt=lambda a: self.record_attempt(notice, a))
+
+        def record(attempt: DeliveryAttempt) -> None:
+            self.record_attempt(notice, attempt)
+            if on_attempt is not None:
+                on_attempt(attempt)
+
+        attempts = deliver(notice, channels, policy, on_attempt=record)
         self.record_notice(notice, attempts)
         return attempts
 
