@@ -74,9 +74,8 @@ def test(
     def show(attempt: DeliveryAttempt) -> None:
         if not as_json and not attempt.ok:
             more = " (will retry)" if attempt.retryable and attempt.attempt < policy.attempts else ""
-            console.print(
-                f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}", highlight=False
-            )
+            line = escape(f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}")
+            console.print(line, highlight=False, soft_wrap=True)
 
     opened = _open_log(settings.store_url(), settings.project) if record else None
     try:
