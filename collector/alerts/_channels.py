@@ -135,6 +135,7 @@ class EmailChannel:
     password: str | None = field(default=None, repr=False)
     starttls: bool = False
     use_ssl: bool = False
+    ca_file: str | None = None  # trust this CA bundle instead of the system ones (a private CA)
     timeout: float = 10.0
 
     @property
@@ -143,18 +144,17 @@ class EmailChannel:
 
     def send(self, notice: AlertNotice) -> None:
         message = email_message(notice, self.sender, self.recipients)
+        context = ssl.create_default_context(cafile=self.ca_file) if (self.use_ssl or self.starttls) else None
         try:
             smtp: smtplib.SMTP
-            if self.use_ssl:
-                smtp = smtplib.SMTP_SSL(
-                    self.host, self.port, timeout=self.timeout, context=ssl.create_default_context()
-                )
+            if context is not None and self.use_ssl:
+                smtp = smtplib.SMTP_SSL(self.host, self.port, timeout=self.timeout, context=context)
             else:
                 smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
             with smtp:
                 smtp.ehlo()
-                if self.starttls:
-                    smtp.starttls(context=ssl.create_default_context())
+                if context is not None and self.starttls:
+                    smtp.starttls(context=context)
                     smtp.ehlo()
                 if self.username is not None:
                     smtp.login(self.username, self.password or "")
@@ -166,6 +166,8 @@ class EmailChannel:
         except smtplib.SMTPResponseException as exc:
             text = exc.smtp_error.decode("utf-8", "replace") if isinstance(exc.smtp_error, bytes) else exc.smtp_error
             raise DeliveryError(f"SMTP {exc.smtp_code}: {text}", retryable=400 <= exc.smtp_code < 500) from exc
+        except ssl.SSLError as exc:  # a certificate problem does not fix itself on retry
+            raise DeliveryError(f"TLS failed: {exc}", retryable=False) from exc
         except (smtplib.SMTPException, OSError) as exc:
             raise DeliveryError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
         if refused:

@@ -60,7 +60,7 @@ def test(
     from passhat.collector._cli_config import default_config_path, load_or_exit
 
     settings = load_or_exit(config or default_config_path())
-    channels: list[Channel] = channels_from_config(settings.alerts)
+    channels: list[Channel] = channels_from_config(settings.alerts, base_dir=settings.base_dir)
     if not channels:
         fail("no alert channels are configured: add an [alerts.channels.<name>] table to the config")
     if channel:

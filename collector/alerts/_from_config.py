@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pathlib
+
 from passhat.collector.alerts._channels import Channel, EmailChannel, SlackChannel, WebhookChannel
 from passhat.collector.alerts._delivery import RetryPolicy
 from passhat.collector.alerts._types import AlertRule
@@ -31,8 +33,9 @@ def rules_from_config(config: AlertsConfig) -> list[AlertRule]:
     ]
 
 
-def channels_from_config(config: AlertsConfig) -> list[Channel]:
-    """The configured channels, by name."""
+def channels_from_config(config: AlertsConfig, *, base_dir: pathlib.Path | None = None) -> list[Channel]:
+    """The configured channels, by name; relative `ca_file` paths are taken from ``base_dir`` (the config's folder)."""
+    base = base_dir if base_dir is not None else pathlib.Path.cwd()
     timeout = config.retry.timeout_seconds
     channels: list[Channel] = []
     for name, ch in sorted(config.channels.items()):
@@ -48,6 +51,7 @@ def channels_from_config(config: AlertsConfig) -> list[Channel]:
                     password=ch.password,
                     starttls=ch.starttls,
                     use_ssl=ch.ssl,
+                    ca_file=None if ch.ca_file is None else str(base / pathlib.Path(ch.ca_file).expanduser()),
                     timeout=timeout,
                 )
             )

@@ -176,6 +176,7 @@ class EmailChannelConfig(_Table):
     password: str | None = None
     starttls: bool = False
     ssl: bool = False
+    ca_file: str | None = None
 
     @field_validator("sender")
     @classmethod

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import pathlib
 import socket
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -136,3 +138,47 @@ def store(tmp_path: pathlib.Path) -> Iterator[Store]:
     opened.ensure_project("shop")
     yield opened
     opened.close()
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A self-signed certificate for 127.0.0.1 (made with the openssl command line)."""
+
+    cert: pathlib.Path
+    key: pathlib.Path
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> Certificate:
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return Certificate(cert=cert, key=key)
+
+
+@pytest.fixture
+def tls_mailbox(certificate: Certificate) -> Iterator[Mailbox]:
+    """An SMTP server that requires STARTTLS and a login (over TLS only, as real servers do)."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(certificate.cert, certificate.key)
+    box = Mailbox(host="127.0.0.1", port=free_port())
+    controller = Controller(
+        _MailHandler(box),
+        hostname=box.host,
+        port=box.port,
+        tls_context=context,
+        require_starttls=True,
+        authenticator=_authenticate,
+        auth_required=True,
+    )
+    controller.start()
+    yield box
+    controller.stop()

@@ -15,7 +15,7 @@ from passhat.collector.alerts import (
     deliver_to,
 )
 
-from .receivers import Mailbox, Receiver, free_port
+from .receivers import Certificate, Mailbox, Receiver, free_port
 
 NOTICE = AlertNotice(
     alert_id="refunds-drop/refund:2026-W48",
@@ -138,3 +138,31 @@ def test_a_notice_goes_only_to_the_channels_its_rule_names(receiver: Receiver, m
     assert receiver.requests == [] and len(mailbox.messages) == 1
     everywhere = deliver(NOTICE, [webhook, mail], FAST)
     assert sorted(a.channel for a in everywhere) == ["mail", "ops"]
+
+
+def test_email_over_starttls_with_login(tls_mailbox: Mailbox, certificate: Certificate) -> None:
+    channel = EmailChannel(
+        "mail", tls_mailbox.host, "a@example.test", ("b@example.test",), port=tls_mailbox.port,
+        username="alerts", password="s3cret", starttls=True, ca_file=str(certificate.cert),
+    )  # fmt: skip
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert [a.ok for a in attempts] == [True], attempts
+    assert len(tls_mailbox.messages) == 1
+
+
+def test_an_untrusted_certificate_fails_without_retry(tls_mailbox: Mailbox) -> None:
+    channel = EmailChannel(
+        "mail", tls_mailbox.host, "a@example.test", ("b@example.test",), port=tls_mailbox.port,
+        username="alerts", password="s3cret", starttls=True,
+    )  # fmt: skip
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert len(attempts) == 1 and not attempts[0].retryable
+    assert "TLS failed" in (attempts[0].error or "") and "CERTIFICATE_VERIFY_FAILED" in (attempts[0].error or "")
+    assert tls_mailbox.messages == []
+
+
+def test_a_server_requiring_starttls_refuses_a_plain_session(tls_mailbox: Mailbox) -> None:
+    channel = EmailChannel("mail", tls_mailbox.host, "a@example.test", ("b@example.test",), port=tls_mailbox.port)
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert not attempts[-1].ok and "530" in (attempts[-1].error or "")
+    assert tls_mailbox.messages == []

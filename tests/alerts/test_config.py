@@ -163,6 +163,7 @@ def test_config_check_json() -> None:
     assert json.loads(result.stdout) == {"file": str(EXAMPLE), "valid": True, "problems": []}
 
 
+@pytest.mark.slow
 def test_config_check_exits_2_with_one_line_per_problem_and_no_traceback(tmp_path: pathlib.Path) -> None:
     bad = tmp_path / "passhat.toml"
     bad.write_text('[replay]\nk = 0\n[[alerts.rules]]\nname = "[bad]"\nkind = "drop"\n', encoding="utf-8")
