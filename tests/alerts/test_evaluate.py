@@ -172,3 +172,27 @@ def test_state_round_trips_through_json() -> None:
     result = evaluate([DROP, THRESHOLD], period("W5", refund=tickets(50, 10)), baseline, AlertState(), k=K)
     restored = AlertState.from_dict(json.loads(json.dumps(result.state.to_dict())))
     assert restored == result.state
+
+
+def test_counts_come_from_stored_trials_without_simulator_or_infra_errors() -> None:
+    import datetime as dt
+
+    from passhat.collector.alerts import counts_from_trials
+    from passhat.collector.store import TrialRow
+
+    at = dt.datetime(2026, 11, 23, tzinfo=dt.UTC)
+
+    def trial(ticket: str, task_type: str, attempt: int, passed: bool, **errors: str) -> TrialRow:
+        return TrialRow("run-1", ticket, task_type, attempt, passed, "agent_stop", at, 1.0, **errors)  # type: ignore[arg-type]
+
+    trials = [
+        trial("T1", "refund", 0, True),
+        trial("T1", "refund", 1, False),
+        trial("T1", "refund", 2, True, simulator_error="customer model timed out"),
+        trial("T2", "refund", 0, True),
+        trial("T3", "exchange", 0, False, infra_error="sandbox crashed"),
+    ]
+    counts = counts_from_trials("2026-W48", trials)
+    assert set(counts.task_types) == {"refund"}
+    assert list(counts.task_types["refund"].n) == [2, 1]  # type: ignore[arg-type]
+    assert list(counts.task_types["refund"].c) == [1, 1]  # type: ignore[arg-type]
