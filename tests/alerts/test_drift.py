@@ -166,3 +166,20 @@ def test_the_p_value_matches_exact_enumeration_of_every_split() -> None:
     test = detect_drop([5] * 4, current_c, [5] * 4, baseline_c, 5, min_tickets=4, permutations=20_000, confidence=0.5)
     assert test.p_value is not None
     assert test.p_value == pytest.approx(exact, abs=0.01)
+
+
+def test_traffic_weights_decide_how_much_a_task_type_counts() -> None:
+    # Task type "a" collapsed, "b" did not change; 60 tickets of each on both sides.
+    cur_c = [0] * 60 + [5] * 60
+    base_c = [5] * 60 + [5] * 60
+    strata = ["a"] * 60 + ["b"] * 60
+    n = [5] * 120
+
+    def run(weights: dict[str, float]) -> bool:
+        test = detect_drop(
+            n, cur_c, n, base_c, 5, min_drop=0.05, current_strata=strata, baseline_strata=strata, weights=weights
+        )
+        return test.dropped
+
+    assert run({"a": 0.9, "b": 0.1})
+    assert not run({"a": 0.01, "b": 0.99})  # a drop of 0.01 in the traffic-weighted pass^k is below min_drop
