@@ -42,8 +42,12 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{100.0 * value:.1f}%"
 
 
-def _gather(period: PeriodCounts, task_type: str | None) -> tuple[IntArray, IntArray, list[str]]:
-    """The counts of one task type, or of all task types with their labels as strata."""
+def _gather(period: PeriodCounts, task_type: str | None, k: int) -> tuple[IntArray, IntArray, list[str]]:
+    """The counts of one task type, or of all task types with their labels as strata.
+
+    Tickets with fewer than k usable trials (e.g. after simulator errors were left out) cannot estimate pass^k
+    and are left out.
+    """
     names = sorted(period.task_types) if task_type is None else [task_type]
     ns: list[IntArray] = []
     cs: list[IntArray] = []
@@ -53,6 +57,8 @@ def _gather(period: PeriodCounts, task_type: str | None) -> tuple[IntArray, IntA
         if counts is None:
             continue
         n, c = as_counts(counts.n, counts.c)
+        usable = n >= k
+        n, c = n[usable], c[usable]
         if n.size == 0:
             continue
         ns.append(n)
@@ -78,7 +84,7 @@ def _weighted_mean(values: FloatArray, labels: list[str], weights: dict[str, flo
 
 def _threshold(rule: AlertRule, current: PeriodCounts, task_type: str | None, k: int) -> _Measure:
     assert rule.threshold is not None  # enforced by AlertRule
-    n, c, labels = _gather(current, task_type)
+    n, c, labels = _gather(current, task_type, k)
     if n.size < rule.min_tickets:
         reason = f"too few tickets to decide: {n.size} (need {rule.min_tickets})"
         return _Measure(int(n.size), None, False, False, reason, {})
@@ -103,8 +109,8 @@ def _drop(
 ) -> _Measure:
     periods = [p for p in baseline if p.period not in excluded and p.period != current.period]
     periods = periods[: rule.baseline_periods]
-    n, c, labels = _gather(current, task_type)
-    parts = [_gather(p, task_type) for p in periods]
+    n, c, labels = _gather(current, task_type, k)
+    parts = [_gather(p, task_type, k) for p in periods]
     base_n = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     base_c = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     base_labels = [label for p in parts for label in p[2]]

@@ -196,3 +196,11 @@ def test_counts_come_from_stored_trials_without_simulator_or_infra_errors() -> N
     assert set(counts.task_types) == {"refund"}
     assert list(counts.task_types["refund"].n) == [2, 1]  # type: ignore[arg-type]
     assert list(counts.task_types["refund"].c) == [1, 1]  # type: ignore[arg-type]
+
+
+def test_tickets_with_fewer_than_k_usable_trials_are_left_out() -> None:
+    # 30 complete tickets (all pass) and 30 tickets cut to 3 trials by simulator errors (cannot estimate pass^5).
+    counts = TicketCounts(n=[K] * 30 + [3] * 30, c=[K] * 30 + [0] * 30)
+    result = evaluate([THRESHOLD], period("W1", refund=counts), [], AlertState(), k=K)
+    assert result.fire == []
+    assert result.decisions[0].value == 1.0 and "30 tickets" in result.decisions[0].reason
