@@ -37,23 +37,23 @@ from passhat.checks._values import values_equal
 from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
 
 # Plain sorted order (tests/test_public_api.py), not ruff's constants-first order.
-__all__ = [  # noqa: RUF022
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "NOT_AGENT_FAULT",
+    "SIGNATURES",
+    "TERMINATION_REASONS",
     "BuiltCheck",
     "ChangeLog",
     "ChangeLogError",
     "Check",
     "CheckContext",
     "Diagnostic",
-    "ENTRY_POINT_GROUP",
     "FailureSignature",
-    "NOT_AGENT_FAULT",
     "RowChange",
-    "SIGNATURES",
     "Snapshot",
     "SnapshotError",
     "SpecError",
     "StateDiff",
-    "TERMINATION_REASONS",
     "TableSnapshot",
     "ToolCallRecord",
     "TrialRecord",
