@@ -142,10 +142,17 @@ class AlertLog:
             self.save_state(evaluation.state)
         return PeriodOutcome(evaluation=evaluation, attempts=attempts, skipped=skipped)
 
-    def notices(self, *, since: dt.datetime | None = None, limit: int = 100) -> list[AlertEvent]:
-        """Stored notices (fired, resolved, test), newest first, without attempts and state rows."""
+    def notices(
+        self,
+        *,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        kinds: Sequence[str] = NOTICE_KINDS,
+        limit: int = 100,
+    ) -> list[AlertEvent]:
+        """Stored notices (by default fired, resolved and test) recorded in [since, until), newest first."""
         events = self.store.list_alert_events(self.project, since=since, limit=_LOOKBACK)
-        return [e for e in events if e.payload.get("kind") in NOTICE_KINDS][:limit]
+        return [e for e in events if e.payload.get("kind") in kinds and (until is None or e.fired_at < until)][:limit]
 
     def attempts(self, alert_id: str) -> list[AlertEvent]:
         """Stored delivery attempts of one notice, oldest first."""

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from passhat.collector.alerts import STATE_RULE, AlertLog, AlertRule, AlertState, RetryPolicy, WebhookChannel
+from passhat.collector.alerts import (
+    STATE_RULE,
+    AlertLog,
+    AlertRule,
+    AlertState,
+    EmailChannel,
+    RetryPolicy,
+    SlackChannel,
+    WebhookChannel,
+)
 from passhat.collector.store import Store
 
-from .receivers import Receiver
+from .receivers import Mailbox, Receiver
 from .test_evaluate import K, period, tickets
 
 RULE = AlertRule(name="floor", kind="threshold", task_type="refund", threshold=0.5, min_tickets=10)
@@ -76,3 +85,28 @@ def test_projects_do_not_share_alert_state(store: Store, receiver: Receiver) -> 
         [RULE], [WebhookChannel("ops", receiver.url)], FAST, period("W1", refund=tickets(40, 4)), [], k=K
     )
     assert AlertLog(store, "other").load_state() == AlertState()
+
+
+def test_a_drop_alert_reaches_slack_and_email_and_resolves(store: Store, receiver: Receiver, mailbox: Mailbox) -> None:
+    rule = AlertRule(name="refund-drop", kind="drop", task_type="refund", min_tickets=20, permutations=999)
+    channels = [
+        SlackChannel("slack", receiver.url),
+        EmailChannel("mail", mailbox.host, "passhat@example.test", ("oncall@example.test",), port=mailbox.port),
+    ]
+    log = AlertLog(store, "shop")
+    history = [period(f"W{i}", refund=tickets(50, 40)) for i in (4, 3, 2, 1)]
+    fired = log.run_period([rule], channels, FAST, period("W5", refund=tickets(50, 20)), history, k=K)
+    assert [n.kind for n in fired.evaluation.notices] == ["fired"]
+    history = [period("W5", refund=tickets(50, 20)), *history]
+    resolved = log.run_period([rule], channels, FAST, period("W6", refund=tickets(50, 41)), history, k=K)
+    assert [n.kind for n in resolved.evaluation.notices] == ["resolved"]
+
+    texts = [r["json"]["text"] for r in receiver.requests]
+    assert texts[0].startswith(":rotating_light: pass^5 of refund dropped from 80.0% to 40.0% in W5")
+    assert texts[1].startswith(":white_check_mark: pass^5 of refund recovered in W6")
+    subjects = [m.content.split(b"\r\n")[0] for m in mailbox.messages if isinstance(m.content, bytes)]
+    assert len(mailbox.messages) == 2 and all(b"Subject: [passhat]" in s for s in subjects)
+
+    assert [e.payload["kind"] for e in log.notices()] == ["resolved", "fired"]
+    assert [e.alert_id for e in log.notices(kinds=("fired",))] == ["refund-drop/refund:W5"]
+    assert all(e.deliveries == {"slack": "ok", "mail": "ok"} for e in log.notices())
