@@ -10,6 +10,7 @@ import numpy as np
 
 from passhat.collector.alerts._types import (
     EVERY_TASK_TYPE,
+    EXCLUDED_KEPT,
     AlertNotice,
     AlertRule,
     AlertState,
@@ -177,7 +178,9 @@ def evaluate(
     """Decide which alerts fire and which resolve in ``current``, given the earlier periods and the state.
 
     ``baseline`` lists earlier periods, newest first; a drop rule uses the newest ``baseline_periods`` of them
-    that were not in alert for its scope. Evaluating a period already evaluated returns nothing new.
+    that were not in alert for its scope, so pass more than ``baseline_periods`` (e.g. the last year) to keep a
+    long regression measured against the weeks before it. Evaluating a period already evaluated returns
+    nothing new.
     """
     if state.last_period == current.period:
         return Evaluation(fire=[], resolve=[], state=state, decisions=[], repeated=True)
@@ -226,7 +229,7 @@ def evaluate(
                 decisions.append(RuleDecision(rule.name, task_type, "resolved", m.reason, m.value))
                 continue
             if is_open or m.bad:
-                excluded[key] = (*excluded.get(key, ()), current.period)
+                excluded[key] = (*excluded.get(key, ()), current.period)[-EXCLUDED_KEPT:]
             if is_open:
                 decisions.append(RuleDecision(rule.name, task_type, "still_open", m.reason, m.value))
             elif m.bad and cooldown.get(key, 0) > 0:

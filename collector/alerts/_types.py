@@ -14,7 +14,7 @@ NoticeKind = Literal["fired", "resolved", "test"]
 #: `task_type` of a rule that applies to every task type separately (one alert per task type).
 EVERY_TASK_TYPE = "*"
 #: Periods kept per rule and scope as "in alert" (left out of drop baselines).
-_EXCLUDED_KEPT = 52
+EXCLUDED_KEPT = 52
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class AlertState:
             "last_period": self.last_period,
             "open": {key: alert.to_dict() for key, alert in sorted(self.open.items())},
             "cooldown": dict(sorted(self.cooldown.items())),
-            "excluded": {key: list(periods[-_EXCLUDED_KEPT:]) for key, periods in sorted(self.excluded.items())},
+            "excluded": {key: list(periods[-EXCLUDED_KEPT:]) for key, periods in sorted(self.excluded.items())},
         }
 
     @classmethod
