@@ -106,3 +106,60 @@ def test(
         console.print(table)
     if failed:
         raise typer.Exit(1)
+
+
+@alerts_app.command("history")
+def history(
+    config: Annotated[
+        str | None, typer.Option(help="The config file (default: $PASSHAT_CONFIG or ./passhat.toml).")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="How many notices to show, newest first.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the notices as JSON.")] = False,
+) -> None:
+    """Show the alerts recorded in the store (fired, resolved, test) and how each delivery went."""
+    from passhat.collector._cli_config import default_config_path, load_or_exit
+
+    settings = load_or_exit(config or default_config_path())
+    try:
+        store = open_store(settings.store_url())
+    except (StoreError, OSError, ValueError) as exc:
+        fail(f"cannot open the store {settings.store_url()}: {exc}")
+    try:
+        events = AlertLog(store, settings.project).notices(limit=limit)
+    finally:
+        store.close()
+    if as_json:
+        emit_json(
+            [
+                {
+                    "alert_id": e.alert_id,
+                    "kind": e.payload.get("kind"),
+                    "rule": e.rule,
+                    "task_type": e.task_type,
+                    "period": e.payload.get("period"),
+                    "severity": e.severity,
+                    "recorded_at": e.fired_at.isoformat(),
+                    "message": e.message,
+                    "deliveries": e.deliveries,
+                }
+                for e in events
+            ]
+        )
+        return
+    if not events:
+        console.print(f"No alerts recorded for project {escape(settings.project)}.", highlight=False)
+        return
+    table = Table(title=f"alerts of project {escape(settings.project)}, newest first")
+    for column in ("recorded (UTC)", "kind", "rule", "scope", "period", "deliveries"):
+        table.add_column(column)
+    for e in events:
+        deliveries = ", ".join(f"{name}: {outcome}" for name, outcome in sorted(e.deliveries.items()))
+        table.add_row(
+            e.fired_at.strftime("%Y-%m-%d %H:%M"),
+            str(e.payload.get("kind", "")),
+            e.rule,
+            e.task_type or "overall",
+            str(e.payload.get("period", "")),
+            escape(deliveries or "no channel"),
+        )
+    console.print(table)

@@ -210,7 +210,7 @@ class RuleConfig(_Table):
 
     name: str = Field(max_length=80)
     kind: Literal["threshold", "drop"]
-    task_type: str | None = None
+    task_type: str | None = Field(default=None, min_length=1)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     baseline_periods: int = Field(default=4, ge=1, le=104)
     min_tickets: int = Field(default=20, ge=1)

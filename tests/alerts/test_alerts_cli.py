@@ -110,3 +110,21 @@ def test_an_invalid_config_stops_before_sending(tmp_path: pathlib.Path) -> None:
     result = runner.invoke(app, ["alerts", "test", "--config", str(bad)])
     assert result.exit_code == 2
     assert "alerts.channels.x.url: environment variable UNSET_FOR_TEST is not set" in result.stderr
+
+
+def test_history_lists_the_recorded_notices(tmp_path: pathlib.Path, receiver: Receiver, mailbox: Mailbox) -> None:
+    config = write_config(tmp_path, receiver, mailbox)
+    assert runner.invoke(app, ["alerts", "test", "--config", str(config), "--channel", "hook"]).exit_code == 0
+    result = runner.invoke(app, ["alerts", "history", "--config", str(config), "--json"])
+    assert result.exit_code == 0, result.output
+    [entry] = json.loads(result.stdout)
+    assert entry["kind"] == "test" and entry["rule"] == "alerts-test" and entry["deliveries"] == {"hook": "ok"}
+    table = runner.invoke(app, ["alerts", "history", "--config", str(config)])
+    assert table.exit_code == 0 and "alerts-test" in table.stdout and "hook: ok" in table.stdout
+
+
+def test_history_of_an_empty_store_says_so(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "passhat.toml"
+    config.write_text('project = "shop"\n[store]\ndata_dir = "data"\n', encoding="utf-8")
+    result = runner.invoke(app, ["alerts", "history", "--config", str(config)])
+    assert result.exit_code == 0 and "No alerts recorded for project shop." in result.stdout
