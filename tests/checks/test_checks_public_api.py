@@ -45,10 +45,11 @@ def test_every_contract_name_is_exported() -> None:
     assert set(passhat.checks.__all__) >= CONTRACT_NAMES
 
 
-def test_all_is_sorted_and_matches_the_public_names() -> None:
+def test_all_matches_the_public_names() -> None:
+    # The order is checked for every package by tests/test_public_api.py (ruff's RUF022 order).
     exported = passhat.checks.__all__
-    assert exported == sorted(exported)
-    public = {name for name in vars(passhat.checks) if not name.startswith("_")}
+    # pytest rewrites asserts in passhat (its pytest11 plugin), adding "@py_builtins"-style names: skip them.
+    public = {name for name in vars(passhat.checks) if not name.startswith(("_", "@"))}
     assert set(exported) == public
 
 
