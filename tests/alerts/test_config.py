@@ -180,3 +180,9 @@ def test_config_check_exits_2_with_one_line_per_problem_and_no_traceback(tmp_pat
     assert lines[0].startswith(f"passhat: error: {bad}: replay.k: ")
     assert "alerts.rules[0].name: " in lines[1] and "'[bad]'" in lines[1]  # brackets survive Rich markup
     assert "Traceback" not in done.stderr
+
+
+def test_the_schedule_time_is_an_aware_time_in_its_zone() -> None:
+    config = validate_config({"schedule": {"time": "06:30", "timezone": "Europe/Paris"}}, env={})
+    at = config.schedule.at()
+    assert (at.hour, at.minute) == (6, 30) and str(at.tzinfo) == "Europe/Paris"

@@ -204,3 +204,18 @@ def test_tickets_with_fewer_than_k_usable_trials_are_left_out() -> None:
     result = evaluate([THRESHOLD], period("W1", refund=counts), [], AlertState(), k=K)
     assert result.fire == []
     assert result.decisions[0].value == 1.0 and "30 tickets" in result.decisions[0].reason
+
+
+def test_an_overall_drop_rule_compares_task_types_within_themselves() -> None:
+    rule = AlertRule(name="overall", kind="drop", min_tickets=20, permutations=999)
+    history = [period(f"W{i}", refund=tickets(40, 32), exchange=tickets(40, 36)) for i in (4, 3, 2, 1)]
+    steady = evaluate(
+        [rule], period("W5", refund=tickets(40, 31), exchange=tickets(40, 37)), history, AlertState(), k=K
+    )
+    assert steady.fire == []
+    regressed = evaluate(
+        [rule], period("W5", refund=tickets(40, 8), exchange=tickets(40, 36)), history, AlertState(), k=K
+    )
+    [alert] = regressed.fire
+    assert alert.scope == "overall" and alert.alert_id == "overall:W5"
+    assert alert.details["current_tickets"] == 80 and alert.details["baseline_tickets"] == 320
