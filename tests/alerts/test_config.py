@@ -186,3 +186,16 @@ def test_the_schedule_time_is_an_aware_time_in_its_zone() -> None:
     config = validate_config({"schedule": {"time": "06:30", "timezone": "Europe/Paris"}}, env={})
     at = config.schedule.at()
     assert (at.hour, at.minute) == (6, 30) and str(at.tzinfo) == "Europe/Paris"
+
+
+def test_config_check_finds_the_file_from_the_environment_or_the_current_folder(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PASSHAT_CONFIG", raising=False)
+    missing = runner.invoke(app, ["config", "check"])
+    assert missing.exit_code == 2 and "passhat.toml: no such file" in missing.stderr
+    (tmp_path / "passhat.toml").write_text('project = "here"\n', encoding="utf-8")
+    assert "project: here" in runner.invoke(app, ["config", "check"]).stdout
+    monkeypatch.setenv("PASSHAT_CONFIG", str(EXAMPLE))
+    assert "project: shop" in runner.invoke(app, ["config", "check"]).stdout
