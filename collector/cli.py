@@ -19,3 +19,13 @@ app.command()(fit)
 app.command()(calc)
 app.command()(replay)
 app.add_typer(sandbox_app, name="sandbox")
+
+from passhat.collector._cli_serve import register as _register_serve  # noqa: E402
+
+_register_serve(app)
+
+from passhat.collector._cli_config import config_app  # noqa: E402
+from passhat.collector.alerts._cli import alerts_app  # noqa: E402
+
+app.add_typer(config_app, name="config")
+app.add_typer(alerts_app, name="alerts")

@@ -4,6 +4,7 @@ Pure functions over numpy arrays. Inputs are per-ticket trial counts: n trials, 
 """
 
 from passhat.collector.reliability._curves import Curve, mixture_curve, reliability_curve
+from passhat.collector.reliability._drift import DropTest, detect_drop, simulate_alarm_rate
 from passhat.collector.reliability._estimators import (
     as_counts,
     pass_at_k,
@@ -33,6 +34,7 @@ __all__ = [
     "CalculatorResult",
     "Component",
     "Curve",
+    "DropTest",
     "Mixture",
     "MixtureFit",
     "PointsFit",
@@ -42,6 +44,7 @@ __all__ = [
     "as_counts",
     "bootstrap_means",
     "calculate",
+    "detect_drop",
     "fit_mixture",
     "fit_mixture_to_points",
     "mixture_curve",
@@ -51,6 +54,7 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_k_array",
     "reliability_curve",
+    "simulate_alarm_rate",
     "summarize_task_type",
     "traffic_impact",
 ]

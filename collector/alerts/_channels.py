@@ -1,0 +1,174 @@
+"""Where alerts go: a generic JSON webhook, a Slack-compatible webhook, and email over SMTP.
+
+A channel sends one notice or raises `DeliveryError`, saying whether trying again could help.
+"""
+
+from __future__ import annotations
+
+import json
+import smtplib
+import ssl
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from typing import Any, Literal, Protocol
+
+import httpx
+
+from passhat.collector.alerts._types import AlertNotice
+
+ChannelType = Literal["webhook", "slack", "email"]
+
+#: Slack limits a header block's text to 150 characters and a section's to 3000.
+_SLACK_HEADER_MAX = 150
+_SLACK_SECTION_MAX = 3000
+
+
+class DeliveryError(Exception):
+    """A channel could not deliver a notice. ``retryable`` is false when repeating cannot help (e.g. HTTP 404)."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class Channel(Protocol):
+    """Anything that can deliver a notice."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> ChannelType: ...
+
+    def send(self, notice: AlertNotice) -> None:
+        """Deliver ``notice`` or raise `DeliveryError`."""
+
+
+def _post_json(url: str, body: Mapping[str, Any], headers: Mapping[str, str], timeout: float) -> None:
+    try:
+        response = httpx.post(url, json=dict(body), headers=dict(headers), timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise DeliveryError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
+    if response.is_success:
+        return
+    status = response.status_code
+    snippet = response.text[:200].strip()
+    retryable = status in (408, 425, 429) or status >= 500
+    raise DeliveryError(f"HTTP {status}" + (f": {snippet}" if snippet else ""), retryable=retryable)
+
+
+@dataclass(frozen=True)
+class WebhookChannel:
+    """POST the notice's JSON payload (`AlertNotice.payload`) to a URL."""
+
+    name: str
+    url: str = field(repr=False)  # may embed a token
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    timeout: float = 10.0
+
+    @property
+    def type(self) -> ChannelType:
+        return "webhook"
+
+    def send(self, notice: AlertNotice) -> None:
+        _post_json(self.url, notice.payload(), self.headers, self.timeout)
+
+
+def slack_body(notice: AlertNotice) -> dict[str, Any]:
+    """A Slack incoming-webhook body: fallback ``text`` plus Block Kit ``blocks``."""
+    icon = {"fired": ":rotating_light:", "resolved": ":white_check_mark:", "test": ":wave:"}[notice.kind]
+    header = f"{notice.title}"[:_SLACK_HEADER_MAX]
+    context = f"rule `{notice.rule}` · {notice.scope} · {notice.period} · {notice.severity} · `{notice.alert_id}`"
+    return {
+        "text": f"{icon} {notice.text}",
+        "blocks": [
+            {"type": "header", "text": {"type": "plain_text", "text": header}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"{icon} {notice.text}"[:_SLACK_SECTION_MAX]}},
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class SlackChannel:
+    """POST a Slack-compatible body (`slack_body`) to an incoming-webhook URL."""
+
+    name: str
+    url: str = field(repr=False)  # a Slack webhook URL is a secret
+    timeout: float = 10.0
+
+    @property
+    def type(self) -> ChannelType:
+        return "slack"
+
+    def send(self, notice: AlertNotice) -> None:
+        _post_json(self.url, slack_body(notice), {}, self.timeout)
+
+
+def email_message(notice: AlertNotice, sender: str, recipients: Sequence[str]) -> EmailMessage:
+    """The email for a notice: the text, then its details as JSON."""
+    message = EmailMessage()
+    label = {"fired": notice.severity.upper(), "resolved": "RESOLVED", "test": "TEST"}[notice.kind]
+    message["Subject"] = f"[passhat] {label}: {notice.title}"
+    message["From"] = sender
+    message["To"] = ", ".join(recipients)
+    body = (
+        f"{notice.text}\n\n"
+        f"rule: {notice.rule}\nscope: {notice.scope}\nperiod: {notice.period}\nalert: {notice.alert_id}\n\n"
+        f"details:\n{json.dumps(dict(notice.details), indent=2, sort_keys=True, default=str)}\n"
+    )
+    message.set_content(body)
+    return message
+
+
+@dataclass(frozen=True)
+class EmailChannel:
+    """Send the notice as a plain-text email over SMTP (optional SSL or STARTTLS, optional login)."""
+
+    name: str
+    host: str
+    sender: str
+    recipients: tuple[str, ...]
+    port: int = 25
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    starttls: bool = False
+    use_ssl: bool = False
+    ca_file: str | None = None  # trust this CA bundle instead of the system ones (a private CA)
+    timeout: float = 10.0
+
+    @property
+    def type(self) -> ChannelType:
+        return "email"
+
+    def send(self, notice: AlertNotice) -> None:
+        message = email_message(notice, self.sender, self.recipients)
+        context = ssl.create_default_context(cafile=self.ca_file) if (self.use_ssl or self.starttls) else None
+        try:
+            smtp: smtplib.SMTP
+            if context is not None and self.use_ssl:
+                smtp = smtplib.SMTP_SSL(self.host, self.port, timeout=self.timeout, context=context)
+            else:
+                smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+            with smtp:
+                smtp.ehlo()
+                if context is not None and self.starttls:
+                    smtp.starttls(context=context)
+                    smtp.ehlo()
+                if self.username is not None:
+                    smtp.login(self.username, self.password or "")
+                refused = smtp.send_message(message)
+        except smtplib.SMTPAuthenticationError as exc:
+            raise DeliveryError(f"SMTP login refused ({exc.smtp_code})", retryable=False) from exc
+        except smtplib.SMTPRecipientsRefused as exc:
+            raise DeliveryError(f"SMTP refused every recipient: {sorted(exc.recipients)}", retryable=False) from exc
+        except smtplib.SMTPResponseException as exc:
+            text = exc.smtp_error.decode("utf-8", "replace") if isinstance(exc.smtp_error, bytes) else exc.smtp_error
+            raise DeliveryError(f"SMTP {exc.smtp_code}: {text}", retryable=400 <= exc.smtp_code < 500) from exc
+        except ssl.SSLError as exc:  # a certificate problem does not fix itself on retry
+            raise DeliveryError(f"TLS failed: {exc}", retryable=False) from exc
+        except (smtplib.SMTPException, OSError) as exc:
+            raise DeliveryError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
+        if refused:
+            raise DeliveryError(f"SMTP refused some recipients: {sorted(refused)}", retryable=False)

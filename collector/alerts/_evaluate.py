@@ -1,0 +1,271 @@
+"""Evaluating alert rules on one period: a pure function of rules, counts and state (no store, no clock)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from passhat.collector.alerts._types import (
+    EVERY_TASK_TYPE,
+    EXCLUDED_KEPT,
+    AlertNotice,
+    AlertRule,
+    AlertState,
+    Evaluation,
+    OpenAlert,
+    PeriodCounts,
+    RuleDecision,
+)
+from passhat.collector.reliability import detect_drop, pass_hat_k_array
+from passhat.collector.reliability._estimators import FloatArray, IntArray, as_counts
+
+
+@dataclass(frozen=True)
+class _Measure:
+    """What a rule saw for its scope this period."""
+
+    tickets: int
+    value: float | None  # pass^k of the current period
+    bad: bool  # the rule's condition holds (below threshold / dropped)
+    recovered: bool  # clearly back to normal (resolves an open alert)
+    reason: str
+    details: dict[str, Any]
+
+
+def _key(rule: str, task_type: str | None) -> str:
+    return rule if task_type is None else f"{rule}/{task_type}"
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{100.0 * value:.1f}%"
+
+
+def _gather(period: PeriodCounts, task_type: str | None, k: int) -> tuple[IntArray, IntArray, list[str]]:
+    """The counts of one task type, or of all task types with their labels as strata.
+
+    Tickets with fewer than k usable trials (e.g. after simulator errors were left out) cannot estimate pass^k
+    and are left out.
+    """
+    names = sorted(period.task_types) if task_type is None else [task_type]
+    ns: list[IntArray] = []
+    cs: list[IntArray] = []
+    labels: list[str] = []
+    for name in names:
+        counts = period.task_types.get(name)
+        if counts is None:
+            continue
+        n, c = as_counts(counts.n, counts.c)
+        usable = n >= k
+        n, c = n[usable], c[usable]
+        if n.size == 0:
+            continue
+        ns.append(n)
+        cs.append(c)
+        labels.extend([name] * n.size)
+    if not ns:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), []
+    return np.concatenate(ns), np.concatenate(cs), labels
+
+
+def _weighted_mean(values: FloatArray, labels: list[str], weights: dict[str, float] | None) -> float:
+    if weights is None:
+        return float(values.mean())
+    by_label = np.array(labels)
+    total = 0.0
+    mass = 0.0
+    for name in sorted(set(labels)):
+        w = max(float(weights.get(name, 0.0)), 0.0)
+        total += w * float(values[by_label == name].mean())
+        mass += w
+    return total / mass if mass > 0 else float(values.mean())
+
+
+def _threshold(rule: AlertRule, current: PeriodCounts, task_type: str | None, k: int) -> _Measure:
+    assert rule.threshold is not None  # enforced by AlertRule
+    n, c, labels = _gather(current, task_type, k)
+    if n.size < rule.min_tickets:
+        reason = f"too few tickets to decide: {n.size} (need {rule.min_tickets})"
+        return _Measure(int(n.size), None, False, False, reason, {})
+    weights = dict(current.weights) if (current.weights is not None and task_type is None) else None
+    value = _weighted_mean(pass_hat_k_array(n, c, k), labels, weights)
+    details = {"k": k, "pass_hat_k": value, "threshold": rule.threshold, "tickets": int(n.size)}
+    bad = value < rule.threshold
+    recovered = value >= rule.threshold + rule.resolve_margin
+    relation = "below" if bad else "at or above"
+    reason = f"pass^{k} {_fmt(value)} is {relation} the threshold {_fmt(rule.threshold)} ({n.size} tickets)"
+    return _Measure(int(n.size), value, bad, recovered, reason, details)
+
+
+def _drop(
+    rule: AlertRule,
+    current: PeriodCounts,
+    baseline: Sequence[PeriodCounts],
+    excluded: tuple[str, ...],
+    task_type: str | None,
+    k: int,
+    seed: int,
+) -> _Measure:
+    periods = [p for p in baseline if p.period not in excluded and p.period != current.period]
+    periods = periods[: rule.baseline_periods]
+    n, c, labels = _gather(current, task_type, k)
+    parts = [_gather(p, task_type, k) for p in periods]
+    base_n = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    base_c = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    base_labels = [label for p in parts for label in p[2]]
+    weights = dict(current.weights) if (current.weights is not None and task_type is None) else None
+    test = detect_drop(
+        n,
+        c,
+        base_n,
+        base_c,
+        k,
+        confidence=rule.confidence,
+        min_tickets=rule.min_tickets,
+        min_drop=rule.min_drop,
+        permutations=rule.permutations,
+        current_strata=labels,
+        baseline_strata=base_labels,
+        weights=weights,
+        seed=seed,
+    )
+    details = {**test.to_dict(), "baseline_periods": [p.period for p in periods]}
+    recovered = test.p_value is not None and test.p_value > 1.0 - rule.resolve_confidence
+    return _Measure(test.current_tickets, test.current_pass_hat_k, test.dropped, recovered, test.reason, details)
+
+
+def _fired_text(rule: AlertRule, task_type: str | None, period: str, m: _Measure, k: int) -> tuple[str, str]:
+    scope = task_type if task_type is not None else "overall"
+    if rule.kind == "threshold":
+        title = f"pass^{k} of {scope} below {_fmt(rule.threshold)}"
+        text = (
+            f"pass^{k} of {scope} is {_fmt(m.value)} in {period}, below the {_fmt(rule.threshold)} threshold "
+            f"({m.tickets} tickets; rule {rule.name})."
+        )
+        return title, text
+    d = m.details
+    title = f"pass^{k} of {scope} dropped"
+    text = (
+        f"pass^{k} of {scope} dropped from {_fmt(d['baseline_pass_hat_k'])} to {_fmt(d['current_pass_hat_k'])} "
+        f"in {period} (permutation test p = {d['p_value']:.3g}, {100 * rule.confidence:g}% confidence; "
+        f"{d['current_tickets']} tickets vs {d['baseline_tickets']} in {len(d['baseline_periods'])} baseline "
+        f"periods; rule {rule.name})."
+    )
+    return title, text
+
+
+def _scopes(rule: AlertRule, current: PeriodCounts, state: AlertState) -> list[str | None]:
+    if rule.task_type is None:
+        return [None]
+    if rule.task_type != EVERY_TASK_TYPE:
+        return [rule.task_type]
+    seen = set(current.task_types)
+    seen |= {a.task_type for a in state.open.values() if a.rule == rule.name and a.task_type is not None}
+    return [*sorted(seen)]
+
+
+def evaluate(
+    rules: Sequence[AlertRule],
+    current: PeriodCounts,
+    baseline: Sequence[PeriodCounts],
+    state: AlertState,
+    *,
+    k: int,
+    seed: int = 0,
+) -> Evaluation:
+    """Decide which alerts fire and which resolve in ``current``, given the earlier periods and the state.
+
+    ``baseline`` lists earlier periods, newest first; a drop rule uses the newest ``baseline_periods`` of them
+    that were not in alert for its scope, so pass more than ``baseline_periods`` (e.g. the last year) to keep a
+    long regression measured against the weeks before it. Evaluating a period already evaluated returns
+    nothing new.
+    """
+    if state.last_period == current.period:
+        return Evaluation(fire=[], resolve=[], state=state, decisions=[], repeated=True)
+    open_alerts = dict(state.open)
+    cooldown = dict(state.cooldown)
+    excluded = {key: tuple(v) for key, v in state.excluded.items()}
+    fire: list[AlertNotice] = []
+    resolve: list[AlertNotice] = []
+    decisions: list[RuleDecision] = []
+    just_resolved: set[str] = set()
+
+    for rule in rules:
+        for task_type in _scopes(rule, current, state):
+            key = _key(rule.name, task_type)
+            if rule.kind == "threshold":
+                m = _threshold(rule, current, task_type, k)
+            else:
+                m = _drop(rule, current, baseline, excluded.get(key, ()), task_type, k, seed)
+            is_open = key in open_alerts
+            if m.value is None:
+                decisions.append(RuleDecision(rule.name, task_type, "insufficient", m.reason))
+                continue
+            if is_open and m.recovered:
+                opened = open_alerts.pop(key)
+                scope = task_type if task_type is not None else "overall"
+                resolve.append(
+                    AlertNotice(
+                        alert_id=f"{opened.alert_id}:resolved",
+                        kind="resolved",
+                        rule=rule.name,
+                        task_type=task_type,
+                        period=current.period,
+                        severity=rule.severity,
+                        title=f"pass^{k} of {scope} recovered",
+                        text=(
+                            f"pass^{k} of {scope} recovered in {current.period}: {_fmt(m.value)} "
+                            f"(alert {opened.alert_id} fired in {opened.fired_period}). {m.reason}."
+                        ),
+                        details={**m.details, "fired_alert_id": opened.alert_id},
+                        channels=rule.channels,
+                    )
+                )
+                if rule.cooldown_periods > 0:
+                    cooldown[key] = rule.cooldown_periods
+                    just_resolved.add(key)
+                decisions.append(RuleDecision(rule.name, task_type, "resolved", m.reason, m.value))
+                continue
+            if is_open or m.bad:
+                excluded[key] = (*excluded.get(key, ()), current.period)[-EXCLUDED_KEPT:]
+            if is_open:
+                decisions.append(RuleDecision(rule.name, task_type, "still_open", m.reason, m.value))
+            elif m.bad and cooldown.get(key, 0) > 0:
+                reason = f"{m.reason}; in cooldown for {cooldown[key]} more period(s)"
+                decisions.append(RuleDecision(rule.name, task_type, "cooldown", reason, m.value))
+            elif m.bad:
+                alert_id = f"{key}:{current.period}"
+                title, text = _fired_text(rule, task_type, current.period, m, k)
+                notice = AlertNotice(
+                    alert_id, "fired", rule.name, task_type, current.period, rule.severity, title, text,
+                    m.details, rule.channels,
+                )  # fmt: skip
+                fire.append(notice)
+                open_alerts[key] = OpenAlert(alert_id, rule.name, task_type, current.period, m.details)
+                decisions.append(RuleDecision(rule.name, task_type, "fired", m.reason, m.value))
+            else:
+                decisions.append(RuleDecision(rule.name, task_type, "quiet", m.reason, m.value))
+
+    # Alerts of rules no longer configured resolve, so none stays open forever.
+    names = {rule.name for rule in rules}
+    for key, opened in list(open_alerts.items()):
+        if opened.rule not in names:
+            del open_alerts[key]
+            resolve.append(
+                AlertNotice(
+                    f"{opened.alert_id}:resolved", "resolved", opened.rule, opened.task_type, current.period,
+                    "info", f"alert rule {opened.rule} removed",
+                    f"Alert {opened.alert_id} is closed: its rule {opened.rule} is no longer configured.",
+                )
+            )  # fmt: skip
+
+    # A cooldown counts periods after the one that resolved the alert.
+    cooldown = {
+        key: (left if key in just_resolved else left - 1)
+        for key, left in cooldown.items()
+        if key in just_resolved or left > 1
+    }
+    new_state = AlertState(last_period=current.period, open=open_alerts, cooldown=cooldown, excluded=excluded)
+    return Evaluation(fire=fire, resolve=resolve, state=new_state, decisions=decisions)

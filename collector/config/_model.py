@@ -1,0 +1,320 @@
+"""The shape of passhat.toml: pydantic models with defaults and bounds, one per table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+import re
+import zoneinfo
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+_IDENT = r"^[a-z][a-z0-9_]*$"
+_RULE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
+_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+Severity = Literal["info", "warning", "critical"]
+
+
+def _matches(pattern: str, value: str, what: str) -> str:
+    if not re.match(pattern, value):
+        raise ValueError(f"must be {what}, got {value!r}")
+    return value
+
+
+_RULE_WHAT = "lowercase letters, digits, '-' or '_' (no dots or spaces)"
+_IDENT_WHAT = "a lowercase identifier such as 'retail' (letters, digits, '_')"
+
+
+class _Table(BaseModel):
+    """A TOML table: unknown keys are errors (a typo must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _http_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http:// or https:// URL, got {value!r}")
+    return value
+
+
+class AgentConfig(_Table):
+    """Which agent the replays run: the offline reference agent, Claude, or your own factory."""
+
+    factory: str = "reference"
+    model: str | None = None
+    version: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("factory")
+    @classmethod
+    def _factory(cls, value: str) -> str:
+        if value in ("reference", "anthropic") or _FACTORY.match(value):
+            return value
+        raise ValueError(f"must be 'reference', 'anthropic' or 'module:function', got {value!r}")
+
+
+class StoreConfig(_Table):
+    """Where passhat keeps traces, trials and alert history."""
+
+    url: str | None = None
+    data_dir: str = "~/.passhat"
+
+
+class ReplayConfig(_Table):
+    """How many tickets are replayed per task type and period, and how many times each."""
+
+    k: int = Field(default=5, ge=1, le=1000)
+    trials: int | None = Field(default=None, ge=1, le=1000)
+    tickets_per_task_type: int = Field(default=50, ge=1, le=100_000)
+    concurrency: int = Field(default=4, ge=1, le=256)
+
+    @model_validator(mode="after")
+    def _trials_cover_k(self) -> ReplayConfig:
+        if self.trials is not None and self.trials < self.k:
+            raise ValueError(f"trials ({self.trials}) must be at least k ({self.k}): pass^k needs k trials per ticket")
+        return self
+
+    @property
+    def trials_per_ticket(self) -> int:
+        return self.trials if self.trials is not None else self.k
+
+
+class ScheduleConfig(_Table):
+    """When the scheduler in `passhat serve` replays, reports and evaluates alerts."""
+
+    enabled: bool = True
+    every: Literal["daily", "weekly"] = "weekly"
+    weekday: Weekday = "monday"
+    time: str = "06:00"
+    timezone: str = "UTC"
+
+    @field_validator("time")
+    @classmethod
+    def _time(cls, value: str) -> str:
+        if not _TIME.match(value):
+            raise ValueError(f"must be a 24-hour time HH:MM, got {value!r}")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {value!r} (use an IANA name such as 'UTC' or 'Europe/Paris')"
+            ) from None
+        return value
+
+    def at(self) -> dt.time:
+        """The time of day, in `timezone`."""
+        hour, minute = self.time.split(":")
+        return dt.time(int(hour), int(minute), tzinfo=zoneinfo.ZoneInfo(self.timezone))
+
+
+ReportFormat = Literal["html", "json", "md"]
+
+
+def _all_formats() -> list[ReportFormat]:
+    return ["html", "json", "md"]
+
+
+class ReportConfig(_Table):
+    """Where reports are written and in which formats."""
+
+    out_dir: str = "reports"
+    formats: list[ReportFormat] = Field(default_factory=_all_formats, min_length=1)
+
+
+class RetryConfig(_Table):
+    """Delivery retries per channel: bounded attempts with exponential backoff."""
+
+    attempts: int = Field(default=3, ge=1, le=20)
+    backoff_seconds: float = Field(default=2.0, ge=0.0, le=3600.0)
+    multiplier: float = Field(default=2.0, ge=1.0, le=10.0)
+    max_backoff_seconds: float = Field(default=60.0, ge=0.0, le=3600.0)
+    timeout_seconds: float = Field(default=10.0, gt=0.0, le=300.0)
+
+
+class WebhookChannelConfig(_Table):
+    """A generic JSON webhook."""
+
+    type: Literal["webhook"]
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value)
+
+
+class SlackChannelConfig(_Table):
+    """A Slack (or Slack-compatible) incoming webhook."""
+
+    type: Literal["slack"]
+    url: str
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value)
+
+
+class EmailChannelConfig(_Table):
+    """Email over SMTP."""
+
+    type: Literal["email"]
+    host: str = Field(min_length=1)
+    port: int = Field(default=25, ge=1, le=65535)
+    sender: str
+    to: list[str] = Field(min_length=1)
+    username: str | None = None
+    password: str | None = None
+    starttls: bool = False
+    ssl: bool = False
+    ca_file: str | None = None
+
+    @field_validator("sender")
+    @classmethod
+    def _sender(cls, value: str) -> str:
+        if "@" not in value:
+            raise ValueError(f"must be an email address, got {value!r}")
+        return value
+
+    @field_validator("to")
+    @classmethod
+    def _to(cls, value: list[str]) -> list[str]:
+        bad = [v for v in value if "@" not in v]
+        if bad:
+            raise ValueError(f"must be email addresses, got {bad!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _tls(self) -> EmailChannelConfig:
+        if self.starttls and self.ssl:
+            raise ValueError("choose one of starttls (upgrade a plain connection) and ssl (TLS from the start)")
+        if self.password is not None and self.username is None:
+            raise ValueError("password is set without username")
+        return self
+
+
+ChannelConfig = Annotated[WebhookChannelConfig | SlackChannelConfig | EmailChannelConfig, Field(discriminator="type")]
+
+
+class RuleConfig(_Table):
+    """One alert rule (see docs/alerts.md)."""
+
+    name: str = Field(max_length=80)
+    kind: Literal["threshold", "drop"]
+    task_type: str | None = Field(default=None, min_length=1)
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    baseline_periods: int = Field(default=4, ge=1, le=104)
+    min_tickets: int = Field(default=20, ge=1)
+    confidence: float = Field(default=0.99, ge=0.5, le=0.9999)
+    min_drop: float = Field(default=0.0, ge=0.0, lt=1.0)
+    permutations: int = Field(default=2000, ge=100, le=100_000)
+    cooldown_periods: int = Field(default=1, ge=0, le=52)
+    resolve_margin: float = Field(default=0.0, ge=0.0, le=1.0)
+    resolve_confidence: float = Field(default=0.8, ge=0.5, le=0.9999)
+    severity: Severity = "warning"
+    channels: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return _matches(_RULE_NAME, value, _RULE_WHAT)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RuleConfig:
+        if self.kind == "threshold" and self.threshold is None:
+            raise ValueError("a threshold rule needs `threshold` (pass^k below it fires)")
+        if self.kind == "drop" and self.threshold is not None:
+            raise ValueError("a drop rule takes no `threshold` (it compares against a baseline of earlier periods)")
+        if (self.permutations + 1) * (1.0 - self.confidence) < 1.0:
+            raise ValueError(f"{self.permutations} permutations are too few for confidence {self.confidence}")
+        if self.resolve_confidence > self.confidence:
+            raise ValueError("resolve_confidence must not exceed confidence (it is the looser, resolving level)")
+        return self
+
+
+class AlertsConfig(_Table):
+    """Alert rules, the channels they go to, and delivery retries."""
+
+    rules: list[RuleConfig] = Field(default_factory=list)
+    channels: dict[str, ChannelConfig] = Field(default_factory=dict)
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+
+    @field_validator("channels")
+    @classmethod
+    def _channel_names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            _matches(_RULE_NAME, name, f"channel names of {_RULE_WHAT}")
+        return value
+
+    @model_validator(mode="after")
+    def _references(self) -> AlertsConfig:
+        seen: set[str] = set()
+        for rule in self.rules:
+            if rule.name in seen:
+                raise ValueError(f"two rules are named {rule.name!r}; rule names must be unique")
+            seen.add(rule.name)
+            unknown = [c for c in rule.channels if c not in self.channels]
+            if unknown:
+                known = ", ".join(sorted(self.channels)) or "none configured"
+                raise ValueError(f"rule {rule.name!r} names unknown channel(s) {unknown} (known: {known})")
+        return self
+
+
+class PasshatConfig(_Table):
+    """The whole passhat.toml."""
+
+    project: str = Field(default="default", max_length=100)
+    domains: list[str] = Field(default_factory=lambda: ["retail"], min_length=1)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    replay: ReplayConfig = Field(default_factory=ReplayConfig)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    report: ReportConfig = Field(default_factory=ReportConfig)
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
+
+    _base_dir: pathlib.Path = PrivateAttr(default_factory=pathlib.Path.cwd)
+
+    @field_validator("project")
+    @classmethod
+    def _project(cls, value: str) -> str:
+        return _matches(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", value, "letters, digits, '.', '-' or '_'")
+
+    @field_validator("domains")
+    @classmethod
+    def _domains(cls, value: list[str]) -> list[str]:
+        for name in value:
+            _matches(_IDENT, name, _IDENT_WHAT)
+        if len(set(value)) != len(value):
+            raise ValueError(f"lists a domain twice: {value}")
+        return value
+
+    @property
+    def base_dir(self) -> pathlib.Path:
+        """The folder relative paths are resolved against: the config file's folder."""
+        return self._base_dir
+
+    def resolve_path(self, value: str) -> pathlib.Path:
+        """A path from the config (``~`` expanded, relative to the config file's folder)."""
+        path = pathlib.Path(value).expanduser()
+        return path if path.is_absolute() else (self._base_dir / path).resolve()
+
+    def data_dir(self) -> pathlib.Path:
+        return self.resolve_path(self.store.data_dir)
+
+    def report_dir(self) -> pathlib.Path:
+        return self.resolve_path(self.report.out_dir)
+
+    def store_url(self) -> str:
+        """The store URL: `store.url`, or a SQLite file in the data dir."""
+        if self.store.url:
+            return self.store.url
+        return f"sqlite:///{self.data_dir() / 'passhat.db'}"

@@ -1,0 +1,37 @@
+"""Open a store by URL: SQLAlchemy URLs give a `SqlStore`; `chdb://`, `http(s)://` a `ClickHouseStore`."""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+from typing import cast
+
+from passhat.collector.store._base import Store, StoreError
+
+CLICKHOUSE_SCHEMES = ("chdb://", "http://", "https://", "clickhouse://", "clickhouses://")
+
+
+def default_store_url(data_dir: str | pathlib.Path) -> str:
+    """The default store: a SQLite file in the data dir."""
+    return f"sqlite:///{pathlib.Path(data_dir).expanduser().resolve() / 'passhat.db'}"
+
+
+def open_store(url: str, *, migrate: bool = True) -> Store:
+    """Open (and by default migrate) the store at `url`."""
+    if url.startswith(CLICKHOUSE_SCHEMES):
+        try:
+            module = importlib.import_module("passhat.collector.store._clickhouse")
+        except ImportError as exc:
+            raise StoreError(f"{url!r} needs the ClickHouse store: pip install 'passhat[clickhouse]' ({exc})") from exc
+        store = cast(Store, module.ClickHouseStore(url))
+    else:
+        from passhat.collector.store._sql import SqlStore
+
+        store = SqlStore(url)
+    if migrate:
+        try:
+            store.migrate()
+        except BaseException:
+            store.close()
+            raise
+    return store

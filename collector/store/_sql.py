@@ -1,0 +1,533 @@
+"""`SqlStore`: the Store on SQLAlchemy 2 Core. SQLite (WAL) by default; any SQLAlchemy URL (Postgres)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+
+from passhat.collector.store import _sql_schema as schema
+from passhat.collector.store._base import (
+    AlertEvent,
+    ApiKey,
+    NormalizedSpan,
+    Project,
+    ReplayRun,
+    RunStatus,
+    Source,
+    SpanBatch,
+    StateWriteRow,
+    Store,
+    StoreError,
+    TicketDetail,
+    TicketRow,
+    ToolCallRow,
+    TrafficDay,
+    TrialRow,
+    WriteResult,
+)
+from passhat.collector.store._sql_rows import (
+    alert_from_row,
+    alert_to_row,
+    dumps,
+    from_us,
+    run_from_row,
+    span_from_row,
+    span_to_row,
+    state_write_from_row,
+    state_write_to_row,
+    ticket_from_row,
+    ticket_to_row,
+    to_us,
+    tool_call_from_row,
+    tool_call_to_row,
+    trial_from_row,
+    trial_to_row,
+)
+
+_CHUNK = 400  # ids per IN (...) list: well under every driver's bound-parameter limit
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets readers run during a write; synchronous=FULL makes each commit survive power loss, not only
+    # a crash: an acknowledged span must never be lost. busy_timeout covers a second process (the CLI).
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+class SqlStore(Store):
+    """A Store in any SQLAlchemy database; writes are serialised in-process (one writer, group commits)."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            parsed = make_url(url)
+        except ArgumentError as exc:
+            raise StoreError(f"not a database URL: {url!r} ({exc})") from exc
+        self.url = parsed
+        self._is_sqlite = parsed.get_backend_name() == "sqlite"
+        if self._is_sqlite and parsed.database and parsed.database != ":memory:":
+            pathlib.Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._engine = sa.create_engine(parsed)
+        except (ArgumentError, ImportError) as exc:
+            raise StoreError(f"cannot open {parsed.render_as_string()}: {exc}") from exc
+        if self._is_sqlite:
+            event.listen(self._engine, "connect", _sqlite_pragmas)
+        self._write_lock = threading.Lock()
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+    def migrate(self) -> int:
+        with self._write_lock, self._engine.begin() as conn:
+            schema.metadata.create_all(conn)
+            current = self._version(conn)
+            if current > len(schema.MIGRATIONS):
+                raise StoreError(
+                    f"the database schema is version {current}, newer than this passhat knows "
+                    f"({len(schema.MIGRATIONS)}): upgrade passhat"
+                )
+            for version in range(current + 1, len(schema.MIGRATIONS) + 1):
+                schema.MIGRATIONS[version - 1](conn)
+                conn.execute(sa.insert(schema.schema_versions).values(version=version, applied_at_us=to_us(_utcnow())))
+            return len(schema.MIGRATIONS)
+
+    def schema_version(self) -> int:
+        with self._engine.connect() as conn:
+            if not sa.inspect(conn).has_table(schema.schema_versions.name):
+                return 0
+            return self._version(conn)
+
+    @staticmethod
+    def _version(conn: sa.Connection) -> int:
+        return int(conn.execute(sa.select(sa.func.max(schema.schema_versions.c.version))).scalar() or 0)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # --- projects and keys -------------------------------------------------------------------------
+    def ensure_project(self, name: str) -> Project:
+        with self._write_lock, self._engine.begin() as conn:
+            row = conn.execute(sa.select(schema.projects).where(schema.projects.c.name == name)).first()
+            if row is None:
+                created = _utcnow()
+                conn.execute(sa.insert(schema.projects).values(name=name, created_at_us=to_us(created)))
+                return Project(name, from_us(to_us(created)))
+            return Project(row.name, from_us(row.created_at_us))
+
+    def get_project(self, name: str) -> Project | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(sa.select(schema.projects).where(schema.projects.c.name == name)).first()
+        return None if row is None else Project(row.name, from_us(row.created_at_us))
+
+    def list_projects(self) -> list[Project]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(schema.projects).order_by(schema.projects.c.name)).all()
+        return [Project(r.name, from_us(r.created_at_us)) for r in rows]
+
+    def add_api_key(self, key: ApiKey) -> None:
+        try:
+            with self._write_lock, self._engine.begin() as conn:
+                conn.execute(
+                    sa.insert(schema.api_keys).values(
+                        prefix=key.prefix,
+                        project=key.project,
+                        key_hash=key.key_hash,
+                        label=key.label,
+                        created_at_us=to_us(key.created_at),
+                        revoked_at_us=None if key.revoked_at is None else to_us(key.revoked_at),
+                    )
+                )
+        except IntegrityError as exc:
+            raise StoreError(
+                f"cannot add key {key.prefix}: its prefix or hash is taken, or project {key.project!r} does not exist"
+            ) from exc
+
+    @staticmethod
+    def _key(row: Any) -> ApiKey:
+        return ApiKey(
+            prefix=row.prefix,
+            project=row.project,
+            key_hash=row.key_hash,
+            created_at=from_us(row.created_at_us),
+            label=row.label,
+            revoked_at=None if row.revoked_at_us is None else from_us(row.revoked_at_us),
+        )
+
+    def find_api_key(self, key_hash: str) -> ApiKey | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(sa.select(schema.api_keys).where(schema.api_keys.c.key_hash == key_hash)).first()
+        return None if row is None else self._key(row)
+
+    def list_api_keys(self, project: str | None = None) -> list[ApiKey]:
+        query = sa.select(schema.api_keys).order_by(schema.api_keys.c.created_at_us, schema.api_keys.c.prefix)
+        if project is not None:
+            query = query.where(schema.api_keys.c.project == project)
+        with self._engine.connect() as conn:
+            return [self._key(r) for r in conn.execute(query)]
+
+    def revoke_api_key(self, prefix: str, *, at: dt.datetime | None = None) -> bool:
+        with self._write_lock, self._engine.begin() as conn:
+            result = conn.execute(
+                sa.update(schema.api_keys)
+                .where(schema.api_keys.c.prefix == prefix, schema.api_keys.c.revoked_at_us.is_(None))
+                .values(revoked_at_us=to_us(at or _utcnow()))
+            )
+        return result.rowcount > 0
+
+    # --- spans -------------------------------------------------------------------------------------
+    def write_batches(self, batches: Sequence[SpanBatch]) -> list[WriteResult]:
+        if not batches:
+            return []
+        try:
+            with self._write_lock, self._engine.begin() as conn:
+                return self._write(conn, batches)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"write failed, nothing was stored: {exc}") from exc
+
+    def _write(self, conn: sa.Connection, batches: Sequence[SpanBatch]) -> list[WriteResult]:
+        results: list[WriteResult] = []
+        seen: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        span_rows: list[dict[str, Any]] = []
+        tool_rows: list[dict[str, Any]] = []
+        write_rows: list[dict[str, Any]] = []
+        candidates: dict[tuple[str, str, str], TicketRow] = {}
+        for batch in batches:
+            project = batch.project
+            known = seen[project]
+            fresh_traces = sorted({s.trace_id for s in batch.spans} - {t for t, _ in known})
+            known.update(self._stored_span_ids(conn, project, fresh_traces))
+            accepted = 0
+            for span in batch.spans:
+                ident = (span.trace_id, span.span_id)
+                if ident in known:
+                    continue
+                known.add(ident)
+                accepted += 1
+                span_rows.append(span_to_row(project, span))
+                if span.tool_call is not None:
+                    tool_rows.append(tool_call_to_row(project, span.tool_call))
+                write_rows.extend(state_write_to_row(project, w) for w in span.state_writes)
+                if span.ticket is not None:
+                    ticket = span.ticket
+                    slot = (project, ticket.trace_id, ticket.ticket_id)
+                    held = candidates.get(slot)
+                    if held is None or ticket.start_time_ns < held.start_time_ns:
+                        candidates[slot] = ticket
+            results.append(WriteResult(accepted, len(batch.spans) - accepted))
+        for table, rows in ((schema.spans, span_rows), (schema.tool_calls, tool_rows)):
+            if rows:
+                conn.execute(sa.insert(table), rows)
+        if write_rows:
+            conn.execute(sa.insert(schema.state_writes), write_rows)
+        if candidates:
+            self._write_tickets(conn, candidates)
+        return results
+
+    @staticmethod
+    def _stored_span_ids(conn: sa.Connection, project: str, trace_ids: Sequence[str]) -> set[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        table = schema.spans
+        for chunk in _chunks(trace_ids):
+            rows = conn.execute(
+                sa.select(table.c.trace_id, table.c.span_id).where(
+                    table.c.project == project, table.c.trace_id.in_(chunk)
+                )
+            )
+            found.update((r.trace_id, r.span_id) for r in rows)
+        return found
+
+    def _write_tickets(self, conn: sa.Connection, candidates: dict[tuple[str, str, str], TicketRow]) -> None:
+        table = schema.tickets
+        by_project: dict[str, list[str]] = defaultdict(list)
+        for project, trace_id, _ in candidates:
+            by_project[project].append(trace_id)
+        stored: dict[tuple[str, str, str], Any] = {}
+        for project, trace_ids in by_project.items():
+            for chunk in _chunks(sorted(set(trace_ids))):
+                rows = conn.execute(
+                    sa.select(
+                        table.c.trace_id,
+                        table.c.ticket_id,
+                        table.c.start_ns,
+                        table.c.day,
+                        table.c.task_type,
+                        table.c.source,
+                    ).where(table.c.project == project, table.c.trace_id.in_(chunk))
+                )
+                stored.update(((project, r.trace_id, r.ticket_id), r) for r in rows)
+        traffic: dict[tuple[str, str, str, str], int] = defaultdict(int)
+        inserts: list[dict[str, Any]] = []
+        for slot, ticket in candidates.items():
+            project = slot[0]
+            old = stored.get(slot)
+            if old is not None:
+                if old.start_ns <= ticket.start_time_ns:
+                    continue
+                # An outer agent span arrived after an inner one: it is the ticket.
+                conn.execute(
+                    sa.delete(table).where(
+                        table.c.project == project,
+                        table.c.trace_id == ticket.trace_id,
+                        table.c.ticket_id == ticket.ticket_id,
+                    )
+                )
+                traffic[(project, old.day, old.task_type, old.source)] -= 1
+            inserts.append(ticket_to_row(project, ticket))
+            traffic[(project, ticket.day.isoformat(), ticket.task_type, ticket.source)] += 1
+        if inserts:
+            conn.execute(sa.insert(table), inserts)
+        self._add_traffic(conn, traffic)
+
+    @staticmethod
+    def _add_traffic(conn: sa.Connection, deltas: dict[tuple[str, str, str, str], int]) -> None:
+        table = schema.traffic_daily
+        for (project, day, task_type, source), delta in sorted(deltas.items()):
+            if delta == 0:
+                continue
+            where = (
+                table.c.project == project,
+                table.c.day == day,
+                table.c.task_type == task_type,
+                table.c.source == source,
+            )
+            updated = conn.execute(sa.update(table).where(*where).values(tickets=table.c.tickets + delta))
+            if updated.rowcount == 0:
+                conn.execute(
+                    sa.insert(table).values(project=project, day=day, task_type=task_type, source=source, tickets=delta)
+                )
+
+    def count_spans(self, project: str) -> int:
+        with self._engine.connect() as conn:
+            query = sa.select(sa.func.count()).select_from(schema.spans).where(schema.spans.c.project == project)
+            return int(conn.execute(query).scalar() or 0)
+
+    def get_trace(self, project: str, trace_id: str) -> list[NormalizedSpan]:
+        with self._engine.connect() as conn:
+            return self._spans_of(conn, project, [trace_id])
+
+    def _spans_of(self, conn: sa.Connection, project: str, trace_ids: Sequence[str]) -> list[NormalizedSpan]:
+        s, t, c, w = schema.spans, schema.tickets, schema.tool_calls, schema.state_writes
+        span_rows: list[Any] = []
+        tickets: dict[tuple[str, str], TicketRow] = {}
+        calls: dict[tuple[str, str], ToolCallRow] = {}
+        writes: dict[tuple[str, str], list[StateWriteRow]] = defaultdict(list)
+        for chunk in _chunks(trace_ids):
+            span_rows.extend(conn.execute(sa.select(s).where(s.c.project == project, s.c.trace_id.in_(chunk))))
+            for r in conn.execute(sa.select(t).where(t.c.project == project, t.c.trace_id.in_(chunk))):
+                tickets[(r.trace_id, r.span_id)] = ticket_from_row(r)
+            for r in conn.execute(sa.select(c).where(c.c.project == project, c.c.trace_id.in_(chunk))):
+                calls[(r.trace_id, r.span_id)] = tool_call_from_row(r)
+            query = sa.select(w).where(w.c.project == project, w.c.trace_id.in_(chunk)).order_by(w.c.seq)
+            for r in conn.execute(query):
+                writes[(r.trace_id, r.span_id)].append(state_write_from_row(r))
+        spans = [
+            span_from_row(
+                r,
+                ticket=tickets.get((r.trace_id, r.span_id)),
+                tool_call=calls.get((r.trace_id, r.span_id)),
+                state_writes=writes.get((r.trace_id, r.span_id), []),
+            )
+            for r in span_rows
+        ]
+        return sorted(spans, key=lambda sp: (sp.start_time_ns, sp.span_id))
+
+    # --- tickets and traffic -----------------------------------------------------------------------
+    def list_tickets(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        source: Source | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        max_hash: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        t = schema.tickets
+        query = sa.select(t).where(t.c.project == project)
+        if task_type is not None:
+            query = query.where(t.c.task_type == task_type)
+        if source is not None:
+            query = query.where(t.c.source == source)
+        if since_ns is not None:
+            query = query.where(t.c.start_ns >= since_ns)
+        if until_ns is not None:
+            query = query.where(t.c.start_ns < until_ns)
+        if max_hash is not None:
+            query = query.where(t.c.ticket_hash < max_hash - 2**63)
+        query = query.order_by(t.c.start_ns.desc(), t.c.trace_id, t.c.ticket_id)
+        query = query.limit(max(limit, 0)).offset(max(offset, 0))
+        with self._engine.connect() as conn:
+            return [ticket_from_row(r) for r in conn.execute(query)]
+
+    def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
+        t = schema.tickets
+        query = sa.select(t).where(t.c.project == project, t.c.ticket_id == ticket_id)
+        if source is not None:
+            query = query.where(t.c.source == source)
+        with self._engine.connect() as conn:
+            attempts = [ticket_from_row(r) for r in conn.execute(query.order_by(t.c.start_ns, t.c.trace_id))]
+            if not attempts:
+                return None
+            spans = self._spans_of(conn, project, sorted({a.trace_id for a in attempts}))
+        calls = sorted(
+            (s.tool_call for s in spans if s.tool_call is not None),
+            key=lambda c: (c.start_time_ns, c.span_id),
+        )
+        rows = sorted((w for s in spans for w in s.state_writes), key=lambda w: (w.time_ns, w.span_id, w.seq))
+        return TicketDetail(
+            ticket_id=ticket_id,
+            attempts=attempts,
+            spans=spans,
+            tool_calls=calls,
+            state_writes=[w for w in rows if w.op != "read"],
+            state_reads=[w for w in rows if w.op == "read"],
+        )
+
+    def traffic(
+        self, project: str, *, days: int, source: Source = "production", today: dt.date | None = None
+    ) -> list[TrafficDay]:
+        last = today or _utcnow().date()
+        first = last - dt.timedelta(days=max(days, 1) - 1)
+        t = schema.traffic_daily
+        query = (
+            sa.select(t)
+            .where(
+                t.c.project == project,
+                t.c.source == source,
+                t.c.day >= first.isoformat(),
+                t.c.day <= last.isoformat(),
+                t.c.tickets > 0,
+            )
+            .order_by(t.c.day, t.c.task_type)
+        )
+        with self._engine.connect() as conn:
+            return [
+                TrafficDay(dt.date.fromisoformat(r.day), r.task_type, r.source, int(r.tickets))
+                for r in conn.execute(query)
+            ]
+
+    # --- replay runs and trials --------------------------------------------------------------------
+    def create_replay_run(self, project: str, run: ReplayRun) -> None:
+        try:
+            with self._write_lock, self._engine.begin() as conn:
+                conn.execute(
+                    sa.insert(schema.replay_runs).values(
+                        project=project,
+                        run_id=run.run_id,
+                        created_at_us=to_us(run.created_at),
+                        k=run.k,
+                        status=run.status,
+                        params=dumps(run.params),
+                        finished_at_us=None if run.finished_at is None else to_us(run.finished_at),
+                        summary=None if run.summary is None else dumps(run.summary),
+                        error=run.error,
+                    )
+                )
+        except IntegrityError as exc:
+            raise StoreError(f"replay run {run.run_id!r} already exists in project {project!r}") from exc
+
+    def get_replay_run(self, project: str, run_id: str) -> ReplayRun | None:
+        r = schema.replay_runs
+        with self._engine.connect() as conn:
+            row = conn.execute(sa.select(r).where(r.c.project == project, r.c.run_id == run_id)).first()
+        return None if row is None else run_from_row(row)
+
+    def list_replay_runs(self, project: str, *, limit: int = 50) -> list[ReplayRun]:
+        r = schema.replay_runs
+        query = (
+            sa.select(r)
+            .where(r.c.project == project)
+            .order_by(r.c.created_at_us.desc(), r.c.run_id)
+            .limit(max(limit, 0))
+        )
+        with self._engine.connect() as conn:
+            return [run_from_row(row) for row in conn.execute(query)]
+
+    def add_trials(self, project: str, trials: Sequence[TrialRow]) -> None:
+        if not trials:
+            return
+        r = schema.replay_runs
+        wanted = sorted({t.run_id for t in trials})
+        try:
+            with self._write_lock, self._engine.begin() as conn:
+                found = set(conn.scalars(sa.select(r.c.run_id).where(r.c.project == project, r.c.run_id.in_(wanted))))
+                missing = [run_id for run_id in wanted if run_id not in found]
+                if missing:
+                    raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
+                conn.execute(sa.insert(schema.trials), [trial_to_row(project, t) for t in trials])
+        except IntegrityError as exc:
+            raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
+
+    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
+        t = schema.trials
+        query = sa.select(t).where(t.c.project == project, t.c.run_id == run_id).order_by(t.c.ticket_id, t.c.attempt)
+        with self._engine.connect() as conn:
+            return [trial_from_row(row) for row in conn.execute(query)]
+
+    def finish_replay_run(
+        self,
+        project: str,
+        run_id: str,
+        *,
+        status: RunStatus = "finished",
+        summary: dict[str, Any] | None = None,
+        error: str | None = None,
+        at: dt.datetime | None = None,
+    ) -> None:
+        r = schema.replay_runs
+        with self._write_lock, self._engine.begin() as conn:
+            result = conn.execute(
+                sa.update(r)
+                .where(r.c.project == project, r.c.run_id == run_id)
+                .values(
+                    status=status,
+                    summary=None if summary is None else dumps(summary),
+                    error=error,
+                    finished_at_us=to_us(at or _utcnow()),
+                )
+            )
+        if result.rowcount == 0:
+            raise StoreError(f"no replay run {run_id!r} in project {project!r}")
+
+    # --- alerts ------------------------------------------------------------------------------------
+    def add_alert_event(self, project: str, event: AlertEvent) -> None:
+        try:
+            with self._write_lock, self._engine.begin() as conn:
+                conn.execute(sa.insert(schema.alert_events).values(alert_to_row(project, event)))
+        except IntegrityError as exc:
+            raise StoreError(f"alert {event.alert_id!r} already recorded in project {project!r}") from exc
+
+    def list_alert_events(
+        self, project: str, *, since: dt.datetime | None = None, rule: str | None = None, limit: int = 100
+    ) -> list[AlertEvent]:
+        a = schema.alert_events
+        query = sa.select(a).where(a.c.project == project)
+        if since is not None:
+            query = query.where(a.c.fired_at_us >= to_us(since))
+        if rule is not None:
+            query = query.where(a.c.rule == rule)
+        query = query.order_by(a.c.fired_at_us.desc(), a.c.alert_id).limit(max(limit, 0))
+        with self._engine.connect() as conn:
+            return [alert_from_row(row) for row in conn.execute(query)]

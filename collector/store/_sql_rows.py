@@ -1,0 +1,288 @@
+"""Conversions between the Store's dataclasses and SQL rows (JSON text, integer times)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from passhat.collector.store._base import (
+    AlertEvent,
+    NormalizedSpan,
+    ReplayRun,
+    SpanEvent,
+    StateWriteRow,
+    TicketRow,
+    ToolCallRow,
+    TrialRow,
+)
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_HASH_SHIFT = 2**63
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def to_us(moment: dt.datetime) -> int:
+    """Microseconds since the epoch, exactly (a naive datetime is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_us(micros: int) -> dt.datetime:
+    return _EPOCH + dt.timedelta(microseconds=int(micros))
+
+
+def span_to_row(project: str, span: NormalizedSpan) -> dict[str, Any]:
+    return {
+        "project": project,
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "parent_span_id": span.parent_span_id,
+        "name": span.name,
+        "operation": span.operation,
+        "kind": span.kind,
+        "status": span.status,
+        "status_message": span.status_message,
+        "service_name": span.service_name,
+        "scope_name": span.scope_name,
+        "start_ns": span.start_time_ns,
+        "end_ns": span.end_time_ns,
+        "attributes": dumps(span.attributes),
+        "resource_attributes": dumps(span.resource_attributes),
+        "events": dumps([[e.name, e.time_ns, e.attributes] for e in span.events]),
+    }
+
+
+def span_from_row(
+    row: Any,
+    *,
+    ticket: TicketRow | None,
+    tool_call: ToolCallRow | None,
+    state_writes: list[StateWriteRow],
+) -> NormalizedSpan:
+    return NormalizedSpan(
+        trace_id=row.trace_id,
+        span_id=row.span_id,
+        parent_span_id=row.parent_span_id,
+        name=row.name,
+        start_time_ns=int(row.start_ns),
+        end_time_ns=int(row.end_ns),
+        operation=row.operation,
+        kind=int(row.kind),
+        status=row.status,
+        status_message=row.status_message,
+        service_name=row.service_name,
+        scope_name=row.scope_name,
+        attributes=json.loads(row.attributes),
+        resource_attributes=json.loads(row.resource_attributes),
+        events=[SpanEvent(name, int(time_ns), attrs) for name, time_ns, attrs in json.loads(row.events)],
+        ticket=ticket,
+        tool_call=tool_call,
+        state_writes=state_writes,
+    )
+
+
+def ticket_to_row(project: str, ticket: TicketRow) -> dict[str, Any]:
+    return {
+        "project": project,
+        "trace_id": ticket.trace_id,
+        "ticket_id": ticket.ticket_id,
+        "span_id": ticket.span_id,
+        "task_type": ticket.task_type,
+        "source": ticket.source,
+        "start_ns": ticket.start_time_ns,
+        "end_ns": ticket.end_time_ns,
+        "day": ticket.day.isoformat(),
+        "ticket_hash": ticket.ticket_hash - _HASH_SHIFT,
+        "status": ticket.status,
+        "agent_name": ticket.agent_name,
+        "conversation_id": ticket.conversation_id,
+        "intent": None if ticket.intent is None else dumps(ticket.intent),
+        "domain": ticket.domain,
+        "outcome": ticket.outcome,
+        "replay_run_id": ticket.replay_run_id,
+        "trial_attempt": ticket.trial_attempt,
+        "service_name": ticket.service_name,
+    }
+
+
+def ticket_from_row(row: Any) -> TicketRow:
+    return TicketRow(
+        ticket_id=row.ticket_id,
+        trace_id=row.trace_id,
+        span_id=row.span_id,
+        task_type=row.task_type,
+        source=row.source,
+        start_time_ns=int(row.start_ns),
+        end_time_ns=int(row.end_ns),
+        ticket_hash=int(row.ticket_hash) + _HASH_SHIFT,
+        status=row.status,
+        agent_name=row.agent_name,
+        conversation_id=row.conversation_id,
+        intent=_loads(row.intent),
+        domain=row.domain,
+        outcome=row.outcome,
+        replay_run_id=row.replay_run_id,
+        trial_attempt=row.trial_attempt,
+        service_name=row.service_name,
+    )
+
+
+def tool_call_to_row(project: str, call: ToolCallRow) -> dict[str, Any]:
+    return {
+        "project": project,
+        "trace_id": call.trace_id,
+        "span_id": call.span_id,
+        "parent_span_id": call.parent_span_id,
+        "tool_name": call.tool_name,
+        "outcome": call.outcome,
+        "start_ns": call.start_time_ns,
+        "end_ns": call.end_time_ns,
+        "call_id": call.call_id,
+        "tool_type": call.tool_type,
+        "error_type": call.error_type,
+        "error_message": call.error_message,
+        "arguments": call.arguments,
+        "result": call.result,
+    }
+
+
+def tool_call_from_row(row: Any) -> ToolCallRow:
+    return ToolCallRow(
+        trace_id=row.trace_id,
+        span_id=row.span_id,
+        parent_span_id=row.parent_span_id,
+        tool_name=row.tool_name,
+        outcome=row.outcome,
+        start_time_ns=int(row.start_ns),
+        end_time_ns=int(row.end_ns),
+        call_id=row.call_id,
+        tool_type=row.tool_type,
+        error_type=row.error_type,
+        error_message=row.error_message,
+        arguments=row.arguments,
+        result=row.result,
+    )
+
+
+def state_write_to_row(project: str, write: StateWriteRow) -> dict[str, Any]:
+    return {
+        "project": project,
+        "trace_id": write.trace_id,
+        "span_id": write.span_id,
+        "seq": write.seq,
+        "time_ns": write.time_ns,
+        "table_name": write.table,
+        "key": dumps(write.key),
+        "op": write.op,
+        "before": None if write.before is None else dumps(write.before),
+        "after": None if write.after is None else dumps(write.after),
+        "changed": dumps(write.changed),
+        "rowcount": write.rowcount,
+    }
+
+
+def state_write_from_row(row: Any) -> StateWriteRow:
+    return StateWriteRow(
+        trace_id=row.trace_id,
+        span_id=row.span_id,
+        seq=int(row.seq),
+        time_ns=int(row.time_ns),
+        table=row.table_name,
+        key=json.loads(row.key),
+        op=row.op,
+        before=_loads(row.before),
+        after=_loads(row.after),
+        changed=json.loads(row.changed),
+        rowcount=row.rowcount,
+    )
+
+
+def run_from_row(row: Any) -> ReplayRun:
+    return ReplayRun(
+        run_id=row.run_id,
+        created_at=from_us(row.created_at_us),
+        k=int(row.k),
+        status=row.status,
+        params=json.loads(row.params),
+        finished_at=None if row.finished_at_us is None else from_us(row.finished_at_us),
+        summary=_loads(row.summary),
+        error=row.error,
+    )
+
+
+def trial_to_row(project: str, trial: TrialRow) -> dict[str, Any]:
+    return {
+        "project": project,
+        "run_id": trial.run_id,
+        "ticket_id": trial.ticket_id,
+        "attempt": trial.attempt,
+        "task_type": trial.task_type,
+        "passed": trial.passed,
+        "termination_reason": trial.termination_reason,
+        "started_at_us": to_us(trial.started_at),
+        "duration_s": trial.duration_s,
+        "domain": trial.domain,
+        "trace_id": trial.trace_id,
+        "failure_label": trial.failure_label,
+        "failure_evidence": trial.failure_evidence,
+        "verdict": None if trial.verdict is None else dumps(trial.verdict),
+        "simulator_error": trial.simulator_error,
+        "infra_error": trial.infra_error,
+    }
+
+
+def trial_from_row(row: Any) -> TrialRow:
+    return TrialRow(
+        run_id=row.run_id,
+        ticket_id=row.ticket_id,
+        task_type=row.task_type,
+        attempt=int(row.attempt),
+        passed=bool(row.passed),
+        termination_reason=row.termination_reason,
+        started_at=from_us(row.started_at_us),
+        duration_s=float(row.duration_s),
+        domain=row.domain,
+        trace_id=row.trace_id,
+        failure_label=row.failure_label,
+        failure_evidence=row.failure_evidence,
+        verdict=_loads(row.verdict),
+        simulator_error=row.simulator_error,
+        infra_error=row.infra_error,
+    )
+
+
+def alert_to_row(project: str, event: AlertEvent) -> dict[str, Any]:
+    return {
+        "project": project,
+        "alert_id": event.alert_id,
+        "rule": event.rule,
+        "fired_at_us": to_us(event.fired_at),
+        "message": event.message,
+        "severity": event.severity,
+        "task_type": event.task_type,
+        "payload": dumps(event.payload),
+        "deliveries": dumps(event.deliveries),
+    }
+
+
+def alert_from_row(row: Any) -> AlertEvent:
+    return AlertEvent(
+        alert_id=row.alert_id,
+        rule=row.rule,
+        fired_at=from_us(row.fired_at_us),
+        message=row.message,
+        severity=row.severity,
+        task_type=row.task_type,
+        payload=json.loads(row.payload),
+        deliveries=json.loads(row.deliveries),
+    )

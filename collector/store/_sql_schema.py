@@ -1,0 +1,194 @@
+"""The SQL schema (SQLAlchemy Core tables) and its versioned migrations.
+
+Times are BIGINTs: span times in nanoseconds, administrative times in microseconds since the epoch, so both
+round-trip exactly on SQLite and Postgres. JSON values are stored as text. The unsigned 64-bit ticket hash is
+stored shifted by -2**63 into a signed BIGINT, which keeps its order (`ticket_hash < x` stays a range scan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+schema_versions = sa.Table(
+    "passhat_schema_versions",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("applied_at_us", sa.BigInteger, nullable=False),
+)
+
+# --- version 1 ---------------------------------------------------------------------------------------------
+_v1 = sa.MetaData()
+
+projects = sa.Table(
+    "projects",
+    _v1,
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("created_at_us", sa.BigInteger, nullable=False),
+)
+
+api_keys = sa.Table(
+    "api_keys",
+    _v1,
+    sa.Column("prefix", sa.String(64), primary_key=True),
+    sa.Column("project", sa.String(200), sa.ForeignKey("projects.name"), nullable=False, index=True),
+    sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("label", sa.Text),
+    sa.Column("created_at_us", sa.BigInteger, nullable=False),
+    sa.Column("revoked_at_us", sa.BigInteger),
+)
+
+spans = sa.Table(
+    "spans",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("trace_id", sa.String(32), primary_key=True),
+    sa.Column("span_id", sa.String(16), primary_key=True),
+    sa.Column("parent_span_id", sa.String(16)),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("operation", sa.String(32), nullable=False),
+    sa.Column("kind", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(8), nullable=False),
+    sa.Column("status_message", sa.Text),
+    sa.Column("service_name", sa.Text),
+    sa.Column("scope_name", sa.Text),
+    sa.Column("start_ns", sa.BigInteger, nullable=False),
+    sa.Column("end_ns", sa.BigInteger, nullable=False),
+    sa.Column("attributes", sa.Text, nullable=False),
+    sa.Column("resource_attributes", sa.Text, nullable=False),
+    sa.Column("events", sa.Text, nullable=False),
+)
+
+tickets = sa.Table(
+    "tickets",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("trace_id", sa.String(32), primary_key=True),
+    sa.Column("ticket_id", sa.String(400), primary_key=True),
+    sa.Column("span_id", sa.String(16), nullable=False),
+    sa.Column("task_type", sa.String(200), nullable=False),
+    sa.Column("source", sa.String(16), nullable=False),
+    sa.Column("start_ns", sa.BigInteger, nullable=False),
+    sa.Column("end_ns", sa.BigInteger, nullable=False),
+    sa.Column("day", sa.String(10), nullable=False),
+    sa.Column("ticket_hash", sa.BigInteger, nullable=False),
+    sa.Column("status", sa.String(8), nullable=False),
+    sa.Column("agent_name", sa.Text),
+    sa.Column("conversation_id", sa.Text),
+    sa.Column("intent", sa.Text),
+    sa.Column("domain", sa.Text),
+    sa.Column("outcome", sa.Text),
+    sa.Column("replay_run_id", sa.Text),
+    sa.Column("trial_attempt", sa.Integer),
+    sa.Column("service_name", sa.Text),
+    sa.Index("ix_tickets_project_ticket", "project", "ticket_id"),
+    sa.Index("ix_tickets_project_start", "project", "start_ns"),
+    sa.Index("ix_tickets_project_type_start", "project", "task_type", "start_ns"),
+)
+
+tool_calls = sa.Table(
+    "tool_calls",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("trace_id", sa.String(32), primary_key=True),
+    sa.Column("span_id", sa.String(16), primary_key=True),
+    sa.Column("parent_span_id", sa.String(16)),
+    sa.Column("tool_name", sa.Text, nullable=False),
+    sa.Column("outcome", sa.String(8), nullable=False),
+    sa.Column("start_ns", sa.BigInteger, nullable=False),
+    sa.Column("end_ns", sa.BigInteger, nullable=False),
+    sa.Column("call_id", sa.Text),
+    sa.Column("tool_type", sa.Text),
+    sa.Column("error_type", sa.Text),
+    sa.Column("error_message", sa.Text),
+    sa.Column("arguments", sa.Text),
+    sa.Column("result", sa.Text),
+)
+
+state_writes = sa.Table(
+    "state_writes",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("trace_id", sa.String(32), primary_key=True),
+    sa.Column("span_id", sa.String(16), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("time_ns", sa.BigInteger, nullable=False),
+    sa.Column("table_name", sa.Text, nullable=False),
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("op", sa.String(16), nullable=False),
+    sa.Column("before", sa.Text),
+    sa.Column("after", sa.Text),
+    sa.Column("changed", sa.Text, nullable=False),
+    sa.Column("rowcount", sa.Integer),
+)
+
+traffic_daily = sa.Table(
+    "traffic_daily",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("day", sa.String(10), primary_key=True),
+    sa.Column("task_type", sa.String(200), primary_key=True),
+    sa.Column("source", sa.String(16), primary_key=True),
+    sa.Column("tickets", sa.BigInteger, nullable=False),
+)
+
+replay_runs = sa.Table(
+    "replay_runs",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("run_id", sa.String(200), primary_key=True),
+    sa.Column("created_at_us", sa.BigInteger, nullable=False),
+    sa.Column("k", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("params", sa.Text, nullable=False),
+    sa.Column("finished_at_us", sa.BigInteger),
+    sa.Column("summary", sa.Text),
+    sa.Column("error", sa.Text),
+)
+
+trials = sa.Table(
+    "trials",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("run_id", sa.String(200), primary_key=True),
+    sa.Column("ticket_id", sa.String(400), primary_key=True),
+    sa.Column("attempt", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("task_type", sa.String(200), nullable=False),
+    sa.Column("passed", sa.Boolean, nullable=False),
+    sa.Column("termination_reason", sa.String(32), nullable=False),
+    sa.Column("started_at_us", sa.BigInteger, nullable=False),
+    sa.Column("duration_s", sa.Float, nullable=False),
+    sa.Column("domain", sa.Text),
+    sa.Column("trace_id", sa.String(32)),
+    sa.Column("failure_label", sa.Text),
+    sa.Column("failure_evidence", sa.Text),
+    sa.Column("verdict", sa.Text),
+    sa.Column("simulator_error", sa.Text),
+    sa.Column("infra_error", sa.Text),
+)
+
+alert_events = sa.Table(
+    "alert_events",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("alert_id", sa.String(200), primary_key=True),
+    sa.Column("rule", sa.String(200), nullable=False),
+    sa.Column("fired_at_us", sa.BigInteger, nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("severity", sa.String(32), nullable=False),
+    sa.Column("task_type", sa.Text),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("deliveries", sa.Text, nullable=False),
+    sa.Index("ix_alert_events_project_fired", "project", "fired_at_us"),
+)
+
+
+def _migrate_v1(conn: sa.Connection) -> None:
+    _v1.create_all(conn)
+
+
+#: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
+MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1]

@@ -1,0 +1,168 @@
+"""Each channel delivers to a real local receiver; failures are retried with backoff and every attempt reported."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+
+from passhat.collector.alerts import (
+    AlertNotice,
+    EmailChannel,
+    RetryPolicy,
+    SlackChannel,
+    WebhookChannel,
+    deliver,
+    deliver_to,
+)
+
+from .receivers import Certificate, Mailbox, Receiver, free_port
+
+NOTICE = AlertNotice(
+    alert_id="refunds-drop/refund:2026-W48",
+    kind="fired",
+    rule="refunds-drop",
+    task_type="refund",
+    period="2026-W48",
+    severity="critical",
+    title="pass^5 of refund dropped",
+    text="pass^5 of refund dropped from 61.0% to 40.0% in 2026-W48.",
+    details={"p_value": 0.0005, "drop": 0.21},
+)
+FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, multiplier=2.0, max_backoff_seconds=0.05)
+
+
+def test_webhook_posts_the_documented_payload(receiver: Receiver) -> None:
+    channel = WebhookChannel("ops", receiver.url, headers={"Authorization": "Bearer t0k3n"})
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert [a.ok for a in attempts] == [True]
+    [request] = receiver.requests
+    assert request["headers"]["Authorization"] == "Bearer t0k3n"
+    body = request["json"]
+    assert body["event"] == "alert.fired" and body["source"] == "passhat"
+    assert body["alert_id"] == NOTICE.alert_id and body["scope"] == "refund" and body["period"] == "2026-W48"
+    assert body["details"] == {"p_value": 0.0005, "drop": 0.21}
+
+
+def test_slack_posts_text_and_blocks(receiver: Receiver) -> None:
+    attempts = deliver_to(NOTICE, SlackChannel("slack", receiver.url), FAST)
+    assert attempts[-1].ok
+    body = receiver.requests[0]["json"]
+    assert set(body) == {"text", "blocks"}
+    assert "dropped from 61.0% to 40.0%" in body["text"]
+    assert [b["type"] for b in body["blocks"]] == ["header", "section", "context"]
+    assert body["blocks"][0]["text"] == {"type": "plain_text", "text": "pass^5 of refund dropped"}
+
+
+def test_a_failing_receiver_is_retried_until_it_succeeds(receiver: Receiver) -> None:
+    receiver.fail_first = 2
+    attempts = deliver_to(NOTICE, WebhookChannel("ops", receiver.url), FAST)
+    assert [(a.attempt, a.ok) for a in attempts] == [(1, False), (2, False), (3, True)]
+    assert attempts[0].error is not None and attempts[0].error.startswith("HTTP 503")
+    assert len(receiver.requests) == 1
+
+
+def test_retries_are_bounded(receiver: Receiver) -> None:
+    receiver.fail_first = 10
+    attempts = deliver_to(NOTICE, WebhookChannel("ops", receiver.url), FAST)
+    assert [a.ok for a in attempts] == [False, False, False]
+    assert receiver.seen == 3
+
+
+def test_a_client_error_is_not_retried(receiver: Receiver) -> None:
+    receiver.fail_first, receiver.fail_status = 10, 404
+    attempts = deliver_to(NOTICE, WebhookChannel("ops", receiver.url), FAST)
+    assert len(attempts) == 1 and not attempts[0].retryable and "HTTP 404" in (attempts[0].error or "")
+
+
+def test_an_unreachable_webhook_is_retried_then_reported() -> None:
+    url = f"http://127.0.0.1:{free_port()}/hook"  # nothing listens there
+    attempts = deliver_to(NOTICE, WebhookChannel("ops", url, timeout=2.0), FAST)
+    assert len(attempts) == 3 and all(a.retryable and not a.ok for a in attempts)
+    assert "ConnectError" in (attempts[-1].error or "")
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    policy = RetryPolicy(attempts=6, backoff_seconds=1.0, multiplier=2.0, max_backoff_seconds=5.0)
+    assert [policy.wait_before(i) for i in range(1, 7)] == [0.0, 1.0, 2.0, 4.0, 5.0, 5.0]
+
+
+def test_email_arrives_with_subject_and_details(mailbox: Mailbox) -> None:
+    channel = EmailChannel("mail", mailbox.host, "passhat@example.test", ("oncall@example.test",), port=mailbox.port)
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert [a.ok for a in attempts] == [True]
+    [envelope] = mailbox.messages
+    assert envelope.rcpt_tos == ["oncall@example.test"]
+    assert isinstance(envelope.content, bytes)
+    message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+    assert message["Subject"] == "[passhat] CRITICAL: pass^5 of refund dropped"
+    body = message.get_body()
+    assert body is not None
+    text = body.get_content()
+    assert "dropped from 61.0% to 40.0%" in text and '"p_value": 0.0005' in text
+
+
+def test_email_logs_in_when_credentials_are_given(auth_mailbox: Mailbox) -> None:
+    good = EmailChannel(
+        "mail", auth_mailbox.host, "a@example.test", ("b@example.test",), port=auth_mailbox.port,
+        username="alerts", password="s3cret",
+    )  # fmt: skip
+    bad = EmailChannel(
+        "mail", auth_mailbox.host, "a@example.test", ("b@example.test",), port=auth_mailbox.port,
+        username="alerts", password="wrong",
+    )  # fmt: skip
+    assert deliver_to(NOTICE, good, FAST)[-1].ok
+    refused = deliver_to(NOTICE, bad, FAST)
+    assert len(refused) == 1 and not refused[0].retryable and "login refused" in (refused[0].error or "")
+    assert len(auth_mailbox.messages) == 1
+
+
+def test_refused_recipients_fail_without_retry(mailbox: Mailbox) -> None:
+    mailbox.refuse_recipients = True
+    channel = EmailChannel("mail", mailbox.host, "a@example.test", ("nobody@example.test",), port=mailbox.port)
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert len(attempts) == 1 and not attempts[0].ok and "refused" in (attempts[0].error or "")
+
+
+def test_an_unreachable_smtp_server_is_retried() -> None:
+    channel = EmailChannel("mail", "127.0.0.1", "a@example.test", ("b@example.test",), port=free_port(), timeout=2.0)
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert len(attempts) == 3 and all(a.retryable for a in attempts)
+
+
+def test_a_notice_goes_only_to_the_channels_its_rule_names(receiver: Receiver, mailbox: Mailbox) -> None:
+    webhook = WebhookChannel("ops", receiver.url)
+    mail = EmailChannel("mail", mailbox.host, "a@example.test", ("b@example.test",), port=mailbox.port)
+    targeted = AlertNotice(**{**NOTICE.__dict__, "channels": ("mail",)})
+    attempts = deliver(targeted, [webhook, mail], FAST)
+    assert [a.channel for a in attempts] == ["mail"]
+    assert receiver.requests == [] and len(mailbox.messages) == 1
+    everywhere = deliver(NOTICE, [webhook, mail], FAST)
+    assert sorted(a.channel for a in everywhere) == ["mail", "ops"]
+
+
+def test_email_over_starttls_with_login(tls_mailbox: Mailbox, certificate: Certificate) -> None:
+    channel = EmailChannel(
+        "mail", tls_mailbox.host, "a@example.test", ("b@example.test",), port=tls_mailbox.port,
+        username="alerts", password="s3cret", starttls=True, ca_file=str(certificate.cert),
+    )  # fmt: skip
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert [a.ok for a in attempts] == [True], attempts
+    assert len(tls_mailbox.messages) == 1
+
+
+def test_an_untrusted_certificate_fails_without_retry(tls_mailbox: Mailbox) -> None:
+    channel = EmailChannel(
+        "mail", tls_mailbox.host, "a@example.test", ("b@example.test",), port=tls_mailbox.port,
+        username="alerts", password="s3cret", starttls=True,
+    )  # fmt: skip
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert len(attempts) == 1 and not attempts[0].retryable
+    assert "TLS failed" in (attempts[0].error or "") and "CERTIFICATE_VERIFY_FAILED" in (attempts[0].error or "")
+    assert tls_mailbox.messages == []
+
+
+def test_a_server_requiring_starttls_refuses_a_plain_session(tls_mailbox: Mailbox) -> None:
+    channel = EmailChannel("mail", tls_mailbox.host, "a@example.test", ("b@example.test",), port=tls_mailbox.port)
+    attempts = deliver_to(NOTICE, channel, FAST)
+    assert not attempts[-1].ok and "530" in (attempts[-1].error or "")
+    assert tls_mailbox.messages == []

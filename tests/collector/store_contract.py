@@ -1,0 +1,529 @@
+"""The contract every `Store` implementation passes: subclass `StoreContract` and provide a `store` fixture
+that yields a freshly migrated, empty store (see test_sql_store.py).
+
+Times are built from now, so the tests hold on any day and in stores with TTLs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import os
+import time
+from typing import Any
+
+import pytest
+
+from passhat.collector.store import (
+    AlertEvent,
+    ApiKey,
+    NormalizedSpan,
+    ReplayRun,
+    SpanBatch,
+    SpanEvent,
+    StateWriteRow,
+    Store,
+    StoreError,
+    TicketRow,
+    ToolCallRow,
+    TrialRow,
+)
+
+NS = 1_000_000_000
+_counter = itertools.count(1)
+
+
+def new_trace_id() -> str:
+    return os.urandom(16).hex()
+
+
+def new_span_id() -> str:
+    return os.urandom(8).hex()
+
+
+def ticket_hash(ticket_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(ticket_id.encode("utf-8")).digest()[:8], "big")
+
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def ticket_span(
+    ticket_id: str,
+    *,
+    task_type: str = "refund",
+    source: str = "production",
+    trace_id: str | None = None,
+    span_id: str | None = None,
+    start_ns: int | None = None,
+    intent: dict[str, Any] | None = None,
+    outcome: str | None = "resolved",
+    run_id: str | None = None,
+    attempt: int | None = None,
+) -> NormalizedSpan:
+    trace_id = trace_id or new_trace_id()
+    span_id = span_id or new_span_id()
+    start = start_ns if start_ns is not None else now_ns() - 5 * NS
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "support",
+        "passhat.ticket.id": ticket_id,
+        "passhat.task_type": task_type,
+        "passhat.source": source,
+    }
+    return NormalizedSpan(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=None,
+        name="invoke_agent support",
+        start_time_ns=start,
+        end_time_ns=start + 2 * NS,
+        operation="invoke_agent",
+        kind=1,
+        status="ok",
+        service_name="shop-agent",
+        scope_name="passhat",
+        attributes=attributes,
+        resource_attributes={"service.name": "shop-agent"},
+        events=[
+            SpanEvent("passhat.customer_message", start + 1000, {"passhat.message.content": "hi"}),
+        ],
+        ticket=TicketRow(
+            ticket_id=ticket_id,
+            trace_id=trace_id,
+            span_id=span_id,
+            task_type=task_type,
+            source=source,  # type: ignore[arg-type]
+            start_time_ns=start,
+            end_time_ns=start + 2 * NS,
+            ticket_hash=ticket_hash(ticket_id),
+            status="ok",
+            agent_name="support",
+            conversation_id=f"conv-{ticket_id}",
+            intent=intent if intent is not None else {"order_id": "O-1", "items": [1, 2]},
+            domain="retail",
+            outcome=outcome,
+            replay_run_id=run_id,
+            trial_attempt=attempt,
+            service_name="shop-agent",
+        ),
+    )
+
+
+def tool_span(
+    parent: NormalizedSpan,
+    tool_name: str = "get_order",
+    *,
+    outcome: str = "ok",
+    writes: int = 0,
+    reads: int = 0,
+    offset_ns: int = 100_000,
+) -> NormalizedSpan:
+    span_id = new_span_id()
+    start = parent.start_time_ns + offset_ns
+    state_rows: list[StateWriteRow] = []
+    events: list[SpanEvent] = []
+    for seq in range(reads):
+        row = {"id": seq, "status": "delivered", "total": 12.5}
+        events.append(SpanEvent("passhat.state_read", start + seq, {"passhat.state_read.table": "orders"}))
+        state_rows.append(
+            StateWriteRow(
+                trace_id=parent.trace_id,
+                span_id=span_id,
+                seq=seq,
+                time_ns=start + seq,
+                table="orders",
+                key={"id": seq},
+                op="read",
+                before=row,
+            )
+        )
+    for i in range(writes):
+        seq = reads + i
+        events.append(SpanEvent("passhat.state_write", start + seq, {"passhat.state_write.table": "orders"}))
+        state_rows.append(
+            StateWriteRow(
+                trace_id=parent.trace_id,
+                span_id=span_id,
+                seq=seq,
+                time_ns=start + seq,
+                table="orders",
+                key={"id": i},
+                op="update",
+                before={"status": "delivered"},
+                after={"status": "refunded"},
+                changed=["status"],
+                rowcount=1,
+            )
+        )
+    return NormalizedSpan(
+        trace_id=parent.trace_id,
+        span_id=span_id,
+        parent_span_id=parent.span_id,
+        name=f"execute_tool {tool_name}",
+        start_time_ns=start,
+        end_time_ns=start + 1000,
+        operation="execute_tool",
+        status="error" if outcome == "error" else "ok",
+        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool_name},
+        events=events,
+        tool_call=ToolCallRow(
+            trace_id=parent.trace_id,
+            span_id=span_id,
+            parent_span_id=parent.span_id,
+            tool_name=tool_name,
+            outcome=outcome,  # type: ignore[arg-type]
+            start_time_ns=start,
+            end_time_ns=start + 1000,
+            call_id=f"toolu_{next(_counter)}",
+            tool_type="function",
+            error_type="not_found" if outcome == "error" else None,
+            arguments='{"order_id": "O-1"}',
+            result=None,
+        ),
+        state_writes=state_rows,
+    )
+
+
+def api_key(project: str, n: int = 1) -> ApiKey:
+    prefix = f"phk_{os.urandom(4).hex()}"
+    return ApiKey(
+        prefix=prefix,
+        project=project,
+        key_hash=hashlib.sha256(f"{prefix}-{n}".encode()).hexdigest(),
+        created_at=utcnow(),
+        label=f"key {n}",
+    )
+
+
+class StoreContract:
+    """Behaviour every Store must have. Needs a `store` fixture: a migrated, empty store."""
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+    def test_migrate_is_idempotent_and_reports_the_version(self, store: Store) -> None:
+        version = store.schema_version()
+        assert version >= 1
+        assert store.migrate() == version
+        assert store.schema_version() == version
+        assert store.ping()
+
+    # --- projects and keys ---------------------------------------------------------------------------
+    def test_ensure_project_creates_once(self, store: Store) -> None:
+        first = store.ensure_project("shop")
+        again = store.ensure_project("shop")
+        assert first.name == again.name == "shop"
+        assert first.created_at == again.created_at
+        assert store.get_project("nope") is None
+        store.ensure_project("bank")
+        assert [p.name for p in store.list_projects()] == ["bank", "shop"]
+
+    def test_api_key_is_found_by_hash_listed_and_revoked(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.ensure_project("bank")
+        key = api_key("shop")
+        store.add_api_key(key)
+        store.add_api_key(api_key("bank", 2))
+        found = store.find_api_key(key.key_hash)
+        assert found is not None
+        assert (found.prefix, found.project, found.label, found.active) == (key.prefix, "shop", "key 1", True)
+        assert store.find_api_key("0" * 64) is None
+        assert [k.prefix for k in store.list_api_keys("shop")] == [key.prefix]
+        assert len(store.list_api_keys()) == 2
+        assert store.revoke_api_key(key.prefix) is True
+        revoked = store.find_api_key(key.key_hash)
+        assert revoked is not None and not revoked.active
+        assert store.revoke_api_key(key.prefix) is False
+        assert store.revoke_api_key("phk_unknown") is False
+
+    def test_api_key_prefix_is_unique(self, store: Store) -> None:
+        store.ensure_project("shop")
+        key = api_key("shop")
+        store.add_api_key(key)
+        clash = ApiKey(key.prefix, "shop", "f" * 64, utcnow())
+        with pytest.raises(StoreError):
+            store.add_api_key(clash)
+
+    # --- writes --------------------------------------------------------------------------------------
+    def test_write_batch_accepts_new_spans_and_counts_duplicates(self, store: Store) -> None:
+        store.ensure_project("shop")
+        root = ticket_span("T-1")
+        spans = [root, *(tool_span(root, f"tool_{i}") for i in range(3))]
+        result = store.write_batch("shop", spans)
+        assert (result.accepted, result.duplicates) == (4, 0)
+        again = store.write_batch("shop", [*spans, tool_span(root, "late")])
+        assert (again.accepted, again.duplicates) == (1, 4)
+        assert store.count_spans("shop") == 5
+
+    def test_duplicates_within_one_batch_are_counted_once(self, store: Store) -> None:
+        store.ensure_project("shop")
+        root = ticket_span("T-1")
+        result = store.write_batch("shop", [root, root, root])
+        assert (result.accepted, result.duplicates) == (1, 2)
+        assert store.count_spans("shop") == 1
+
+    def test_write_batches_returns_one_result_per_batch(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.ensure_project("bank")
+        a, b = ticket_span("A"), ticket_span("B")
+        results = store.write_batches([SpanBatch("shop", [a]), SpanBatch("bank", [b]), SpanBatch("shop", [a])])
+        assert [(r.accepted, r.duplicates) for r in results] == [(1, 0), (1, 0), (0, 1)]
+        assert store.write_batches([]) == []
+        assert store.write_batch("shop", []).accepted == 0
+
+    def test_redelivery_adds_no_derived_rows(self, store: Store) -> None:
+        store.ensure_project("shop")
+        root = ticket_span("T-1")
+        tool = tool_span(root, "refund", writes=2, reads=1)
+        for _ in range(3):
+            store.write_batch("shop", [tool, root])
+        detail = store.get_ticket("shop", "T-1")
+        assert detail is not None
+        assert len(detail.attempts) == 1
+        assert len(detail.tool_calls) == 1
+        assert len(detail.state_writes) == 2
+        assert len(detail.state_reads) == 1
+        assert [t.tickets for t in store.traffic("shop", days=1)] == [1]
+
+    def test_same_ids_in_two_projects_are_both_kept(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.ensure_project("bank")
+        root = ticket_span("T-1")
+        assert store.write_batch("shop", [root]).accepted == 1
+        assert store.write_batch("bank", [root]).accepted == 1
+
+    def test_trace_round_trips_attributes_events_and_derived_rows(self, store: Store) -> None:
+        store.ensure_project("shop")
+        root = ticket_span("T-ü", intent={"order": "Ø-9", "n": 3, "nested": {"a": [1, None, True]}})
+        tool = tool_span(root, "refund", writes=1, outcome="error")
+        store.write_batch("shop", [tool, root])
+        spans = store.get_trace("shop", root.trace_id)
+        assert [s.span_id for s in spans] == [root.span_id, tool.span_id]
+        got_root, got_tool = spans
+        assert got_root.attributes == root.attributes
+        assert got_root.resource_attributes == root.resource_attributes
+        assert got_root.events == root.events
+        assert (got_root.name, got_root.status, got_root.kind, got_root.operation) == (
+            root.name,
+            "ok",
+            1,
+            "invoke_agent",
+        )
+        assert (got_root.start_time_ns, got_root.end_time_ns) == (root.start_time_ns, root.end_time_ns)
+        assert got_root.ticket == root.ticket
+        assert got_tool.parent_span_id == root.span_id
+        assert got_tool.tool_call == tool.tool_call
+        assert got_tool.state_writes == tool.state_writes
+        assert store.get_trace("shop", new_trace_id()) == []
+
+    def test_extreme_ticket_hash_round_trips(self, store: Store) -> None:
+        store.ensure_project("shop")
+        root = ticket_span("T-max")
+        assert root.ticket is not None
+        ticket = TicketRow(**{**_fields(root.ticket), "ticket_hash": 2**64 - 1})
+        low = ticket_span("T-min")
+        assert low.ticket is not None
+        low_ticket = TicketRow(**{**_fields(low.ticket), "ticket_hash": 0})
+        store.write_batch("shop", [_with_ticket(root, ticket), _with_ticket(low, low_ticket)])
+        rows = {t.ticket_id: t.ticket_hash for t in store.list_tickets("shop")}
+        assert rows == {"T-max": 2**64 - 1, "T-min": 0}
+        assert [t.ticket_id for t in store.list_tickets("shop", max_hash=2**63)] == ["T-min"]
+
+    # --- tickets -------------------------------------------------------------------------------------
+    def test_list_tickets_filters_and_orders_newest_first(self, store: Store) -> None:
+        store.ensure_project("shop")
+        base = now_ns() - 3600 * NS
+        spans = [
+            ticket_span("T-1", task_type="refund", start_ns=base),
+            ticket_span("T-2", task_type="exchange", start_ns=base + 10 * NS),
+            ticket_span("T-3", task_type="refund", start_ns=base + 20 * NS),
+            ticket_span("T-3", task_type="refund", source="sandbox", start_ns=base + 30 * NS, run_id="r1"),
+        ]
+        store.write_batch("shop", spans)
+        ids = lambda rows: [(t.ticket_id, t.source) for t in rows]  # noqa: E731
+        assert ids(store.list_tickets("shop")) == [
+            ("T-3", "sandbox"),
+            ("T-3", "production"),
+            ("T-2", "production"),
+            ("T-1", "production"),
+        ]
+        assert ids(store.list_tickets("shop", task_type="refund", source="production")) == [
+            ("T-3", "production"),
+            ("T-1", "production"),
+        ]
+        assert ids(store.list_tickets("shop", since_ns=base + 10 * NS, until_ns=base + 30 * NS)) == [
+            ("T-3", "production"),
+            ("T-2", "production"),
+        ]
+        assert ids(store.list_tickets("shop", limit=2, offset=1)) == [
+            ("T-3", "production"),
+            ("T-2", "production"),
+        ]
+        sandbox = store.list_tickets("shop", source="sandbox")
+        assert sandbox[0].replay_run_id == "r1"
+
+    def test_ticket_with_its_attempts_tool_calls_and_writes(self, store: Store) -> None:
+        store.ensure_project("shop")
+        prod = ticket_span("T-9")
+        trial = ticket_span("T-9", source="sandbox", start_ns=prod.start_time_ns + 60 * NS, run_id="r", attempt=1)
+        prod_tools = [
+            tool_span(prod, "find_order", reads=2, offset_ns=10),
+            tool_span(prod, "refund", writes=1),
+        ]
+        trial_tools = [tool_span(trial, "refund", writes=3)]
+        store.write_batch("shop", [*prod_tools, prod, *trial_tools, trial, ticket_span("other")])
+        detail = store.get_ticket("shop", "T-9")
+        assert detail is not None
+        assert detail.ticket_id == "T-9"
+        assert [a.source for a in detail.attempts] == ["production", "sandbox"]
+        assert len(detail.spans) == 5
+        assert [c.tool_name for c in detail.tool_calls] == ["find_order", "refund", "refund"]
+        assert len(detail.state_writes) == 4
+        assert len(detail.state_reads) == 2
+        assert detail.state_reads[0].before == {"id": 0, "status": "delivered", "total": 12.5}
+        prod_only = store.get_ticket("shop", "T-9", source="production")
+        assert prod_only is not None
+        assert len(prod_only.attempts) == 1 and len(prod_only.tool_calls) == 2 and len(prod_only.spans) == 3
+        assert store.get_ticket("shop", "T-404") is None
+        assert store.get_ticket("shop", "T-9", source="sandbox") is not None
+
+    def test_outermost_agent_span_wins_within_a_trace(self, store: Store) -> None:
+        store.ensure_project("shop")
+        outer = ticket_span("T-5", task_type="outer")
+        inner = ticket_span("T-5", task_type="inner", trace_id=outer.trace_id, start_ns=outer.start_time_ns + 1000)
+        store.write_batch("shop", [inner])
+        store.write_batch("shop", [outer])
+        rows = store.list_tickets("shop")
+        assert [(t.span_id, t.task_type) for t in rows] == [(outer.span_id, "outer")]
+        assert [(t.task_type, t.tickets) for t in store.traffic("shop", days=1)] == [("outer", 1)]
+
+    # --- traffic -------------------------------------------------------------------------------------
+    def test_traffic_counts_tickets_per_task_type_per_day(self, store: Store) -> None:
+        store.ensure_project("shop")
+        today = dt.datetime.now(dt.UTC).date()
+        noon = dt.datetime.combine(today, dt.time(12), tzinfo=dt.UTC)
+        day_ns = 86400 * NS
+        noon_ns = int(noon.timestamp()) * NS
+        spans = [
+            ticket_span("a", task_type="refund", start_ns=noon_ns),
+            ticket_span("b", task_type="refund", start_ns=noon_ns + NS),
+            ticket_span("c", task_type="exchange", start_ns=noon_ns),
+            ticket_span("d", task_type="refund", start_ns=noon_ns - day_ns),
+            ticket_span("e", task_type="refund", start_ns=noon_ns - 5 * day_ns),
+            ticket_span("f", task_type="refund", source="sandbox", start_ns=noon_ns),
+        ]
+        store.write_batch("shop", spans)
+        got = [(t.day, t.task_type, t.tickets) for t in store.traffic("shop", days=2, today=today)]
+        yesterday = today - dt.timedelta(days=1)
+        assert got == [(yesterday, "refund", 1), (today, "exchange", 1), (today, "refund", 2)]
+        week = store.traffic("shop", days=7, today=today)
+        assert sum(t.tickets for t in week) == 5
+        sandbox = store.traffic("shop", days=1, source="sandbox", today=today)
+        assert [(t.task_type, t.tickets, t.source) for t in sandbox] == [("refund", 1, "sandbox")]
+
+    # --- isolation -----------------------------------------------------------------------------------
+    def test_projects_never_see_each_others_data(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.ensure_project("bank")
+        root = ticket_span("T-1")
+        store.write_batch("shop", [root, tool_span(root, writes=1)])
+        store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=4))
+        store.add_alert_event("shop", AlertEvent("al-1", "drop", utcnow(), "pass^k fell"))
+        assert store.count_spans("bank") == 0
+        assert store.list_tickets("bank") == []
+        assert store.get_ticket("bank", "T-1") is None
+        assert store.get_trace("bank", root.trace_id) == []
+        assert store.traffic("bank", days=1) == []
+        assert store.get_replay_run("bank", "run-1") is None
+        assert store.list_replay_runs("bank") == []
+        assert store.list_alert_events("bank") == []
+        with pytest.raises(StoreError):
+            store.add_trials("bank", [_trial("run-1", "T-1", 0)])
+
+    # --- replay runs and trials ---------------------------------------------------------------------
+    def test_replay_run_lifecycle(self, store: Store) -> None:
+        store.ensure_project("shop")
+        created = utcnow() - dt.timedelta(minutes=5)
+        run = ReplayRun("run-1", created, k=3, params={"period": "2026-W48", "task_types": ["refund"]})
+        store.create_replay_run("shop", run)
+        store.create_replay_run("shop", ReplayRun("run-2", created + dt.timedelta(minutes=1), k=5))
+        with pytest.raises(StoreError):
+            store.create_replay_run("shop", run)
+        got = store.get_replay_run("shop", "run-1")
+        assert got == run
+        trials = [_trial("run-1", t, a, passed=(a != 1)) for t in ("T-2", "T-1") for a in range(3)]
+        store.add_trials("shop", trials[:4])
+        store.add_trials("shop", trials[4:])
+        listed = store.list_trials("shop", "run-1")
+        assert [(t.ticket_id, t.attempt) for t in listed] == [(t, a) for t in ("T-1", "T-2") for a in range(3)]
+        assert listed[0] == trials[3]
+        assert store.list_trials("shop", "run-2") == []
+        summary = {"refund": {"tickets": 2, "pass_hat_k": 0.0}}
+        store.finish_replay_run("shop", "run-1", summary=summary, at=created + dt.timedelta(minutes=2))
+        done = store.get_replay_run("shop", "run-1")
+        assert done is not None
+        assert (done.status, done.summary, done.finished_at) == (
+            "finished",
+            summary,
+            created + dt.timedelta(minutes=2),
+        )
+        store.finish_replay_run("shop", "run-2", status="failed", error="sandbox crashed")
+        failed = store.get_replay_run("shop", "run-2")
+        assert failed is not None and (failed.status, failed.error) == ("failed", "sandbox crashed")
+        assert failed.finished_at is not None
+        assert [r.run_id for r in store.list_replay_runs("shop")] == ["run-2", "run-1"]
+        assert [r.run_id for r in store.list_replay_runs("shop", limit=1)] == ["run-2"]
+        with pytest.raises(StoreError):
+            store.finish_replay_run("shop", "run-404")
+        with pytest.raises(StoreError):
+            store.add_trials("shop", [_trial("run-404", "T-1", 0)])
+
+    # --- alerts --------------------------------------------------------------------------------------
+    def test_alert_events_are_listed_newest_first_with_filters(self, store: Store) -> None:
+        store.ensure_project("shop")
+        t0 = utcnow() - dt.timedelta(hours=3)
+        events = [
+            AlertEvent("a1", "drop", t0, "refund pass^k fell", task_type="refund", payload={"from": 0.8}),
+            AlertEvent("a2", "threshold", t0 + dt.timedelta(hours=1), "low", deliveries={"slack": "ok"}),
+            AlertEvent("a3", "drop", t0 + dt.timedelta(hours=2), "again", severity="critical"),
+        ]
+        for event in events:
+            store.add_alert_event("shop", event)
+        assert store.list_alert_events("shop") == list(reversed(events))
+        assert [e.alert_id for e in store.list_alert_events("shop", rule="drop")] == ["a3", "a1"]
+        since = t0 + dt.timedelta(minutes=30)
+        assert [e.alert_id for e in store.list_alert_events("shop", since=since)] == ["a3", "a2"]
+        assert [e.alert_id for e in store.list_alert_events("shop", limit=1)] == ["a3"]
+
+
+def _fields(row: TicketRow) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in TicketRow.__dataclass_fields__}
+
+
+def _with_ticket(span: NormalizedSpan, ticket: TicketRow) -> NormalizedSpan:
+    values = {name: getattr(span, name) for name in NormalizedSpan.__dataclass_fields__}
+    values["ticket"] = ticket
+    return NormalizedSpan(**values)
+
+
+def _trial(run_id: str, ticket_id: str, attempt: int, *, passed: bool = True) -> TrialRow:
+    return TrialRow(
+        run_id=run_id,
+        ticket_id=ticket_id,
+        task_type="refund",
+        attempt=attempt,
+        passed=passed,
+        termination_reason="agent_stop",
+        started_at=utcnow(),
+        duration_s=1.25,
+        domain="retail",
+        trace_id=new_trace_id(),
+        failure_label=None if passed else "wrong_entity",
+        failure_evidence=None if passed else "refunded order O-2, not O-1",
+        verdict={"passed": passed, "check": "refund", "diagnostics": [], "children": []},
+    )

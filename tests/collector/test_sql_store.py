@@ -1,0 +1,70 @@
+"""SqlStore passes the store contract, on a SQLite file in WAL mode."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+from store_contract import StoreContract, ticket_span, tool_span
+
+from passhat.collector.store import Store, StoreError, open_store
+from passhat.collector.store._sql import SqlStore
+
+
+class TestSqlStore(StoreContract):
+    @pytest.fixture
+    def store(self, sql_store: Store) -> Iterator[Store]:
+        yield sql_store
+
+
+def test_sqlite_runs_in_wal_mode_with_full_sync(sql_store: Store, sqlite_url: str) -> None:
+    assert isinstance(sql_store, SqlStore)
+    with sql_store._engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+
+
+def test_a_failing_write_stores_nothing(sql_store: Store, sqlite_url: str) -> None:
+    sql_store.ensure_project("shop")
+    root = ticket_span("T-1")
+    # A tool span whose state writes repeat a primary key makes the INSERT fail mid-transaction.
+    tool = tool_span(root, writes=1)
+    broken = tool_span(root, writes=2)
+    broken.state_writes[1] = broken.state_writes[0]
+    with pytest.raises(StoreError, match="nothing was stored"):
+        sql_store.write_batch("shop", [root, tool, broken])
+    assert sql_store.count_spans("shop") == 0
+    assert sql_store.list_tickets("shop") == []
+    assert sql_store.traffic("shop", days=1) == []
+    assert sql_store.write_batch("shop", [root, tool]).accepted == 2
+
+
+def test_a_newer_schema_is_refused_with_advice(sql_store: Store, sqlite_url: str) -> None:
+    engine = sa.create_engine(sqlite_url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO passhat_schema_versions VALUES (99, 0)")
+    engine.dispose()
+    with pytest.raises(StoreError, match="upgrade passhat"):
+        open_store(sqlite_url)
+
+
+def test_data_survives_reopening(sqlite_url: str) -> None:
+    with open_store(sqlite_url) as store:
+        store.ensure_project("shop")
+        store.write_batch("shop", [ticket_span("T-1")])
+    with open_store(sqlite_url) as store:
+        assert store.count_spans("shop") == 1
+        assert store.schema_version() == 1
+
+
+def test_missing_directories_are_created(tmp_path: pathlib.Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'a' / 'b' / 'x.db'}") as store:
+        assert store.schema_version() == 1
+
+
+@pytest.mark.parametrize("url", ["not a url", "nosuchdriver://x/y"])
+def test_a_bad_url_is_one_clear_error(url: str) -> None:
+    with pytest.raises(StoreError):
+        open_store(url)
