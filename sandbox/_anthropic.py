@@ -120,7 +120,8 @@ class AnthropicAgent:
                 return Message("agent", _text(response.content) or "(no reply)")
             results = []
             for use in uses:
-                result = await tools.call(use.name, dict(use.input) if isinstance(use.input, dict) else {})
+                arguments = dict(use.input) if isinstance(use.input, dict) else {}
+                result = await tools.call(use.name, arguments, call_id=use.id)
                 results.append(
                     {"type": "tool_result", "tool_use_id": use.id, "content": result.text, "is_error": not result.ok}
                 )

@@ -63,7 +63,7 @@ class ToolTransportError(Exception):
     """The tool server could not be reached or failed: an infrastructure error, not the agent's."""
 
 
-ToolHook = Callable[[str, dict[str, Any], ToolResult], Awaitable[None]]
+ToolHook = Callable[[str, dict[str, Any], ToolResult, str | None], Awaitable[None]]
 
 
 class Toolbox:
@@ -104,8 +104,11 @@ class Toolbox:
             for tool in listed.tools
         ]
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
-        """Call a tool; a tool error comes back as a ToolResult with ok=False, never as an exception."""
+    async def call(self, name: str, arguments: Mapping[str, Any], *, call_id: str | None = None) -> ToolResult:
+        """Call a tool; a tool error comes back as a ToolResult with ok=False, never as an exception.
+
+        `call_id` is the model's id for this call (e.g. a `tool_use` id), kept on the trace.
+        """
         from passhat.checks import ToolCallRecord
 
         args = dict(arguments)
@@ -144,7 +147,7 @@ class Toolbox:
             )
         )
         if self._on_call is not None:
-            await self._on_call(name, args, result)
+            await self._on_call(name, args, result, call_id)
         return result
 
 

@@ -76,13 +76,13 @@ class _Trace:
         self.ticket = ticket
         self.count = 0
 
-    async def tool_called(self, name: str, arguments: dict[str, Any], result: ToolResult) -> None:
+    async def tool_called(self, name: str, arguments: dict[str, Any], result: ToolResult, call_id: str | None) -> None:
         self.count += 1
         outcome = "ok" if result.ok else ("empty" if result.error_type == "not_found" else "error")
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": name,
-            "gen_ai.tool.call.id": f"call_{self.count}",
+            "gen_ai.tool.call.id": call_id or f"call_{self.count}",
             "gen_ai.tool.type": "function",
             "passhat.tool.outcome": outcome,
         }

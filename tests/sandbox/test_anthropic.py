@@ -60,6 +60,12 @@ async def test_claude_cancels_an_order_over_mcp_with_a_claude_customer(retail: S
         await client.close()
     chats = [s for s in exporter.get_finished_spans() if s.name == "chat claude-test"]
     assert len(chats) == len(api.requests)
+    tool_ids = [
+        s.attributes["gen_ai.tool.call.id"]
+        for s in exporter.get_finished_spans()
+        if s.name.startswith("execute_tool") and s.attributes
+    ]
+    assert tool_ids == ["toolu_01", "toolu_02", "toolu_03"]
     agent_chats = [s for s in chats if s.attributes and s.attributes["passhat.participant"] == "agent"]
     assert [
         s.attributes["passhat.chat.tool_call_ids"]
