@@ -9,13 +9,15 @@ Labels are tried in the order of ``SIGNATURES``; the first that fits wins:
    identifier column (``id`` or ``*_id``: a refund filed against another order).
 4. ``policy_violation`` - the targeted rows were written with values the task does not allow (a wrong amount,
    a wrong status), a row the task must leave alone changed, a write landed in a table the task never writes,
-   or a response rule broke (a required disclosure missing, a confidential value revealed).
+   a confidential value was revealed, or a required disclosure is missing after the right writes. (On a task
+   with nothing to write, a missing answer is explained by the tool-usage labels below, else ``unresolved``.)
 5. ``tool_usage.precondition`` - a call was rejected because a required step was skipped
    (``precondition_failed``) and the agent never got that call through.
 6. ``tool_usage.empty_lookup`` - a lookup (a call that is not a write) came back empty or ``not_found`` and
    that tool never returned a result afterwards.
 7. ``tool_usage.error_not_retried`` - a call errored and was never retried differently.
-8. ``no_write`` - the agent looked things up successfully, then never attempted a write and nothing changed.
+8. ``no_write`` - on a task that needs a write, the agent looked things up successfully, then never attempted
+   a write and nothing changed.
 9. ``unresolved`` - everything else: the conversation ended (or ran out of steps or time) without resolution.
 
 State evidence comes before tool-usage evidence: a wrong write is what the customer experiences, whatever
@@ -179,8 +181,14 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     said_wrong = [d for d in failures if d.check in _RESPONSE_CHECKS]
     state_short = [d for d in failures if d.check in _WRITE_CHECKS and d.field is None]
     leaks = [d for d in said_wrong if d.check == "response_omits"]
-    if wrong_values or forbidden or leaks or (said_wrong and not state_short):
+    if wrong_values or forbidden or leaks:
         return FailureSignature("policy_violation", _join([*leaks, *wrong_values, *forbidden, *said_wrong]))
+    # A required disclosure is missing. After the right writes, that is a broken response rule; on a task with
+    # nothing to write (an inquiry, a refusal), the missing answer is explained by how the agent used its tools,
+    # or else it closed without resolution.
+    wrote_right = any(v.check in _WRITE_CHECKS and v.passed for v in record.verdict.walk())
+    if said_wrong and not state_short and wrote_right:
+        return FailureSignature("policy_violation", _join(said_wrong))
 
     calls = record.tool_calls
     precondition = _unrecovered(calls, lambda c: c.outcome == "error" and c.error_type == "precondition_failed")
@@ -203,7 +211,8 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
 
     attempted_writes = [c for c in calls if c.is_write]
     lookups = [c for c in calls if not c.is_write and c.outcome == "ok"]
-    if record.diff.is_empty and not attempted_writes and lookups:
+    needs_write = bool(expected) or any(v.check in _WRITE_CHECKS for v in record.verdict.walk())
+    if needs_write and record.diff.is_empty and not attempted_writes and lookups:
         names = ", ".join(dict.fromkeys(c.name for c in lookups))
         ending = f"the trial ended by {record.termination_reason}"
         return FailureSignature(

@@ -260,3 +260,53 @@ def _label(record: TrialRecord) -> str | None:
 def test_a_write_on_a_missing_row_is_not_an_empty_lookup() -> None:
     missing = ToolCallRecord("refund_order", {"order_id": "O-9"}, "error", "not_found", "no such order", True)
     assert _label(_trial([], [LOOKUP, missing])) == "tool_usage.error_not_retried"
+
+
+def _inquiry(calls: list[ToolCallRecord], final: str) -> TrialRecord:
+    # A read-only inquiry: nothing may change and the reply must carry the tracking number.
+    from passhat.checks import response_contains
+
+    check = all_of(no_other_writes(), response_contains("1Z999"))
+    diff = StateDiff([])
+    verdict = check(CheckContext(diff=diff, final_response=final, agent_messages=[final]))
+    return TrialRecord(
+        passed=verdict.passed,
+        verdict=verdict,
+        diff=diff,
+        tool_calls=calls,
+        termination_reason="customer_stop",
+        transcript=[("customer", "Where is my order?"), ("agent", final)],
+        final_response=final,
+    )
+
+
+def test_an_inquiry_closed_without_the_answer_is_unresolved_not_a_policy_violation() -> None:
+    record = _inquiry([LOOKUP], "Thanks for reaching out, have a nice day.")
+    assert _label(record) == "unresolved"
+
+
+def test_an_inquiry_that_lost_its_lookup_is_an_empty_lookup() -> None:
+    record = _inquiry([ToolCallRecord("find_order", {"order_id": "0-1"}, "empty")], "I could not find it.")
+    assert _label(record) == "tool_usage.empty_lookup"
+
+
+def test_a_missing_disclosure_after_the_right_write_is_a_policy_violation() -> None:
+    from passhat.checks import response_contains
+
+    check = all_of(
+        updated("orders", where={"id": "O-1"}, to={"status": "refunded", "refunded": Decimal("45.50")}),
+        no_other_writes(),
+        response_contains("5 to 7 business days"),
+    )
+    diff = StateDiff([RIGHT])
+    verdict = check(CheckContext(diff=diff, final_response="Done.", agent_messages=["Done."]))
+    record = TrialRecord(
+        passed=verdict.passed,
+        verdict=verdict,
+        diff=diff,
+        tool_calls=[LOOKUP, REFUND_OK],
+        termination_reason="customer_stop",
+        transcript=[("agent", "Done.")],
+        final_response="Done.",
+    )
+    assert _label(record) == "policy_violation"

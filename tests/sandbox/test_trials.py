@@ -24,8 +24,6 @@ from passhat.sandbox import (
     run_trials,
 )
 
-WRITE_KINDS = {"write", "chain"}
-
 
 @pytest.mark.slow
 async def test_with_failures_off_every_scenario_of_every_task_type_passes(retail: Sandbox) -> None:
@@ -39,8 +37,9 @@ async def test_with_failures_off_every_scenario_of_every_task_type_passes(retail
 
 @pytest.mark.slow
 async def test_each_forced_failure_fails_the_trial_and_the_classifier_names_it(retail: Sandbox) -> None:
+    # Over every task type and every failure mode it supports (write, chain, inquiry, refusal, confidentiality).
     named: collections.Counter[bool] = collections.Counter()
-    response_graded: list[tuple[str, str, str | None]] = []
+    misnamed: list[tuple[str, str, str | None]] = []
     for mode in FAILURE_MODES:
         scenarios = [
             s for s in retail.scenarios(count=4) if mode in retail.domain.task_types[s.task_type].failure_modes
@@ -50,19 +49,13 @@ async def test_each_forced_failure_fails_the_trial_and_the_classifier_names_it(r
             assert result.injected == mode
             assert not result.passed, (mode, result.scenario.scenario_id)
             label = result.signature.label if result.signature else None
-            if retail.domain.task_types[result.scenario.task_type].kind in WRITE_KINDS:
-                named[label == EXPECTED_SIGNATURE[mode]] += 1
-            else:
-                response_graded.append((mode, result.scenario.task_type, label))
+            named[label == EXPECTED_SIGNATURE[mode]] += 1
+            if label != EXPECTED_SIGNATURE[mode]:
+                misnamed.append((mode, result.scenario.task_type, label))
     accuracy = named[True] / (named[True] + named[False])
-    assert accuracy >= 0.95, named
-    # Tasks graded on the response alone (inquiry, refusals, confidentiality): the classifier reads a missing
-    # required disclosure as policy_violation before looking at tool usage (reported to the Checks owner).
-    assert {label for _, _, label in response_graded} <= {
-        "policy_violation",
-        "tool_usage.empty_lookup",
-        "unresolved",
-    }
+    assert accuracy >= 0.95, misnamed
+    kinds = {retail.domain.task_types[name].kind for name in retail.domain.task_types}
+    assert kinds >= {"write", "chain", "read_only", "refuse", "confidentiality"}
 
 
 async def test_a_trial_is_reproducible_from_scenario_and_attempt(retail: Sandbox) -> None:
@@ -88,7 +81,7 @@ def test_default_rates_vary_by_scenario_and_stay_in_bounds() -> None:
 
 @pytest.mark.slow
 async def test_two_hundred_concurrent_trials_do_not_interfere(retail: Sandbox) -> None:
-    write_types = [n for n, t in retail.domain.task_types.items() if t.kind in WRITE_KINDS]
+    write_types = [n for n, t in retail.domain.task_types.items() if t.kind in {"write", "chain"}]
     scenarios = [s for name in write_types for s in retail.scenarios(name, 20)]
     scenarios = random.Random(1).sample(scenarios, 200)
     results = await run_trials(
