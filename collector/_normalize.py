@@ -10,9 +10,10 @@ its trace id; the store keeps the earliest-starting one per trace, i.e. the trac
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from passhat.collector.store import (
     NormalizedSpan,
@@ -60,7 +61,7 @@ def _text(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return orjson.dumps(value).decode()
 
 
 def _json_object(value: Any) -> dict[str, Any] | None:
@@ -71,8 +72,8 @@ def _json_object(value: Any) -> dict[str, Any] | None:
         return value
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
-        except ValueError:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
             return {"_raw": value}
         return parsed if isinstance(parsed, dict) else {"_raw": parsed}
     return {"_raw": value}

@@ -160,8 +160,16 @@ def _attributes(pairs: Any, limit: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     kv: KeyValue
     for kv in pairs:
+        value = kv.value
         try:
-            out[kv.key] = _value(kv.value, limit)
+            # Strings are most attributes: decode them inline (this loop is the ingest hot path).
+            if value.WhichOneof("value") == "string_value":
+                text = value.string_value
+                if len(text) > limit:
+                    raise _TooLargeError(len(text))
+                out[kv.key] = text
+            else:
+                out[kv.key] = _value(value, limit)
         except _TooLargeError as exc:
             exc.key = kv.key  # the outermost key names the attribute
             raise
