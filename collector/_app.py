@@ -243,7 +243,7 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
         since_ns = None
         if since is not None:
             moment = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
-            since_ns = max(int(moment.timestamp() * 1e6), 0) * 1000
+            since_ns = min(max(int(moment.timestamp() * 1e6), 0) * 1000, 2**63 - 1)
         rows = _query(
             lambda: current_store().list_tickets(
                 project, task_type=task_type, source=source, since_ns=since_ns, limit=limit, offset=offset

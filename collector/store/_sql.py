@@ -61,6 +61,11 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def _int64(value: int) -> int:
+    """A bound clamped into BIGINT's range, which keeps the comparison's meaning."""
+    return min(max(value, -(2**63)), 2**63 - 1)
+
+
 def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
@@ -422,11 +427,11 @@ class SqlStore(Store):
         if source is not None:
             query = query.where(t.c.source == source)
         if since_ns is not None:
-            query = query.where(t.c.start_ns >= since_ns)
+            query = query.where(t.c.start_ns >= _int64(since_ns))
         if until_ns is not None:
-            query = query.where(t.c.start_ns < until_ns)
-        if max_hash is not None:
-            query = query.where(t.c.ticket_hash < max_hash - 2**63)
+            query = query.where(t.c.start_ns < _int64(until_ns))
+        if max_hash is not None and max_hash <= 2**64 - 1:  # a larger bound keeps every ticket
+            query = query.where(t.c.ticket_hash < _int64(max_hash - 2**63))
         query = query.order_by(t.c.start_ns.desc(), t.c.trace_id, t.c.ticket_id)
         query = query.limit(max(limit, 0)).offset(max(offset, 0))
         with self._engine.connect() as conn:

@@ -1,4 +1,4 @@
-"""OTLP/HTTP ingest over real HTTP: formats, durability, de-duplication, and every way a request can be bad."""
+"""OTLP/HTTP ingest over real HTTP: formats, durability, de-duplication, every way a request can be bad."""
 
 from __future__ import annotations
 

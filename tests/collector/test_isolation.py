@@ -1,4 +1,4 @@
-"""Every API call is scoped to its key's project: a key of one project can neither read nor write another's."""
+"""Every API call is scoped to its key's project: one project's key can neither read nor write another's."""
 
 from __future__ import annotations
 

@@ -23,29 +23,31 @@ def test_the_opentelemetry_exporter_delivers_tickets(collector: Collector) -> No
     provider = TracerProvider(resource=Resource.create({"service.name": "otel-agent"}))
     provider.add_span_processor(BatchSpanProcessor(exporter))
     tracer = provider.get_tracer("test")
-    with tracer.start_as_current_span(
-        "invoke_agent support",
-        attributes={
-            "gen_ai.operation.name": "invoke_agent",
-            "passhat.ticket.id": "OT-1",
-            "passhat.task_type": "exchange",
-            "passhat.intent": json.dumps({"order_id": "O-5"}),
-        },
-    ):
-        with tracer.start_as_current_span(
+    with (
+        tracer.start_as_current_span(
+            "invoke_agent support",
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "passhat.ticket.id": "OT-1",
+                "passhat.task_type": "exchange",
+                "passhat.intent": json.dumps({"order_id": "O-5"}),
+            },
+        ),
+        tracer.start_as_current_span(
             "execute_tool find_order",
             attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "find_order"},
-        ) as tool:
-            tool.add_event(
-                "passhat.state_write",
-                {
-                    "passhat.state_write.table": "orders",
-                    "passhat.state_write.key": '{"id": "O-5"}',
-                    "passhat.state_write.op": "update",
-                    "passhat.state_write.after": '{"status": "exchanged"}',
-                },
-            )
-            tool.set_status(Status(StatusCode.ERROR, "boom"))
+        ) as tool,
+    ):
+        tool.add_event(
+            "passhat.state_write",
+            {
+                "passhat.state_write.table": "orders",
+                "passhat.state_write.key": '{"id": "O-5"}',
+                "passhat.state_write.op": "update",
+                "passhat.state_write.after": '{"status": "exchanged"}',
+            },
+        )
+        tool.set_status(Status(StatusCode.ERROR, "boom"))
     assert provider.force_flush(10_000)
     provider.shutdown()
     with httpx.Client(
