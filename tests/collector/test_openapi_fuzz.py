@@ -1,4 +1,4 @@
-"""schemathesis over the served OpenAPI: generated requests (authenticated, over real HTTP) never get a 5xx."""
+"""schemathesis over the served OpenAPI: generated requests (authenticated, real HTTP) never get a 5xx."""
 
 from __future__ import annotations
 
