@@ -240,6 +240,7 @@ class SqlStore(Store):
         tool_rows: list[dict[str, Any]] = []
         write_rows: list[dict[str, Any]] = []
         candidates: dict[tuple[str, str, str], TicketRow] = {}
+        resource_json: dict[int, str] = {}  # the spans of one request share their resource's dict
         for batch in batches:
             project = batch.project
             known = seen[project]
@@ -252,7 +253,7 @@ class SqlStore(Store):
                     continue
                 known.add(ident)
                 accepted += 1
-                span_rows.append(span_to_row(project, span))
+                span_rows.append(span_to_row(project, span, resource_json))
                 if span.tool_call is not None:
                     tool_rows.append(tool_call_to_row(project, span.tool_call))
                 write_rows.extend(state_write_to_row(project, w) for w in span.state_writes)

@@ -52,7 +52,14 @@ def from_us(micros: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=int(micros))
 
 
-def span_to_row(project: str, span: NormalizedSpan) -> dict[str, Any]:
+def span_to_row(
+    project: str, span: NormalizedSpan, resources: dict[int, str] | None = None
+) -> dict[str, Any]:
+    resource = span.resource_attributes
+    if resources is None:
+        resource_text = dumps(resource)
+    else:
+        resource_text = resources.get(id(resource)) or resources.setdefault(id(resource), dumps(resource))
     return {
         "project": project,
         "trace_id": span.trace_id,
@@ -68,7 +75,7 @@ def span_to_row(project: str, span: NormalizedSpan) -> dict[str, Any]:
         "start_ns": span.start_time_ns,
         "end_ns": span.end_time_ns,
         "attributes": dumps(span.attributes),
-        "resource_attributes": dumps(span.resource_attributes),
+        "resource_attributes": resource_text,
         "events": dumps([[e.name, e.time_ns, e.attributes] for e in span.events]),
     }
 

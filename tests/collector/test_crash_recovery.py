@@ -1,4 +1,4 @@
-"""SIGKILL in the middle of a load: every span whose request got a 2xx survives, and re-sending adds nothing twice.
+"""SIGKILL mid-load: every span whose request got a 2xx survives; re-sending adds nothing twice.
 
 The collector runs as `passhat serve` in its own process, on a SQLite file, and is killed with SIGKILL (no
 shutdown hook runs) while several clients are sending.
