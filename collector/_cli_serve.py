@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from fastapi import FastAPI
 
 from passhat.collector._keys import create_api_key
 from passhat.collector._settings import CollectorSettings
 from passhat.collector.store import Store, StoreError, open_store
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 DataDir = Annotated[
     pathlib.Path | None,
