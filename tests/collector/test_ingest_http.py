@@ -10,10 +10,10 @@ import time
 
 import httpx
 import pytest
-from conftest import Collector
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from otlp_payloads import passhat_ticket, request, span, to_otlp_json
+from server import Collector
 
 from passhat.collector.store._sql import SqlStore
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import httpx
-from conftest import Collector
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Status, StatusCode
+from server import Collector
 
 
 def test_the_opentelemetry_exporter_delivers_tickets(collector: Collector) -> None:
