@@ -147,9 +147,7 @@ def load_generator(
     def worker() -> None:
         request = type(template)()
         request.CopyFrom(template)
-        with httpx.Client(
-            timeout=60.0, headers={"content-type": "application/x-protobuf", **headers}
-        ) as client:
+        with httpx.Client(timeout=60.0, headers={"content-type": "application/x-protobuf", **headers}) as client:
             while time.monotonic() < stop_at:
                 _refresh_ids(request, 9)
                 body = request.SerializeToString()
@@ -247,9 +245,7 @@ def bench_passhat(args: argparse.Namespace, workdir: pathlib.Path, store_url: st
     )
     key = created.stdout.strip().splitlines()[-1]
     port = free_port()
-    server = subprocess.Popen(
-        [str(PASSHAT), "serve", "--port", str(port), "--workers", str(args.workers), *store_args]
-    )
+    server = subprocess.Popen([str(PASSHAT), "serve", "--port", str(port), "--workers", str(args.workers), *store_args])
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz")
         cpu_before = tree_cpu_s(server.pid)
@@ -334,9 +330,7 @@ def bench_phoenix(args: argparse.Namespace, workdir: pathlib.Path) -> dict[str, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of load per system")
     parser.add_argument("--connections", type=int, default=8, help="concurrent HTTP connections")
     parser.add_argument("--tickets", type=int, default=56, help="tickets per request (9 spans each)")

@@ -18,9 +18,7 @@ if TYPE_CHECKING:
 
 DataDir = Annotated[
     pathlib.Path | None,
-    typer.Option(
-        "--data-dir", help="Directory of the default SQLite store [env PASSHAT_DATA_DIR; ~/.passhat]."
-    ),
+    typer.Option("--data-dir", help="Directory of the default SQLite store [env PASSHAT_DATA_DIR; ~/.passhat]."),
 ]
 StoreUrl = Annotated[
     str | None,
@@ -91,9 +89,7 @@ def serve(
         )
         return
     try:
-        uvicorn.run(
-            create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False
-        )
+        uvicorn.run(create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False)
     finally:
         store.close()
 

@@ -35,9 +35,7 @@ def test_create_prints_the_key_alone_on_the_last_line(tmp_path: pathlib.Path) ->
 
 def test_list_shows_prefixes_and_revoke_disables(tmp_path: pathlib.Path) -> None:
     store_args = ["--store", f"sqlite:///{tmp_path / 'k.db'}"]
-    created = runner.invoke(
-        app, ["keys", "create", "--project", "shop", "--label", "ci", "--json", *store_args]
-    )
+    created = runner.invoke(app, ["keys", "create", "--project", "shop", "--label", "ci", "--json", *store_args])
     assert created.exit_code == 0, created.output
     made = json.loads(created.output)
     runner.invoke(app, ["keys", "create", "--project", "bank", *store_args])

@@ -43,9 +43,7 @@ def test_protobuf_traces_become_tickets_tool_calls_and_writes(collector: Collect
         assert not answer.HasField("partial_success")
         assert collector.store.count_spans("shop") == 9  # committed before the 200
         tickets = client.get("/api/tickets").json()["tickets"]
-        assert [(t["ticket_id"], t["task_type"], t["source"]) for t in tickets] == [
-            ("T-1", "refund", "production")
-        ]
+        assert [(t["ticket_id"], t["task_type"], t["source"]) for t in tickets] == [("T-1", "refund", "production")]
         assert tickets[0]["intent"] == {"order_id": "O-1"}
         detail = client.get("/api/tickets/T-1").json()
         assert len(detail["spans"]) == 9
@@ -243,9 +241,7 @@ def test_a_full_write_queue_answers_429_with_retry_after(sql_store: SqlStore) ->
         try:
             waiting = threading.Thread(
                 target=lambda: results.append(
-                    httpx.post(
-                        running.url + "/v1/traces", content=first, headers=headers, timeout=30
-                    ).status_code
+                    httpx.post(running.url + "/v1/traces", content=first, headers=headers, timeout=30).status_code
                 )
             )
             waiting.start()
