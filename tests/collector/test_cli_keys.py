@@ -9,7 +9,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from passhat.collector._keys import hash_api_key
+from passhat.collector._keys import create_api_key, hash_api_key, key_prefix
 from passhat.collector.cli import app
 from passhat.collector.store import open_store
 
@@ -61,3 +61,11 @@ def test_a_bad_store_url_is_one_clear_error(tmp_path: pathlib.Path) -> None:
     assert "Traceback" not in result.output
     empty = runner.invoke(app, ["keys", "create", "--project", " ", "--data-dir", str(tmp_path)])
     assert empty.exit_code == 2 and "--project" in empty.output
+
+
+def test_the_prefix_of_a_key_is_its_public_name(tmp_path: pathlib.Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'k.db'}") as store:
+        for _ in range(50):  # the secret part may contain '_' and '-': the prefix never depends on it
+            key, record = create_api_key(store, "shop")
+            assert key_prefix(key) == record.prefix
+            assert len(record.prefix) == 12 and record.prefix.startswith("phk_")

@@ -15,6 +15,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from otlp_payloads import passhat_ticket, request, span, to_otlp_json
 from server import Collector
 
+from passhat.collector._keys import key_prefix
 from passhat.collector.store._sql import SqlStore
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
@@ -131,8 +132,7 @@ def test_ingest_without_a_valid_key_is_401(collector: Collector, key: str | None
 
 
 def test_a_revoked_key_is_refused(collector: Collector) -> None:
-    prefix = collector.shop_key.rsplit("_", 1)[0]
-    assert collector.store.revoke_api_key(prefix)
+    assert collector.store.revoke_api_key(key_prefix(collector.shop_key))
     with collector.client(collector.shop_key) as client:
         assert post(client, request(passhat_ticket("T-1")).SerializeToString()).status_code == 401
         assert client.get("/api/tickets").status_code == 401
