@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Literal, TypeVar
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -27,6 +28,7 @@ from passhat.collector._metrics import CollectorMetrics
 from passhat.collector._otlp import (
     JSON,
     PROTOBUF,
+    DecodedTraces,
     OtlpError,
     decode_traces,
     decompress,
@@ -190,6 +192,12 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
             chunks.append(chunk)
         return b"".join(chunks)
 
+    def _decode(raw: bytes, encoding: str | None, media: str) -> DecodedTraces:
+        body = decompress(raw, encoding, limit=settings.max_body_bytes)
+        if not body:
+            raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
+        return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
+
     async def _export(request: Request, media: str) -> Response:
         key = _bearer_key(request)
         project = keys().project_for(key) if key else None
@@ -199,10 +207,9 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
             return otlp_error(415, f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'!r}", media)
         try:
             raw = await _read_body(request)
-            body = decompress(raw, request.headers.get("content-encoding"), limit=settings.max_body_bytes)
-            if not body:
-                raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
-            decoded = decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
+            encoding = request.headers.get("content-encoding")
+            # Decoding is CPU-bound: off the event loop, so health checks and small requests stay responsive.
+            decoded = await run_in_threadpool(_decode, raw, encoding, media)
         except OtlpError as exc:
             return otlp_error(exc.status, exc.message, media)
         if decoded.rejected:
@@ -235,7 +242,7 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
         since_ns = None
         if since is not None:
             moment = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
-            since_ns = max(int(moment.timestamp() * 1e6), 0) * 1000
+            since_ns = min(max(int(moment.timestamp() * 1e6), 0) * 1000, 2**63 - 1)
         rows = _query(
             lambda: current_store().list_tickets(
                 project, task_type=task_type, source=source, since_ns=since_ns, limit=limit, offset=offset

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from passhat.collector._keys import create_api_key
 from passhat.collector._settings import CollectorSettings
 from passhat.collector.store import Store, StoreError, open_store
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 DataDir = Annotated[
     pathlib.Path | None,
@@ -56,6 +60,9 @@ def serve(
     data_dir: DataDir = None,
     store_url: StoreUrl = None,
     max_body_mb: Annotated[float, typer.Option(min=0.01, help="Largest accepted request body, MiB.")] = 16.0,
+    workers: Annotated[
+        int, typer.Option(min=1, max=64, help="Worker processes (decoding is CPU-bound: one per core).")
+    ] = 1,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Run the collector: OTLP/HTTP on /v1/traces and the query API on /api."""
@@ -66,13 +73,35 @@ def serve(
     settings = _settings(data_dir, store_url).model_copy(
         update={"max_body_bytes": max(int(max_body_mb * 1024 * 1024), 1024)}
     )
-    store = _open(data_dir, settings.store_url)
-    app = create_app(settings, store=store)
+    store = _open(data_dir, settings.store_url)  # migrates once, before any worker starts
     typer.echo(f"passhat collector on http://{host}:{port} (store {settings.resolved_store_url()})", err=True)
+    if workers > 1:
+        store.close()
+        os.environ[_SETTINGS_ENV] = settings.model_dump_json()
+        uvicorn.run(
+            f"{__name__}:app_from_environment",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            log_level=log_level,
+            access_log=False,
+        )
+        return
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+        uvicorn.run(create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False)
     finally:
         store.close()
+
+
+_SETTINGS_ENV = "PASSHAT_COLLECTOR_SETTINGS_JSON"
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one `serve --workers N` worker process, from the settings the parent passed on."""
+    from passhat.collector._app import create_app
+
+    return create_app(CollectorSettings.model_validate_json(os.environ[_SETTINGS_ENV]))
 
 
 @keys_app.command("create")

@@ -9,11 +9,12 @@ its trace id; the store keeps the earliest-starting one per trace, i.e. the trac
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
+from passhat import ticket_hash  # the SDK's sampling hash: one definition for SDK, collector and stores
 from passhat.collector.store import (
     NormalizedSpan,
     SpanEvent,
@@ -29,12 +30,6 @@ _GENAI = {"invoke_agent", "execute_tool", "chat"}
 _WRITE_OPS: frozenset[str] = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
 _OUTCOMES: frozenset[str] = frozenset({"ok", "error", "empty"})
 DEFAULT_TASK_TYPE = "unknown"
-
-
-def ticket_hash(ticket_id: str) -> int:
-    """The sampling hash of the contract (same as `passhat.ticket_hash`): the first 8 bytes of sha256 of the
-    id, big-endian, unsigned."""
-    return int.from_bytes(hashlib.sha256(ticket_id.encode("utf-8")).digest()[:8], "big")
 
 
 def operation_of(attributes: Mapping[str, Any]) -> SpanOperation:
@@ -58,7 +53,7 @@ def _text(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return orjson.dumps(value).decode()
 
 
 def _json_object(value: Any) -> dict[str, Any] | None:
@@ -69,8 +64,8 @@ def _json_object(value: Any) -> dict[str, Any] | None:
         return value
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
-        except ValueError:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
             return {"_raw": value}
         return parsed if isinstance(parsed, dict) else {"_raw": parsed}
     return {"_raw": value}

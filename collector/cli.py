@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
+from passhat.collector._cli_config import config_app
 from passhat.collector._cli_demo import demo
 from passhat.collector._cli_sandbox import replay, sandbox_app
+from passhat.collector._cli_serve import register as _register_serve
 from passhat.collector._cli_stats import calc, fit
+from passhat.collector.alerts._cli import alerts_app
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -18,14 +21,7 @@ app.command()(demo)
 app.command()(fit)
 app.command()(calc)
 app.command()(replay)
+_register_serve(app)  # serve, keys
 app.add_typer(sandbox_app, name="sandbox")
-
-from passhat.collector._cli_serve import register as _register_serve  # noqa: E402
-
-_register_serve(app)
-
-from passhat.collector._cli_config import config_app  # noqa: E402
-from passhat.collector.alerts._cli import alerts_app  # noqa: E402
-
 app.add_typer(config_app, name="config")
 app.add_typer(alerts_app, name="alerts")
