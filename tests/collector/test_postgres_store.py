@@ -43,6 +43,8 @@ def postgres_url() -> Iterator[str]:
         return
     bin_dir = _binaries()
     if bin_dir is None or (os.geteuid() == 0 and shutil.which("runuser") is None):
+        if os.environ.get("CI"):  # .ci/run installs postgresql: in CI a missing server is a failure, not a skip
+            pytest.fail("no PostgreSQL binaries in CI: .ci/apt-packages must list postgresql")
         pytest.skip("no PostgreSQL: install Debian's postgresql or set PASSHAT_TEST_POSTGRES_URL")
     home = pathlib.Path(tempfile.mkdtemp(prefix="passhat-pg-"))
     if os.geteuid() == 0:
