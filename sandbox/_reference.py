@@ -51,6 +51,8 @@ class FlawConfig:
     per_task_type: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     force: str | None = None
     vary_by_scenario: bool = True
+    mixture: tuple[tuple[float, float], ...] = ()
+    per_task_type_mixture: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
 
     @classmethod
     def off(cls) -> FlawConfig:
@@ -63,6 +65,23 @@ class FlawConfig:
         return cls(rates=DEFAULT_RATES)
 
     @classmethod
+    def from_mixture(
+        cls,
+        components: Sequence[tuple[float, float]],
+        *,
+        per_task_type: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+    ) -> FlawConfig:
+        """Each scenario succeeds with its own per-attempt probability, drawn from a binomial mixture.
+
+        `components` are (weight, success probability) pairs, e.g. the seed's fitted mixture
+        ((0.31, 0.99), (0.60, 0.58), (0.09, 0.0)): a scenario falls in a component by a hash of its id, and
+        every attempt at it fails with probability 1 - p, with a failure mode drawn among those its task type
+        supports. `per_task_type` replaces the mixture for named task types (e.g. one that regressed).
+        """
+        mixtures = {name: _check_mixture(value) for name, value in (per_task_type or {}).items()}
+        return cls(mixture=_check_mixture(components), per_task_type_mixture=mixtures)
+
+    @classmethod
     def forced(cls, mode: str) -> FlawConfig:
         """Inject `mode` in every trial whose task type supports it."""
         if mode not in FAILURE_MODES:
@@ -73,6 +92,9 @@ class FlawConfig:
         """The mode to inject in this trial, reproducible from (scenario id, attempt)."""
         if self.force is not None:
             return self.force if self.force in applicable else None
+        mixture = self.per_task_type_mixture.get(task_type, self.mixture)
+        if mixture:
+            return _choose_from_mixture(mixture, applicable, scenario_id, attempt)
         rates = self.per_task_type.get(task_type, self.rates)
         if not rates:
             return None
@@ -88,6 +110,36 @@ class FlawConfig:
                 if draw < threshold:
                     return mode
         return None
+
+
+def _check_mixture(components: Sequence[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    pairs = tuple((float(w), float(p)) for w, p in components)
+    if not pairs or any(w < 0 for w, _ in pairs) or sum(w for w, _ in pairs) <= 0:
+        raise DomainError("a failure mixture needs (weight, success probability) pairs with positive total weight")
+    if any(not 0.0 <= p <= 1.0 for _, p in pairs):
+        raise DomainError("a failure mixture's success probabilities must lie in [0, 1]")
+    return pairs
+
+
+def _choose_from_mixture(
+    mixture: tuple[tuple[float, float], ...], applicable: frozenset[str], scenario_id: str, attempt: int
+) -> str | None:
+    modes = [mode for mode in FAILURE_MODES if mode in applicable]
+    if not modes:
+        return None
+    total = sum(w for w, _ in mixture)
+    # The scenario's component is fixed by its id; each attempt then fails with probability 1 - p.
+    position = int.from_bytes(hashlib.sha256(f"mixture/{scenario_id}".encode()).digest()[:8], "big") / 2**64
+    cumulative, success = 0.0, mixture[-1][1]
+    for weight, p in mixture:
+        cumulative += weight / total
+        if position < cumulative:
+            success = p
+            break
+    draw = random.Random(f"{scenario_id}#{attempt}").random()
+    if draw < success:
+        return None
+    return modes[random.Random(f"mode/{scenario_id}#{attempt}").randrange(len(modes))]
 
 
 class ReferenceRun:

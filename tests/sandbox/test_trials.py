@@ -16,6 +16,7 @@ from passhat.checks import diff_snapshots, take_snapshot
 from passhat.sandbox import (
     EXPECTED_SIGNATURE,
     FAILURE_MODES,
+    DomainError,
     FlawConfig,
     ReferenceAgent,
     RunConfig,
@@ -136,3 +137,31 @@ async def test_each_trial_is_traced_as_a_sandbox_ticket(retail: Sandbox) -> None
     events = {event.name for event in root.events}
     assert {"passhat.state_write", "gen_ai.evaluation.result", "passhat.customer_message"} <= events
     assert format(root.context.trace_id, "032x") == result.trace_id
+
+
+def test_a_mixture_gives_each_scenario_its_own_success_rate() -> None:
+    flaws = FlawConfig.from_mixture([(0.5, 1.0), (0.5, 0.0)])
+    modes = frozenset(FAILURE_MODES)
+    outcomes = {
+        scenario: [flaws.choose("t", modes, scenario, attempt) is None for attempt in range(20)]
+        for scenario in (f"s{i}" for i in range(400))
+    }
+    always = sum(all(runs) for runs in outcomes.values())
+    never = sum(not any(runs) for runs in outcomes.values())
+    assert always + never == 400  # every scenario sits at p = 1 or p = 0
+    assert 150 < always < 250
+
+
+def test_a_mixture_matches_its_pass_rates_on_average() -> None:
+    flaws = FlawConfig.from_mixture([(0.31, 0.99), (0.60, 0.58), (0.09, 0.0)])
+    modes = frozenset(FAILURE_MODES)
+    passes = [sum(flaws.choose("t", modes, f"s{i}", attempt) is None for attempt in range(20)) for i in range(3000)]
+    pass_at_1 = sum(passes) / (20 * 3000)
+    pass_hat_20 = sum(p == 20 for p in passes) / 3000
+    assert abs(pass_at_1 - 0.654) < 0.02
+    assert abs(pass_hat_20 - 0.253) < 0.03
+
+
+def test_a_bad_mixture_is_rejected() -> None:
+    with pytest.raises(DomainError, match=r"\[0, 1\]"):
+        FlawConfig.from_mixture([(1.0, 1.5)])
