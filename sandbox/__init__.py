@@ -30,6 +30,7 @@ from passhat.sandbox._domain import (
     available_domains,
     load_domain,
 )
+from passhat.sandbox._overlay import OverlayError, RowImage, apply_overlay
 from passhat.sandbox._reference import (
     DEFAULT_RATES,
     FlawConfig,
@@ -61,9 +62,11 @@ __all__ = [
     "DomainError",
     "FlawConfig",
     "Message",
+    "OverlayError",
     "ReferenceAgent",
     "ReferencePlan",
     "ReferenceRun",
+    "RowImage",
     "RunConfig",
     "Sandbox",
     "Scenario",
@@ -77,6 +80,7 @@ __all__ = [
     "TrialDatabase",
     "TrialResult",
     "Usage",
+    "apply_overlay",
     "available_domains",
     "build_database",
     "connect",

@@ -6,6 +6,7 @@ import shutil
 import sqlite3
 import tempfile
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, MetaData, StaticPool, create_engine, event
 
 from passhat.sandbox._domain import Domain, DomainError, Scenario, load_domain
-from passhat.sandbox._grading import RowidMap, install_touch_log, rowid_map, trial_diff
+from passhat.sandbox._grading import TOUCHED, RowidMap, install_touch_log, rowid_map, trial_diff
+from passhat.sandbox._overlay import RowImage, apply_overlay
 
 if TYPE_CHECKING:
     from passhat.checks import Snapshot, StateDiff
@@ -73,14 +75,22 @@ class Sandbox:
     another process (stdio). The starting state's snapshot is taken once and shared by every trial's grading.
     """
 
-    def __init__(self, domain: Domain | str, *, seed: int = 0, size: str = "small", workdir: Path | None = None):
+    def __init__(
+        self,
+        domain: Domain | str,
+        *,
+        seed: int = 0,
+        size: str = "small",
+        workdir: Path | None = None,
+        template: Path | None = None,
+    ):
         self.domain = load_domain(domain) if isinstance(domain, str) else domain
         self.seed = seed
         self.size = size
         self._owns_workdir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-")) if workdir is None else workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.template_path = self.workdir / f"{self.domain.name}-{seed}-{size}.sqlite"
+        self.template_path = template or self.workdir / f"{self.domain.name}-{seed}-{size}.sqlite"
         if not self.template_path.exists():
             build_database(self.domain, self.template_path, seed=seed, size=size)
         self.template = sqlite_engine(self.template_path)
@@ -117,6 +127,30 @@ class Sandbox:
             for name in names:
                 found.extend(self.domain.task_type(name).scenarios(self.domain.name, connection, count, seed=seed))
         return found
+
+    def derive(self, images: Sequence[RowImage], *, workdir: Path | None = None) -> Sandbox:
+        """A sandbox whose starting state is this one's with captured row images laid over it.
+
+        The k trials of a replayed production ticket start from the rows as that ticket saw them. The new
+        sandbox owns its working directory unless ``workdir`` is given; close it when done.
+        """
+        target = Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-ticket-")) if workdir is None else workdir
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / f"{self.domain.name}-{self.seed}-{self.size}-{uuid.uuid4().hex[:8]}.sqlite"
+        shutil.copyfile(self.template_path, path)
+        connection = sqlite3.connect(path)
+        try:
+            apply_overlay(connection, self.domain.metadata, images)
+            with connection:  # the template's touch log must start empty for every trial
+                connection.execute(f"DELETE FROM {TOUCHED}")
+        except BaseException:
+            connection.close()
+            path.unlink(missing_ok=True)
+            raise
+        connection.close()
+        derived = Sandbox(self.domain, seed=self.seed, size=self.size, workdir=target, template=path)
+        derived._owns_workdir = workdir is None
+        return derived
 
     def memory_copy(self) -> TrialDatabase:
         """An in-memory copy of the template (for a tool server in this process)."""

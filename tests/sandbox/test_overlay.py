@@ -1,0 +1,83 @@
+"""Laying a production ticket's captured rows over the seed, so its trials start where the ticket did."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from passhat.sandbox import FlawConfig, OverlayError, ReferenceAgent, RowImage, Sandbox, run_trials
+from passhat.sandbox.domains.retail import models as m
+
+
+def _an_order(retail: Sandbox, status: str) -> dict[str, object]:
+    with retail.template.connect() as connection:
+        row = connection.execute(select(m.orders).where(m.orders.c.status == status).limit(1)).mappings().one()
+    return dict(row)
+
+
+def test_a_captured_row_replaces_the_seeded_one(retail: Sandbox) -> None:
+    order = _an_order(retail, "pending")
+    image = RowImage("orders", {"order_id": order["order_id"]}, {**order, "status": "cancelled"})
+    derived = retail.derive([image])
+    try:
+        with derived.template.connect() as connection:
+            status = connection.execute(
+                select(m.orders.c.status).where(m.orders.c.order_id == order["order_id"])
+            ).scalar_one()
+        assert status == "cancelled"
+        assert derived.initial.get("orders", {"order_id": order["order_id"]})["status"] == "cancelled"  # type: ignore[index]
+        with retail.template.connect() as connection:  # the original template is untouched
+            assert (
+                connection.execute(
+                    select(m.orders.c.status).where(m.orders.c.order_id == order["order_id"])
+                ).scalar_one()
+                == "pending"
+            )
+    finally:
+        derived.close()
+
+
+def test_a_partial_image_restores_only_the_changed_columns(retail: Sandbox) -> None:
+    order = _an_order(retail, "delivered")
+    derived = retail.derive([RowImage("orders", {"order_id": order["order_id"]}, {"status": "shipped"}, partial=True)])
+    try:
+        row = derived.initial.get("orders", {"order_id": order["order_id"]})
+        assert row is not None and row["status"] == "shipped" and row["customer_id"] == order["customer_id"]
+    finally:
+        derived.close()
+
+
+def test_the_earliest_image_of_a_row_wins(retail: Sandbox) -> None:
+    order = _an_order(retail, "pending")
+    key = {"order_id": order["order_id"]}
+    derived = retail.derive(
+        [RowImage("orders", key, {"status": "processed"}, partial=True), RowImage("orders", key, {"status": "x"}, True)]
+    )
+    try:
+        assert derived.initial.get("orders", key)["status"] == "processed"  # type: ignore[index]
+    finally:
+        derived.close()
+
+
+async def test_trials_on_a_derived_sandbox_see_no_change_from_the_overlay(retail: Sandbox) -> None:
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    derived = retail.derive([RowImage("customers", {"customer_id": "nobody-here"}, None)])
+    try:
+        results = await run_trials(derived, [scenario], 2, ReferenceAgent.factory(FlawConfig.off()))
+        assert all(r.passed for r in results)
+        assert all(len(r.record.diff.changes) == len(results[0].record.diff.changes) for r in results)
+    finally:
+        derived.close()
+
+
+@pytest.mark.parametrize(
+    ("image", "message"),
+    [
+        (RowImage("invoices", {"id": 1}, {"id": 1}), "does not have"),
+        (RowImage("orders", {"order_id": "O-x"}, {"colour": "red"}), "no column 'colour'"),
+        (RowImage("orders", {"order_id": "O-missing"}, {"status": "pending"}, partial=True), "no such row"),
+    ],
+)
+def test_rows_that_do_not_fit_are_named(retail: Sandbox, image: RowImage, message: str) -> None:
+    with pytest.raises(OverlayError, match=message):
+        retail.derive([image])
