@@ -49,8 +49,12 @@ def to_utc(value: dt.datetime) -> dt.datetime:
     return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON text (one shared encoder: `json.dumps` with options builds a new one per call)."""
+    return _JSON.encode(value)
 
 
 def dump_opt(value: Any) -> str | None:
