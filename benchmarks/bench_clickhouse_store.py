@@ -1,6 +1,7 @@
 """Sustained insert throughput of ClickHouseStore into embedded ClickHouse (chdb), with zero loss checked.
 
-Run:  .venv/bin/python benchmarks/bench_clickhouse_store.py [--rounds 3] [--batches 30] [--tickets-per-batch 100]
+Run:  .venv/bin/python benchmarks/bench_clickhouse_store.py [--rounds 3] [--batches 30]
+          [--tickets-per-batch 100]
 
 Load: realistic agent traces, each a ticket root span with 8 tool spans carrying 3 state-write events each
 (9 spans and 24 state-write rows per ticket), written with `write_batches` in batches of
@@ -246,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     medians = {v: statistics.median(r) for v, r in rates.items()}
     spans_per_batch = args.tickets_per_batch * (1 + TOOLS_PER_TICKET)
     print(
-        f"\nembedded ClickHouse (chdb), {spans_per_batch} spans per write_batches call, medians of {args.rounds}:"
+        f"\nembedded ClickHouse (chdb), {spans_per_batch} spans per write_batches call,"
+        f" medians of {args.rounds}:"
     )
     for variant in variants:
         ratio = medians[variant] / medians["store"]
