@@ -334,3 +334,22 @@ def test_the_shipped_server_config_caps_the_system_log_tables(tmp_path: pathlib.
     engines = dict(line.split("\t", 1) for line in out.strip().splitlines())
     assert set(engines) == {"query_log", "part_log"}
     assert all("TTL event_date + toIntervalDay(7)" in e for e in engines.values())
+
+
+def test_the_clickhouse_scheme_is_an_alias_of_http(http_front: str) -> None:
+    database = _fresh_database()
+    with open_store(_with_database(http_front.replace("http://", "clickhouse://"), database)) as store:
+        store.ensure_project("shop")
+        assert store.write_batch("shop", [ticket_span("T-1")]).accepted == 1
+        assert isinstance(store, ClickHouseStore)
+        store._conn.command(f"DROP DATABASE {database} SYNC")
+
+
+# --- docs ------------------------------------------------------------------------------------------------
+def test_the_python_snippets_in_the_docs_run() -> None:
+    """Each runs in a fresh process: a snippet opens its own chdb data path."""
+    text = (HERE.parent.parent / "docs" / "clickhouse.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    assert blocks
+    for block in blocks:
+        subprocess.run([sys.executable, "-c", block], check=True, capture_output=True, text=True)
