@@ -40,6 +40,8 @@ class ClickHouseTarget:
     @property
     def display(self) -> str:
         """The URL without credentials, for messages."""
+        if self.embedded:
+            return f"chdb://{self.data_path} (database {self.database})"
         parts = urlsplit(self.dsn)
         netloc = parts.netloc.rpartition("@")[2]
         return urlunsplit((parts.scheme, netloc, parts.path, "", "")) + f" (database {self.database})"

@@ -49,6 +49,9 @@ from passhat.collector.store._clickhouse_rows import (
 )
 
 SpanKey = tuple[str, str, str]  # (project, trace_id, span_id)
+#: Traces per lookup query: 2000 ids and hashes are ~120 kB of SQL, under ClickHouse's default
+#: max_query_size (256 kB) with room for long ids.
+LOOKUP_CHUNK = 2000
 TicketKey = tuple[str, str, str]  # (project, trace_id, ticket_id)
 
 
@@ -87,21 +90,20 @@ class SpanTables:
             return results
 
     def _stored_span_keys(self, keys: set[SpanKey]) -> set[SpanKey]:
-        """The keys among `keys` already stored: one query by trace (a call holds ~9 spans per trace, and the
-        literal's size, not ClickHouse, is what costs), through the `trace_hash` of the primary key."""
-        if not keys:
-            return set()
+        """The keys among `keys` already stored: queried by trace (a call holds ~9 spans per trace, and the
+        literal's size, not ClickHouse, is what costs), through the `trace_hash` of the primary key, in chunks
+        that keep each query under ClickHouse's max_query_size."""
+        stored: set[SpanKey] = set()
         traces = sorted({k[1] for k in keys})
-        rows = self._conn.query(
-            f"SELECT project, trace_id, span_id FROM {self._db}.spans"
-            " WHERE project IN %(projects)s AND trace_hash IN %(hashes)s AND trace_id IN %(traces)s",
-            {
-                "projects": sorted({k[0] for k in keys}),
-                "hashes": sorted({ticket_hash(t) for t in traces}),
-                "traces": traces,
-            },
-        )
-        return {(r[0], r[1], r[2]) for r in rows} & keys
+        projects = sorted({k[0] for k in keys})
+        for chunk in _chunks(traces):
+            rows = self._conn.query(
+                f"SELECT project, trace_id, span_id FROM {self._db}.spans"
+                " WHERE project IN %(projects)s AND trace_hash IN %(hashes)s AND trace_id IN %(traces)s",
+                {"projects": projects, "hashes": sorted({ticket_hash(t) for t in chunk}), "traces": chunk},
+            )
+            stored.update((r[0], r[1], r[2]) for r in rows)
+        return stored & keys
 
     def _insert_fresh(self, fresh: list[tuple[str, NormalizedSpan]]) -> None:
         tools = [tool_row(p, s.tool_call) for p, s in fresh if s.tool_call is not None]
@@ -126,20 +128,25 @@ class SpanTables:
         if not wanted:
             return []
         existing: dict[TicketKey, tuple[TicketRow, int]] = {}
-        for row in self._conn.query(
-            f"SELECT project, {', '.join(TICKET_COLUMNS)}, version FROM {self._db}.tickets FINAL"
-            " WHERE project IN %(projects)s AND ticket_hash IN %(hashes)s AND trace_id IN %(traces)s"
-            " AND sign = 1",
-            {
-                "projects": sorted({k[0] for k in wanted}),
-                "hashes": sorted({t.ticket_hash for t in wanted.values()}),
-                "traces": sorted({k[1] for k in wanted}),
-            },
-        ):
-            stored = ticket_from_row(row[1:-1])
-            key = (row[0], stored.trace_id, stored.ticket_id)
-            if key in wanted:
-                existing[key] = (stored, int(row[-1]))
+        projects = sorted({k[0] for k in wanted})
+        by_trace: dict[str, set[int]] = {}
+        for key, ticket in wanted.items():
+            by_trace.setdefault(key[1], set()).add(ticket.ticket_hash)
+        for chunk in _chunks(sorted(by_trace)):
+            for row in self._conn.query(
+                f"SELECT project, {', '.join(TICKET_COLUMNS)}, version FROM {self._db}.tickets FINAL"
+                " WHERE project IN %(projects)s AND ticket_hash IN %(hashes)s AND trace_id IN %(traces)s"
+                " AND sign = 1",
+                {
+                    "projects": projects,
+                    "hashes": sorted({h for t in chunk for h in by_trace[t]}),
+                    "traces": chunk,
+                },
+            ):
+                stored = ticket_from_row(row[1:-1])
+                key = (row[0], stored.trace_id, stored.ticket_id)
+                if key in wanted:
+                    existing[key] = (stored, int(row[-1]))
         rows: list[list[Any]] = []
         version = time.time_ns()
         for key, ticket in wanted.items():
@@ -309,3 +316,7 @@ class SpanTables:
             {"p": project, "s": source, "first": first, "last": last},
         )
         return [TrafficDay(day=r[0], task_type=r[1], source=source, tickets=int(r[2])) for r in rows]
+
+
+def _chunks(items: list[str]) -> list[list[str]]:
+    return [items[i : i + LOOKUP_CHUNK] for i in range(0, len(items), LOOKUP_CHUNK)]

@@ -257,6 +257,19 @@ def test_concurrent_writers_store_each_span_once(ch_store: ClickHouseStore) -> N
     assert [t.tickets for t in ch_store.traffic("shop", days=1)] == [40]
 
 
+@pytest.mark.slow
+def test_a_call_with_more_traces_than_one_lookup_query_holds(chdb_dir: pathlib.Path) -> None:
+    """5,000 single-span traces: the de-dup lookups are split to stay under ClickHouse's max_query_size."""
+    with open_store(f"chdb://{chdb_dir}?database={_fresh_database()}") as store:
+        store.ensure_project("shop")
+        spans = [ticket_span(f"T-{i}-{'x' * 40}") for i in range(5000)]
+        assert store.write_batch("shop", spans).accepted == 5000
+        again = store.write_batch("shop", spans[::-1])
+        assert (again.accepted, again.duplicates) == (0, 5000)
+        assert store.count_spans("shop") == 5000
+        assert sum(t.tickets for t in store.traffic("shop", days=1)) == 5000
+
+
 # --- durability --------------------------------------------------------------------------------------------
 _WRITER = textwrap.dedent(
     """
