@@ -184,6 +184,14 @@ def test_clickhouse_computes_the_same_ticket_hash_as_python(ch_store: ClickHouse
     assert [r[0] for r in rows] == [ticket_hash(t) for t in ids]
 
 
+def test_tables_fsync_each_insert_unless_told_not_to(chdb_dir: pathlib.Path) -> None:
+    with open_store(f"chdb://{chdb_dir}?database={_fresh_database()}") as store:
+        assert "fsync_after_insert = 1" in _engine(store, "spans")
+        assert "fsync_part_directory = 1" in _engine(store, "tickets")
+    with open_store(f"chdb://{chdb_dir}?database={_fresh_database()}&fsync=0") as store:
+        assert "fsync_after_insert" not in _engine(store, "spans")
+
+
 # --- retention ---------------------------------------------------------------------------------------------
 def _engine(store: ClickHouseStore, table: str) -> str:
     rows = store._conn.query(
