@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import pathlib
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -60,6 +61,11 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def _int64(value: int) -> int:
+    """A bound clamped into BIGINT's range, which keeps the comparison's meaning."""
+    return min(max(value, -(2**63)), 2**63 - 1)
+
+
 def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
@@ -74,6 +80,14 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+    # Transactions are begun by `_sqlite_begin` instead of the driver, so writers can take the write lock
+    # up front (BEGIN IMMEDIATE): a deferred transaction that reads, then writes after another process
+    # committed fails at once with SQLITE_BUSY instead of waiting.
+    dbapi_connection.isolation_level = None
+
+
+def _sqlite_begin(conn: sa.Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("passhat_write") else "BEGIN")
 
 
 class SqlStore(Store):
@@ -94,11 +108,21 @@ class SqlStore(Store):
             raise StoreError(f"cannot open {parsed.render_as_string()}: {exc}") from exc
         if self._is_sqlite:
             event.listen(self._engine, "connect", _sqlite_pragmas)
+            event.listen(self._engine, "begin", _sqlite_begin)
         self._write_lock = threading.Lock()
+        self._insert_sql: dict[str, str] = {}
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sa.Connection]:
+        """A write transaction: one writer per process, and the database's write lock taken first."""
+        with self._write_lock, self._engine.connect() as conn:
+            conn.execution_options(passhat_write=True)
+            with conn.begin():
+                yield conn
 
     # --- lifecycle ---------------------------------------------------------------------------------
     def migrate(self) -> int:
-        with self._write_lock, self._engine.begin() as conn:
+        with self._writing() as conn:
             schema.metadata.create_all(conn)
             current = self._version(conn)
             if current > len(schema.MIGRATIONS):
@@ -128,7 +152,7 @@ class SqlStore(Store):
 
     # --- projects and keys -------------------------------------------------------------------------
     def ensure_project(self, name: str) -> Project:
-        with self._write_lock, self._engine.begin() as conn:
+        with self._writing() as conn:
             row = conn.execute(sa.select(schema.projects).where(schema.projects.c.name == name)).first()
             if row is None:
                 created = _utcnow()
@@ -148,7 +172,7 @@ class SqlStore(Store):
 
     def add_api_key(self, key: ApiKey) -> None:
         try:
-            with self._write_lock, self._engine.begin() as conn:
+            with self._writing() as conn:
                 conn.execute(
                     sa.insert(schema.api_keys).values(
                         prefix=key.prefix,
@@ -191,7 +215,7 @@ class SqlStore(Store):
             return [self._key(r) for r in conn.execute(query)]
 
     def revoke_api_key(self, prefix: str, *, at: dt.datetime | None = None) -> bool:
-        with self._write_lock, self._engine.begin() as conn:
+        with self._writing() as conn:
             result = conn.execute(
                 sa.update(schema.api_keys)
                 .where(schema.api_keys.c.prefix == prefix, schema.api_keys.c.revoked_at_us.is_(None))
@@ -204,7 +228,7 @@ class SqlStore(Store):
         if not batches:
             return []
         try:
-            with self._write_lock, self._engine.begin() as conn:
+            with self._writing() as conn:
                 return self._write(conn, batches)
         except SQLAlchemyError as exc:
             raise StoreError(f"write failed, nothing was stored: {exc}") from exc
@@ -216,6 +240,7 @@ class SqlStore(Store):
         tool_rows: list[dict[str, Any]] = []
         write_rows: list[dict[str, Any]] = []
         candidates: dict[tuple[str, str, str], TicketRow] = {}
+        resource_json: dict[int, str] = {}  # the spans of one request share their resource's dict
         for batch in batches:
             project = batch.project
             known = seen[project]
@@ -228,7 +253,7 @@ class SqlStore(Store):
                     continue
                 known.add(ident)
                 accepted += 1
-                span_rows.append(span_to_row(project, span))
+                span_rows.append(span_to_row(project, span, resource_json))
                 if span.tool_call is not None:
                     tool_rows.append(tool_call_to_row(project, span.tool_call))
                 write_rows.extend(state_write_to_row(project, w) for w in span.state_writes)
@@ -239,14 +264,36 @@ class SqlStore(Store):
                     if held is None or ticket.start_time_ns < held.start_time_ns:
                         candidates[slot] = ticket
             results.append(WriteResult(accepted, len(batch.spans) - accepted))
-        for table, rows in ((schema.spans, span_rows), (schema.tool_calls, tool_rows)):
-            if rows:
-                conn.execute(sa.insert(table), rows)
-        if write_rows:
-            conn.execute(sa.insert(schema.state_writes), write_rows)
+        for table, rows in (
+            (schema.spans, span_rows),
+            (schema.tool_calls, tool_rows),
+            (schema.state_writes, write_rows),
+        ):
+            self._insert_many(conn, table, rows)
         if candidates:
             self._write_tickets(conn, candidates)
         return results
+
+    def _insert_many(self, conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """INSERT many rows straight through the driver's executemany: building SQLAlchemy parameters
+        per row costs more than SQLite's insert itself, and these tables take several rows per span."""
+        if not rows:
+            return
+        columns = list(table.c.keys())
+        sql = self._insert_sql.get(table.name)
+        marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
+        if marks is None or list(rows[0]) != columns:  # an unusual driver or row: SQLAlchemy binds
+            conn.execute(sa.insert(table), rows)
+            return
+        if sql is None:
+            quote = conn.dialect.identifier_preparer.quote
+            sql = (
+                f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
+                f"VALUES ({', '.join([marks] * len(columns))})"
+            )
+            self._insert_sql[table.name] = sql
+        # The row builders emit keys in column order (checked on the first row above).
+        conn.exec_driver_sql(sql, [tuple(row.values()) for row in rows])
 
     @staticmethod
     def _stored_span_ids(conn: sa.Connection, project: str, trace_ids: Sequence[str]) -> set[tuple[str, str]]:
@@ -299,8 +346,7 @@ class SqlStore(Store):
                 traffic[(project, old.day, old.task_type, old.source)] -= 1
             inserts.append(ticket_to_row(project, ticket))
             traffic[(project, ticket.day.isoformat(), ticket.task_type, ticket.source)] += 1
-        if inserts:
-            conn.execute(sa.insert(table), inserts)
+        self._insert_many(conn, table, inserts)
         self._add_traffic(conn, traffic)
 
     @staticmethod
@@ -382,11 +428,11 @@ class SqlStore(Store):
         if source is not None:
             query = query.where(t.c.source == source)
         if since_ns is not None:
-            query = query.where(t.c.start_ns >= since_ns)
+            query = query.where(t.c.start_ns >= _int64(since_ns))
         if until_ns is not None:
-            query = query.where(t.c.start_ns < until_ns)
-        if max_hash is not None:
-            query = query.where(t.c.ticket_hash < max_hash - 2**63)
+            query = query.where(t.c.start_ns < _int64(until_ns))
+        if max_hash is not None and max_hash <= 2**64 - 1:  # a larger bound keeps every ticket
+            query = query.where(t.c.ticket_hash < _int64(max_hash - 2**63))
         query = query.order_by(t.c.start_ns.desc(), t.c.trace_id, t.c.ticket_id)
         query = query.limit(max(limit, 0)).offset(max(offset, 0))
         with self._engine.connect() as conn:
@@ -444,7 +490,7 @@ class SqlStore(Store):
     # --- replay runs and trials --------------------------------------------------------------------
     def create_replay_run(self, project: str, run: ReplayRun) -> None:
         try:
-            with self._write_lock, self._engine.begin() as conn:
+            with self._writing() as conn:
                 conn.execute(
                     sa.insert(schema.replay_runs).values(
                         project=project,
@@ -484,7 +530,7 @@ class SqlStore(Store):
         r = schema.replay_runs
         wanted = sorted({t.run_id for t in trials})
         try:
-            with self._write_lock, self._engine.begin() as conn:
+            with self._writing() as conn:
                 found = set(
                     conn.scalars(sa.select(r.c.run_id).where(r.c.project == project, r.c.run_id.in_(wanted)))
                 )
@@ -516,7 +562,7 @@ class SqlStore(Store):
         at: dt.datetime | None = None,
     ) -> None:
         r = schema.replay_runs
-        with self._write_lock, self._engine.begin() as conn:
+        with self._writing() as conn:
             result = conn.execute(
                 sa.update(r)
                 .where(r.c.project == project, r.c.run_id == run_id)
@@ -533,7 +579,7 @@ class SqlStore(Store):
     # --- alerts ------------------------------------------------------------------------------------
     def add_alert_event(self, project: str, event: AlertEvent) -> None:
         try:
-            with self._write_lock, self._engine.begin() as conn:
+            with self._writing() as conn:
                 conn.execute(sa.insert(schema.alert_events).values(alert_to_row(project, event)))
         except IntegrityError as exc:
             raise StoreError(f"alert {event.alert_id!r} already recorded in project {project!r}") from exc

@@ -6,6 +6,8 @@ import datetime as dt
 import json
 from typing import Any
 
+import orjson
+
 from passhat.collector.store._base import (
     AlertEvent,
     NormalizedSpan,
@@ -22,11 +24,20 @@ _HASH_SHIFT = 2**63
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON text (orjson: the ingest path serialises several values per span)."""
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        # Integers beyond 64 bits and the like: the slow path turns anything unknown into its text.
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def loads(text: str | bytes) -> Any:
+    return orjson.loads(text)
 
 
 def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    return None if text is None else orjson.loads(text)
 
 
 def to_us(moment: dt.datetime) -> int:
@@ -41,7 +52,14 @@ def from_us(micros: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=int(micros))
 
 
-def span_to_row(project: str, span: NormalizedSpan) -> dict[str, Any]:
+def span_to_row(
+    project: str, span: NormalizedSpan, resources: dict[int, str] | None = None
+) -> dict[str, Any]:
+    resource = span.resource_attributes
+    if resources is None:
+        resource_text = dumps(resource)
+    else:
+        resource_text = resources.get(id(resource)) or resources.setdefault(id(resource), dumps(resource))
     return {
         "project": project,
         "trace_id": span.trace_id,
@@ -57,7 +75,7 @@ def span_to_row(project: str, span: NormalizedSpan) -> dict[str, Any]:
         "start_ns": span.start_time_ns,
         "end_ns": span.end_time_ns,
         "attributes": dumps(span.attributes),
-        "resource_attributes": dumps(span.resource_attributes),
+        "resource_attributes": resource_text,
         "events": dumps([[e.name, e.time_ns, e.attributes] for e in span.events]),
     }
 
@@ -82,9 +100,9 @@ def span_from_row(
         status_message=row.status_message,
         service_name=row.service_name,
         scope_name=row.scope_name,
-        attributes=json.loads(row.attributes),
-        resource_attributes=json.loads(row.resource_attributes),
-        events=[SpanEvent(name, int(time_ns), attrs) for name, time_ns, attrs in json.loads(row.events)],
+        attributes=loads(row.attributes),
+        resource_attributes=loads(row.resource_attributes),
+        events=[SpanEvent(name, int(time_ns), attrs) for name, time_ns, attrs in loads(row.events)],
         ticket=ticket,
         tool_call=tool_call,
         state_writes=state_writes,
@@ -198,11 +216,11 @@ def state_write_from_row(row: Any) -> StateWriteRow:
         seq=int(row.seq),
         time_ns=int(row.time_ns),
         table=row.table_name,
-        key=json.loads(row.key),
+        key=loads(row.key),
         op=row.op,
         before=_loads(row.before),
         after=_loads(row.after),
-        changed=json.loads(row.changed),
+        changed=loads(row.changed),
         rowcount=row.rowcount,
     )
 
@@ -213,7 +231,7 @@ def run_from_row(row: Any) -> ReplayRun:
         created_at=from_us(row.created_at_us),
         k=int(row.k),
         status=row.status,
-        params=json.loads(row.params),
+        params=loads(row.params),
         finished_at=None if row.finished_at_us is None else from_us(row.finished_at_us),
         summary=_loads(row.summary),
         error=row.error,
@@ -283,6 +301,6 @@ def alert_from_row(row: Any) -> AlertEvent:
         message=row.message,
         severity=row.severity,
         task_type=row.task_type,
-        payload=json.loads(row.payload),
-        deliveries=json.loads(row.deliveries),
+        payload=loads(row.payload),
+        deliveries=loads(row.deliveries),
     )

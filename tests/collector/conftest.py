@@ -1,12 +1,17 @@
-"""Fixtures for the collector's tests: real SQLite stores in temporary directories."""
+"""Fixtures for the collector's tests: real SQLite stores in temporary directories, and a real collector
+(uvicorn on a free 127.0.0.1 port) with an API key for each of two projects."""
 
 from __future__ import annotations
 
 import pathlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+import httpx
 import pytest
+from server import RunningCollector, new_key, running_collector
 
+from passhat.collector import CollectorSettings
 from passhat.collector.store import Store, open_store
 
 
@@ -20,3 +25,31 @@ def sql_store(sqlite_url: str) -> Iterator[Store]:
     store = open_store(sqlite_url)
     yield store
     store.close()
+
+
+@dataclass
+class Collector:
+    """A running collector with two projects: `shop` (key `shop_key`) and `bank` (key `bank_key`)."""
+
+    url: str
+    store: Store
+    shop_key: str
+    bank_key: str
+
+    def client(self, key: str | None) -> httpx.Client:
+        headers = {"authorization": f"Bearer {key}"} if key else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30.0)
+
+
+@pytest.fixture
+def collector_settings() -> CollectorSettings:
+    return CollectorSettings(key_cache_s=0.0, max_body_bytes=4 * 1024 * 1024, max_attribute_bytes=64 * 1024)
+
+
+@pytest.fixture
+def collector(sql_store: Store, collector_settings: CollectorSettings) -> Iterator[Collector]:
+    shop_key = new_key(sql_store, "shop")
+    bank_key = new_key(sql_store, "bank")
+    running: RunningCollector
+    with running_collector(sql_store, collector_settings) as running:
+        yield Collector(running.url, sql_store, shop_key, bank_key)

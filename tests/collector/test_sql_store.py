@@ -68,3 +68,13 @@ def test_missing_directories_are_created(tmp_path: pathlib.Path) -> None:
 def test_a_bad_url_is_one_clear_error(url: str) -> None:
     with pytest.raises(StoreError):
         open_store(url)
+
+
+def test_query_bounds_beyond_bigint_are_clamped(sql_store: Store) -> None:
+    sql_store.ensure_project("shop")
+    sql_store.write_batch("shop", [ticket_span("T-1")])
+    assert sql_store.list_tickets("shop", since_ns=2**70) == []
+    assert len(sql_store.list_tickets("shop", until_ns=2**70)) == 1
+    assert len(sql_store.list_tickets("shop", max_hash=2**64)) == 1
+    assert len(sql_store.list_tickets("shop", max_hash=2**80)) == 1
+    assert sql_store.list_tickets("shop", max_hash=-5) == []

@@ -1,0 +1,345 @@
+"""Ingest benchmark: sustained spans/s with zero loss into the passhat collector, side by side with Phoenix.
+
+A load generator in a separate process sends OTLP/HTTP protobuf batches of realistic agent traces (a ticket
+root span, 8 tool spans, 3 state-write events on each tool span; 56 tickets = 504 spans per request, like an
+OpenTelemetry BatchSpanProcessor's 512) from several connections for a fixed time, retrying on 429/503 after
+Retry-After. Then the spans in the store are counted: every acknowledged span must be there.
+
+    .venv/bin/python benchmarks/bench_ingest.py                      # passhat on SQLite only
+    .venv/bin/python benchmarks/bench_ingest.py --phoenix /tmp/phoenix-venv/bin/phoenix
+
+Phoenix is not a passhat dependency: install it in a throwaway venv outside the repo
+(`python3 -m venv /tmp/phoenix-venv && /tmp/phoenix-venv/bin/pip install arize-phoenix`). Both collectors get
+the same load in the same run, one after the other, and the ratio of their end-to-end rates is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import pathlib
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PASSHAT = pathlib.Path(sys.executable).with_name("passhat")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --- the load generator (runs in its own process) ---------------------------------------------------------
+
+
+def _template(tickets: int) -> Any:
+    """One request's worth of agent traces, as a protobuf message whose ids are rewritten per send."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+    def kv(key: str, value: Any) -> KeyValue:
+        if isinstance(value, list):
+            return KeyValue(
+                key=key,
+                value=AnyValue(array_value=ArrayValue(values=[AnyValue(string_value=v) for v in value])),
+            )
+        if isinstance(value, int):
+            return KeyValue(key=key, value=AnyValue(int_value=value))
+        return KeyValue(key=key, value=AnyValue(string_value=value))
+
+    request = ExportTraceServiceRequest()
+    resource_spans = request.resource_spans.add()
+    resource_spans.resource.attributes.extend(
+        [kv("service.name", "bench-agent"), kv("deployment.environment", "bench")]
+    )
+    scope = resource_spans.scope_spans.add()
+    scope.scope.name = "passhat"
+    now = time.time_ns()
+    task_types = ["refund", "exchange", "cancel_order", "address_change", "order_status"]
+    for t in range(tickets):
+        start = now + t * 1_000_000
+        root = Span(
+            name="invoke_agent support",
+            kind=Span.SPAN_KIND_INTERNAL,
+            start_time_unix_nano=start,
+            end_time_unix_nano=start + 9_000_000,
+            attributes=[
+                kv("gen_ai.operation.name", "invoke_agent"),
+                kv("gen_ai.agent.name", "support"),
+                kv("gen_ai.conversation.id", f"conv-{t}"),
+                kv("passhat.ticket.id", f"ticket-{t}"),
+                kv("passhat.task_type", task_types[t % len(task_types)]),
+                kv("passhat.source", "production"),
+                kv("passhat.intent", json.dumps({"order_id": f"O-{t}", "reason": "damaged"})),
+            ],
+        )
+        for i in range(8):
+            tool = scope.spans.add()
+            tool.name = f"execute_tool tool_{i}"
+            tool.kind = Span.SPAN_KIND_INTERNAL
+            tool.start_time_unix_nano = start + (i + 1) * 1_000_000
+            tool.end_time_unix_nano = start + (i + 1) * 1_000_000 + 500_000
+            tool.attributes.extend(
+                [
+                    kv("gen_ai.operation.name", "execute_tool"),
+                    kv("gen_ai.tool.name", f"tool_{i}"),
+                    kv("gen_ai.tool.call.id", f"toolu_{t}_{i}"),
+                    kv("gen_ai.tool.type", "function"),
+                    kv("passhat.tool.outcome", "ok"),
+                ]
+            )
+            for j in range(3):
+                event = tool.events.add()
+                event.name = "passhat.state_write"
+                event.time_unix_nano = tool.start_time_unix_nano + j
+                event.attributes.extend(
+                    [
+                        kv("passhat.state_write.table", "orders"),
+                        kv("passhat.state_write.key", json.dumps({"id": f"O-{t}-{j}"})),
+                        kv("passhat.state_write.op", "update"),
+                        kv("passhat.state_write.before", json.dumps({"status": "delivered", "refund": 0})),
+                        kv("passhat.state_write.after", json.dumps({"status": "refunded", "refund": 42.5})),
+                        kv("passhat.state_write.changed", ["status", "refund"]),
+                    ]
+                )
+        scope.spans.append(root)
+    return request
+
+
+def _refresh_ids(request: Any, spans_per_ticket: int) -> None:
+    spans = request.resource_spans[0].scope_spans[0].spans
+    for first in range(0, len(spans), spans_per_ticket):
+        trace_id = os.urandom(16)
+        root_id = os.urandom(8)
+        group = spans[first : first + spans_per_ticket]
+        for span in group[:-1]:
+            span.trace_id = trace_id
+            span.span_id = os.urandom(8)
+            span.parent_span_id = root_id
+        group[-1].trace_id = trace_id
+        group[-1].span_id = root_id
+
+
+def load_generator(
+    url: str, headers: dict[str, str], duration: float, connections: int, tickets: int, out: Any
+) -> None:
+    """Send requests from `connections` threads for `duration` seconds; report what was acknowledged."""
+    import httpx
+
+    template = _template(tickets)
+    spans_per_request = len(template.resource_spans[0].scope_spans[0].spans)
+    lock = threading.Lock()
+    totals = {"acked_spans": 0, "requests": 0, "retries_429": 0, "retries_503": 0, "errors": 0, "other": {}}
+    stop_at = time.monotonic() + duration
+
+    def worker() -> None:
+        request = type(template)()
+        request.CopyFrom(template)
+        with httpx.Client(
+            timeout=60.0, headers={"content-type": "application/x-protobuf", **headers}
+        ) as client:
+            while time.monotonic() < stop_at:
+                _refresh_ids(request, 9)
+                body = request.SerializeToString()
+                while True:  # the same body until it is acknowledged (or time is up)
+                    try:
+                        response = client.post(url, content=body)
+                    except httpx.HTTPError:
+                        with lock:
+                            totals["errors"] += 1
+                        time.sleep(0.1)
+                        if time.monotonic() > stop_at + 30:
+                            break
+                        continue
+                    if response.status_code == 200:
+                        with lock:
+                            totals["acked_spans"] += spans_per_request
+                            totals["requests"] += 1
+                        break
+                    if response.status_code in (429, 503):
+                        with lock:
+                            totals[f"retries_{response.status_code}"] += 1
+                        time.sleep(min(float(response.headers.get("retry-after", "0.2") or 0.2), 2.0))
+                        if time.monotonic() > stop_at + 30:
+                            break
+                        continue
+                    with lock:
+                        other = totals["other"]
+                        other[response.status_code] = other.get(response.status_code, 0) + 1
+                    break
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=worker) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    totals["elapsed_s"] = time.monotonic() - started
+    totals["spans_per_request"] = spans_per_request
+    out.put(totals)
+
+
+def run_load(url: str, headers: dict[str, str], args: argparse.Namespace) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    process = ctx.Process(
+        target=load_generator, args=(url, headers, args.duration, args.connections, args.tickets, queue)
+    )
+    process.start()
+    result: dict[str, Any] = queue.get(timeout=args.duration + 300)
+    process.join()
+    return result
+
+
+# --- the systems under test -------------------------------------------------------------------------------
+
+
+def wait_http(url: str, timeout: float = 120.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    raise SystemExit(f"{url} did not answer within {timeout:.0f} s")
+
+
+def bench_passhat(args: argparse.Namespace, workdir: pathlib.Path, store_url: str | None) -> dict[str, Any]:
+    data_dir = workdir / "passhat"
+    store_args = ["--store", store_url] if store_url else ["--data-dir", str(data_dir)]
+    created = subprocess.run(
+        [str(PASSHAT), "keys", "create", "--project", "bench", *store_args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    key = created.stdout.strip().splitlines()[-1]
+    port = free_port()
+    server = subprocess.Popen(
+        [str(PASSHAT), "serve", "--port", str(port), "--workers", str(args.workers), *store_args]
+    )
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")
+        load = run_load(f"http://127.0.0.1:{port}/v1/traces", {"authorization": f"Bearer {key}"}, args)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(60)
+    from passhat.collector.store import default_store_url, open_store
+
+    with open_store(store_url or default_store_url(data_dir)) as store:
+        stored = store.count_spans("bench")
+    return {
+        **load,
+        "stored_spans": stored,
+        "lost_spans": max(load["acked_spans"] - stored, 0),
+        "spans_per_s": stored / load["elapsed_s"],
+    }
+
+
+def _phoenix_count(db: pathlib.Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as conn:
+            return int(conn.execute("SELECT count(*) FROM spans").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def bench_phoenix(args: argparse.Namespace, workdir: pathlib.Path) -> dict[str, Any]:
+    home = workdir / "phoenix"
+    home.mkdir()
+    port = free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_WORKING_DIR": str(home),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(free_port()),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+    }
+    log = (workdir / "phoenix.log").open("w")
+    server = subprocess.Popen([args.phoenix, "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", timeout=180)
+        started = time.monotonic()
+        load = run_load(f"http://127.0.0.1:{port}/v1/traces", {}, args)
+        # Phoenix acknowledges before it writes: wait until its database stops growing.
+        db = home / "phoenix.db"
+        last, stable_since = -1, time.monotonic()
+        while time.monotonic() - stable_since < 5 and time.monotonic() - started < args.duration + 600:
+            count = _phoenix_count(db)
+            if count != last:
+                last, stable_since = count, time.monotonic()
+            time.sleep(0.5)
+        persisted_at = stable_since - started
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+    return {
+        **load,
+        "stored_spans": last,
+        "lost_spans": max(load["acked_spans"] - last, 0),
+        "end_to_end_s": persisted_at,
+        "spans_per_s": last / max(persisted_at, load["elapsed_s"]),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds of load per system")
+    parser.add_argument("--connections", type=int, default=8, help="concurrent HTTP connections")
+    parser.add_argument("--tickets", type=int, default=56, help="tickets per request (9 spans each)")
+    parser.add_argument("--workers", type=int, default=2, help="passhat serve worker processes")
+    parser.add_argument("--store", default=None, help="passhat store URL (default: SQLite in a temp dir)")
+    parser.add_argument("--phoenix", default=None, help="path of a `phoenix` executable to compare with")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+    results: dict[str, Any] = {"load": vars(args), "cpus": os.cpu_count(), "loadavg_before": os.getloadavg()}
+    with tempfile.TemporaryDirectory(prefix="passhat-bench-") as tmp:
+        workdir = pathlib.Path(tmp)
+        results["passhat"] = bench_passhat(args, workdir, args.store)
+        if args.phoenix:
+            results["phoenix"] = bench_phoenix(args, workdir)
+            results["ratio_passhat_over_phoenix"] = results["passhat"]["spans_per_s"] / max(
+                results["phoenix"]["spans_per_s"], 1e-9
+            )
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for name in ("passhat", "phoenix"):
+            if name in results:
+                r = results[name]
+                print(
+                    f"{name:8s} {r['spans_per_s']:>10,.0f} spans/s end to end  acked {r['acked_spans']:>9,}  "
+                    f"stored {r['stored_spans']:>9,}  lost {r['lost_spans']:>7,}  429s {r['retries_429']}  "
+                    f"503s {r['retries_503']}  errors {r['errors']}  other {r['other']}"
+                )
+        if "ratio_passhat_over_phoenix" in results:
+            print(f"ratio passhat / phoenix: {results['ratio_passhat_over_phoenix']:.1f}x")
+    return 1 if results["passhat"]["lost_spans"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

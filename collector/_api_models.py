@@ -1,0 +1,220 @@
+"""The JSON shapes of the query API (pydantic models at the boundary)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pydantic import BaseModel
+
+from passhat.collector.store import (
+    NormalizedSpan,
+    StateWriteRow,
+    TicketDetail,
+    TicketRow,
+    ToolCallRow,
+    TrafficDay,
+)
+
+
+def _time(ns: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ns // 1_000_000_000, tz=dt.UTC) + dt.timedelta(
+        microseconds=(ns % 1_000_000_000) // 1000
+    )
+
+
+class TicketOut(BaseModel):
+    ticket_id: str
+    trace_id: str
+    span_id: str
+    task_type: str
+    source: str
+    start_time: dt.datetime
+    end_time: dt.datetime
+    start_time_unix_nano: int
+    duration_ms: float
+    status: str
+    ticket_hash: int
+    agent_name: str | None
+    conversation_id: str | None
+    intent: dict[str, Any] | None
+    domain: str | None
+    outcome: str | None
+    replay_run_id: str | None
+    trial_attempt: int | None
+    service_name: str | None
+
+    @classmethod
+    def of(cls, row: TicketRow) -> TicketOut:
+        return cls(
+            ticket_id=row.ticket_id,
+            trace_id=row.trace_id,
+            span_id=row.span_id,
+            task_type=row.task_type,
+            source=row.source,
+            start_time=_time(row.start_time_ns),
+            end_time=_time(row.end_time_ns),
+            start_time_unix_nano=row.start_time_ns,
+            duration_ms=(row.end_time_ns - row.start_time_ns) / 1e6,
+            status=row.status,
+            ticket_hash=row.ticket_hash,
+            agent_name=row.agent_name,
+            conversation_id=row.conversation_id,
+            intent=row.intent,
+            domain=row.domain,
+            outcome=row.outcome,
+            replay_run_id=row.replay_run_id,
+            trial_attempt=row.trial_attempt,
+            service_name=row.service_name,
+        )
+
+
+class ToolCallOut(BaseModel):
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    tool_name: str
+    outcome: str
+    start_time: dt.datetime
+    duration_ms: float
+    call_id: str | None
+    tool_type: str | None
+    error_type: str | None
+    error_message: str | None
+    arguments: str | None
+    result: str | None
+
+    @classmethod
+    def of(cls, row: ToolCallRow) -> ToolCallOut:
+        return cls(
+            trace_id=row.trace_id,
+            span_id=row.span_id,
+            parent_span_id=row.parent_span_id,
+            tool_name=row.tool_name,
+            outcome=row.outcome,
+            start_time=_time(row.start_time_ns),
+            duration_ms=(row.end_time_ns - row.start_time_ns) / 1e6,
+            call_id=row.call_id,
+            tool_type=row.tool_type,
+            error_type=row.error_type,
+            error_message=row.error_message,
+            arguments=row.arguments,
+            result=row.result,
+        )
+
+
+class StateWriteOut(BaseModel):
+    trace_id: str
+    span_id: str
+    seq: int
+    time: dt.datetime
+    table: str
+    key: dict[str, Any]
+    op: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    changed: list[str]
+    rowcount: int | None
+
+    @classmethod
+    def of(cls, row: StateWriteRow) -> StateWriteOut:
+        return cls(
+            trace_id=row.trace_id,
+            span_id=row.span_id,
+            seq=row.seq,
+            time=_time(row.time_ns),
+            table=row.table,
+            key=row.key,
+            op=row.op,
+            before=row.before,
+            after=row.after,
+            changed=row.changed,
+            rowcount=row.rowcount,
+        )
+
+
+class SpanEventOut(BaseModel):
+    name: str
+    time: dt.datetime
+    attributes: dict[str, Any]
+
+
+class SpanOut(BaseModel):
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    operation: str
+    start_time: dt.datetime
+    duration_ms: float
+    status: str
+    status_message: str | None
+    service_name: str | None
+    attributes: dict[str, Any]
+    events: list[SpanEventOut]
+
+    @classmethod
+    def of(cls, span: NormalizedSpan) -> SpanOut:
+        return cls(
+            trace_id=span.trace_id,
+            span_id=span.span_id,
+            parent_span_id=span.parent_span_id,
+            name=span.name,
+            operation=span.operation,
+            start_time=_time(span.start_time_ns),
+            duration_ms=(span.end_time_ns - span.start_time_ns) / 1e6,
+            status=span.status,
+            status_message=span.status_message,
+            service_name=span.service_name,
+            attributes=span.attributes,
+            events=[
+                SpanEventOut(name=e.name, time=_time(e.time_ns), attributes=e.attributes) for e in span.events
+            ],
+        )
+
+
+class TicketDetailOut(BaseModel):
+    ticket_id: str
+    attempts: list[TicketOut]
+    spans: list[SpanOut]
+    tool_calls: list[ToolCallOut]
+    state_writes: list[StateWriteOut]
+    state_reads: list[StateWriteOut]
+
+    @classmethod
+    def of(cls, detail: TicketDetail) -> TicketDetailOut:
+        return cls(
+            ticket_id=detail.ticket_id,
+            attempts=[TicketOut.of(t) for t in detail.attempts],
+            spans=[SpanOut.of(s) for s in detail.spans],
+            tool_calls=[ToolCallOut.of(c) for c in detail.tool_calls],
+            state_writes=[StateWriteOut.of(w) for w in detail.state_writes],
+            state_reads=[StateWriteOut.of(w) for w in detail.state_reads],
+        )
+
+
+class TicketList(BaseModel):
+    tickets: list[TicketOut]
+
+
+class TrafficOut(BaseModel):
+    day: dt.date
+    task_type: str
+    source: str
+    tickets: int
+
+    @classmethod
+    def of(cls, row: TrafficDay) -> TrafficOut:
+        return cls(day=row.day, task_type=row.task_type, source=row.source, tickets=row.tickets)
+
+
+class TrafficList(BaseModel):
+    days: int
+    traffic: list[TrafficOut]
+
+
+class Health(BaseModel):
+    status: str
+    store: str
+    schema_version: int
+    queued_spans: int

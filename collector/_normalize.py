@@ -1,0 +1,283 @@
+"""Normalisation: what a span means for passhat (a ticket, a tool call, state writes), whatever emitted it.
+
+Four shapes are understood: the passhat SDK's spans; plain OpenTelemetry GenAI spans
+(`gen_ai.operation.name` = `invoke_agent` / `execute_tool` / `chat`); OpenInference spans
+(`openinference.span.kind` = `AGENT` / `TOOL` / `LLM`); OpenLLMetry spans (`traceloop.span.kind` = `agent` /
+`tool`, LLM spans by `llm.request.type`). Without a `passhat.ticket.id`, an agent span is a ticket whose id is
+its trace id; the store keeps the earliest-starting one per trace, i.e. the trace's root agent span.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from passhat.collector.store import (
+    NormalizedSpan,
+    SpanEvent,
+    StateWriteRow,
+    TicketRow,
+    ToolCallRow,
+)
+from passhat.collector.store._base import Source, SpanOperation, StateOp, StatusCode, ToolOutcome
+
+_OPENINFERENCE = {"AGENT": "invoke_agent", "TOOL": "execute_tool", "LLM": "chat"}
+_OPENLLMETRY = {"agent": "invoke_agent", "tool": "execute_tool"}
+_GENAI = {"invoke_agent", "execute_tool", "chat"}
+_WRITE_OPS: frozenset[str] = frozenset(
+    {"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"}
+)
+_OUTCOMES: frozenset[str] = frozenset({"ok", "error", "empty"})
+DEFAULT_TASK_TYPE = "unknown"
+
+
+def ticket_hash(ticket_id: str) -> int:
+    """The sampling hash of the contract (same as `passhat.ticket_hash`): the first 8 bytes of sha256 of the
+    id, big-endian, unsigned."""
+    return int.from_bytes(hashlib.sha256(ticket_id.encode("utf-8")).digest()[:8], "big")
+
+
+def operation_of(attributes: Mapping[str, Any]) -> SpanOperation:
+    """Which GenAI operation a span is, from whichever convention its emitter followed."""
+    genai = attributes.get("gen_ai.operation.name")
+    if genai in _GENAI:
+        return genai  # type: ignore[no-any-return]
+    openinference = attributes.get("openinference.span.kind")
+    if isinstance(openinference, str) and openinference.upper() in _OPENINFERENCE:
+        return _OPENINFERENCE[openinference.upper()]  # type: ignore[return-value]
+    traceloop = attributes.get("traceloop.span.kind")
+    if isinstance(traceloop, str) and traceloop.lower() in _OPENLLMETRY:
+        return _OPENLLMETRY[traceloop.lower()]  # type: ignore[return-value]
+    if attributes.get("llm.request.type") in ("chat", "completion"):
+        return "chat"
+    return "other"
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()
+
+
+def _json_object(value: Any) -> dict[str, Any] | None:
+    """A JSON object attribute: parsed when it is one; anything else is kept, under `_raw`."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return {"_raw": value}
+        return parsed if isinstance(parsed, dict) else {"_raw": parsed}
+    return {"_raw": value}
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _first(attributes: Mapping[str, Any], *names: str) -> Any:
+    for name in names:
+        value = attributes.get(name)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def _ticket(
+    trace_id: str,
+    span_id: str,
+    start_ns: int,
+    end_ns: int,
+    status: StatusCode,
+    attributes: Mapping[str, Any],
+    name: str,
+    service_name: str | None,
+) -> TicketRow:
+    ticket_id = _text(attributes.get("passhat.ticket.id")) or trace_id
+    task_type = _text(
+        _first(attributes, "passhat.task_type", "gen_ai.agent.name", "traceloop.entity.name", "agent.name")
+    )
+    source_attr = attributes.get("passhat.source")
+    source: Source = "sandbox" if source_attr == "sandbox" else "production"
+    return TicketRow(
+        ticket_id=ticket_id,
+        trace_id=trace_id,
+        span_id=span_id,
+        task_type=task_type or name or DEFAULT_TASK_TYPE,
+        source=source,
+        start_time_ns=start_ns,
+        end_time_ns=end_ns,
+        ticket_hash=ticket_hash(ticket_id),
+        status=status,
+        agent_name=_text(_first(attributes, "gen_ai.agent.name", "agent.name", "traceloop.entity.name")),
+        conversation_id=_text(_first(attributes, "gen_ai.conversation.id", "session.id")),
+        intent=_json_object(attributes.get("passhat.intent")),
+        domain=_text(attributes.get("passhat.domain")),
+        outcome=_text(attributes.get("passhat.ticket.outcome")),
+        replay_run_id=_text(attributes.get("passhat.replay.run_id")),
+        trial_attempt=_int(attributes.get("passhat.trial.attempt")),
+        service_name=service_name,
+    )
+
+
+def _tool_call(
+    trace_id: str,
+    span_id: str,
+    parent_span_id: str | None,
+    start_ns: int,
+    end_ns: int,
+    status: StatusCode,
+    status_message: str | None,
+    attributes: Mapping[str, Any],
+    events: list[SpanEvent],
+    name: str,
+) -> ToolCallRow:
+    tool_name = _text(_first(attributes, "gen_ai.tool.name", "tool.name", "traceloop.entity.name"))
+    if tool_name is None:
+        tool_name = name.removeprefix("execute_tool ").strip() or name
+    exception = next((e for e in events if e.name == "exception"), None)
+    error_type = _text(attributes.get("error.type"))
+    error_message = status_message
+    if exception is not None:
+        error_type = error_type or _text(exception.attributes.get("exception.type"))
+        error_message = error_message or _text(exception.attributes.get("exception.message"))
+    declared = attributes.get("passhat.tool.outcome")
+    outcome: ToolOutcome
+    if declared in _OUTCOMES:
+        outcome = declared
+    elif status == "error" or error_type is not None:
+        outcome = "error"
+    else:
+        outcome = "ok"
+    return ToolCallRow(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent_span_id,
+        tool_name=tool_name,
+        outcome=outcome,
+        start_time_ns=start_ns,
+        end_time_ns=end_ns,
+        call_id=_text(_first(attributes, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id")),
+        tool_type=_text(attributes.get("gen_ai.tool.type")),
+        error_type=error_type,
+        error_message=error_message,
+        arguments=_text(
+            _first(attributes, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+        ),
+        result=_text(
+            _first(attributes, "gen_ai.tool.call.result", "output.value", "traceloop.entity.output")
+        ),
+    )
+
+
+def _state_rows(trace_id: str, span_id: str, events: list[SpanEvent]) -> list[StateWriteRow]:
+    rows: list[StateWriteRow] = []
+    for seq, event in enumerate(events):
+        attrs = event.attributes
+        if event.name == "passhat.state_write":
+            op_attr = attrs.get("passhat.state_write.op")
+            op: StateOp = op_attr if op_attr in _WRITE_OPS else "update"
+            changed = attrs.get("passhat.state_write.changed")
+            rows.append(
+                StateWriteRow(
+                    trace_id=trace_id,
+                    span_id=span_id,
+                    seq=seq,
+                    time_ns=event.time_ns,
+                    table=_text(attrs.get("passhat.state_write.table")) or "",
+                    key=_json_object(attrs.get("passhat.state_write.key")) or {},
+                    op=op,
+                    before=_json_object(attrs.get("passhat.state_write.before")),
+                    after=_json_object(attrs.get("passhat.state_write.after")),
+                    changed=[str(c) for c in changed] if isinstance(changed, list) else [],
+                    rowcount=_int(attrs.get("passhat.state_write.rowcount")),
+                )
+            )
+        elif event.name == "passhat.state_read":
+            rows.append(
+                StateWriteRow(
+                    trace_id=trace_id,
+                    span_id=span_id,
+                    seq=seq,
+                    time_ns=event.time_ns,
+                    table=_text(attrs.get("passhat.state_read.table")) or "",
+                    key=_json_object(attrs.get("passhat.state_read.key")) or {},
+                    op="read",
+                    before=_json_object(attrs.get("passhat.state_read.row")),
+                )
+            )
+    return rows
+
+
+def normalize_span(
+    *,
+    trace_id: str,
+    span_id: str,
+    parent_span_id: str | None,
+    name: str,
+    start_time_ns: int,
+    end_time_ns: int,
+    kind: int = 0,
+    status: StatusCode = "unset",
+    status_message: str | None = None,
+    service_name: str | None = None,
+    scope_name: str | None = None,
+    attributes: dict[str, Any],
+    resource_attributes: dict[str, Any],
+    events: list[SpanEvent],
+) -> NormalizedSpan:
+    """A decoded span plus its derived ticket, tool call and state-write rows."""
+    operation = operation_of(attributes)
+    ticket = None
+    tool_call = None
+    if operation == "invoke_agent" or "passhat.ticket.id" in attributes:
+        ticket = _ticket(
+            trace_id, span_id, start_time_ns, end_time_ns, status, attributes, name, service_name
+        )
+    elif operation == "execute_tool":
+        tool_call = _tool_call(
+            trace_id,
+            span_id,
+            parent_span_id,
+            start_time_ns,
+            end_time_ns,
+            status,
+            status_message,
+            attributes,
+            events,
+            name,
+        )
+    return NormalizedSpan(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent_span_id,
+        name=name,
+        start_time_ns=start_time_ns,
+        end_time_ns=end_time_ns,
+        operation=operation,
+        kind=kind,
+        status=status,
+        status_message=status_message,
+        service_name=service_name,
+        scope_name=scope_name,
+        attributes=attributes,
+        resource_attributes=resource_attributes,
+        events=events,
+        ticket=ticket,
+        tool_call=tool_call,
+        state_writes=_state_rows(trace_id, span_id, events),
+    )

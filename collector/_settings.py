@@ -1,0 +1,30 @@
+"""The collector's settings: one pydantic model, each field with an environment-variable fallback."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+from pydantic import BaseModel, Field
+
+from passhat.collector.store import default_store_url
+
+
+def _default_data_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("PASSHAT_DATA_DIR") or pathlib.Path.home() / ".passhat")
+
+
+class CollectorSettings(BaseModel):
+    """What `create_app` needs. `store_url` defaults to a SQLite file in `data_dir`."""
+
+    data_dir: pathlib.Path = Field(default_factory=_default_data_dir)
+    store_url: str | None = Field(default_factory=lambda: os.environ.get("PASSHAT_STORE_URL") or None)
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)  # compressed and decompressed
+    max_attribute_bytes: int = Field(default=256 * 1024, ge=16)
+    max_queued_spans: int = Field(default=200_000, ge=1)  # beyond it, answer 429 with Retry-After
+    max_commit_spans: int = Field(default=20_000, ge=1)  # spans per group commit
+    retry_after_s: int = Field(default=1, ge=1)
+    key_cache_s: float = Field(default=5.0, ge=0.0)  # how long a key lookup is reused (revocation delay)
+
+    def resolved_store_url(self) -> str:
+        return self.store_url or default_store_url(self.data_dir)

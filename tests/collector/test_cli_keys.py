@@ -1,0 +1,65 @@
+"""`passhat keys create|list|revoke`: the key printed once (last line alone), stored hashed, revocable."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from passhat.collector._keys import hash_api_key
+from passhat.collector.cli import app
+from passhat.collector.store import open_store
+
+PASSHAT = pathlib.Path(sys.executable).with_name("passhat")
+runner = CliRunner()
+
+
+def test_create_prints_the_key_alone_on_the_last_line(tmp_path: pathlib.Path) -> None:
+    done = subprocess.run(
+        [str(PASSHAT), "keys", "create", "--project", "shop", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    key = done.stdout.strip().splitlines()[-1]
+    assert key.startswith("phk_") and " " not in key
+    with open_store(f"sqlite:///{tmp_path / 'passhat.db'}") as store:
+        record = store.find_api_key(hash_api_key(key))
+        assert record is not None and record.project == "shop" and record.active
+        raw = pathlib.Path(tmp_path / "passhat.db").read_bytes()
+    assert key.encode() not in raw  # only the hash is stored
+
+
+def test_list_shows_prefixes_and_revoke_disables(tmp_path: pathlib.Path) -> None:
+    store_args = ["--store", f"sqlite:///{tmp_path / 'k.db'}"]
+    created = runner.invoke(
+        app, ["keys", "create", "--project", "shop", "--label", "ci", "--json", *store_args]
+    )
+    assert created.exit_code == 0, created.output
+    made = json.loads(created.output)
+    runner.invoke(app, ["keys", "create", "--project", "bank", *store_args])
+    listed = json.loads(runner.invoke(app, ["keys", "list", "--json", *store_args]).output)
+    assert sorted(k["project"] for k in listed) == ["bank", "shop"]
+    assert all(made["key"] not in json.dumps(k) for k in listed)
+    shop_only = runner.invoke(app, ["keys", "list", "--project", "shop", *store_args]).output
+    assert made["prefix"] in shop_only and "active" in shop_only and "ci" in shop_only
+    revoked = runner.invoke(app, ["keys", "revoke", made["prefix"], *store_args])
+    assert revoked.exit_code == 0 and f"Revoked {made['prefix']}" in revoked.output
+    again = runner.invoke(app, ["keys", "revoke", made["prefix"], *store_args])
+    assert again.exit_code == 2
+    assert "no active key" in again.output
+    with open_store(store_args[1]) as store:
+        record = store.find_api_key(hash_api_key(made["key"]))
+        assert record is not None and not record.active
+
+
+def test_a_bad_store_url_is_one_clear_error(tmp_path: pathlib.Path) -> None:
+    result = runner.invoke(app, ["keys", "list", "--store", "nosuchdriver://x"])
+    assert result.exit_code == 2
+    assert result.output.startswith("passhat: error:")
+    assert "Traceback" not in result.output
+    empty = runner.invoke(app, ["keys", "create", "--project", " ", "--data-dir", str(tmp_path)])
+    assert empty.exit_code == 2 and "--project" in empty.output

@@ -1,0 +1,280 @@
+"""OTLP/HTTP ingest over real HTTP: formats, durability, de-duplication, every way a request can be bad."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import threading
+import time
+
+import httpx
+import pytest
+from conftest import Collector
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from otlp_payloads import passhat_ticket, request, span, to_otlp_json
+
+from passhat.collector.store._sql import SqlStore
+
+PROTOBUF = {"content-type": "application/x-protobuf"}
+JSON = {"content-type": "application/json"}
+
+
+def post(client: httpx.Client, body: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
+    return client.post("/v1/traces", content=body, headers=headers or PROTOBUF)
+
+
+def status_message(response: httpx.Response) -> str:
+    if response.headers["content-type"].startswith("application/x-protobuf"):
+        status = Status()
+        status.ParseFromString(response.content)
+        return str(status.message)
+    return str(response.json()["message"])
+
+
+def test_protobuf_traces_become_tickets_tool_calls_and_writes(collector: Collector) -> None:
+    spans = passhat_ticket("T-1", task_type="refund", tools=8, writes_per_tool=3)
+    with collector.client(collector.shop_key) as client:
+        response = post(client, request(spans).SerializeToString())
+        assert response.status_code == 200
+        answer = ExportTraceServiceResponse()
+        answer.ParseFromString(response.content)
+        assert not answer.HasField("partial_success")
+        assert collector.store.count_spans("shop") == 9  # committed before the 200
+        tickets = client.get("/api/tickets").json()["tickets"]
+        assert [(t["ticket_id"], t["task_type"], t["source"]) for t in tickets] == [
+            ("T-1", "refund", "production")
+        ]
+        assert tickets[0]["intent"] == {"order_id": "O-1"}
+        detail = client.get("/api/tickets/T-1").json()
+        assert len(detail["spans"]) == 9
+        assert [c["tool_name"] for c in detail["tool_calls"]] == [f"tool_{i}" for i in range(8)]
+        assert detail["tool_calls"][1]["outcome"] == "empty"
+        assert len(detail["state_writes"]) == 24
+        assert detail["state_writes"][0]["after"] == {"status": "refunded"}
+        traffic = client.get("/api/traffic", params={"days": 1}).json()["traffic"]
+        assert [(t["task_type"], t["tickets"]) for t in traffic] == [("refund", 1)]
+
+
+def test_otlp_json_with_hex_ids_is_accepted(collector: Collector) -> None:
+    spans = passhat_ticket("T-json", tools=2)
+    document = to_otlp_json(request(spans))
+    document["resourceSpans"][0]["someFutureField"] = {"x": 1}  # unknown fields are ignored
+    with collector.client(collector.shop_key) as client:
+        response = post(client, json.dumps(document).encode(), JSON)
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"].startswith("application/json")
+        detail = client.get("/api/tickets/T-json").json()
+    assert detail["attempts"][0]["trace_id"] == spans[0].trace_id.hex()
+    assert len(detail["tool_calls"]) == 2
+
+
+def test_gzip_bodies_are_accepted(collector: Collector) -> None:
+    body = gzip.compress(request(passhat_ticket("T-gz")).SerializeToString())
+    with collector.client(collector.shop_key) as client:
+        response = post(client, body, {**PROTOBUF, "content-encoding": "gzip"})
+    assert response.status_code == 200
+    assert collector.store.count_spans("shop") == 9
+
+
+def test_redelivered_spans_are_acknowledged_but_stored_once(collector: Collector) -> None:
+    body = request(passhat_ticket("T-dup", tools=3)).SerializeToString()
+    with collector.client(collector.shop_key) as client:
+        for _ in range(3):
+            assert post(client, body).status_code == 200
+        assert collector.store.count_spans("shop") == 4
+        assert client.get("/api/traffic").json()["traffic"][0]["tickets"] == 1
+        metrics = client.get("/metrics").text
+    assert "passhat_spans_accepted_total 4.0" in metrics
+    assert "passhat_spans_deduplicated_total 8.0" in metrics
+
+
+def test_partial_success_names_the_rejected_spans(collector: Collector) -> None:
+    good = passhat_ticket("T-ok", tools=1)
+    trace = os.urandom(16)
+    bad_trace = span(os.urandom(9), os.urandom(8), "short trace id", {})
+    bad_span = span(trace, os.urandom(3), "short span id", {})
+    zero = span(bytes(16), os.urandom(8), "zero trace id", {})
+    huge = span(trace, os.urandom(8), "huge value", {"input.value": "x" * (65 * 1024)})
+    body = request([*good, bad_trace, bad_span, zero, huge]).SerializeToString()
+    with collector.client(collector.shop_key) as client:
+        response = post(client, body)
+    assert response.status_code == 200
+    answer = ExportTraceServiceResponse()
+    answer.ParseFromString(response.content)
+    assert answer.partial_success.rejected_spans == 4
+    message = answer.partial_success.error_message
+    assert "trace_id must be 16" in message and "span_id must be 8" in message
+    assert "'input.value' is 66560 bytes" in message
+    assert collector.store.count_spans("shop") == 2
+
+
+def test_json_ids_that_are_not_hex_are_rejected_per_span(collector: Collector) -> None:
+    document = to_otlp_json(request(passhat_ticket("T-x", tools=1)))
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"] = "not-hex!"
+    with collector.client(collector.shop_key) as client:
+        response = post(client, json.dumps(document).encode(), JSON)
+    assert response.status_code == 200
+    assert response.json()["partialSuccess"]["rejectedSpans"] == "1"
+    assert collector.store.count_spans("shop") == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [(None, "missing"), ("phk_00000000_wrong", "unknown")],
+)
+def test_ingest_without_a_valid_key_is_401(collector: Collector, key: str | None, reason: str) -> None:
+    with collector.client(key) as client:
+        response = post(client, request(passhat_ticket("T-1")).SerializeToString())
+    assert response.status_code == 401, reason
+    assert "API key" in status_message(response)
+    assert collector.store.count_spans("shop") == 0
+
+
+def test_a_revoked_key_is_refused(collector: Collector) -> None:
+    prefix = collector.shop_key.rsplit("_", 1)[0]
+    assert collector.store.revoke_api_key(prefix)
+    with collector.client(collector.shop_key) as client:
+        assert post(client, request(passhat_ticket("T-1")).SerializeToString()).status_code == 401
+        assert client.get("/api/tickets").status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"content-type": "text/plain"}, 415),
+        ({}, 415),
+        ({**PROTOBUF, "content-encoding": "br"}, 415),
+    ],
+)
+def test_unsupported_media_is_415(collector: Collector, headers: dict[str, str], status: int) -> None:
+    with collector.client(collector.shop_key) as client:
+        response = client.post("/v1/traces", content=b"\x00\x01", headers=headers)
+    assert response.status_code == status
+    assert status_message(response)
+
+
+def test_oversized_bodies_are_413(collector: Collector) -> None:
+    limit = 4 * 1024 * 1024
+    with collector.client(collector.shop_key) as client:
+        too_big = post(client, b"\x0a" * (limit + 1))
+        assert too_big.status_code == 413
+        assert "limit" in status_message(too_big)
+        # A small gzip body that inflates beyond the limit (a zip bomb) is refused too.
+        bomb = gzip.compress(b"\x00" * (limit + 10))
+        inflated = post(client, bomb, {**PROTOBUF, "content-encoding": "gzip"})
+        assert inflated.status_code == 413
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "fragment"),
+    [
+        (b"", PROTOBUF, "empty"),
+        (b"\xff\xff\xff\xff", PROTOBUF, "protobuf"),
+        (None, PROTOBUF, "protobuf"),  # truncated: filled in by the test
+        (b"not gzip at all", {**PROTOBUF, "content-encoding": "gzip"}, "corrupt"),
+        (None, {**PROTOBUF, "content-encoding": "gzip"}, "truncated"),
+        (b"{not json", JSON, "not valid JSON"),
+        (b"[1, 2]", JSON, "object"),
+        (b'{"resourceSpans": 5}', JSON, "OTLP"),
+        (
+            b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 7, "startTimeUnixNano": "x"}]}]}]}',
+            JSON,
+            "OTLP",
+        ),
+    ],
+    ids=[
+        "empty",
+        "garbage",
+        "truncated",
+        "corrupt-gzip",
+        "truncated-gzip",
+        "bad-json",
+        "json-array",
+        "wrong-type",
+        "wrong-field-types",
+    ],
+)
+def test_malformed_bodies_are_400_with_a_message(
+    collector: Collector, body: bytes | None, headers: dict[str, str], fragment: str
+) -> None:
+    full = request(passhat_ticket("T-trunc")).SerializeToString()
+    if body is None:
+        body = gzip.compress(full)[:-20] if "content-encoding" in headers else full[: len(full) // 2]
+    with collector.client(collector.shop_key) as client:
+        response = post(client, body, headers)
+    assert response.status_code == 400
+    assert fragment in status_message(response)
+
+
+def test_the_collector_keeps_serving_and_keeps_its_data_after_bad_input(collector: Collector) -> None:
+    with collector.client(collector.shop_key) as client:
+        assert post(client, request(passhat_ticket("T-before")).SerializeToString()).status_code == 200
+        for body, headers in [
+            (b"\xff" * 100, PROTOBUF),
+            (b"{", JSON),
+            (b"junk", {**PROTOBUF, "content-encoding": "gzip"}),
+            (b"", JSON),
+        ]:
+            assert 400 <= post(client, body, headers).status_code < 500
+        assert client.get("/healthz").json()["status"] == "ok"
+        assert post(client, request(passhat_ticket("T-after")).SerializeToString()).status_code == 200
+        ids = {t["ticket_id"] for t in client.get("/api/tickets").json()["tickets"]}
+    assert ids == {"T-before", "T-after"}
+    assert collector.store.count_spans("shop") == 18
+
+
+def test_a_full_write_queue_answers_429_with_retry_after(sql_store: SqlStore) -> None:
+    from server import new_key, running_collector
+
+    from passhat.collector import CollectorSettings
+
+    key = new_key(sql_store, "shop")
+    settings = CollectorSettings(max_queued_spans=10, key_cache_s=60.0, retry_after_s=3)
+    first = request(passhat_ticket("T-first")).SerializeToString()
+    second = request(passhat_ticket("T-second")).SerializeToString()
+    with running_collector(sql_store, settings) as running:
+        headers = {**PROTOBUF, "authorization": f"Bearer {key}"}
+        httpx.get(running.url + "/healthz")
+        results: list[int] = []
+        # Hold the store's writer lock, as a slow disk would: the first request's spans wait in the queue.
+        sql_store._write_lock.acquire()
+        try:
+            waiting = threading.Thread(
+                target=lambda: results.append(
+                    httpx.post(
+                        running.url + "/v1/traces", content=first, headers=headers, timeout=30
+                    ).status_code
+                )
+            )
+            waiting.start()
+            deadline = time.monotonic() + 10
+            while "passhat_write_queue_spans 9.0" not in httpx.get(running.url + "/metrics").text:
+                assert time.monotonic() < deadline, "the first request never reached the queue"
+                time.sleep(0.02)
+            refused = httpx.post(running.url + "/v1/traces", content=second, headers=headers, timeout=30)
+        finally:
+            sql_store._write_lock.release()
+        waiting.join(30)
+    assert refused.status_code == 429
+    assert refused.headers["retry-after"] == "3"
+    assert results == [200]
+    assert sql_store.count_spans("shop") == 9
+
+
+def test_healthz_and_metrics(collector: Collector) -> None:
+    with collector.client(None) as client:
+        health = client.get("/healthz").json()
+        metrics = client.get("/metrics")
+    assert health == {"status": "ok", "store": "ok", "schema_version": 1, "queued_spans": 0}
+    assert metrics.headers["content-type"].startswith("text/plain")
+    for name in (
+        "passhat_spans_accepted_total",
+        "passhat_spans_rejected_total",
+        "passhat_spans_deduplicated_total",
+        "passhat_write_queue_spans",
+        "passhat_store_write_seconds",
+        "passhat_request_seconds",
+    ):
+        assert name in metrics.text
