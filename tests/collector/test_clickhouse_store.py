@@ -14,9 +14,13 @@ import threading
 import uuid
 from collections.abc import Iterator
 
+import httpx
 import pytest
+from otlp_payloads import passhat_ticket, request
+from server import new_key, running_collector
 from store_contract import StoreContract, ticket_hash, ticket_span, tool_span
 
+from passhat.collector import CollectorSettings
 from passhat.collector.store import SpanBatch, Store, StoreError, open_store
 from passhat.collector.store._clickhouse import ClickHouseStore
 from passhat.collector.store._clickhouse_schema import LATEST_VERSION, MIGRATIONS_TABLE, Retention
@@ -364,6 +368,29 @@ def test_the_clickhouse_scheme_is_an_alias_of_http(http_front: str) -> None:
         assert store.write_batch("shop", [ticket_span("T-1")]).accepted == 1
         assert isinstance(store, ClickHouseStore)
         store._conn.command(f"DROP DATABASE {database} SYNC")
+
+
+# --- the collector on ClickHouse -------------------------------------------------------------------------
+def test_the_collector_ingests_otlp_over_http_into_embedded_clickhouse(ch_store: ClickHouseStore) -> None:
+    """The real app (uvicorn on loopback) with this store: a 200 means the spans are in ClickHouse, a
+    re-sent request adds nothing, and the query API reads tickets, tool calls, writes and traffic back."""
+    key = new_key(ch_store, "shop")
+    body = request(passhat_ticket("T-ch", task_type="refund", tools=8, writes_per_tool=3)).SerializeToString()
+    headers = {"authorization": f"Bearer {key}", "content-type": "application/x-protobuf"}
+    with (
+        running_collector(ch_store, CollectorSettings(key_cache_s=0.0)) as running,
+        httpx.Client(base_url=running.url, headers=headers, timeout=60.0) as client,
+    ):
+        assert client.post("/v1/traces", content=body).status_code == 200
+        assert ch_store.count_spans("shop") == 9
+        assert client.post("/v1/traces", content=body).status_code == 200
+        assert ch_store.count_spans("shop") == 9
+        detail = client.get("/api/tickets/T-ch").json()
+        assert len(detail["spans"]) == 9
+        assert len(detail["tool_calls"]) == 8
+        assert len(detail["state_writes"]) == 24
+        traffic = client.get("/api/traffic", params={"days": 1}).json()["traffic"]
+        assert [(t["task_type"], t["tickets"]) for t in traffic] == [("refund", 1)]
 
 
 # --- docs ------------------------------------------------------------------------------------------------
