@@ -8,6 +8,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
+import orjson
+
 from passhat.collector.store._base import (
     AlertEvent,
     ApiKey,
@@ -53,8 +55,12 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def dump(value: Any) -> str:
-    """Compact JSON text (one shared encoder: `json.dumps` with options builds a new one per call)."""
-    return _JSON.encode(value)
+    """Compact JSON text: orjson (several times faster; JSON was a third of a write's Python time), or the
+    standard library for what orjson refuses (integers past 64 bits, non-string keys). NaN becomes null."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return _JSON.encode(value)
 
 
 def dump_opt(value: Any) -> str | None:
