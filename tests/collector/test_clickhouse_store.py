@@ -394,6 +394,7 @@ def test_the_collector_ingests_otlp_over_http_into_embedded_clickhouse(ch_store:
 
 
 # --- docs ------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_python_snippets_in_the_docs_run() -> None:
     """Each runs in a fresh process: a snippet opens its own chdb data path."""
     text = (HERE.parent.parent / "docs" / "clickhouse.md").read_text(encoding="utf-8")
