@@ -67,14 +67,11 @@ class SpanTables:
         with self._conn.lock:
             seen: set[SpanKey] = set()
             candidates: list[list[NormalizedSpan]] = []
-            repeated = [0] * len(batches)
-            for i, batch in enumerate(batches):
+            for batch in batches:
                 mine: list[NormalizedSpan] = []
                 for span in batch.spans:
                     key = (batch.project, span.trace_id, span.span_id)
-                    if key in seen:
-                        repeated[i] += 1
-                    else:
+                    if key not in seen:  # a repeat within the call counts as a duplicate below
                         seen.add(key)
                         mine.append(span)
                 candidates.append(mine)
