@@ -1,1 +1,81 @@
-"""passhat.checks: executable checks on a backend's terminal state, and failure signatures."""
+"""passhat.checks: executable checks on a backend's terminal state, and failure signatures.
+
+Needs SQLAlchemy (``pip install 'passhat[sqlalchemy]'``).
+"""
+
+try:
+    import sqlalchemy as _sqlalchemy  # noqa: F401
+except ImportError as _missing:  # pragma: no cover - exercised only without the extra
+    raise ImportError("passhat.checks needs SQLAlchemy: pip install 'passhat[sqlalchemy]'") from _missing
+
+from passhat.checks._changelog import ChangeLog, ChangeLogError, record_changes
+from passhat.checks._compose import all_of, any_of
+from passhat.checks._diff import RowChange, StateDiff
+from passhat.checks._primitives import deleted, inserted, no_other_writes, unchanged, updated
+from passhat.checks._registry import (
+    ENTRY_POINT_GROUP,
+    BuiltCheck,
+    SpecError,
+    build_check,
+    check,
+    evaluate,
+    registered_checks,
+    rerun,
+)
+from passhat.checks._response import normalize_text, response_contains, response_omits
+from passhat.checks._signatures import (
+    NOT_AGENT_FAULT,
+    SIGNATURES,
+    TERMINATION_REASONS,
+    FailureSignature,
+    ToolCallRecord,
+    TrialRecord,
+    classify_failure,
+)
+from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, diff_snapshots, take_snapshot
+from passhat.checks._values import values_equal
+from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
+
+# Plain sorted order (tests/test_public_api.py), not ruff's constants-first order.
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "NOT_AGENT_FAULT",
+    "SIGNATURES",
+    "TERMINATION_REASONS",
+    "BuiltCheck",
+    "ChangeLog",
+    "ChangeLogError",
+    "Check",
+    "CheckContext",
+    "Diagnostic",
+    "FailureSignature",
+    "RowChange",
+    "Snapshot",
+    "SnapshotError",
+    "SpecError",
+    "StateDiff",
+    "TableSnapshot",
+    "ToolCallRecord",
+    "TrialRecord",
+    "Verdict",
+    "all_of",
+    "any_of",
+    "build_check",
+    "check",
+    "classify_failure",
+    "deleted",
+    "diff_snapshots",
+    "evaluate",
+    "inserted",
+    "no_other_writes",
+    "normalize_text",
+    "record_changes",
+    "registered_checks",
+    "rerun",
+    "response_contains",
+    "response_omits",
+    "take_snapshot",
+    "unchanged",
+    "updated",
+    "values_equal",
+]

@@ -167,9 +167,7 @@ class SpanOut(BaseModel):
             status_message=span.status_message,
             service_name=span.service_name,
             attributes=span.attributes,
-            events=[
-                SpanEventOut(name=e.name, time=_time(e.time_ns), attributes=e.attributes) for e in span.events
-            ],
+            events=[SpanEventOut(name=e.name, time=_time(e.time_ns), attributes=e.attributes) for e in span.events],
         )
 
 

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Literal, TypeVar
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -27,6 +28,7 @@ from passhat.collector._metrics import CollectorMetrics
 from passhat.collector._otlp import (
     JSON,
     PROTOBUF,
+    DecodedTraces,
     OtlpError,
     decode_traces,
     decompress,
@@ -190,23 +192,24 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
             chunks.append(chunk)
         return b"".join(chunks)
 
+    def _decode(raw: bytes, encoding: str | None, media: str) -> DecodedTraces:
+        body = decompress(raw, encoding, limit=settings.max_body_bytes)
+        if not body:
+            raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
+        return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
+
     async def _export(request: Request, media: str) -> Response:
         key = _bearer_key(request)
         project = keys().project_for(key) if key else None
         if project is None:
             return otlp_error(401, "a valid API key is required: send 'Authorization: Bearer <key>'", media)
         if media not in (PROTOBUF, JSON):
-            return otlp_error(
-                415, f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'!r}", media
-            )
+            return otlp_error(415, f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'!r}", media)
         try:
             raw = await _read_body(request)
-            body = decompress(raw, request.headers.get("content-encoding"), limit=settings.max_body_bytes)
-            if not body:
-                raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
-            decoded = decode_traces(
-                parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes
-            )
+            encoding = request.headers.get("content-encoding")
+            # Decoding is CPU-bound: off the event loop, so health checks and small requests stay responsive.
+            decoded = await run_in_threadpool(_decode, raw, encoding, media)
         except OtlpError as exc:
             return otlp_error(exc.status, exc.message, media)
         if decoded.rejected:
@@ -222,9 +225,7 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
                 result = await future
             except StoreError as exc:
                 metrics.spans_rejected.inc(len(decoded.spans))
-                return otlp_error(
-                    503, f"the store could not commit the spans, none were kept: {exc}", media, retry
-                )
+                return otlp_error(503, f"the store could not commit the spans, none were kept: {exc}", media, retry)
             metrics.spans_accepted.inc(result.accepted)
             metrics.spans_duplicate.inc(result.duplicates)
         return Response(encode_response(decoded.rejected, media), 200, media_type=media)
@@ -233,9 +234,7 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
     def list_tickets(
         project: _ProjectName,
         task_type: Annotated[str | None, Query(max_length=400)] = None,
-        since: Annotated[
-            dt.datetime | None, Query(description="ISO 8601; tickets started at or after")
-        ] = None,
+        since: Annotated[dt.datetime | None, Query(description="ISO 8601; tickets started at or after")] = None,
         source: Literal["production", "sandbox"] | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,

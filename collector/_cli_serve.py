@@ -5,20 +5,20 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from fastapi import FastAPI
 
 from passhat.collector._keys import create_api_key
 from passhat.collector._settings import CollectorSettings
 from passhat.collector.store import Store, StoreError, open_store
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
 DataDir = Annotated[
     pathlib.Path | None,
-    typer.Option(
-        "--data-dir", help="Directory of the default SQLite store [env PASSHAT_DATA_DIR; ~/.passhat]."
-    ),
+    typer.Option("--data-dir", help="Directory of the default SQLite store [env PASSHAT_DATA_DIR; ~/.passhat]."),
 ]
 StoreUrl = Annotated[
     str | None,
@@ -89,9 +89,7 @@ def serve(
         )
         return
     try:
-        uvicorn.run(
-            create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False
-        )
+        uvicorn.run(create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False)
     finally:
         store.close()
 

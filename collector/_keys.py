@@ -11,6 +11,11 @@ from passhat.collector.store import ApiKey, Store
 KEY_PREFIX = "phk_"
 
 
+def key_prefix(key: str) -> str:
+    """The public prefix of a key (`phk_` and 8 hex digits): how listings and revocation name it."""
+    return key[: len(KEY_PREFIX) + 8]
+
+
 def hash_api_key(key: str) -> str:
     """The stored form of a key. Keys carry 192 random bits, so a plain sha256 cannot be brute-forced."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
@@ -19,8 +24,8 @@ def hash_api_key(key: str) -> str:
 def create_api_key(store: Store, project: str, *, label: str | None = None) -> tuple[str, ApiKey]:
     """Make a key for `project` (created if needed); return the key (never stored) and its stored record."""
     store.ensure_project(project)
-    prefix = KEY_PREFIX + secrets.token_hex(4)
-    key = f"{prefix}_{secrets.token_urlsafe(24)}"
+    key = f"{KEY_PREFIX}{secrets.token_hex(4)}_{secrets.token_urlsafe(24)}"
+    prefix = key_prefix(key)
     record = ApiKey(
         prefix=prefix,
         project=project,

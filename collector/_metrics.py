@@ -10,9 +10,7 @@ class CollectorMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.spans_accepted = Counter(
-            "passhat_spans_accepted", "Spans committed to the store.", registry=self.registry
-        )
+        self.spans_accepted = Counter("passhat_spans_accepted", "Spans committed to the store.", registry=self.registry)
         self.spans_rejected = Counter(
             "passhat_spans_rejected",
             "Spans refused (invalid, or in a refused request).",
@@ -30,9 +28,7 @@ class CollectorMetrics:
         self.request_seconds = Histogram(
             "passhat_request_seconds", "HTTP request latency.", ["route"], registry=self.registry
         )
-        self.queue_spans = Gauge(
-            "passhat_write_queue_spans", "Spans waiting for a commit.", registry=self.registry
-        )
+        self.queue_spans = Gauge("passhat_write_queue_spans", "Spans waiting for a commit.", registry=self.registry)
         self.store_write_seconds = Histogram(
             "passhat_store_write_seconds", "Latency of one group commit.", registry=self.registry
         )

@@ -27,9 +27,7 @@ from passhat.collector.store._base import Source, SpanOperation, StateOp, Status
 _OPENINFERENCE = {"AGENT": "invoke_agent", "TOOL": "execute_tool", "LLM": "chat"}
 _OPENLLMETRY = {"agent": "invoke_agent", "tool": "execute_tool"}
 _GENAI = {"invoke_agent", "execute_tool", "chat"}
-_WRITE_OPS: frozenset[str] = frozenset(
-    {"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"}
-)
+_WRITE_OPS: frozenset[str] = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
 _OUTCOMES: frozenset[str] = frozenset({"ok", "error", "empty"})
 DEFAULT_TASK_TYPE = "unknown"
 
@@ -175,12 +173,8 @@ def _tool_call(
         tool_type=_text(attributes.get("gen_ai.tool.type")),
         error_type=error_type,
         error_message=error_message,
-        arguments=_text(
-            _first(attributes, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
-        ),
-        result=_text(
-            _first(attributes, "gen_ai.tool.call.result", "output.value", "traceloop.entity.output")
-        ),
+        arguments=_text(_first(attributes, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")),
+        result=_text(_first(attributes, "gen_ai.tool.call.result", "output.value", "traceloop.entity.output")),
     )
 
 
@@ -245,9 +239,7 @@ def normalize_span(
     ticket = None
     tool_call = None
     if operation == "invoke_agent" or "passhat.ticket.id" in attributes:
-        ticket = _ticket(
-            trace_id, span_id, start_time_ns, end_time_ns, status, attributes, name, service_name
-        )
+        ticket = _ticket(trace_id, span_id, start_time_ns, end_time_ns, status, attributes, name, service_name)
     elif operation == "execute_tool":
         tool_call = _tool_call(
             trace_id,

@@ -1,8 +1,45 @@
 """passhat: measure whether your LLM agent handles each kind of ticket every time (pass^k), not just once.
 
-The SDK is what an agent imports. It stays light: OpenTelemetry and nothing heavy.
+The SDK is what an agent imports. It stays light: OpenTelemetry and nothing heavy; each integration
+(SQLAlchemy, MCP, Anthropic) is imported only when its ``instrument_*`` function is called.
 """
 
+from passhat._config import SETTINGS as CONFIG_SETTINGS
+from passhat._config import ConfigurationError
+from passhat._export import ExportStats
+from passhat._instrument import Instrumentation, MissingExtraError
+from passhat._integrations import instrument_anthropic, instrument_mcp, instrument_sqlalchemy
+from passhat._redact import Redactor
+from passhat._runtime import Passhat, configure, current, flush, shutdown
+from passhat._sampling import is_sampled, ticket_hash
+from passhat._state import record_write
+from passhat._ticket import Ticket, current_ticket
+from passhat._tool import outcome_of, tool
+from passhat._top import ticket
 from passhat._version import __version__
 
-__all__ = ["__version__"]
+__all__ = [
+    "CONFIG_SETTINGS",
+    "ConfigurationError",
+    "ExportStats",
+    "Instrumentation",
+    "MissingExtraError",
+    "Passhat",
+    "Redactor",
+    "Ticket",
+    "__version__",
+    "configure",
+    "current",
+    "current_ticket",
+    "flush",
+    "instrument_anthropic",
+    "instrument_mcp",
+    "instrument_sqlalchemy",
+    "is_sampled",
+    "outcome_of",
+    "record_write",
+    "shutdown",
+    "ticket",
+    "ticket_hash",
+    "tool",
+]

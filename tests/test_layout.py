@@ -27,9 +27,7 @@ def test_every_package_folder_is_listed_in_pyproject() -> None:
                 continue
             relative = init.parent.relative_to(base).parts
             on_disk.add(".".join((package, *relative)))
-    assert on_disk == listed, (
-        f"on disk but not listed: {on_disk - listed}; listed but absent: {listed - on_disk}"
-    )
+    assert on_disk == listed, f"on disk but not listed: {on_disk - listed}; listed but absent: {listed - on_disk}"
 
 
 def test_every_package_has_py_typed() -> None:

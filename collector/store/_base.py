@@ -357,9 +357,7 @@ class Store(abc.ABC):
         `max_hash` keeps tickets whose `ticket_hash < max_hash` (the deterministic sampler's filter)."""
 
     @abc.abstractmethod
-    def get_ticket(
-        self, project: str, ticket_id: str, *, source: Source | None = None
-    ) -> TicketDetail | None:
+    def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
         """A ticket with its attempts and their spans, tool calls, state writes and reads; None if unknown."""
 
     @abc.abstractmethod

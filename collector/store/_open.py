@@ -22,9 +22,7 @@ def open_store(url: str, *, migrate: bool = True) -> Store:
         try:
             module = importlib.import_module("passhat.collector.store._clickhouse")
         except ImportError as exc:
-            raise StoreError(
-                f"{url!r} needs the ClickHouse store: pip install 'passhat[clickhouse]' ({exc})"
-            ) from exc
+            raise StoreError(f"{url!r} needs the ClickHouse store: pip install 'passhat[clickhouse]' ({exc})") from exc
         store = cast(Store, module.ClickHouseStore(url))
     else:
         from passhat.collector.store._sql import SqlStore

@@ -132,9 +132,7 @@ class SqlStore(Store):
                 )
             for version in range(current + 1, len(schema.MIGRATIONS) + 1):
                 schema.MIGRATIONS[version - 1](conn)
-                conn.execute(
-                    sa.insert(schema.schema_versions).values(version=version, applied_at_us=to_us(_utcnow()))
-                )
+                conn.execute(sa.insert(schema.schema_versions).values(version=version, applied_at_us=to_us(_utcnow())))
             return len(schema.MIGRATIONS)
 
     def schema_version(self) -> int:
@@ -185,8 +183,7 @@ class SqlStore(Store):
                 )
         except IntegrityError as exc:
             raise StoreError(
-                f"cannot add key {key.prefix}: its prefix or hash is taken, or project {key.project!r} "
-                "does not exist"
+                f"cannot add key {key.prefix}: its prefix or hash is taken, or project {key.project!r} does not exist"
             ) from exc
 
     @staticmethod
@@ -202,9 +199,7 @@ class SqlStore(Store):
 
     def find_api_key(self, key_hash: str) -> ApiKey | None:
         with self._engine.connect() as conn:
-            row = conn.execute(
-                sa.select(schema.api_keys).where(schema.api_keys.c.key_hash == key_hash)
-            ).first()
+            row = conn.execute(sa.select(schema.api_keys).where(schema.api_keys.c.key_hash == key_hash)).first()
         return None if row is None else self._key(row)
 
     def list_api_keys(self, project: str | None = None) -> list[ApiKey]:
@@ -364,16 +359,12 @@ class SqlStore(Store):
             updated = conn.execute(sa.update(table).where(*where).values(tickets=table.c.tickets + delta))
             if updated.rowcount == 0:
                 conn.execute(
-                    sa.insert(table).values(
-                        project=project, day=day, task_type=task_type, source=source, tickets=delta
-                    )
+                    sa.insert(table).values(project=project, day=day, task_type=task_type, source=source, tickets=delta)
                 )
 
     def count_spans(self, project: str) -> int:
         with self._engine.connect() as conn:
-            query = (
-                sa.select(sa.func.count()).select_from(schema.spans).where(schema.spans.c.project == project)
-            )
+            query = sa.select(sa.func.count()).select_from(schema.spans).where(schema.spans.c.project == project)
             return int(conn.execute(query).scalar() or 0)
 
     def get_trace(self, project: str, trace_id: str) -> list[NormalizedSpan]:
@@ -387,9 +378,7 @@ class SqlStore(Store):
         calls: dict[tuple[str, str], ToolCallRow] = {}
         writes: dict[tuple[str, str], list[StateWriteRow]] = defaultdict(list)
         for chunk in _chunks(trace_ids):
-            span_rows.extend(
-                conn.execute(sa.select(s).where(s.c.project == project, s.c.trace_id.in_(chunk)))
-            )
+            span_rows.extend(conn.execute(sa.select(s).where(s.c.project == project, s.c.trace_id.in_(chunk))))
             for r in conn.execute(sa.select(t).where(t.c.project == project, t.c.trace_id.in_(chunk))):
                 tickets[(r.trace_id, r.span_id)] = ticket_from_row(r)
             for r in conn.execute(sa.select(c).where(c.c.project == project, c.c.trace_id.in_(chunk))):
@@ -438,9 +427,7 @@ class SqlStore(Store):
         with self._engine.connect() as conn:
             return [ticket_from_row(r) for r in conn.execute(query)]
 
-    def get_ticket(
-        self, project: str, ticket_id: str, *, source: Source | None = None
-    ) -> TicketDetail | None:
+    def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
         t = schema.tickets
         query = sa.select(t).where(t.c.project == project, t.c.ticket_id == ticket_id)
         if source is not None:
@@ -531,9 +518,7 @@ class SqlStore(Store):
         wanted = sorted({t.run_id for t in trials})
         try:
             with self._writing() as conn:
-                found = set(
-                    conn.scalars(sa.select(r.c.run_id).where(r.c.project == project, r.c.run_id.in_(wanted)))
-                )
+                found = set(conn.scalars(sa.select(r.c.run_id).where(r.c.project == project, r.c.run_id.in_(wanted))))
                 missing = [run_id for run_id in wanted if run_id not in found]
                 if missing:
                     raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
@@ -543,11 +528,7 @@ class SqlStore(Store):
 
     def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
         t = schema.trials
-        query = (
-            sa.select(t)
-            .where(t.c.project == project, t.c.run_id == run_id)
-            .order_by(t.c.ticket_id, t.c.attempt)
-        )
+        query = sa.select(t).where(t.c.project == project, t.c.run_id == run_id).order_by(t.c.ticket_id, t.c.attempt)
         with self._engine.connect() as conn:
             return [trial_from_row(row) for row in conn.execute(query)]
 

@@ -52,9 +52,7 @@ def from_us(micros: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=int(micros))
 
 
-def span_to_row(
-    project: str, span: NormalizedSpan, resources: dict[int, str] | None = None
-) -> dict[str, Any]:
+def span_to_row(project: str, span: NormalizedSpan, resources: dict[int, str] | None = None) -> dict[str, Any]:
     resource = span.resource_attributes
     if resources is None:
         resource_text = dumps(resource)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-import httpx
 import pytest
-from server import RunningCollector, new_key, running_collector
+from server import Collector, RunningCollector, new_key, running_collector
 
 from passhat.collector import CollectorSettings
 from passhat.collector.store import Store, open_store
@@ -25,20 +23,6 @@ def sql_store(sqlite_url: str) -> Iterator[Store]:
     store = open_store(sqlite_url)
     yield store
     store.close()
-
-
-@dataclass
-class Collector:
-    """A running collector with two projects: `shop` (key `shop_key`) and `bank` (key `bank_key`)."""
-
-    url: str
-    store: Store
-    shop_key: str
-    bank_key: str
-
-    def client(self, key: str | None) -> httpx.Client:
-        headers = {"authorization": f"Bearer {key}"} if key else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30.0)
 
 
 @pytest.fixture

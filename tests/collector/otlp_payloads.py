@@ -59,10 +59,7 @@ def span(
         start_time_unix_nano=start,
         end_time_unix_nano=start + duration_ns,
         attributes=attrs(attributes),
-        events=[
-            Span.Event(name=n, time_unix_nano=start + i, attributes=attrs(a))
-            for i, (n, a) in enumerate(events)
-        ],
+        events=[Span.Event(name=n, time_unix_nano=start + i, attributes=attrs(a)) for i, (n, a) in enumerate(events)],
         status=Status(code=status, message=status_message),  # type: ignore[arg-type]
     )
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import httpx
 import uvicorn
 from fastapi import FastAPI
 
@@ -50,3 +51,17 @@ def running_collector(store: Store, settings: CollectorSettings | None = None) -
 
 def new_key(store: Store, project: str) -> str:
     return create_api_key(store, project)[0]
+
+
+@dataclass
+class Collector:
+    """A running collector with two projects: `shop` (key `shop_key`) and `bank` (key `bank_key`)."""
+
+    url: str
+    store: Store
+    shop_key: str
+    bank_key: str
+
+    def client(self, key: str | None) -> httpx.Client:
+        headers = {"authorization": f"Bearer {key}"} if key else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30.0)

@@ -271,9 +271,7 @@ class StoreContract:
         store.ensure_project("shop")
         store.ensure_project("bank")
         a, b = ticket_span("A"), ticket_span("B")
-        results = store.write_batches(
-            [SpanBatch("shop", [a]), SpanBatch("bank", [b]), SpanBatch("shop", [a])]
-        )
+        results = store.write_batches([SpanBatch("shop", [a]), SpanBatch("bank", [b]), SpanBatch("shop", [a])])
         assert [(r.accepted, r.duplicates) for r in results] == [(1, 0), (1, 0), (0, 1)]
         assert store.write_batches([]) == []
         assert store.write_batch("shop", []).accepted == 0
@@ -372,9 +370,7 @@ class StoreContract:
     def test_ticket_with_its_attempts_tool_calls_and_writes(self, store: Store) -> None:
         store.ensure_project("shop")
         prod = ticket_span("T-9")
-        trial = ticket_span(
-            "T-9", source="sandbox", start_ns=prod.start_time_ns + 60 * NS, run_id="r", attempt=1
-        )
+        trial = ticket_span("T-9", source="sandbox", start_ns=prod.start_time_ns + 60 * NS, run_id="r", attempt=1)
         prod_tools = [
             tool_span(prod, "find_order", reads=2, offset_ns=10),
             tool_span(prod, "refund", writes=1),
@@ -399,9 +395,7 @@ class StoreContract:
     def test_outermost_agent_span_wins_within_a_trace(self, store: Store) -> None:
         store.ensure_project("shop")
         outer = ticket_span("T-5", task_type="outer")
-        inner = ticket_span(
-            "T-5", task_type="inner", trace_id=outer.trace_id, start_ns=outer.start_time_ns + 1000
-        )
+        inner = ticket_span("T-5", task_type="inner", trace_id=outer.trace_id, start_ns=outer.start_time_ns + 1000)
         store.write_batch("shop", [inner])
         store.write_batch("shop", [outer])
         rows = store.list_tickets("shop")
@@ -466,9 +460,7 @@ class StoreContract:
         store.add_trials("shop", trials[:4])
         store.add_trials("shop", trials[4:])
         listed = store.list_trials("shop", "run-1")
-        assert [(t.ticket_id, t.attempt) for t in listed] == [
-            (t, a) for t in ("T-1", "T-2") for a in range(3)
-        ]
+        assert [(t.ticket_id, t.attempt) for t in listed] == [(t, a) for t in ("T-1", "T-2") for a in range(3)]
         assert listed[0] == trials[3]
         assert store.list_trials("shop", "run-2") == []
         summary = {"refund": {"tickets": 2, "pass_hat_k": 0.0}}

@@ -9,7 +9,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from passhat.collector._keys import hash_api_key
+from passhat.collector._keys import create_api_key, hash_api_key, key_prefix
 from passhat.collector.cli import app
 from passhat.collector.store import open_store
 
@@ -35,9 +35,7 @@ def test_create_prints_the_key_alone_on_the_last_line(tmp_path: pathlib.Path) ->
 
 def test_list_shows_prefixes_and_revoke_disables(tmp_path: pathlib.Path) -> None:
     store_args = ["--store", f"sqlite:///{tmp_path / 'k.db'}"]
-    created = runner.invoke(
-        app, ["keys", "create", "--project", "shop", "--label", "ci", "--json", *store_args]
-    )
+    created = runner.invoke(app, ["keys", "create", "--project", "shop", "--label", "ci", "--json", *store_args])
     assert created.exit_code == 0, created.output
     made = json.loads(created.output)
     runner.invoke(app, ["keys", "create", "--project", "bank", *store_args])
@@ -63,3 +61,11 @@ def test_a_bad_store_url_is_one_clear_error(tmp_path: pathlib.Path) -> None:
     assert "Traceback" not in result.output
     empty = runner.invoke(app, ["keys", "create", "--project", " ", "--data-dir", str(tmp_path)])
     assert empty.exit_code == 2 and "--project" in empty.output
+
+
+def test_the_prefix_of_a_key_is_its_public_name(tmp_path: pathlib.Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'k.db'}") as store:
+        for _ in range(50):  # the secret part may contain '_' and '-': the prefix never depends on it
+            key, record = create_api_key(store, "shop")
+            assert key_prefix(key) == record.prefix
+            assert len(record.prefix) == 12 and record.prefix.startswith("phk_")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import Collector
 from otlp_payloads import passhat_ticket, request
+from server import Collector
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
 

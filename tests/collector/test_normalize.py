@@ -13,9 +13,7 @@ TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN = "b7ad6b7169203331"
 
 
-def norm(
-    attributes: dict[str, Any], *, name: str = "span", events: list[SpanEvent] | None = None, **kw: Any
-) -> Any:
+def norm(attributes: dict[str, Any], *, name: str = "span", events: list[SpanEvent] | None = None, **kw: Any) -> Any:
     return normalize_span(
         trace_id=TRACE,
         span_id=SPAN,
@@ -123,9 +121,7 @@ def test_tool_outcome_error_type_and_exception_event() -> None:
         {"gen_ai.operation.name": "execute_tool"},
         name="execute_tool refund_order",
         status="error",
-        events=[
-            SpanEvent("exception", 5, {"exception.type": "NotFound", "exception.message": "no order O-9"})
-        ],
+        events=[SpanEvent("exception", 5, {"exception.type": "NotFound", "exception.message": "no order O-9"})],
     )
     call = raised.tool_call
     assert (call.tool_name, call.outcome, call.error_type, call.error_message) == (
@@ -134,9 +130,7 @@ def test_tool_outcome_error_type_and_exception_event() -> None:
         "NotFound",
         "no order O-9",
     )
-    typed = norm(
-        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", "error.type": "not_allowed"}
-    )
+    typed = norm({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", "error.type": "not_allowed"})
     assert (typed.tool_call.outcome, typed.tool_call.error_type) == ("error", "not_allowed")
 
 

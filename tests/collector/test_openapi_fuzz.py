@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 import schemathesis
-from conftest import Collector
 from hypothesis import HealthCheck, settings
 from otlp_payloads import passhat_ticket, request
 from schemathesis.checks import not_a_server_error
+from server import Collector
 
 from passhat.collector import create_app
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import httpx
-from conftest import Collector
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Status, StatusCode
+from server import Collector
 
 
 def test_the_opentelemetry_exporter_delivers_tickets(collector: Collector) -> None:
@@ -50,9 +50,7 @@ def test_the_opentelemetry_exporter_delivers_tickets(collector: Collector) -> No
         tool.set_status(Status(StatusCode.ERROR, "boom"))
     assert provider.force_flush(10_000)
     provider.shutdown()
-    with httpx.Client(
-        base_url=collector.url, headers={"authorization": f"Bearer {collector.shop_key}"}
-    ) as client:
+    with httpx.Client(base_url=collector.url, headers={"authorization": f"Bearer {collector.shop_key}"}) as client:
         detail = client.get("/api/tickets/OT-1").json()
     assert detail["attempts"][0]["task_type"] == "exchange"
     assert detail["attempts"][0]["service_name"] == "otel-agent"

@@ -1,0 +1,56 @@
+"""Reliability statistics: pass@1, pass@k and pass^k from repeated trials, with intervals, mixtures and traffic.
+
+Pure functions over numpy arrays. Inputs are per-ticket trial counts: n trials, c successes.
+"""
+
+from passhat.collector.reliability._curves import Curve, mixture_curve, reliability_curve
+from passhat.collector.reliability._estimators import (
+    as_counts,
+    pass_at_k,
+    pass_at_k_array,
+    pass_hat_k,
+    pass_hat_k_array,
+)
+from passhat.collector.reliability._mixture import (
+    Component,
+    Mixture,
+    MixtureFit,
+    fit_mixture,
+    mixture_log_likelihood,
+)
+from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
+from passhat.collector.reliability._summary import TaskTypeSummary, bootstrap_means, summarize_task_type
+from passhat.collector.reliability._traffic import (
+    CalculatorResult,
+    TaskTypeTraffic,
+    TrafficImpact,
+    calculate,
+    traffic_impact,
+)
+
+__all__ = [
+    "AggregatePoint",
+    "CalculatorResult",
+    "Component",
+    "Curve",
+    "Mixture",
+    "MixtureFit",
+    "PointsFit",
+    "TaskTypeSummary",
+    "TaskTypeTraffic",
+    "TrafficImpact",
+    "as_counts",
+    "bootstrap_means",
+    "calculate",
+    "fit_mixture",
+    "fit_mixture_to_points",
+    "mixture_curve",
+    "mixture_log_likelihood",
+    "pass_at_k",
+    "pass_at_k_array",
+    "pass_hat_k",
+    "pass_hat_k_array",
+    "reliability_curve",
+    "summarize_task_type",
+    "traffic_impact",
+]

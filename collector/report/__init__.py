@@ -1,0 +1,39 @@
+"""The weekly reliability report: build its figures from a period's trials and traffic, render HTML, JSON, Markdown."""
+
+from passhat.collector.report._build import build_report
+from passhat.collector.report._html import render_html
+from passhat.collector.report._input import (
+    AlertFired,
+    BackendChange,
+    DailyTraffic,
+    NotReplayable,
+    PeriodFigures,
+    ReportInput,
+    ReportInputError,
+    TrialResult,
+    period_days,
+)
+from passhat.collector.report._markdown import render_markdown
+from passhat.collector.report._model import Report
+from passhat.collector.report._schema import report_schema
+from passhat.collector.report._write import ReportWriteError, render_json, write_report
+
+__all__ = [
+    "AlertFired",
+    "BackendChange",
+    "DailyTraffic",
+    "NotReplayable",
+    "PeriodFigures",
+    "Report",
+    "ReportInput",
+    "ReportInputError",
+    "ReportWriteError",
+    "TrialResult",
+    "build_report",
+    "period_days",
+    "render_html",
+    "render_json",
+    "render_markdown",
+    "report_schema",
+    "write_report",
+]

@@ -1,0 +1,59 @@
+"""How report figures read as text: percentages, intervals, volumes and backend changes (HTML and Markdown)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from passhat.collector.report._input import BackendChange
+from passhat.collector.report._model import Interval
+
+
+def pct(value: float | None) -> str:
+    """A probability as a percentage with one decimal; tiny non-zero values keep two significant digits."""
+    if value is None:
+        return "–"
+    if 0.0 < value < 0.001:
+        return f"{100.0 * value:.2g}%"
+    return f"{100.0 * value:.1f}%"
+
+
+def ci(interval: Interval | None) -> str:
+    """An interval as ``[low, high]`` in percent, or an empty string when there is none."""
+    if interval is None:
+        return ""
+    return f"[{100.0 * interval[0]:.1f}, {100.0 * interval[1]:.1f}]"
+
+
+def points(change: float | None) -> str:
+    """A change between two probabilities in percentage points, signed."""
+    if change is None:
+        return "–"
+    return f"{100.0 * change:+.1f} pts"
+
+
+def volume(value: float | None) -> str:
+    """Tickets a day: whole numbers from ten up, one decimal below."""
+    if value is None:
+        return "–"
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _key(key: dict[str, Any]) -> str:
+    return ", ".join(f"{name}={_value(value)}" for name, value in key.items())
+
+
+def change_lines(change: BackendChange) -> list[str]:
+    """A backend change as short lines: the row it touched, then each changed field."""
+    head = f"{change.op} {change.table} ({_key(change.key)})"
+    before, after = change.before or {}, change.after or {}
+    if change.op.endswith("update"):
+        fields = sorted(set(before) | set(after))
+        return [head, *(f"{f}: {_value(before.get(f))} → {_value(after.get(f))}" for f in fields)]
+    if change.op.endswith("insert"):
+        return [head, *(f"{f} = {_value(v)}" for f, v in after.items())]
+    return [head]

@@ -1,0 +1,372 @@
+"""`report.html`: one self-contained page (inline CSS, SVG and script; no network) for a period's report."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from html import escape
+from importlib import resources
+
+from passhat.collector._svg import line_chart
+from passhat.collector.report._format import change_lines, ci, pct, points, volume
+from passhat.collector.report._model import Figures, Report
+
+AT_COLOUR, HAT_COLOUR = "#1f6fb5", "#c2352b"
+SIGNATURE_COLOURS = {
+    "tool_usage.precondition": "#e07b39",
+    "tool_usage.empty_lookup": "#f0a75b",
+    "tool_usage.error_not_retried": "#f6cd8b",
+    "wrong_entity": "#b63a6f",
+    "unresolved": "#6b7fb5",
+    "no_write": "#58a4b0",
+    "policy_violation": "#7f4fb0",
+    "simulator_error": "#9aa3ad",
+    "infra_error": "#c5cbd2",
+}
+OTHER_COLOUR = "#d9dde2"
+RESPONSE_CHARS = 280
+# The page loads nothing: inline style and script only, so a stray external reference fails closed.
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("passhat.collector.report").joinpath(name).read_text(encoding="utf-8")
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _cell(value: float | None, interval: tuple[float, float] | None = None) -> str:
+    extra = f'<span class="ci">{ci(interval)}</span>' if interval else ""
+    return f'<td class="num">{pct(value)}{extra}</td>'
+
+
+def _card(css: str, label: str, value: str, detail: str) -> str:
+    return (
+        f'<div class="card {css}"><div class="label">{label}</div><div class="value">{value}</div>'
+        f'<div class="ci">{detail}</div></div>'
+    )
+
+
+def _headline(report: Report) -> str:
+    o, k = report.overall, report.k
+    w, u = o.weighted, o.unweighted
+    level = f"{report.confidence_level:.0%} interval"
+    cards = "".join(
+        [
+            _card("at1", "pass@1 · traffic-weighted", pct(w.pass_at_1), f"{level} {ci(w.pass_at_1_ci)}"),
+            _card("hat", f"pass^{k} · traffic-weighted", pct(w.pass_hat_k), f"{level} {ci(w.pass_hat_k_ci)}"),
+            _card(
+                "failed",
+                "expected failed tickets / day",
+                volume(o.expected_failed_tickets_per_day),
+                f"of {volume(o.measured_daily_volume)} tickets a day in measured task types",
+            ),
+            _card("atk", f"pass@{k} · traffic-weighted", pct(w.pass_at_k), f"{level} {ci(w.pass_at_k_ci)}"),
+        ]
+    )
+    notes = [
+        f"Weighted by each task type's production tickets per day. The plain mean over the {o.tickets_sampled} "
+        f"sampled tickets, as papers report it: pass@1 {pct(u.pass_at_1)}, pass@{k} {pct(u.pass_at_k)}, "
+        f"pass^{k} {pct(u.pass_hat_k)}."
+    ]
+    if w.pass_at_1 is None:
+        notes.append(
+            "No production traffic was recorded for the measured task types this period: weighted figures are blank."
+        )
+    if o.unmeasured_task_types:
+        share = 1.0 - o.measured_daily_volume / o.daily_volume if o.daily_volume else 0.0
+        names = ", ".join(f"{d}/{t}" for d, t, _ in o.unmeasured_task_types)
+        notes.append(
+            f"{pct(share)} of traffic belongs to task types with no replayed tickets this period ({_e(names)})."
+        )
+    return (
+        f'<section id="headline"><div class="cards">{cards}</div>'
+        + "".join(f'<p class="note">{n}</p>' for n in notes)
+        + "</section>"
+    )
+
+
+def _simulated(report: Report) -> str:
+    if not report.simulated:
+        return ""
+    agent = f" ({_e(report.agent)})" if report.agent else ""
+    trials = sum(t.trials for t in report.task_types)
+    scope = (
+        f"{report.simulated_trials} of the {trials} trials were run by a simulated agent{agent}"
+        if report.simulated_trials and report.simulated_trials < trials
+        else f"every trial was run by a simulated agent{agent}"
+    )
+    return (
+        f'<p class="banner" id="simulated"><strong>Simulated agent.</strong> These figures come from a simulated '
+        f"agent, not from your production agent: {scope}. They show how the report reads, not how your agent "
+        f"performs.</p>"
+    )
+
+
+def _curve(report: Report) -> str:
+    c, k = report.curve, report.k
+    reach = next((x - 1 for x, extra in zip(c.k, c.extrapolated, strict=True) if extra), None)
+    chart = line_chart(
+        c.k,
+        [
+            ("pass@k: any of k attempts succeeds", c.pass_at_k, AT_COLOUR),
+            ("pass^k: all k attempts succeed", c.pass_hat_k, HAT_COLOUR),
+        ],
+        width=640,
+        height=320,
+        y_label="share of tickets",
+        dashed_from=reach,
+        marker_at=k,
+        element_id="curve-chart",
+    )
+    weighting = (
+        "traffic-weighted" if report.curve_weighting == "traffic" else "over sampled tickets (no traffic recorded)"
+    )
+    dashed = f" Dashed beyond k = {reach}: extrapolated from the fitted mixture." if reach else ""
+    return f"""<section id="curve"><h2>pass@k and pass^k against k</h2>
+<p class="note">Both curves, {weighting}, for k = 1 to {len(c.k)}.{dashed} Drag k and watch them diverge: pass@k is
+the chance one of k attempts works (what a human picking the best answer sees); pass^k is the chance all k do
+(what a customer who comes back k times sees).</p>
+<div class="chart-row">{chart}
+<div class="readout"><label for="k-range">k = <output id="k-value">{k}</output></label>
+<input id="k-range" type="range" min="1" max="{len(c.k)}" step="1" value="{k}">
+<p>any attempt succeeds: <output id="curve-at" class="big at">{pct(c.pass_at_k[k - 1])}</output><br>
+every attempt succeeds: <output id="curve-hat" class="big hat">{pct(c.pass_hat_k[k - 1])}</output><br>
+gap: <output id="curve-gap">{100 * max(0.0, c.pass_at_k[k - 1] - c.pass_hat_k[k - 1]):.1f} pts</output></p>
+<p class="note" id="curve-note"></p></div></div></section>"""
+
+
+def _domains(report: Report) -> str:
+    k = report.k
+    rows = "".join(
+        f"<tr><td>{_e(d.domain)}</td><td class='num'>{d.task_types}</td><td class='num'>{volume(d.daily_volume)}</td>"
+        f"<td class='num'>{d.tickets_sampled}</td>{_cell(d.weighted.pass_at_1, d.weighted.pass_at_1_ci)}"
+        f"{_cell(d.weighted.pass_at_k)}{_cell(d.weighted.pass_hat_k, d.weighted.pass_hat_k_ci)}"
+        f"<td class='num'>{volume(d.expected_failed_tickets_per_day)}</td></tr>"
+        for d in report.domains
+    )
+    return f"""<section id="domains"><h2>Domains</h2>
+<table><thead><tr><th>domain</th><th class="num">task types</th><th class="num">tickets / day</th>
+<th class="num">tickets sampled</th><th class="num">pass@1</th><th class="num">pass@{k}</th>
+<th class="num">pass^{k}</th><th class="num">failed / day</th></tr></thead><tbody>{rows}</tbody></table>
+<p class="note">Traffic-weighted within each domain; intervals from a stratified cluster bootstrap.</p></section>"""
+
+
+def _task_types(report: Report) -> str:
+    k = report.k
+    order = sorted(range(len(report.task_types)), key=lambda i: (report.task_types[i].figures.pass_hat_k or 0.0, i))
+    rows = []
+    for i in order:
+        t = report.task_types[i]
+        f: Figures = t.figures
+        rows.append(
+            f"<tr><td>{_e(t.domain)}/<strong>{_e(t.task_type)}</strong></td>"
+            f"<td class='num'>{volume(t.daily_volume)}</td>"
+            f"<td class='num'>{t.tickets_sampled}</td><td class='num'>{t.trials_per_ticket}</td>"
+            f"{_cell(f.pass_at_1, f.pass_at_1_ci)}{_cell(f.pass_at_k, f.pass_at_k_ci)}"
+            f"{_cell(f.pass_hat_k, f.pass_hat_k_ci)}"
+            f"<td class='num hat-at-k' data-row='{i}'>{pct(f.pass_hat_k)}</td>"
+            f"<td class='num'>{volume(t.expected_failed_tickets_per_day)}</td></tr>"
+        )
+    return f"""<section id="task-types"><h2>Task types</h2>
+<table><thead><tr><th>task type</th><th class="num">tickets / day</th><th class="num">tickets sampled</th>
+<th class="num">trials / ticket</th><th class="num">pass@1</th><th class="num">pass@{k}</th>
+<th class="num">pass^{k}</th><th class="num">pass^<span class="k-now">{k}</span></th>
+<th class="num">failed / day</th></tr></thead>
+<tbody>{"".join(rows)}</tbody></table>
+<p class="note">Least reliable first. Intervals: {report.confidence_level:.0%} cluster bootstrap over tickets. The
+pass^<span class="k-now">{k}</span> column follows the k control above (* = extrapolated).</p></section>"""
+
+
+def _signatures(report: Report) -> str:
+    labels = sorted({label for t in report.task_types for label in t.signatures})
+    legend = "".join(
+        f'<span><i style="background:{SIGNATURE_COLOURS.get(label, OTHER_COLOUR)}"></i>{_e(label)}</span>'
+        for label in labels
+    )
+    rows = []
+    for t in report.task_types:
+        failed = t.failed_trials
+        bar = "".join(
+            f'<span title="{_e(label)}: {count}" style="width:{100 * count / failed:.2f}%;'
+            f'background:{SIGNATURE_COLOURS.get(label, OTHER_COLOUR)}"></span>'
+            for label, count in t.signatures.items()
+        )
+        detail = ", ".join(f"{_e(label)} {count} ({count / failed:.0%})" for label, count in t.signatures.items())
+        rows.append(
+            f"<tr><td>{_e(t.name)}</td><td class='num'>{failed} of {t.trials}</td>"
+            f"<td><div class='bar'>{bar}</div><span class='note'>{detail or 'no failed trials'}</span></td></tr>"
+        )
+    return f"""<section id="signatures"><h2>Failure signatures</h2>
+<p class="legend">{legend}</p>
+<table><thead><tr><th>task type</th><th class="num">failed trials</th>
+<th>dominant failure of each failed trial</th></tr></thead>
+<tbody>{"".join(rows)}</tbody></table></section>"""
+
+
+def _attempts(report: Report) -> str:
+    side = report.least_reliable
+    if side is None:
+        return ""
+    cards = []
+    for a in side.attempts:
+        verdict = "pass" if a.passed else "fail"
+        changes = "".join(
+            "<li>" + "<br>".join(f"<code>{_e(line)}</code>" for line in change_lines(ch)) + "</li>" for ch in a.changes
+        )
+        response = (
+            a.final_response if len(a.final_response) <= RESPONSE_CHARS else a.final_response[:RESPONSE_CHARS] + "…"
+        )
+        cards.append(
+            f'<div class="attempt {verdict}"><div><strong>attempt {a.attempt}</strong> · '
+            f'<span class="verdict">{verdict.upper()}</span></div>'
+            f"<div>{_e(a.signature or '')}{' · ' if a.signature else ''}ended: {_e(a.termination_reason)}</div>"
+            f"<div>backend changes:</div><ul>{changes or '<li>none</li>'}</ul>"
+            f"<blockquote>{_e(response) or '<em>no final response</em>'}</blockquote></div>"
+        )
+    title = f"{_e(side.domain)}/{_e(side.task_type)}: {len(side.attempts)} attempts side by side"
+    return f"""<section id="attempts"><h2>{title}</h2>
+<p class="note">{_e(side.why)}. Each attempt is the same ticket replayed against a fresh copy of the backend; the
+verdict comes from checks on the backend's final state, not from the closing message.</p>
+<div class="attempts">{"".join(cards)}</div></section>"""
+
+
+def _direction(change: float | None) -> str:
+    if change is None or change == 0:
+        return ""
+    return "down" if change < 0 else "up"
+
+
+def _trend(report: Report) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(p.period)}</td><td class='num'>{p.k}</td><td class='num'>{pct(p.pass_at_1)}</td>"
+        f"<td class='num'>{points(p.pass_at_1_change)}</td><td class='num'>{pct(p.pass_hat_k)}</td>"
+        f"<td class='num {_direction(p.pass_hat_k_change)}'>{points(p.pass_hat_k_change)}</td>"
+        f"<td class='num'>{volume(p.expected_failed_tickets_per_day)}</td></tr>"
+        for p in report.trend
+    )
+    known = [p for p in report.trend if p.pass_at_1 is not None and p.pass_hat_k is not None]
+    chart = ""
+    if len(known) > 1:
+        chart = line_chart(
+            list(range(len(known))),
+            [
+                ("pass@1", [p.pass_at_1 or 0.0 for p in known], AT_COLOUR),
+                ("pass^k", [p.pass_hat_k or 0.0 for p in known], HAT_COLOUR),
+            ],
+            width=460,
+            height=220,
+            x_label="period",
+            y_label="traffic-weighted share",
+            x_tick_labels=[p.period for p in known],
+        )
+    return f"""<section id="trend"><h2>Week over week</h2><div class="chart-row">
+<table style="width:auto"><thead><tr><th>period</th><th class="num">k</th><th class="num">pass@1</th>
+<th class="num">change</th><th class="num">pass^k</th><th class="num">change</th><th class="num">failed / day</th></tr>
+</thead><tbody>{rows}</tbody></table>
+{chart}</div><p class="note">Traffic-weighted figures of each period; pass^k changes are shown only between periods
+with the same k.</p></section>"""
+
+
+def _calculator(report: Report) -> str:
+    o, k = report.overall, report.k
+    rate = o.weighted.pass_at_1 if o.weighted.pass_at_1 is not None else o.unweighted.pass_at_1
+    tickets = o.measured_daily_volume or 1000.0
+    fields = [
+        ("calc-rate", "success rate per attempt (%)", 'min="0" max="100" step="0.1"', f"{100 * (rate or 0):.1f}"),
+        ("calc-tickets", "tickets per day", 'min="0" step="1"', f"{tickets:.0f}"),
+        ("calc-noticed", "share of failures noticed (%)", 'min="0" max="100" step="1"', "30"),
+        ("calc-k", "attempts k", 'min="1" max="1000" step="1"', str(k)),
+    ]
+    inputs = "".join(
+        f'<div><label for="{name}">{label}</label><input id="{name}" type="number" {limits} value="{value}"></div>'
+        for name, label, limits, value in fields
+    )
+    at_k = f'<span class="calc-k-now">{k}</span>'
+    results = [
+        ("calc-failed", "failed tickets per day"),
+        ("calc-noticed-out", "noticed failures per day"),
+        ("calc-at", f"pass@{at_k} if every task type succeeded at that rate"),
+        ("calc-hat", f"pass^{at_k} if every task type succeeded at that rate"),
+        ("calc-measured", f"pass^{at_k} measured this period (real task types differ)"),
+    ]
+    outputs = "".join(
+        f'<tr><td>{label}</td><td class="num"><output id="{name}"></output></td></tr>' for name, label in results
+    )
+    return f"""<section id="calculator"><h2>Your traffic</h2>
+<p class="note">Set the per-attempt success rate you measure, the tickets a day your agent handles and the share of
+failures a customer would notice. Defaults are this period's traffic-weighted figures.</p>
+<div class="calc">{inputs}</div><p class="error" id="calc-error"></p>
+<table class="calc-out" style="width:auto"><tbody>{outputs}</tbody></table></section>"""
+
+
+def _not_replayable(report: Report) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(r.ticket_id)}</td><td>{_e(r.task_type)}</td><td>{_e(r.reason)}</td></tr>"
+        for r in report.not_replayable
+    )
+    body = (
+        f"<table><thead><tr><th>ticket</th><th>task type</th><th>reason</th></tr></thead><tbody>{rows}</tbody></table>"
+        if rows
+        else "<p>Every sampled ticket could be replayed.</p>"
+    )
+    return (
+        f'<section id="not-replayable"><h2>Not replayable ({len(report.not_replayable)})</h2>'
+        '<p class="note">Sampled tickets that could not be turned into a scenario. '
+        "They are not in the figures above.</p>"
+        f"{body}</section>"
+    )
+
+
+def _alerts(report: Report) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(a.fired_at.isoformat())}</td><td>{_e(a.rule)}</td><td>{_e(a.task_type or 'overall')}</td>"
+        f"<td>{_e(a.message)}</td></tr>"
+        for a in report.alerts
+    )
+    body = (
+        "<table><thead><tr><th>fired at</th><th>rule</th><th>task type</th><th>message</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+        if rows
+        else "<p>No alert fired this period.</p>"
+    )
+    return f'<section id="alerts"><h2>Alerts ({len(report.alerts)})</h2>{body}</section>'
+
+
+def render_html(report: Report) -> str:
+    """The report as one HTML document that needs nothing but itself to display and interact."""
+    # "<" escaped as \u003c: no text from a ticket can close the script element or open a comment inside it.
+    data = json.dumps(report.to_json(), ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    agent = f" · agent {_e(report.agent)}" if report.agent else ""
+    days = f"{report.first_day:%d %b} – {report.last_day:%d %b %Y}"
+    generated = _e(report.generated_at.isoformat())
+    sections = [
+        _simulated(report),
+        _headline(report),
+        _curve(report),
+        _domains(report),
+        _task_types(report),
+        _signatures(report),
+        _attempts(report),
+        _trend(report),
+        _calculator(report),
+        _not_replayable(report),
+        _alerts(report),
+    ]
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<title>passhat reliability report {_e(report.period)}</title><style>{_asset("report.css")}</style></head>
+<body><header><h1>Reliability report · {_e(report.period)}</h1>
+<p class="sub">{days}{agent} · k = {report.k} attempts per ticket · generated {generated}</p></header>
+{"".join(sections)}
+<footer><p class="note">pass@1: the chance one attempt succeeds. pass@k: the chance at least one of k attempts does.
+pass^k: the chance all k do, the share of requests the agent handles every time. Per-ticket figures are the unbiased
+estimators from n trials with c successes, averaged over sampled tickets; written by passhat.</p></footer>
+<script type="application/json" id="report-data">{data}</script>
+<script>{_asset("report.js")}</script>
+</body></html>
+"""

@@ -1,0 +1,262 @@
+"""What a weekly report is built from: plain dataclasses, independent of the store and the replay loop.
+
+The replay loop (or a test, or the docs) fills a `ReportInput`; `build_report` turns it into figures. Nothing
+here touches a database: the input model is the seam between "where the trials came from" and "what they say".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from passhat.collector._period import Period, parse_period
+
+CHANGE_OPS = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
+
+
+class ReportInputError(ValueError):
+    """The report's input is inconsistent; the message says which item and what to fix."""
+
+
+def report_period(period: str) -> Period:
+    """The reporting period an input names: an ISO week (``2026-W48``) or one day (``2026-11-23``)."""
+    if not isinstance(period, str):
+        raise ReportInputError(f"period must be a string like 2026-W48, got {period!r}")
+    try:
+        return parse_period(period)
+    except ValueError as exc:
+        raise ReportInputError(str(exc)) from None
+
+
+def period_days(period: str) -> tuple[dt.date, dt.date]:
+    """The first and last day of a period (Monday and Sunday for an ISO week)."""
+    parsed = report_period(period)
+    return parsed.start, parsed.end - dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class BackendChange:
+    """One row a trial changed in the sandbox backend (the checks' RowChange, as plain data)."""
+
+    table: str
+    key: dict[str, Any]
+    op: str
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "key": self.key, "op": self.op, "before": self.before, "after": self.after}
+
+    @classmethod
+    def from_dict(cls, change: dict[str, Any]) -> BackendChange:
+        """Read a ``{table, key, op, before, after}`` mapping (a state write as the SDK records it)."""
+        try:
+            return cls(
+                table=str(change["table"]),
+                key=dict(change["key"]),
+                op=str(change["op"]),
+                before=None if change.get("before") is None else dict(change["before"]),
+                after=None if change.get("after") is None else dict(change["after"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReportInputError(
+                f"a backend change needs table, key (an object) and op; got {change!r} ({exc})"
+            ) from None
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One graded sandbox trial of one sampled ticket."""
+
+    domain: str
+    task_type: str
+    ticket_id: str
+    attempt: int
+    passed: bool
+    signature: str | None = None
+    termination_reason: str = "agent_stop"
+    changes: list[BackendChange] = field(default_factory=list)
+    final_response: str = ""
+    simulated: bool = False
+
+
+@dataclass(frozen=True)
+class DailyTraffic:
+    """Production tickets of one (domain, task type) on one day of the period."""
+
+    domain: str
+    task_type: str
+    day: dt.date
+    tickets: int
+
+
+@dataclass(frozen=True)
+class NotReplayable:
+    """A sampled ticket that could not be turned into a scenario, and why."""
+
+    ticket_id: str
+    task_type: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"ticket_id": self.ticket_id, "task_type": self.task_type, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class AlertFired:
+    """An alert that fired during the period; ``task_type`` is None for a rule on the overall figure."""
+
+    rule: str
+    task_type: str | None
+    message: str
+    fired_at: dt.datetime
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "rule": self.rule,
+            "task_type": self.task_type,
+            "message": self.message,
+            "fired_at": self.fired_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class PeriodFigures:
+    """An earlier period's overall (traffic-weighted) figures, for the week-over-week trend."""
+
+    period: str
+    k: int
+    pass_at_1: float | None
+    pass_hat_k: float | None
+    pass_at_k: float | None = None
+    expected_failed_tickets_per_day: float | None = None
+
+    @classmethod
+    def from_report_json(cls, report: dict[str, Any]) -> PeriodFigures:
+        """Read the figures back from an earlier period's ``report.json``."""
+        try:
+            overall = report["overall"]
+            return cls(
+                period=str(report["period"]),
+                k=int(report["k"]),
+                pass_at_1=overall["pass_at_1"],
+                pass_hat_k=overall["pass_hat_k"],
+                pass_at_k=overall.get("pass_at_k"),
+                expected_failed_tickets_per_day=overall.get("expected_failed_tickets_per_day"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReportInputError(f"an earlier report.json lacks its period, k or overall figures ({exc})") from None
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    """Everything one period's report is computed from."""
+
+    period: str
+    k: int
+    trials: list[TrialResult]
+    traffic: list[DailyTraffic] = field(default_factory=list)
+    not_replayable: list[NotReplayable] = field(default_factory=list)
+    alerts: list[AlertFired] = field(default_factory=list)
+    previous: list[PeriodFigures] = field(default_factory=list)
+    agent: str = ""
+    simulated: bool = False
+    generated_at: dt.datetime | None = None
+    confidence_level: float = 0.95
+    resamples: int = 1000
+    seed: int = 0
+
+
+def _is_probability(value: float | None) -> bool:
+    return value is None or (isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0)
+
+
+def validate(report_input: ReportInput) -> dict[tuple[str, str, str], list[TrialResult]]:
+    """Check the input for the mistakes a caller can make; return the trials grouped by (domain, type, ticket).
+
+    Raises `ReportInputError` with one message naming the offending item.
+    """
+    first, last = period_days(report_input.period)
+    k = report_input.k
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ReportInputError(f"k must be a whole number of attempts >= 1, got {k!r}")
+    if not 0.0 < report_input.confidence_level < 1.0:
+        raise ReportInputError(
+            f"confidence_level must lie strictly between 0 and 1, got {report_input.confidence_level}"
+        )
+    if report_input.resamples < 1:
+        raise ReportInputError(f"resamples must be at least 1, got {report_input.resamples}")
+    if not report_input.trials:
+        raise ReportInputError(
+            f"period {report_input.period} has no trials: replay some sampled tickets before building its report"
+        )
+    tickets: dict[tuple[str, str, str], list[TrialResult]] = {}
+    type_of_ticket: dict[str, tuple[str, str]] = {}
+    for trial in report_input.trials:
+        where = f"trial {trial.attempt} of ticket {trial.ticket_id!r}"
+        if not trial.domain or not trial.task_type or not trial.ticket_id:
+            raise ReportInputError(f"{where} needs a domain, a task type and a ticket id")
+        if isinstance(trial.attempt, bool) or not isinstance(trial.attempt, int) or trial.attempt < 1:
+            raise ReportInputError(f"{where}: attempt must be a whole number >= 1")
+        owner = type_of_ticket.setdefault(trial.ticket_id, (trial.domain, trial.task_type))
+        if owner != (trial.domain, trial.task_type):
+            raise ReportInputError(
+                f"ticket {trial.ticket_id!r} appears under both {owner[0]}/{owner[1]} and "
+                f"{trial.domain}/{trial.task_type}: a ticket has one task type"
+            )
+        if trial.passed and trial.signature is not None:
+            raise ReportInputError(f"{where} passed but carries the failure signature {trial.signature!r}")
+        for change in trial.changes:
+            if not isinstance(change, BackendChange):
+                raise ReportInputError(
+                    f"{where}: changes must be BackendChange items (BackendChange.from_dict reads a mapping)"
+                )
+            if change.op not in CHANGE_OPS:
+                raise ReportInputError(
+                    f"{where} has a backend change with op {change.op!r}; use one of {sorted(CHANGE_OPS)}"
+                )
+        tickets.setdefault((trial.domain, trial.task_type, trial.ticket_id), []).append(trial)
+    for (_, _, ticket_id), trials in tickets.items():
+        attempts = [t.attempt for t in trials]
+        if len(set(attempts)) != len(attempts):
+            raise ReportInputError(f"ticket {ticket_id!r} has the same attempt number twice")
+        if len(trials) < k:
+            raise ReportInputError(
+                f"ticket {ticket_id!r} has {len(trials)} trials but the report's k is {k}: every sampled ticket "
+                f"needs at least k finished trials (finish or resume its replay run, or lower k)"
+            )
+        trials.sort(key=lambda t: t.attempt)
+    seen_days: set[tuple[str, str, dt.date]] = set()
+    for row in report_input.traffic:
+        if not first <= row.day <= last:
+            raise ReportInputError(
+                f"traffic for {row.domain}/{row.task_type} on {row.day} lies outside period {report_input.period} "
+                f"({first} to {last})"
+            )
+        if isinstance(row.tickets, bool) or not isinstance(row.tickets, int) or row.tickets < 0:
+            raise ReportInputError(f"traffic for {row.domain}/{row.task_type} on {row.day} must be a count >= 0")
+        if (row.domain, row.task_type, row.day) in seen_days:
+            raise ReportInputError(f"traffic for {row.domain}/{row.task_type} on {row.day} is given twice")
+        seen_days.add((row.domain, row.task_type, row.day))
+    for alert in report_input.alerts:
+        if alert.fired_at.tzinfo is None:
+            raise ReportInputError(
+                f"alert {alert.rule!r} has a fired_at without a time zone: give an aware UTC datetime"
+            )
+    if report_input.generated_at is not None and report_input.generated_at.tzinfo is None:
+        raise ReportInputError("generated_at has no time zone: give an aware UTC datetime")
+    periods = [report_period(p.period).name for p in report_input.previous]
+    if len(set(periods)) != len(periods):
+        raise ReportInputError("previous periods list the same period twice")
+    this_period = report_period(report_input.period)
+    for previous in report_input.previous:
+        if report_period(previous.period).start >= this_period.start:
+            raise ReportInputError(
+                f"previous period {previous.period} is not earlier than the report's period {report_input.period}"
+            )
+        for name in ("pass_at_1", "pass_at_k", "pass_hat_k"):
+            if not _is_probability(getattr(previous, name)):
+                raise ReportInputError(f"previous period {previous.period}: {name} must lie in [0, 1]")
+    return tickets

@@ -1,0 +1,147 @@
+"""`report.md`: the report as Markdown, for a pull request, a wiki page or a chat message."""
+
+from __future__ import annotations
+
+from passhat.collector.report._format import change_lines, ci, pct, points, volume
+from passhat.collector.report._model import Report
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _with_ci(value: float | None, interval: tuple[float, float] | None) -> str:
+    return f"{pct(value)} {ci(interval)}".strip()
+
+
+def render_markdown(report: Report) -> str:
+    """The report's figures and lists as Markdown tables (the HTML's interactive parts are left out)."""
+    k, o = report.k, report.overall
+    w, u = o.weighted, o.unweighted
+    out = [f"# Reliability report {report.period}", ""]
+    agent = f", agent {report.agent}" if report.agent else ""
+    out += [
+        f"{report.first_day} to {report.last_day}{agent}, k = {k}, generated {report.generated_at.isoformat()}.",
+        "",
+    ]
+    if report.simulated:
+        out += ["> **Simulated agent.** These figures come from a simulated agent, not from your production agent.", ""]
+    out += [
+        f"- **pass@1** (traffic-weighted): {_with_ci(w.pass_at_1, w.pass_at_1_ci)}",
+        f"- **pass^{k}** (traffic-weighted): {_with_ci(w.pass_hat_k, w.pass_hat_k_ci)}",
+        f"- **pass@{k}** (traffic-weighted): {_with_ci(w.pass_at_k, w.pass_at_k_ci)}",
+        f"- **expected failed tickets per day**: {volume(o.expected_failed_tickets_per_day)} "
+        f"of {volume(o.measured_daily_volume)}",
+        f"- plain mean over {o.tickets_sampled} sampled tickets: pass@1 {pct(u.pass_at_1)}, pass@{k} "
+        f"{pct(u.pass_at_k)}, pass^{k} {pct(u.pass_hat_k)}",
+        "",
+    ]
+    if o.unmeasured_task_types:
+        names = ", ".join(f"{d}/{t} ({volume(v)}/day)" for d, t, v in o.unmeasured_task_types)
+        out += [f"Traffic with no replayed tickets this period: {names}.", ""]
+    out += ["## Domains", ""]
+    out += _table(
+        ["domain", "task types", "tickets/day", "sampled", "pass@1", f"pass@{k}", f"pass^{k}", "failed/day"],
+        [
+            [
+                d.domain,
+                str(d.task_types),
+                volume(d.daily_volume),
+                str(d.tickets_sampled),
+                _with_ci(d.weighted.pass_at_1, d.weighted.pass_at_1_ci),
+                pct(d.weighted.pass_at_k),
+                _with_ci(d.weighted.pass_hat_k, d.weighted.pass_hat_k_ci),
+                volume(d.expected_failed_tickets_per_day),
+            ]
+            for d in report.domains
+        ],
+    )
+    out += ["## Task types", ""]
+    out += _table(
+        ["task type", "tickets/day", "sampled", "trials/ticket", "pass@1", f"pass@{k}", f"pass^{k}", "failed/day"],
+        [
+            [
+                t.name,
+                volume(t.daily_volume),
+                str(t.tickets_sampled),
+                str(t.trials_per_ticket),
+                _with_ci(t.figures.pass_at_1, t.figures.pass_at_1_ci),
+                _with_ci(t.figures.pass_at_k, t.figures.pass_at_k_ci),
+                _with_ci(t.figures.pass_hat_k, t.figures.pass_hat_k_ci),
+                volume(t.expected_failed_tickets_per_day),
+            ]
+            for t in report.task_types
+        ],
+    )
+    out += ["## Failure signatures", ""]
+    out += _table(
+        ["task type", "failed trials", "signatures"],
+        [
+            [
+                t.name,
+                f"{t.failed_trials} of {t.trials}",
+                ", ".join(f"{label} {count}" for label, count in t.signatures.items()) or "none",
+            ]
+            for t in report.task_types
+        ],
+    )
+    side = report.least_reliable
+    if side is not None:
+        out += [
+            f"## {side.domain}/{side.task_type}: {len(side.attempts)} attempts side by side",
+            "",
+            side.why + ".",
+            "",
+        ]
+        out += _table(
+            ["attempt", "verdict", "signature", "ended", "backend changes", "final response"],
+            [
+                [
+                    str(a.attempt),
+                    "PASS" if a.passed else "FAIL",
+                    a.signature or "",
+                    a.termination_reason,
+                    "; ".join(" ".join(change_lines(ch)) for ch in a.changes) or "none",
+                    a.final_response[:160],
+                ]
+                for a in side.attempts
+            ],
+        )
+    out += ["## Week over week", ""]
+    out += _table(
+        ["period", "k", "pass@1", "change", "pass^k", "change", "failed/day"],
+        [
+            [
+                p.period,
+                str(p.k),
+                pct(p.pass_at_1),
+                points(p.pass_at_1_change),
+                pct(p.pass_hat_k),
+                points(p.pass_hat_k_change),
+                volume(p.expected_failed_tickets_per_day),
+            ]
+            for p in report.trend
+        ],
+    )
+    out += [f"## Not replayable ({len(report.not_replayable)})", ""]
+    if report.not_replayable:
+        out += _table(
+            ["ticket", "task type", "reason"], [[r.ticket_id, r.task_type, r.reason] for r in report.not_replayable]
+        )
+    else:
+        out += ["Every sampled ticket could be replayed.", ""]
+    out += [f"## Alerts ({len(report.alerts)})", ""]
+    if report.alerts:
+        out += _table(
+            ["fired at", "rule", "task type", "message"],
+            [[a.fired_at.isoformat(), a.rule, a.task_type or "overall", a.message] for a in report.alerts],
+        )
+    else:
+        out += ["No alert fired this period.", ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,63 @@
+"""The span, attribute and event names passhat emits: the contract the collector reads (docs/sdk.md)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# OpenTelemetry GenAI semantic conventions.
+OPERATION_NAME: Final = "gen_ai.operation.name"
+AGENT_NAME: Final = "gen_ai.agent.name"
+CONVERSATION_ID: Final = "gen_ai.conversation.id"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+PROVIDER_NAME: Final = "gen_ai.provider.name"
+REQUEST_MODEL: Final = "gen_ai.request.model"
+RESPONSE_MODEL: Final = "gen_ai.response.model"
+RESPONSE_ID: Final = "gen_ai.response.id"
+USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+ERROR_TYPE: Final = "error.type"
+MCP_METHOD_NAME: Final = "mcp.method.name"
+
+OP_INVOKE_AGENT: Final = "invoke_agent"
+OP_EXECUTE_TOOL: Final = "execute_tool"
+OP_CHAT: Final = "chat"
+
+# passhat's own namespace.
+TICKET_ID: Final = "passhat.ticket.id"
+TASK_TYPE: Final = "passhat.task_type"
+SOURCE: Final = "passhat.source"
+INTENT: Final = "passhat.intent"
+DOMAIN: Final = "passhat.domain"
+TICKET_OUTCOME: Final = "passhat.ticket.outcome"
+REPLAY_RUN_ID: Final = "passhat.replay.run_id"
+TRIAL_ATTEMPT: Final = "passhat.trial.attempt"
+ENVIRONMENT: Final = "deployment.environment.name"
+TOOL_OUTCOME: Final = "passhat.tool.outcome"
+CHAT_TOOL_CALL_IDS: Final = "passhat.chat.tool_call_ids"
+
+EVENT_CUSTOMER_MESSAGE: Final = "passhat.customer_message"
+EVENT_AGENT_MESSAGE: Final = "passhat.agent_message"
+MESSAGE_CONTENT: Final = "passhat.message.content"
+
+EVENT_STATE_WRITE: Final = "passhat.state_write"
+STATE_WRITE_TABLE: Final = "passhat.state_write.table"
+STATE_WRITE_KEY: Final = "passhat.state_write.key"
+STATE_WRITE_OP: Final = "passhat.state_write.op"
+STATE_WRITE_BEFORE: Final = "passhat.state_write.before"
+STATE_WRITE_AFTER: Final = "passhat.state_write.after"
+STATE_WRITE_CHANGED: Final = "passhat.state_write.changed"
+STATE_WRITE_ROWCOUNT: Final = "passhat.state_write.rowcount"
+
+EVENT_STATE_READ: Final = "passhat.state_read"
+STATE_READ_TABLE: Final = "passhat.state_read.table"
+STATE_READ_KEY: Final = "passhat.state_read.key"
+STATE_READ_ROW: Final = "passhat.state_read.row"
+
+SOURCES: Final = ("production", "sandbox")
+TOOL_OUTCOMES: Final = ("ok", "error", "empty")
+WRITE_OPS: Final = ("insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert")

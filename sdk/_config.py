@@ -1,0 +1,152 @@
+"""passhat's settings: each ``configure()`` argument, its environment variable and default, in one table."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+
+class ConfigurationError(ValueError):
+    """A passhat setting has a value passhat cannot use; the message names the setting and what it accepts."""
+
+
+def _parse_bool(raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError("expected true or false")
+
+
+def _parse_rate(raw: str) -> float:
+    value = float(raw)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("expected a number between 0 and 1")
+    return value
+
+
+def _parse_positive_int(raw: str) -> int:
+    value = int(raw)
+    if value <= 0:
+        raise ValueError("expected a positive integer")
+    return value
+
+
+def _parse_positive_float(raw: str) -> float:
+    value = float(raw)
+    if value <= 0:
+        raise ValueError("expected a positive number")
+    return value
+
+
+def _parse_source(raw: str) -> str:
+    if raw not in {"production", "sandbox"}:
+        raise ValueError("expected production or sandbox")
+    return raw
+
+
+def _parse_endpoint(raw: str) -> str:
+    value = raw.strip().rstrip("/")
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("expected an http:// or https:// URL, e.g. http://127.0.0.1:4318")
+    return value
+
+
+def _parse_text(raw: str) -> str:
+    return raw
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row of the settings table."""
+
+    name: str
+    env: str
+    default: Any
+    parse: Callable[[str], Any]
+    help: str
+
+
+SETTINGS: Final[tuple[Setting, ...]] = (
+    Setting("service_name", "PASSHAT_SERVICE_NAME", "agent", _parse_text, "service.name of the agent"),
+    Setting(
+        "endpoint",
+        "PASSHAT_ENDPOINT",
+        "http://127.0.0.1:4318",
+        _parse_endpoint,
+        "collector base URL (OTLP/HTTP)",
+    ),
+    Setting("api_key", "PASSHAT_API_KEY", None, _parse_text, "project key, sent as Authorization: Bearer"),
+    Setting("environment", "PASSHAT_ENVIRONMENT", None, _parse_text, "deployment.environment.name"),
+    Setting("source", "PASSHAT_SOURCE", "production", _parse_source, "default passhat.source of tickets"),
+    Setting("capture_content", "PASSHAT_CAPTURE_CONTENT", False, _parse_bool, "record messages, tool args/results"),
+    Setting("redact", "PASSHAT_REDACT", True, _parse_bool, "apply the built-in redaction patterns"),
+    Setting("sample_rate", "PASSHAT_SAMPLE_RATE", 1.0, _parse_rate, "share of production tickets traced"),
+    Setting("send", "PASSHAT_SEND", True, _parse_bool, "export to the endpoint (false: no exporter)"),
+    Setting("max_queue_size", "PASSHAT_MAX_QUEUE_SIZE", 2048, _parse_positive_int, "spans held while exporting"),
+    Setting(
+        "max_export_batch_size",
+        "PASSHAT_MAX_EXPORT_BATCH_SIZE",
+        512,
+        _parse_positive_int,
+        "spans per request",
+    ),
+    Setting(
+        "export_interval",
+        "PASSHAT_EXPORT_INTERVAL",
+        1.0,
+        _parse_positive_float,
+        "seconds between export batches",
+    ),
+    Setting("export_timeout", "PASSHAT_EXPORT_TIMEOUT", 5.0, _parse_positive_float, "seconds per export request"),
+    Setting(
+        "max_content_length",
+        "PASSHAT_MAX_CONTENT_LENGTH",
+        4096,
+        _parse_positive_int,
+        "characters kept per content attribute",
+    ),
+)
+
+_BY_NAME: Final[Mapping[str, Setting]] = {setting.name: setting for setting in SETTINGS}
+
+
+def resolve(name: str, explicit: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """A setting's value: the explicit argument if given, else its environment variable, else the default."""
+    setting = _BY_NAME[name]
+    env = os.environ if environ is None else environ
+    if explicit is not None:
+        if isinstance(explicit, str) and setting.parse is not _parse_text:
+            return _parse(setting, explicit, f"{name}=")
+        return _validate(setting, explicit)
+    raw = env.get(setting.env)
+    if raw is None or raw == "":
+        if name == "service_name" and env.get("OTEL_SERVICE_NAME"):
+            return env["OTEL_SERVICE_NAME"]
+        return setting.default
+    return _parse(setting, raw, f"{setting.env}=")
+
+
+def _parse(setting: Setting, raw: str, where: str) -> Any:
+    try:
+        return setting.parse(raw)
+    except ValueError as exc:
+        raise ConfigurationError(f"passhat: {where}{raw!r} is not valid: {exc}") from None
+
+
+def _validate(setting: Setting, value: Any) -> Any:
+    default = setting.default
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigurationError(f"passhat: {setting.name} must be True or False, got {value!r}")
+        return value
+    if isinstance(default, int | float) and not isinstance(default, bool):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigurationError(f"passhat: {setting.name} must be a number, got {value!r}")
+        return _parse(setting, str(value), f"{setting.name}=")
+    if not isinstance(value, str):
+        raise ConfigurationError(f"passhat: {setting.name} must be a string, got {value!r}")
+    return _parse(setting, value, f"{setting.name}=")

@@ -1,0 +1,251 @@
+"""Export that never blocks the agent: a bounded queue, a worker thread, drops counted, errors logged once."""
+
+from __future__ import annotations
+
+import collections
+import gzip
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+logger = logging.getLogger("passhat")
+
+
+class OtlpHttpExporter(SpanExporter):
+    """Sends spans to ``{endpoint}/v1/traces`` as gzipped OTLP protobuf, one attempt per call.
+
+    Retrying belongs to :class:`QueueingSpanProcessor`, which keeps a failed batch and tries again later; an
+    exporter that slept through its own retries would hold the queue back instead.
+    """
+
+    def __init__(self, endpoint: str, *, api_key: str | None, timeout: float) -> None:
+        import requests  # deferred: only an exporting process pays for it
+
+        self.url = f"{endpoint.rstrip('/')}/v1/traces"
+        self.timeout = timeout
+        self._headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip", "User-Agent": "passhat"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._session = requests.Session()
+        self._session.headers.update(self._headers)
+        self.last_error: str | None = None
+        self._encoded: tuple[tuple[int, int, int], bytes] | None = None
+
+    def after_fork(self) -> None:
+        """In a forked child: a connection pool of its own (the parent's sockets are not ours to use)."""
+        import requests
+
+        self._session = requests.Session()
+        self._session.headers.update(self._headers)
+        self._encoded = None
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        import requests
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+        # A batch retried through an outage is the same spans each time: encode and compress it once.
+        key = (id(spans[0]), id(spans[-1]), len(spans)) if spans else None
+        if key is not None and self._encoded is not None and self._encoded[0] == key:
+            body = self._encoded[1]
+        else:
+            body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=1)
+            self._encoded = (key, body) if key is not None else None
+        try:
+            response = self._session.post(self.url, data=body, timeout=self.timeout)
+        except requests.ConnectionError:
+            self.last_error = "connection failed: is the collector running?"
+            return SpanExportResult.FAILURE
+        except Exception as exc:  # any transport failure is a failed export, never an agent crash
+            self.last_error = f"{type(exc).__name__}: {str(exc)[:160]}"
+            return SpanExportResult.FAILURE
+        if response.ok:
+            self.last_error = None
+            self._encoded = None
+            return SpanExportResult.SUCCESS
+        self.last_error = f"HTTP {response.status_code}: {response.text[:200]}"
+        return SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        self._session.close()
+
+
+@dataclass(frozen=True)
+class ExportStats:
+    """Counters of one processor: what was queued, exported and dropped, and whether export is failing."""
+
+    queued: int
+    exported: int
+    dropped: int
+    failed_exports: int
+    failing: bool
+
+
+class QueueingSpanProcessor(SpanProcessor):
+    """A batch span processor with a hard bound and honest accounting.
+
+    ``on_end`` only appends to a deque (a span arriving when ``max_queue_size`` spans wait is dropped and
+    counted). A worker thread exports batches every ``interval`` seconds or as soon as a batch is full. A
+    failed batch stays at the head of the queue and is retried with a growing pause (up to ``max_backoff``),
+    so spans that fit in the queue survive a collector outage; the first failure of an outage and the
+    recovery are logged, nothing per span.
+    """
+
+    def __init__(
+        self,
+        exporter: SpanExporter,
+        *,
+        max_queue_size: int = 2048,
+        max_export_batch_size: int = 512,
+        interval: float = 1.0,
+        max_backoff: float = 5.0,
+        describe: str = "the collector",
+    ) -> None:
+        self.exporter = exporter
+        self.max_queue_size = max_queue_size
+        self.batch_size = min(max_export_batch_size, max_queue_size)
+        self.interval = interval
+        self.max_backoff = max_backoff
+        self.describe = describe
+        self._queue: collections.deque[ReadableSpan] = collections.deque()
+        self._lock = threading.Lock()
+        self._export_lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._stopping = False
+        self._exported = 0
+        self._dropped = 0
+        self._dropped_this_outage = 0
+        self._failed = 0
+        self._failing = False
+        self._worker = threading.Thread(target=self._run, name="passhat-export", daemon=True)
+        self._worker.start()
+        # A forked child (gunicorn, multiprocessing) inherits the queue but not the worker thread.
+        reinit = weakref.WeakMethod(self._after_fork_in_child)
+        os.register_at_fork(after_in_child=lambda: (method := reinit()) and method())
+
+    def _after_fork_in_child(self) -> None:
+        self._queue = collections.deque()  # the parent exports its own spans
+        self._lock = threading.Lock()
+        self._export_lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._failing = False
+        self._exported = self._dropped = self._dropped_this_outage = self._failed = 0
+        after_fork = getattr(self.exporter, "after_fork", None)
+        if callable(after_fork):
+            after_fork()
+        if not self._stopping:
+            self._worker = threading.Thread(target=self._run, name="passhat-export", daemon=True)
+            self._worker.start()
+
+    # -- the agent's side: never blocks beyond a lock held for an append -------------------------------
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        return None
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if not span.context.trace_flags.sampled:
+            return
+        with self._lock:
+            if self._stopping:
+                return
+            if len(self._queue) >= self.max_queue_size:
+                self._dropped += 1
+                self._dropped_this_outage += 1
+                return
+            self._queue.append(span)
+            if len(self._queue) >= self.batch_size and not self._failing:
+                self._wake.notify()
+
+    def stats(self) -> ExportStats:
+        """A snapshot of the counters."""
+        with self._lock:
+            return ExportStats(
+                queued=len(self._queue),
+                exported=self._exported,
+                dropped=self._dropped,
+                failed_exports=self._failed,
+                failing=self._failing,
+            )
+
+    # -- the worker's side --------------------------------------------------------------------------------
+    def _run(self) -> None:
+        backoff = 0.0
+        while True:
+            with self._lock:
+                if backoff:
+                    # Sit out the pause even when spans arrive: a down collector must not be hammered.
+                    deadline = time.monotonic() + backoff
+                    while not self._stopping and (remaining := deadline - time.monotonic()) > 0:
+                        self._wake.wait(timeout=remaining)
+                elif not self._stopping and len(self._queue) < self.batch_size:
+                    self._wake.wait(timeout=self.interval)
+                if self._stopping:
+                    return
+            backoff = 0.0 if self._export_once() else min(self.max_backoff, max(0.25, backoff * 2))
+
+    def _export_once(self) -> bool:
+        """Export one batch from the head of the queue; False when it failed (the batch stays queued)."""
+        with self._export_lock:
+            with self._lock:
+                if not self._queue:
+                    return True
+                batch = [self._queue[index] for index in range(min(self.batch_size, len(self._queue)))]
+            try:
+                result = self.exporter.export(batch)
+            except Exception as exc:  # an exporter bug must not kill the worker
+                logger.debug("passhat exporter raised %r", exc)
+                result = SpanExportResult.FAILURE
+            with self._lock:
+                if result is SpanExportResult.SUCCESS:
+                    for _ in batch:
+                        self._queue.popleft()
+                    self._exported += len(batch)
+                    if self._failing:
+                        self._failing = False
+                        logger.warning(
+                            "passhat: export to %s resumed; %d spans were dropped while it was failing",
+                            self.describe,
+                            self._dropped_this_outage,
+                        )
+                    self._dropped_this_outage = 0
+                    return True
+                self._failed += 1
+                if not self._failing:
+                    self._failing = True
+                    reason = getattr(self.exporter, "last_error", None) or "export failed"
+                    logger.warning(
+                        "passhat: cannot export spans to %s (%s); keeping up to %d spans and retrying, "
+                        "further failures are not logged until export resumes",
+                        self.describe,
+                        reason,
+                        self.max_queue_size,
+                    )
+                return False
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Export everything queued now; False when the deadline passed or an export failed."""
+        deadline = time.monotonic() + timeout_millis / 1000
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._queue:
+                    return True
+            if not self._export_once():
+                return False
+        with self._lock:
+            return not self._queue
+
+    def shutdown(self) -> None:
+        """Flush for up to the exporter's timeout, stop the worker and close the exporter."""
+        timeout = getattr(self.exporter, "timeout", 5.0)
+        self.force_flush(int(timeout * 1000))
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+        self._worker.join(timeout=timeout)
+        self.exporter.shutdown()

@@ -1,0 +1,214 @@
+"""One customer ticket as the root ``invoke_agent`` span, usable as a sync or async context manager."""
+
+from __future__ import annotations
+
+import contextvars
+import random
+import traceback
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+from passhat import _attributes as semconv
+from passhat._content import cap, to_json
+from passhat._sampling import is_sampled
+
+if TYPE_CHECKING:
+    from passhat._runtime import Passhat
+
+_current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("passhat_ticket", default=None)
+
+
+def current_ticket() -> Ticket | None:
+    """The ticket whose ``with`` block is running in this context, if any."""
+    return _current_ticket.get()
+
+
+def error_type_of(exc: BaseException) -> str:
+    """An exception's ``error.type``: its ``error_type`` attribute when it has a str one, else its class."""
+    declared = getattr(exc, "error_type", None)
+    return declared if isinstance(declared, str) and declared else type(exc).__name__
+
+
+def record_exception(runtime: Passhat, span: trace.Span, exc: BaseException) -> None:
+    """Record an exception on a span with its message and stack redacted (they often quote customer data)."""
+    if not span.is_recording():
+        return
+    redact = runtime.redactor.text
+    stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    span.add_event(
+        "exception",
+        {
+            "exception.type": f"{type(exc).__module__}.{type(exc).__qualname__}",
+            "exception.message": cap(redact(str(exc)), runtime.max_content_length),
+            "exception.stacktrace": cap(redact(stack), runtime.max_content_length * 4),
+        },
+        timestamp=runtime.now(),
+    )
+    span.set_attribute(semconv.ERROR_TYPE, error_type_of(exc))
+    span.set_status(Status(StatusCode.ERROR, cap(redact(str(exc)), 512)))
+
+
+def _require_text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"passhat.ticket: {name} must be a non-empty str, got {value!r}")
+    return value
+
+
+class Ticket:
+    """The root span of one customer ticket. Use ``with passhat.ticket(...) as t:`` (or ``async with``)."""
+
+    def __init__(
+        self,
+        runtime: Passhat,
+        ticket_id: str,
+        *,
+        task_type: str,
+        intent: Mapping[str, Any] | None = None,
+        source: str | None = None,
+        domain: str | None = None,
+        conversation_id: str | None = None,
+        agent_name: str | None = None,
+        replay_run_id: str | None = None,
+        trial_attempt: int | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.ticket_id = _require_text("ticket_id", ticket_id)
+        self.task_type = _require_text("task_type", task_type)
+        self.source = source if source is not None else runtime.source
+        if self.source not in semconv.SOURCES:
+            raise ValueError(f"passhat.ticket: source must be 'production' or 'sandbox', got {self.source!r}")
+        if intent is not None and not isinstance(intent, Mapping):
+            raise TypeError(f"passhat.ticket: intent must be a dict of parameters, got {type(intent).__name__}")
+        self.intent: dict[str, Any] = dict(intent or {})
+        self.outcome: str | None = None
+        self._attributes: dict[str, Any] = {
+            semconv.OPERATION_NAME: semconv.OP_INVOKE_AGENT,
+            semconv.TICKET_ID: self.ticket_id,
+            semconv.TASK_TYPE: self.task_type,
+            semconv.SOURCE: self.source,
+            semconv.INTENT: to_json(self.intent, runtime.redactor),
+        }
+        optional: dict[str, Any] = {
+            semconv.DOMAIN: domain,
+            semconv.CONVERSATION_ID: conversation_id,
+            semconv.AGENT_NAME: agent_name,
+            semconv.REPLAY_RUN_ID: replay_run_id,
+            semconv.TRIAL_ATTEMPT: trial_attempt,
+        }
+        self._attributes.update({key: value for key, value in optional.items() if value is not None})
+        if attributes:
+            self._attributes.update(attributes)
+        self.name = f"{semconv.OP_INVOKE_AGENT} {agent_name}" if agent_name else semconv.OP_INVOKE_AGENT
+        # Sandbox trials are always traced: a replay is worthless without its trace.
+        self.sampled = self.source == "sandbox" or is_sampled(self.ticket_id, runtime.sample_rate)
+        self.span: trace.Span = trace.INVALID_SPAN
+        self.pending_tool_calls: list[tuple[str, str]] = []
+        self.read_rows: set[tuple[str, str]] = set()  # before-images already recorded in this ticket
+        self._context_token: object | None = None
+        self._ticket_token: contextvars.Token[Ticket | None] | None = None
+
+    @property
+    def trace_id(self) -> str:
+        """The ticket's trace id as 32 hex digits (all zeros before the ticket starts)."""
+        return format(self.span.get_span_context().trace_id, "032x")
+
+    # -- context management -------------------------------------------------------------------------------
+    def __enter__(self) -> Ticket:
+        if self._ticket_token is not None:
+            raise RuntimeError("passhat.ticket: this ticket is already open; create a new one per ticket")
+        if self.sampled:
+            self.span = self.runtime.tracer.start_span(
+                self.name, kind=SpanKind.INTERNAL, attributes=self._attributes, start_time=self.runtime.now()
+            )
+        else:
+            # A non-recording, unsampled parent: every span under it is dropped by the parent-based sampler.
+            self.span = NonRecordingSpan(
+                SpanContext(
+                    trace_id=random.getrandbits(128) or 1,
+                    span_id=random.getrandbits(64) or 1,
+                    is_remote=False,
+                    trace_flags=TraceFlags(TraceFlags.DEFAULT),
+                )
+            )
+        self._context_token = otel_context.attach(trace.set_span_in_context(self.span))
+        self._ticket_token = _current_ticket.set(self)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if exc is not None:
+                record_exception(self.runtime, self.span, exc)
+            self.span.end(end_time=self.runtime.now())
+        finally:
+            if self._ticket_token is not None:
+                _current_ticket.reset(self._ticket_token)
+            if self._context_token is not None:
+                otel_context.detach(self._context_token)  # type: ignore[arg-type]
+
+    async def __aenter__(self) -> Ticket:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+    # -- what happens during the ticket ------------------------------------------------------------------
+    def customer_says(self, text: str) -> None:
+        """Record a customer message (its content only when content capture is on; always redacted)."""
+        self._message(semconv.EVENT_CUSTOMER_MESSAGE, text)
+
+    def agent_says(self, text: str) -> None:
+        """Record an agent message (its content only when content capture is on; always redacted)."""
+        self._message(semconv.EVENT_AGENT_MESSAGE, text)
+
+    def _message(self, event: str, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"passhat: a message must be a str, got {type(text).__name__}")
+        if not self.span.is_recording():
+            return
+        attributes: dict[str, Any] = {}
+        if self.runtime.capture_content:
+            attributes[semconv.MESSAGE_CONTENT] = cap(self.runtime.redactor.text(text), self.runtime.max_content_length)
+        self.span.add_event(event, attributes, timestamp=self.runtime.now())
+
+    def resolve(self, outcome: str = "resolved") -> None:
+        """Record how the ticket ended (free text: ``resolved``, ``refused``, ``transferred`` …)."""
+        if not isinstance(outcome, str) or not outcome:
+            raise TypeError(f"passhat: outcome must be a non-empty str, got {outcome!r}")
+        self.outcome = outcome
+        self.span.set_attribute(semconv.TICKET_OUTCOME, outcome)
+
+    def set_intent(self, intent: Mapping[str, Any]) -> None:
+        """Add or replace intent parameters found during the ticket (e.g. the order id once known)."""
+        if not isinstance(intent, Mapping):
+            raise TypeError(f"passhat: intent must be a dict of parameters, got {type(intent).__name__}")
+        self.intent.update(intent)
+        self.span.set_attribute(semconv.INTENT, to_json(self.intent, self.runtime.redactor))
+
+    def expect_tool_calls(self, calls: list[tuple[str, str]]) -> None:
+        """Remember tool calls a model asked for as (tool name, call id); the next tool spans claim them."""
+        self.pending_tool_calls.extend(calls)
+
+    def claim_tool_call(self, tool_name: str) -> str | None:
+        """The id of the oldest pending call of ``tool_name``, removed from the pending list."""
+        pending = self.pending_tool_calls
+        for index, (name, call_id) in enumerate(pending):
+            if name == tool_name:
+                del pending[index]
+                return call_id
+        return None

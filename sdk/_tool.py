@@ -1,0 +1,187 @@
+"""``@passhat.tool``: each call of an agent's tool becomes an ``execute_tool {name}`` span with an outcome."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+
+from passhat import _attributes as semconv
+from passhat._content import to_json
+from passhat._runtime import Passhat, current
+from passhat._ticket import current_ticket, record_exception
+
+logger = logging.getLogger("passhat")
+
+F = TypeVar("F", bound=Callable[..., Any])
+EmptyPredicate = Callable[[Any], bool]
+
+_EMPTY_CONTAINERS = (str, bytes, list, tuple, dict, set, frozenset)
+
+
+def outcome_of(result: Any, empty: EmptyPredicate | None = None) -> str:
+    """``empty`` for None, an empty string or collection, or when the predicate says so; else ``ok``."""
+    if result is None:
+        return "empty"
+    if isinstance(result, _EMPTY_CONTAINERS) and len(result) == 0:
+        return "empty"
+    if empty is not None:
+        try:
+            if empty(result):
+                return "empty"
+        except Exception as exc:  # a broken predicate must not break the tool
+            logger.debug("passhat: empty predicate raised %r", exc)
+    return "ok"
+
+
+class _ToolSpan:
+    """The span bookkeeping shared by the sync and async wrappers."""
+
+    __slots__ = ("arguments", "base_attributes", "empty", "name", "signature", "span_name")
+
+    def __init__(self, func: Callable[..., Any], name: str, empty: EmptyPredicate | None) -> None:
+        self.name = name
+        self.span_name = f"{semconv.OP_EXECUTE_TOOL} {name}"
+        self.empty = empty
+        self.base_attributes: dict[str, Any] = {
+            semconv.OPERATION_NAME: semconv.OP_EXECUTE_TOOL,
+            semconv.TOOL_NAME: name,
+            semconv.TOOL_TYPE: "function",
+        }
+        try:
+            self.signature: inspect.Signature | None = inspect.signature(func)
+        except (TypeError, ValueError):
+            self.signature = None
+
+    def start(self, runtime: Passhat, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[trace.Span, object]:
+        attributes = dict(self.base_attributes)
+        ticket = current_ticket()
+        if ticket is not None and ticket.pending_tool_calls:
+            call_id = ticket.claim_tool_call(self.name)
+            if call_id is not None:
+                attributes[semconv.TOOL_CALL_ID] = call_id
+        if runtime.capture_content:
+            attributes[semconv.TOOL_CALL_ARGUMENTS] = to_json(
+                self.bind(args, kwargs), runtime.redactor, runtime.max_content_length
+            )
+        span = runtime.tracer.start_span(
+            self.span_name, kind=SpanKind.INTERNAL, attributes=attributes, start_time=runtime.now()
+        )
+        token = otel_context.attach(trace.set_span_in_context(span))
+        return span, token
+
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self.signature is None:
+            return {"args": list(args), "kwargs": kwargs}
+        try:
+            bound = self.signature.bind_partial(*args, **kwargs)
+        except TypeError:
+            return {"args": list(args), "kwargs": kwargs}
+        return {key: value for key, value in bound.arguments.items() if key not in ("self", "cls")}
+
+    def finish_ok(self, runtime: Passhat, span: trace.Span, result: Any) -> None:
+        if span.is_recording():
+            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(result, self.empty))
+            if runtime.capture_content:
+                span.set_attribute(
+                    semconv.TOOL_CALL_RESULT, to_json(result, runtime.redactor, runtime.max_content_length)
+                )
+        span.end(end_time=runtime.now())
+
+    def finish_error(self, runtime: Passhat, span: trace.Span, exc: BaseException) -> None:
+        if span.is_recording():
+            span.set_attribute(semconv.TOOL_OUTCOME, "error")
+            record_exception(runtime, span, exc)
+        span.end(end_time=runtime.now())
+
+
+def _wrap(func: F, name: str | None, empty: EmptyPredicate | None, bound: Passhat | None = None) -> F:
+    if not callable(func):
+        raise TypeError(f"passhat.tool decorates a function or method, got {type(func).__name__}")
+    tool_span = _ToolSpan(func, name or str(getattr(func, "__name__", "tool")), empty)
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            runtime = bound or current()
+            span, token = tool_span.start(runtime, args, kwargs)
+            try:
+                result = await func(*args, **kwargs)
+            except BaseException as exc:
+                tool_span.finish_error(runtime, span, exc)
+                raise
+            finally:
+                otel_context.detach(token)  # type: ignore[arg-type]
+            tool_span.finish_ok(runtime, span, result)
+            return result
+
+        return async_wrapper  # type: ignore[return-value]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        runtime = bound or current()
+        span, token = tool_span.start(runtime, args, kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except BaseException as exc:
+            tool_span.finish_error(runtime, span, exc)
+            raise
+        finally:
+            otel_context.detach(token)  # type: ignore[arg-type]
+        tool_span.finish_ok(runtime, span, result)
+        return result
+
+    return wrapper  # type: ignore[return-value]
+
+
+@overload
+def tool(
+    func: F,
+    /,
+    *,
+    name: str | None = None,
+    empty: EmptyPredicate | None = None,
+    runtime: Passhat | None = None,
+) -> F: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, empty: EmptyPredicate | None = None, runtime: Passhat | None = None
+) -> Callable[[F], F]: ...
+
+
+def tool(
+    func: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    empty: EmptyPredicate | None = None,
+    runtime: Passhat | None = None,
+) -> F | Callable[[F], F]:
+    """Trace each call of an agent tool as an ``execute_tool {name}`` span (sync, async, functions, methods).
+
+    The span records ``passhat.tool.outcome``: ``error`` when the tool raises (with ``error.type``: the
+    exception's ``error_type`` attribute if it has one, else its class name), ``empty`` when it returns None,
+    an empty string or collection, or when ``empty(result)`` is true, else ``ok``. Arguments and result are
+    recorded only with content capture on, redacted and length-capped. ``name`` defaults to the function's.
+    ``runtime`` binds the tool to one :class:`passhat.Passhat` instead of the global one.
+    """
+    if name is not None and (not isinstance(name, str) or not name):
+        raise TypeError(f"passhat.tool: name must be a non-empty str, got {name!r}")
+    if empty is not None and not callable(empty):
+        raise TypeError("passhat.tool: empty must be a function taking the result and returning a bool")
+    if func is not None:
+        return _wrap(func, name, empty, runtime)
+
+    def decorate(inner: F) -> F:
+        return _wrap(inner, name, empty, runtime)
+
+    return decorate

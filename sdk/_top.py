@@ -1,0 +1,44 @@
+"""``passhat.ticket``: the module-level entry point bound to the global instance."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from passhat._runtime import current
+from passhat._ticket import Ticket
+
+
+def ticket(
+    ticket_id: str,
+    *,
+    task_type: str,
+    intent: Mapping[str, Any] | None = None,
+    source: str | None = None,
+    domain: str | None = None,
+    conversation_id: str | None = None,
+    agent_name: str | None = None,
+    replay_run_id: str | None = None,
+    trial_attempt: int | None = None,
+    attributes: Mapping[str, Any] | None = None,
+) -> Ticket:
+    """Open the root span of one customer ticket: ``with passhat.ticket("T-1", task_type="refund") as t:``.
+
+    ``intent`` holds the parameters a check needs (order id, items …). ``source`` is ``production`` (the
+    configured default) or ``sandbox`` for replay trials, which also set ``replay_run_id`` and
+    ``trial_attempt``. Production tickets are head-sampled by :func:`passhat.is_sampled`; sandbox ones never.
+    Works with ``with`` and ``async with``.
+    """
+    return Ticket(
+        current(),
+        ticket_id,
+        task_type=task_type,
+        intent=intent,
+        source=source,
+        domain=domain,
+        conversation_id=conversation_id,
+        agent_name=agent_name,
+        replay_run_id=replay_run_id,
+        trial_attempt=trial_attempt,
+        attributes=attributes,
+    )

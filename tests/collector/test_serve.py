@@ -1,0 +1,68 @@
+"""`passhat serve`: the command a team runs, as a real process on a free port."""
+
+from __future__ import annotations
+
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from otlp_payloads import passhat_ticket, request
+
+from passhat.collector._keys import create_api_key
+from passhat.collector.store import open_store
+
+PASSHAT = pathlib.Path(sys.executable).with_name("passhat")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_serve_with_two_workers_ingests_and_stops_cleanly(tmp_path: pathlib.Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'passhat.db'}") as store:
+        key, _ = create_api_key(store, "shop")
+    port = _free_port()
+    server = subprocess.Popen(
+        [str(PASSHAT), "serve", "--port", str(port), "--data-dir", str(tmp_path), "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None, "passhat serve did not start"
+            time.sleep(0.1)
+        headers = {"content-type": "application/x-protobuf", "authorization": f"Bearer {key}"}
+        for n in range(6):  # spread over both workers
+            body = request(passhat_ticket(f"T-{n}")).SerializeToString()
+            assert httpx.post(f"{url}/v1/traces", content=body, headers=headers, timeout=30).status_code == 200
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, stderr = server.communicate(timeout=60)
+    assert server.returncode == 0, stderr.decode()
+    assert b"Traceback" not in stderr
+    with open_store(f"sqlite:///{tmp_path / 'passhat.db'}") as store:
+        assert store.count_spans("shop") == 54
+
+
+def test_serve_with_a_bad_store_url_is_one_clear_error() -> None:
+    done = subprocess.run(
+        [str(PASSHAT), "serve", "--store", "nosuchdriver://x"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("passhat: error:")
+    assert "Traceback" not in done.stderr

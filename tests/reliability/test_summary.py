@@ -1,0 +1,64 @@
+"""Per-task-type aggregation with cluster-bootstrap confidence intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from passhat.collector.reliability import pass_hat_k_array, summarize_task_type
+
+
+def test_point_estimates_are_means_over_tickets() -> None:
+    n = np.array([10, 10, 10, 10])
+    c = np.array([10, 9, 5, 0])
+    summary = summarize_task_type(n, c, 3)
+    assert summary.tickets == 4
+    assert summary.trials_per_ticket == 10
+    assert summary.pass_at_1 == pytest.approx(24 / 40)
+    assert summary.pass_hat_k == pytest.approx(pass_hat_k_array(n, c, 3).mean())
+    assert summary.pass_hat_k_ci[0] <= summary.pass_hat_k <= summary.pass_hat_k_ci[1]
+
+
+def test_bootstrap_is_seeded_and_configurable() -> None:
+    rng = np.random.default_rng(0)
+    c = rng.binomial(20, 0.6, size=80)
+    n = np.full(80, 20)
+    a = summarize_task_type(n, c, 5, seed=7, resamples=500)
+    b = summarize_task_type(n, c, 5, seed=7, resamples=500)
+    wide = summarize_task_type(n, c, 5, seed=7, resamples=500, level=0.99)
+    assert a == b
+    assert wide.pass_at_1_ci[0] <= a.pass_at_1_ci[0] and wide.pass_at_1_ci[1] >= a.pass_at_1_ci[1]
+
+
+def test_to_dict_uses_the_shared_field_names() -> None:
+    summary = summarize_task_type([5, 5], [5, 3], 5)
+    data = summary.to_dict()
+    for key in ("tickets", "trials_per_ticket", "pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci"):
+        assert key in data
+
+
+def test_bootstrap_intervals_have_close_to_nominal_coverage() -> None:
+    # Tickets draw their own success probability from a mixture; the interval targets the population pass^k.
+    rng = np.random.default_rng(2024)
+    weights, probs = np.array([0.3, 0.6, 0.1]), np.array([0.97, 0.6, 0.05])
+    k, trials, tickets = 5, 10, 60
+    true_hat = float(weights @ probs**k)
+    covered = 0
+    runs = 400
+    for run in range(runs):
+        p = rng.choice(probs, p=weights, size=tickets)
+        c = rng.binomial(trials, p)
+        summary = summarize_task_type(np.full(tickets, trials), c, k, seed=run, resamples=400)
+        covered += summary.pass_hat_k_ci[0] <= true_hat <= summary.pass_hat_k_ci[1]
+    coverage = covered / runs
+    assert 0.90 <= coverage <= 0.985, coverage
+
+
+def test_empty_task_type_is_an_error() -> None:
+    with pytest.raises(ValueError, match="at least one ticket"):
+        summarize_task_type([], [], 1)
+
+
+def test_bad_level_is_an_error() -> None:
+    with pytest.raises(ValueError, match="confidence level"):
+        summarize_task_type([3], [1], 1, level=1.5)

@@ -1,0 +1,137 @@
+"""What the SDK really sends: OTLP/HTTP protobuf, gzip, bearer auth, decoded by a local receiver."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+import pytest
+
+import passhat
+from passhat.testing import OtlpReceiver
+
+
+@passhat.tool
+def refund(order_id: str, amount: float) -> dict[str, object]:
+    passhat.record_write("orders", {"id": order_id}, before={"status": "delivered"}, after={"status": "refunded"})
+    return {"order_id": order_id, "refunded": amount}
+
+
+def test_spans_arrive_as_gzipped_protobuf_with_the_bearer_key(live: passhat.Passhat, receiver: OtlpReceiver) -> None:
+    with passhat.ticket("T-1", task_type="refund", intent={"order_id": "O-1"}) as t:
+        refund("O-1", 12.5)
+        t.resolve("resolved")
+    assert passhat.flush(timeout=10)
+    spans = receiver.wait_for_spans(2)
+    request = receiver.requests[0]
+    assert request.path == "/v1/traces"
+    assert request.headers["Authorization"] == "Bearer ph-test-key"
+    assert request.headers["Content-Encoding"] == "gzip"
+    assert request.headers["Content-Type"] == "application/x-protobuf"
+    by_name = {span.name: span for span in spans}
+    ticket, tool = by_name["invoke_agent"], by_name["execute_tool refund"]
+    assert tool.trace_id == ticket.trace_id and tool.parent_span_id == ticket.span_id
+    assert ticket.attributes["passhat.ticket.id"] == "T-1"
+    assert ticket.resource["service.name"] == "support-agent"
+    assert ticket.resource["deployment.environment.name"] == "test"
+    assert tool.attributes["passhat.tool.outcome"] == "ok"
+    (write,) = tool.events
+    assert write[0] == "passhat.state_write"
+    assert write[1]["passhat.state_write.changed"] == ("status",)
+    assert write[1]["passhat.state_write.after"] == '{"status":"refunded"}'
+
+
+def test_a_down_collector_never_blocks_the_agent_and_drops_are_counted(
+    receiver: OtlpReceiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    receiver.stop()
+    instance = passhat.configure(
+        endpoint=receiver.url,
+        max_queue_size=20,
+        max_export_batch_size=5,
+        export_interval=0.01,
+        make_global=False,
+    )
+    try:
+        started = time.perf_counter()
+        with caplog.at_level(logging.WARNING, logger="passhat"):
+            for index in range(100):
+                with instance.ticket(f"T-{index}", task_type="refund"):
+                    pass
+            time.sleep(0.3)
+        elapsed = time.perf_counter() - started
+        assert elapsed < 2.0
+        stats = instance.stats()
+        assert stats is not None
+        assert stats.failing
+        assert stats.queued + stats.dropped == 100
+        assert stats.dropped >= 80
+        failures = [r for r in caplog.records if "cannot export" in r.getMessage()]
+        assert len(failures) == 1, [r.getMessage() for r in caplog.records]
+
+        receiver.start()  # the collector comes back on the same port
+        with caplog.at_level(logging.WARNING, logger="passhat"):
+            assert instance.flush(timeout=10)
+        receiver.wait_for_spans(stats.queued)
+        after = instance.stats()
+        assert after is not None and not after.failing and after.exported == stats.queued
+        assert any("resumed" in r.getMessage() for r in caplog.records)
+    finally:
+        instance.shutdown()
+
+
+def test_a_refusing_collector_keeps_spans_queued_until_it_accepts(receiver: OtlpReceiver) -> None:
+    receiver.status = 503
+    instance = passhat.configure(endpoint=receiver.url, export_interval=0.01, make_global=False)
+    try:
+        with instance.ticket("T-1", task_type="refund"):
+            pass
+        assert not instance.flush(timeout=1)
+        receiver.status = 200
+        assert instance.flush(timeout=10)
+        (span,) = receiver.wait_for_spans(1)
+        assert span.attributes["passhat.ticket.id"] == "T-1"
+    finally:
+        instance.shutdown()
+
+
+def test_shutdown_flushes_what_is_queued(receiver: OtlpReceiver) -> None:
+    instance = passhat.configure(endpoint=receiver.url, export_interval=60, make_global=False)
+    with instance.ticket("T-1", task_type="refund"):
+        pass
+    instance.shutdown()
+    assert [span.name for span in receiver.spans] == ["invoke_agent"]
+
+
+def test_a_forked_child_exports_its_own_spans(receiver: OtlpReceiver) -> None:
+    instance = passhat.configure(endpoint=receiver.url, export_interval=0.05, make_global=False)
+    try:
+        with instance.ticket("T-parent", task_type="refund"):
+            pass
+        with instance.ticket("T-parent-queued", task_type="refund"):
+            pass  # still queued at the fork: only the parent may export it
+        pid = os.fork()
+        if pid == 0:  # the child: trace one ticket; its own export worker must deliver it without a flush
+            ok = False
+            try:
+                with instance.ticket("T-child", task_type="refund"):
+                    pass
+                deadline = time.monotonic() + 10
+                while not ok and time.monotonic() < deadline:
+                    stats = instance.stats()
+                    ok = stats is not None and stats.exported == 1
+                    time.sleep(0.02)
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert instance.flush(timeout=10)
+        spans = receiver.wait_for_spans(3)
+        assert sorted(str(s.attributes["passhat.ticket.id"]) for s in spans) == [
+            "T-child",
+            "T-parent",
+            "T-parent-queued",
+        ]
+    finally:
+        instance.shutdown()

@@ -1,0 +1,118 @@
+"""Nothing matching a redaction pattern leaves the process: checked on the exported bytes."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import passhat
+from passhat.testing import OtlpReceiver
+
+SECRETS = {
+    "email": "jane.doe@example.com",
+    "card": "4111 1111 1111 1111",
+    "iban": "GB82 WEST 1234 5698 7654 32",
+    "ssn": "123-45-6789",
+    "phone": "+1 (415) 555-0132",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mail jane.doe@example.com", "mail [REDACTED:email]"),
+        ("card 4111-1111-1111-1111", "card [REDACTED:card]"),
+        ("not a card 4111111111111112", "not a card 4111111111111112"),
+        ("iban GB82WEST12345698765432", "iban [REDACTED:iban]"),
+        ("bad iban GB00WEST12345698765432", "bad iban GB00WEST12345698765432"),
+        ("ssn 123-45-6789", "ssn [REDACTED:ssn]"),
+        ("call 415.555.0132 or +44 20 7946 0958", "call [REDACTED:phone] or [REDACTED:phone]"),
+        ("shipped 2024-01-15 10:30, order ORD-1001-2002", "shipped 2024-01-15 10:30, order ORD-1001-2002"),
+    ],
+)
+def test_builtin_patterns(text: str, expected: str) -> None:
+    assert passhat.Redactor().text(text) == expected
+
+
+def test_user_patterns_and_callback_run_after_the_builtins() -> None:
+    redactor = passhat.Redactor.build(patterns=[r"ACME-\d+"], callback=lambda s: s.replace("Jane", "[name]"))
+    assert redactor.text("Jane, ACME-42, jane@acme.io") == "[name], [REDACTED], [REDACTED:email]"
+
+
+def test_the_exported_bytes_contain_none_of_the_planted_secrets(receiver: OtlpReceiver) -> None:
+    instance = passhat.configure(
+        endpoint=receiver.url,
+        capture_content=True,
+        redact_patterns=[r"VIP-\d{4}"],
+        export_interval=0.05,
+        make_global=False,
+    )
+    planted = " ".join(SECRETS.values()) + " VIP-1234"
+
+    @passhat.tool
+    def update_customer(note: str) -> dict[str, str]:
+        return {"note": note}
+
+    from passhat._runtime import set_current
+
+    previous = set_current(instance)
+    try:
+        with (
+            pytest.raises(RuntimeError),
+            instance.ticket("T-1", task_type="refund", intent={"contact": planted}) as t,
+        ):
+            t.customer_says(planted)
+            t.agent_says(planted)
+            update_customer(planted)
+            instance.record_write("customers", {"id": 1}, before={"note": "old"}, after={"note": planted})
+            raise RuntimeError(planted)
+    finally:
+        set_current(previous)
+    assert instance.flush(timeout=10)
+    receiver.wait_for_spans(2)
+    instance.shutdown()
+    wire = b"".join(gzip.decompress(request.body) for request in receiver.requests)
+    assert b"[REDACTED:email]" in wire
+    for secret in [*SECRETS.values(), "VIP-1234"]:
+        assert secret.encode() not in wire, secret
+    assert b"4111111111111111" not in wire
+
+
+def test_a_failing_callback_withholds_the_value_instead_of_crashing_the_agent() -> None:
+    def broken(text: str) -> str:
+        raise RuntimeError("bug in the hook")
+
+    redactor = passhat.Redactor.build(callback=broken)
+    assert redactor.text("anything at all") == "[REDACTED:callback_error]"
+
+
+def _luhn_complete(prefix: str) -> str:
+    """``prefix`` plus the check digit that makes it pass the Luhn test."""
+    for digit in "0123456789":
+        candidate = prefix + digit
+        total = 0
+        for index, char in enumerate(reversed(candidate)):
+            value = int(char) * (2 if index % 2 else 1)
+            total += value - 9 if value > 9 else value
+        if total % 10 == 0:
+            return candidate
+    raise AssertionError("unreachable: one check digit always fits")
+
+
+@given(st.text(alphabet="0123456789", min_size=14, max_size=14), st.sampled_from(["", " ", "-"]))
+def test_any_luhn_valid_card_number_is_redacted_whatever_its_separators(prefix: str, separator: str) -> None:
+    number = _luhn_complete("4" + prefix)
+    written = separator.join(number[i : i + 4] for i in range(0, 16, 4))
+    assert passhat.Redactor().text(f"pay with {written} today") == "pay with [REDACTED:card] today"
+
+
+@given(
+    st.from_regex(r"[a-z][a-z0-9._]{0,15}", fullmatch=True),
+    st.from_regex(r"[a-z][a-z0-9-]{0,10}\.(com|org|io|co\.uk)", fullmatch=True),
+)
+def test_any_email_address_is_redacted(local: str, domain: str) -> None:
+    redacted = passhat.Redactor().text(f"write to {local}@{domain} please")
+    assert redacted == "write to [REDACTED:email] please"

@@ -1,0 +1,36 @@
+"""Every ```python snippet in docs/ runs: a page's blocks in order, in one namespace, in a temporary folder."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
+FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def pages_with_snippets() -> list[pathlib.Path]:
+    return sorted(p for p in DOCS.glob("*.md") if FENCE.search(p.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("page", pages_with_snippets(), ids=lambda p: p.name)
+def test_snippets_run(page: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    for number, block in enumerate(FENCE.findall(page.read_text(encoding="utf-8")), start=1):
+        code = compile(block, f"{page.name} [python block {number}]", "exec")
+        exec(code, namespace)
+
+
+def test_docs_pages_link_to_each_other() -> None:
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    for page in DOCS.glob("*.md"):
+        if page.name != "index.md":
+            assert f"({page.name})" in index, f"docs/index.md does not link {page.name}"
+
+
+def test_snippet_fence_is_found() -> None:
+    assert FENCE.search("```python\nx = 1\n```\n")
+    assert not FENCE.search("```text\nx = 1\n```\n")
