@@ -76,9 +76,7 @@ def agent_trace(n: int, start_ns: int) -> list[NormalizedSpan]:
             scope_name="passhat",
             attributes=attributes,
             resource_attributes={"service.name": "shop-agent", "deployment.environment": "prod"},
-            events=[
-                SpanEvent("passhat.customer_message", start_ns + 1, {"passhat.message.content": "refund?"})
-            ],
+            events=[SpanEvent("passhat.customer_message", start_ns + 1, {"passhat.message.content": "refund?"})],
             ticket=TicketRow(
                 ticket_id=ticket_id,
                 trace_id=trace_id,
@@ -133,8 +131,7 @@ def agent_trace(n: int, start_ns: int) -> list[NormalizedSpan]:
                     "passhat.tool.outcome": "ok",
                 },
                 events=[
-                    SpanEvent("passhat.state_write", w.time_ns, {"passhat.state_write.table": "orders"})
-                    for w in writes
+                    SpanEvent("passhat.state_write", w.time_ns, {"passhat.state_write.table": "orders"}) for w in writes
                 ],
                 tool_call=ToolCallRow(
                     trace_id=trace_id,
@@ -161,9 +158,7 @@ def make_batches(count: int, tickets_per_batch: int) -> list[list[NormalizedSpan
     ]
 
 
-def run_variant(
-    store: ClickHouseStore, variant: str, batches: list[list[NormalizedSpan]]
-) -> dict[str, float]:
+def run_variant(store: ClickHouseStore, variant: str, batches: list[list[NormalizedSpan]]) -> dict[str, float]:
     """Write the batches back to back; return spans/s and the zero-loss counts."""
     project = "bench"
     store.ensure_project(project)
@@ -246,10 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     medians = {v: statistics.median(r) for v, r in rates.items()}
     spans_per_batch = args.tickets_per_batch * (1 + TOOLS_PER_TICKET)
-    print(
-        f"\nembedded ClickHouse (chdb), {spans_per_batch} spans per write_batches call,"
-        f" medians of {args.rounds}:"
-    )
+    print(f"\nembedded ClickHouse (chdb), {spans_per_batch} spans per write_batches call, medians of {args.rounds}:")
     for variant in variants:
         ratio = medians[variant] / medians["store"]
         print(f"  {variant:<15} {medians[variant]:>9.0f} spans/s   x{ratio:.2f} vs store")

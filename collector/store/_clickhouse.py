@@ -107,9 +107,7 @@ class ClickHouseStore(Store):
     def _apply_retention(self) -> None:
         """Bring each table's TTL to the configured retention (only the tables whose TTL differs)."""
         engines = dict(
-            self._conn.query(
-                "SELECT name, engine_full FROM system.tables WHERE database = %(db)s", {"db": self._db}
-            )
+            self._conn.query("SELECT name, engine_full FROM system.tables WHERE database = %(db)s", {"db": self._db})
         )
         for table, column, field_name in TTL_COLUMNS:
             days = getattr(self.target.retention, field_name)
@@ -184,8 +182,7 @@ class ClickHouseStore(Store):
 
     def _keys(self, where: str, params: dict[str, Any]) -> list[tuple[ApiKey, int]]:
         rows = self._conn.query(
-            f"SELECT {API_KEY_SELECT}, version FROM {self._db}.api_keys FINAL {where}"
-            " ORDER BY created_at, prefix",
+            f"SELECT {API_KEY_SELECT}, version FROM {self._db}.api_keys FINAL {where} ORDER BY created_at, prefix",
             params,
         )
         return [(api_key_from_row(r[:-1]), int(r[-1])) for r in rows]
@@ -249,9 +246,7 @@ class ClickHouseStore(Store):
             offset=offset,
         )
 
-    def get_ticket(
-        self, project: str, ticket_id: str, *, source: Source | None = None
-    ) -> TicketDetail | None:
+    def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
         return self._spans.ticket(project, ticket_id, source)
 
     def traffic(
@@ -262,8 +257,7 @@ class ClickHouseStore(Store):
     # --- replay runs and trials ----------------------------------------------------------------------------
     def _run(self, project: str, run_id: str) -> tuple[ReplayRun, int] | None:
         rows = self._conn.query(
-            f"SELECT {RUN_SELECT}, version FROM {self._db}.replay_runs FINAL"
-            " WHERE project = %(p)s AND run_id = %(r)s",
+            f"SELECT {RUN_SELECT}, version FROM {self._db}.replay_runs FINAL WHERE project = %(p)s AND run_id = %(r)s",
             {"p": project, "r": run_id},
         )
         return (run_from_row(rows[0][:-1]), int(rows[0][-1])) if rows else None
@@ -294,8 +288,7 @@ class ClickHouseStore(Store):
             known = {
                 r[0]
                 for r in self._conn.query(
-                    f"SELECT DISTINCT run_id FROM {self._db}.replay_runs"
-                    " WHERE project = %(p)s AND run_id IN %(r)s",
+                    f"SELECT DISTINCT run_id FROM {self._db}.replay_runs WHERE project = %(p)s AND run_id IN %(r)s",
                     {"p": project, "r": run_ids},
                 )
             }

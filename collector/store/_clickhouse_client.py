@@ -47,9 +47,7 @@ class ClickHouseTarget:
         return urlunsplit((parts.scheme, netloc, parts.path, "", "")) + f" (database {self.database})"
 
 
-def parse_url(
-    url: str, *, database: str | None = None, retention: Retention | None = None
-) -> ClickHouseTarget:
+def parse_url(url: str, *, database: str | None = None, retention: Retention | None = None) -> ClickHouseTarget:
     """Split a store URL into the clickhouse-connect DSN and the store options; ValueError when malformed."""
     parts = urlsplit(url)
     scheme = _SCHEMES.get(parts.scheme.lower())
@@ -66,28 +64,20 @@ def parse_url(
             try:
                 days = int(raw)
             except ValueError:
-                raise ValueError(
-                    f"{field.name.replace('_days', '_ttl_days')} must be a number of days"
-                ) from None
+                raise ValueError(f"{field.name.replace('_days', '_ttl_days')} must be a number of days") from None
             ttl[field.name] = days or None
     resolved = retention or Retention()
     if ttl:
-        resolved = Retention(
-            **{f.name: ttl.get(f.name, getattr(resolved, f.name)) for f in fields(Retention)}
-        )
+        resolved = Retention(**{f.name: ttl.get(f.name, getattr(resolved, f.name)) for f in fields(Retention)})
     query = urlencode(options)
     if scheme == "chdb":
         if parts.netloc not in ("", "memory"):
-            raise ValueError(
-                f"the embedded engine needs an absolute data path: chdb:///abs/path, not {url!r}"
-            )
+            raise ValueError(f"the embedded engine needs an absolute data path: chdb:///abs/path, not {url!r}")
         path = parts.path if parts.netloc == "" else ""
         if path in ("", "/"):
             raise ValueError(f"no data path in {url!r}: use chdb:///abs/path/to/data")
         dsn = urlunsplit(("chdb", "", path, query, ""))
-        return ClickHouseTarget(
-            dsn, check_database_name(db or DEFAULT_DATABASE), resolved, durable, True, path
-        )
+        return ClickHouseTarget(dsn, check_database_name(db or DEFAULT_DATABASE), resolved, durable, True, path)
     if not parts.hostname:
         raise ValueError(f"no host in {url!r}")
     path_db = parts.path.strip("/")

@@ -348,9 +348,7 @@ def state_from_row(row: Sequence[Any]) -> StateWriteRow:
 
 # --- administrative rows -----------------------------------------------------------------------------------
 API_KEY_COLUMNS = ("prefix", "project", "key_hash", "created_at", "label", "revoked_at", "version")
-API_KEY_SELECT = ", ".join(
-    micros_col(c) if c in ("created_at", "revoked_at") else c for c in API_KEY_COLUMNS[:-1]
-)
+API_KEY_SELECT = ", ".join(micros_col(c) if c in ("created_at", "revoked_at") else c for c in API_KEY_COLUMNS[:-1])
 
 
 def api_key_row(key: ApiKey, version: int) -> list[Any]:
@@ -360,9 +358,7 @@ def api_key_row(key: ApiKey, version: int) -> list[Any]:
 
 def api_key_from_row(row: Sequence[Any]) -> ApiKey:
     prefix, project, key_hash, created, label, revoked = row
-    return ApiKey(
-        prefix, project, key_hash, cast(dt.datetime, from_micros(created)), label, from_micros(revoked)
-    )
+    return ApiKey(prefix, project, key_hash, cast(dt.datetime, from_micros(created)), label, from_micros(revoked))
 
 
 RUN_COLUMNS = ("project", "run_id", "created_at", "k", "status", "params", "finished_at", "summary", "error")

@@ -52,9 +52,7 @@ class Retention:
         for name in ("spans_days", "tickets_days", "traffic_days", "trials_days", "alerts_days"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
-                raise ValueError(
-                    f"retention {name} must be a whole number of days >= 1 or None, not {value!r}"
-                )
+                raise ValueError(f"retention {name} must be a whole number of days >= 1 or None, not {value!r}")
 
 
 #: (table, time column, Retention field): the TTL of each table that has one.
@@ -278,9 +276,7 @@ class Migration:
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(
-        1, "projects, keys, spans, tickets, tool calls, state writes, traffic view, runs, trials, alerts"
-    ),
+    Migration(1, "projects, keys, spans, tickets, tool calls, state writes, traffic view, runs, trials, alerts"),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
@@ -295,8 +291,4 @@ def migrations_table_ddl(db: str) -> str:
 
 def server_config_xml() -> str:
     """The shipped ClickHouse server config (a `config.d` drop-in) that caps ClickHouse's own log tables."""
-    return (
-        resources.files("passhat.collector.store")
-        .joinpath("clickhouse-server.xml")
-        .read_text(encoding="utf-8")
-    )
+    return resources.files("passhat.collector.store").joinpath("clickhouse-server.xml").read_text(encoding="utf-8")

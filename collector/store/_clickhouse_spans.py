@@ -169,9 +169,7 @@ class SpanTables:
 
     # --- reads ---------------------------------------------------------------------------------------------
     def count(self, project: str) -> int:
-        rows = self._conn.query(
-            f"SELECT count() FROM {self._db}.spans FINAL WHERE project = %(p)s", {"p": project}
-        )
+        rows = self._conn.query(f"SELECT count() FROM {self._db}.spans FINAL WHERE project = %(p)s", {"p": project})
         return int(rows[0][0])
 
     def trace(self, project: str, trace_id: str) -> list[NormalizedSpan]:
@@ -289,9 +287,7 @@ class SpanTables:
             (s.tool_call for s in spans if s.tool_call is not None),
             key=lambda c: (c.start_time_ns, c.span_id),
         )
-        changes = sorted(
-            (w for s in spans for w in s.state_writes), key=lambda w: (w.time_ns, w.span_id, w.seq)
-        )
+        changes = sorted((w for s in spans for w in s.state_writes), key=lambda w: (w.time_ns, w.span_id, w.seq))
         return TicketDetail(
             ticket_id=ticket_id,
             attempts=attempts,

@@ -119,9 +119,7 @@ def test_an_unreachable_server_is_one_clear_error() -> None:
         ClickHouseStore("http://127.0.0.1:9")
 
 
-def test_a_second_embedded_data_path_in_one_process_is_refused(
-    chdb_dir: pathlib.Path, tmp_path: pathlib.Path
-) -> None:
+def test_a_second_embedded_data_path_in_one_process_is_refused(chdb_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
     with (
         open_store(f"chdb://{chdb_dir}?database={_fresh_database()}"),
         pytest.raises(StoreError, match="one data path per process"),
@@ -130,9 +128,7 @@ def test_a_second_embedded_data_path_in_one_process_is_refused(
 
 
 def test_a_newer_schema_is_refused_with_advice(ch_store: ClickHouseStore) -> None:
-    ch_store._conn.insert(
-        MIGRATIONS_TABLE, [[LATEST_VERSION + 1, "from the future"]], ("version", "description")
-    )
+    ch_store._conn.insert(MIGRATIONS_TABLE, [[LATEST_VERSION + 1, "from the future"]], ("version", "description"))
     with pytest.raises(StoreError, match="upgrade passhat"):
         ch_store.migrate()
 
@@ -159,9 +155,7 @@ def test_the_span_table_is_keyed_by_project_day_and_trace_hash_and_sampled_by_it
     assert tables["spans"][:2] == ("project, day, trace_hash, trace_id, span_id", "trace_hash")
     assert tables["tickets"][:2] == ("project, ticket_hash, trace_id, ticket_id, version", "ticket_hash")
     assert tables["traffic_daily"][2] == "SummingMergeTree"
-    assert {"projects", "api_keys", "spans", "tickets", "tool_calls", "state_writes", "traffic_daily"} <= set(
-        tables
-    )
+    assert {"projects", "api_keys", "spans", "tickets", "tool_calls", "state_writes", "traffic_daily"} <= set(tables)
     assert {"replay_runs", "trials", "alert_events", "traffic_daily_mv"} <= set(tables)
 
 
@@ -181,8 +175,7 @@ def test_sampling_keeps_whole_traces_by_the_shared_hash(ch_store: ClickHouseStor
 def test_clickhouse_computes_the_same_ticket_hash_as_python(ch_store: ClickHouseStore) -> None:
     ids = ["T-1", "ticket-ü-42", "", "x" * 300]
     rows = ch_store._conn.query(
-        "SELECT reinterpretAsUInt64(reverse(substring(SHA256(t), 1, 8)))"
-        " FROM (SELECT arrayJoin(%(ids)s) AS t)",
+        "SELECT reinterpretAsUInt64(reverse(substring(SHA256(t), 1, 8))) FROM (SELECT arrayJoin(%(ids)s) AS t)",
         {"ids": ids},
     )
     assert [r[0] for r in rows] == [ticket_hash(t) for t in ids]
@@ -391,14 +384,3 @@ def test_the_collector_ingests_otlp_over_http_into_embedded_clickhouse(ch_store:
         assert len(detail["state_writes"]) == 24
         traffic = client.get("/api/traffic", params={"days": 1}).json()["traffic"]
         assert [(t["task_type"], t["tickets"]) for t in traffic] == [("refund", 1)]
-
-
-# --- docs ------------------------------------------------------------------------------------------------
-@pytest.mark.slow
-def test_the_python_snippets_in_the_docs_run() -> None:
-    """Each runs in a fresh process: a snippet opens its own chdb data path."""
-    text = (HERE.parent.parent / "docs" / "clickhouse.md").read_text(encoding="utf-8")
-    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
-    assert blocks
-    for block in blocks:
-        subprocess.run([sys.executable, "-c", block], check=True, capture_output=True, text=True)
