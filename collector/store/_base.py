@@ -247,6 +247,9 @@ class TrialRow:
     verdict: dict[str, Any] | None = None  # the check Verdict as JSON
     simulator_error: str | None = None
     infra_error: str | None = None
+    # The rest of the trial record, as JSON: backend changes, final response, tool calls, transcript, usage,
+    # the agent's label and any injected failure (schema version 2).
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

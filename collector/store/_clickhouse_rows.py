@@ -411,6 +411,7 @@ TRIAL_FIELDS = (
     "verdict",
     "simulator_error",
     "infra_error",
+    "details",
 )
 TRIAL_SELECT = ", ".join(micros_col(c) if c == "started_at" else c for c in TRIAL_FIELDS)
 
@@ -419,6 +420,7 @@ def trial_row(project: str, trial: TrialRow) -> list[Any]:
     values = {name: getattr(trial, name) for name in TRIAL_FIELDS}
     values["started_at"] = to_utc(trial.started_at)
     values["verdict"] = dump_opt(trial.verdict)
+    values["details"] = dump_opt(trial.details or None)
     return [project, *values.values()]
 
 
@@ -426,6 +428,7 @@ def trial_from_row(row: Sequence[Any]) -> TrialRow:
     values = dict(zip(TRIAL_FIELDS, row, strict=True))
     values["started_at"] = from_micros(values["started_at"])
     values["verdict"] = load_opt(values["verdict"])
+    values["details"] = load_opt(values["details"]) or {}
     values["passed"] = bool(values["passed"])
     return TrialRow(**values)
 

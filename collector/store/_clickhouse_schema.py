@@ -272,11 +272,14 @@ class Migration:
     def statements(self, db: str, retention: Retention, durable: bool) -> list[str]:
         if self.version == 1:
             return _migration_1(db, retention, durable)
+        if self.version == 2:
+            return [f"ALTER TABLE {db}.trials ADD COLUMN IF NOT EXISTS details Nullable(String) CODEC(ZSTD(3))"]
         raise AssertionError(f"no statements for schema version {self.version}")
 
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, spans, tickets, tool calls, state writes, traffic view, runs, trials, alerts"),
+    Migration(2, "trials: the trial record's details (changes, final response, tool calls, transcript)"),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -254,6 +254,7 @@ def trial_to_row(project: str, trial: TrialRow) -> dict[str, Any]:
         "verdict": None if trial.verdict is None else dumps(trial.verdict),
         "simulator_error": trial.simulator_error,
         "infra_error": trial.infra_error,
+        "details": dumps(trial.details) if trial.details else None,
     }
 
 
@@ -274,6 +275,7 @@ def trial_from_row(row: Any) -> TrialRow:
         verdict=_loads(row.verdict),
         simulator_error=row.simulator_error,
         infra_error=row.infra_error,
+        details=_loads(row.details) or {},
     )
 
 

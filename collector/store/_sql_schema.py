@@ -190,5 +190,17 @@ def _migrate_v1(conn: sa.Connection) -> None:
     _v1.create_all(conn)
 
 
+# --- version 2: the trial record's details (changes, final response, tool calls, transcript, usage) -------
+trial_details = sa.Column("details", sa.Text)
+
+
+def _migrate_v2(conn: sa.Connection) -> None:
+    columns = {column["name"] for column in sa.inspect(conn).get_columns("trials")}
+    if "details" not in columns:
+        conn.execute(sa.text("ALTER TABLE trials ADD COLUMN details TEXT"))
+
+
+trials.append_column(trial_details)
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
-MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1]
+MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2]

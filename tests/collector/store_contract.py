@@ -526,4 +526,10 @@ def _trial(run_id: str, ticket_id: str, attempt: int, *, passed: bool = True) ->
         failure_label=None if passed else "wrong_entity",
         failure_evidence=None if passed else "refunded order O-2, not O-1",
         verdict={"passed": passed, "check": "refund", "diagnostics": [], "children": []},
+        details={
+            "changes": [
+                {"table": "orders", "key": {"id": "O-1"}, "op": "update", "before": {"s": "a"}, "after": {"s": "b"}}
+            ],
+            "final_response": "Your refund of $45.50 is on its way.",
+        },
     )

@@ -50,18 +50,21 @@ def test_a_newer_schema_is_refused_with_advice(sql_store: Store, sqlite_url: str
         open_store(sqlite_url)
 
 
+from passhat.collector.store._sql_schema import MIGRATIONS  # noqa: E402
+
+
 def test_data_survives_reopening(sqlite_url: str) -> None:
     with open_store(sqlite_url) as store:
         store.ensure_project("shop")
         store.write_batch("shop", [ticket_span("T-1")])
     with open_store(sqlite_url) as store:
         assert store.count_spans("shop") == 1
-        assert store.schema_version() == 1
+        assert store.schema_version() == len(MIGRATIONS)
 
 
 def test_missing_directories_are_created(tmp_path: pathlib.Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'a' / 'b' / 'x.db'}") as store:
-        assert store.schema_version() == 1
+        assert store.schema_version() == len(MIGRATIONS)
 
 
 @pytest.mark.parametrize("url", ["not a url", "nosuchdriver://x/y"])
@@ -78,3 +81,40 @@ def test_query_bounds_beyond_bigint_are_clamped(sql_store: Store) -> None:
     assert len(sql_store.list_tickets("shop", max_hash=2**64)) == 1
     assert len(sql_store.list_tickets("shop", max_hash=2**80)) == 1
     assert sql_store.list_tickets("shop", max_hash=-5) == []
+
+
+def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> None:
+    import datetime as dt
+
+    import sqlalchemy as sa
+
+    from passhat.collector.store import ReplayRun, TrialRow
+    from passhat.collector.store._sql_schema import MIGRATIONS, schema_versions
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # a database as version 1 left it: trials without the details column
+        conn.execute(
+            sa.text(
+                "CREATE TABLE trials (project VARCHAR(200), run_id VARCHAR(200), ticket_id VARCHAR(400), "
+                "attempt INTEGER, task_type VARCHAR(200) NOT NULL, passed BOOLEAN NOT NULL, "
+                "termination_reason VARCHAR(32) NOT NULL, started_at_us BIGINT NOT NULL, duration_s FLOAT NOT NULL,"
+                " domain TEXT, trace_id VARCHAR(32), failure_label TEXT, failure_evidence TEXT, verdict TEXT, "
+                "simulator_error TEXT, infra_error TEXT, PRIMARY KEY (project, run_id, ticket_id, attempt))"
+            )
+        )
+        MIGRATIONS[0](conn)
+        schema_versions.create(conn, checkfirst=True)
+        conn.execute(schema_versions.insert().values(version=1, applied_at_us=0))
+    engine.dispose()
+    store = SqlStore(url)
+    try:
+        assert store.migrate() == len(MIGRATIONS)
+        store.ensure_project("shop")
+        now = dt.datetime.now(dt.UTC)
+        store.create_replay_run("shop", ReplayRun(run_id="r", created_at=now, k=1))
+        trial = TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5, details={"final_response": "ok"})
+        store.add_trials("shop", [trial])
+        assert store.list_trials("shop", "r")[0].details == {"final_response": "ok"}
+    finally:
+        store.close()
