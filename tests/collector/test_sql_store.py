@@ -11,6 +11,7 @@ from store_contract import StoreContract, ticket_span, tool_span
 
 from passhat.collector.store import Store, StoreError, open_store
 from passhat.collector.store._sql import SqlStore
+from passhat.collector.store._sql_schema import MIGRATIONS
 
 
 class TestSqlStore(StoreContract):
@@ -50,9 +51,6 @@ def test_a_newer_schema_is_refused_with_advice(sql_store: Store, sqlite_url: str
         open_store(sqlite_url)
 
 
-from passhat.collector.store._sql_schema import MIGRATIONS  # noqa: E402
-
-
 def test_data_survives_reopening(sqlite_url: str) -> None:
     with open_store(sqlite_url) as store:
         store.ensure_project("shop")
@@ -89,7 +87,7 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
     import sqlalchemy as sa
 
     from passhat.collector.store import ReplayRun, TrialRow
-    from passhat.collector.store._sql_schema import MIGRATIONS, schema_versions
+    from passhat.collector.store._sql_schema import schema_versions
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     engine = sa.create_engine(url)
