@@ -1,78 +1,75 @@
-"""`passhat demo`: the statistics on the seed's published figures, written as a small HTML and JSON summary.
-
-This is the offline demo until the end-to-end loop (collector, sandbox replay, report) is wired in: it fits the
-mixture to the paper's three points, draws pass@k and pass^k for k = 1..50, and runs the calculator.
-"""
+"""`passhat demo`: the whole loop, offline, with Rich progress bars and a summary at the end."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from passhat.collector._console import console, fail, pct
-from passhat.collector._demo_page import render_demo_page
-from passhat.collector.reliability import AggregatePoint, calculate, fit_mixture_to_points, mixture_curve
-
-SEED_POINTS = ("pass@1=0.654", "pass@20=0.911", "pass^20=0.253")
-SEED_TICKETS_PER_DAY = 2000.0
-SEED_NOTICED_SHARE = 0.3
-SEED_K = 20
-
-
-def build_demo_summary() -> dict[str, object]:
-    """The demo's JSON summary: fitted mixture, curves for k = 1..50, calculator at the seed's numbers."""
-    points = [AggregatePoint.parse(p) for p in SEED_POINTS]
-    fit = fit_mixture_to_points(points, components=3)
-    curve = mixture_curve(fit.mixture, 50).to_dict()
-    return {
-        "source": "published aggregate figures (the seed write-up), not a passhat measurement",
-        "points": {p.label: p.value for p in points},
-        "mixture": {
-            "components": [c.to_dict() for c in fit.mixture.components],
-            "max_abs_error": fit.max_abs_error,
-            "anchors": list(fit.anchors),
-        },
-        "curve": {key: curve[key] for key in ("k", "pass_at_k", "pass_hat_k")},
-        "calculator": {
-            "homogeneous": calculate(
-                success_rate=0.654, k=SEED_K, tickets_per_day=SEED_TICKETS_PER_DAY, noticed_share=SEED_NOTICED_SHARE
-            ).to_dict(),
-            "mixture": calculate(
-                mixture=fit.mixture, k=SEED_K, tickets_per_day=SEED_TICKETS_PER_DAY, noticed_share=SEED_NOTICED_SHARE
-            ).to_dict(),
-        },
-    }
 
 
 def demo(
-    out: Annotated[Path, typer.Option(help="Folder for the demo's HTML and JSON.")] = Path("passhat-demo"),
+    out: Annotated[Path, typer.Option(help="Folder for the store, the weekly reports and summary.json.")] = Path(
+        "passhat-demo"
+    ),
+    tickets_per_week: Annotated[int, typer.Option(min=10, help="Production tickets per simulated week.")] = 2000,
+    k: Annotated[int, typer.Option("--k", min=1, help="Trials per sampled ticket.")] = 20,
+    tickets_per_task_type: Annotated[int, typer.Option(min=1, help="Tickets sampled per task type.")] = 8,
 ) -> None:
-    """Run passhat's offline demo and write its summary into --out."""
+    """Run the whole loop offline: simulated production traffic, replay with k trials, reports, an alert."""
+    from passhat.collector.demo import DemoSettings, DemoSteps, run_demo_sync
+
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         fail(f"cannot create the output folder {out}: {exc.strerror}")
-    summary = build_demo_summary()
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out / "summary.html").write_text(render_demo_page(summary), encoding="utf-8")
-    mixture = summary["mixture"]
-    assert isinstance(mixture, dict)
-    table = Table(title="The seed's three points, fitted by a three-component mixture")
-    table.add_column("share of task types", justify="right")
-    table.add_column("per-attempt success", justify="right")
-    for comp in mixture["components"]:
-        table.add_row(pct(comp["weight"]), pct(comp["p"]))
-    console.print(table)
-    calc = summary["calculator"]
-    assert isinstance(calc, dict)
-    mixed = calc["mixture"]
+    settings = DemoSettings(tickets_per_week=tickets_per_week, k=k, tickets_per_task_type=tickets_per_task_type)
     console.print(
-        f"At 2,000 tickets a day: pass@1 {pct(mixed['pass_at_1'])}, pass@20 {pct(mixed['pass_at_k'])}, "
-        f"pass^20 {pct(mixed['pass_hat_k'])}; {mixed['failed_tickets_per_day']:,.0f} failed tickets a day, "
-        f"{mixed['noticed_failures_per_day']:,.0f} noticed."
+        "[bold]passhat demo[/]: the whole loop, offline. The agent is a [bold yellow]simulation[/] "
+        "(the ReferenceAgent), its per-ticket success drawn from the mixture fitted to the seed's figures "
+        "(pass@1 65.4%, pass@20 91.1%, pass^20 25.3%)."
     )
-    console.print(f"Wrote {out / 'summary.html'} and {out / 'summary.json'}")
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+
+        class Steps(DemoSteps):
+            def start(self, name: str, total: int) -> Callable[[int, int], None]:
+                task = progress.add_task(name, total=total)
+
+                def update(done: int, total: int) -> None:
+                    progress.update(task, completed=done, total=total)
+
+                return update
+
+            def note(self, text: str) -> None:
+                progress.console.print(text)
+
+        outcome = run_demo_sync(out, settings, Steps())
+    table = Table(title="Two simulated weeks (figures from a simulated agent)")
+    for column in ("week", "tickets", "sampled", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} (traffic)", "alerts"):
+        table.add_column(column, justify="left" if column in ("week", "alerts") else "right")
+    for week in outcome.weeks:
+        data = week.result.report.to_json()
+        alerts = week.result.alerts.evaluation.notices if week.result.alerts else []
+        table.add_row(
+            week.period.name,
+            f"{week.production_tickets:,}",
+            str(data["unweighted"]["tickets"]),
+            pct(data["unweighted"]["pass_at_1"]),
+            pct(data["unweighted"]["pass_at_k"]),
+            pct(data["unweighted"]["pass_hat_k"]),
+            pct(data["overall"]["pass_hat_k"]),
+            ", ".join(f"{n.kind}: {n.title}" for n in alerts) or "-",
+        )
+    console.print(table)
+    for alert in outcome.alerts_received:
+        console.print(f"webhook received: {alert.get('text', alert)}")
+    last = outcome.weeks[-1].result.report_paths.get("html")
+    console.print(f"Reports: {out / 'reports'} (latest: {last}); summary: {out / 'summary.json'}")
+    console.print(f"Finished in {outcome.seconds:.0f} s.")

@@ -145,8 +145,15 @@ async def run_trial(
     customer_factory: CustomerFactory = ScriptedCustomer.for_trial,
     config: RunConfig | None = None,
     runtime: passhat.Passhat | None = None,
+    ticket_id: str | None = None,
+    production: bool = False,
 ) -> TrialResult:
-    """Run one trial end to end: fresh database copy and tool server, conversation, grading, trace."""
+    """Run one trial end to end: fresh database copy and tool server, conversation, grading, trace.
+
+    ``production=True`` traces the run as a production ticket called ``ticket_id`` (how the demo simulates a
+    deployed agent's traffic): no replay attributes and no evaluation event, only what an instrumented agent
+    would emit, including its state writes with their before-images.
+    """
     config = config or RunConfig()
     runtime = runtime or _local_runtime()
     domain = sandbox.domain
@@ -157,15 +164,15 @@ async def run_trial(
     context = TrialContext(domain, scenario, attempt, config.run_id, runtime.tracer)
     agent = agent_factory(context)
     customer = customer_factory(context)
+    replay: dict[str, Any] = {} if production else {"replay_run_id": config.run_id, "trial_attempt": attempt}
     ticket = runtime.ticket(
-        f"{scenario.scenario_id}#{attempt}",
+        ticket_id or f"{scenario.scenario_id}#{attempt}",
         task_type=scenario.task_type,
         intent=dict(scenario.intent),
-        source="sandbox",
+        source="production" if production else "sandbox",
         domain=domain.name,
         agent_name=str(getattr(agent, "label", type(agent).__name__)),
-        replay_run_id=config.run_id,
-        trial_attempt=attempt,
+        **replay,
     )
     infra_error: str | None = None
     simulator_error: str | None = None
@@ -213,7 +220,7 @@ async def run_trial(
             expected_write_tables=set(scenario.expected_write_tables),
         )
         signature = classify_failure(record)
-        _record_outcome(runtime, ticket, record, signature, diff)
+        _record_outcome(runtime, ticket, record, signature, diff, production=production)
         overhead += time.perf_counter() - grading_started
     close_started = time.perf_counter()
     database.close()
@@ -252,9 +259,14 @@ def _record_outcome(
     record: TrialRecord,
     signature: FailureSignature | None,
     diff: Any,
+    *,
+    production: bool = False,
 ) -> None:
     for change in diff.changes:
         runtime.record_write(change.table, change.key, before=change.before, after=change.after, op=change.op)
+    if production:
+        ticket.resolve("resolved" if record.termination_reason in ("customer_stop", "agent_stop") else "abandoned")
+        return
     ticket.span.add_event(
         "gen_ai.evaluation.result",
         {

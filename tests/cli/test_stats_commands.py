@@ -120,16 +120,6 @@ def test_missing_trials_file(tmp_path: pathlib.Path) -> None:
     assert result.exit_code == 2 and "no such file" in result.stderr
 
 
-def test_demo_writes_html_and_json(tmp_path: pathlib.Path) -> None:
-    result = runner.invoke(app, ["demo", "--out", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert len(summary["curve"]["k"]) == 50
-    assert summary["calculator"]["mixture"]["pass_hat_k"] == pytest.approx(0.253, abs=1e-6)
-    html = (tmp_path / "out" / "summary.html").read_text()
-    assert "<svg" in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
-
-
 def test_console_script_reports_errors_without_a_traceback() -> None:
     script = shutil.which("passhat", path=str(pathlib.Path(sys.executable).parent))
     assert script is not None

@@ -31,12 +31,6 @@ BACKENDS = ["chdb", "http", "server"]
 
 
 @pytest.fixture(scope="session")
-def chdb_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
-    """The one embedded-engine data path of this test process (chdb hosts one path per process)."""
-    return tmp_path_factory.mktemp("chdb")
-
-
-@pytest.fixture(scope="session")
 def http_front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A ClickHouse HTTP endpoint: the test front over chdb, in its own process, on a free loopback port."""
     data = tmp_path_factory.mktemp("front")

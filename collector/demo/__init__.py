@@ -1,0 +1,18 @@
+"""The offline end-to-end demo: simulated production traffic, replay, report and an alert."""
+
+from passhat.collector.demo._demo import DemoOutcome, DemoSettings, DemoSteps, demo_summary, run_demo, run_demo_sync
+from passhat.collector.demo._traffic import Arrival, TrafficPlan, plan_arrivals, serve_traffic, skewed_weights
+
+__all__ = [
+    "Arrival",
+    "DemoOutcome",
+    "DemoSettings",
+    "DemoSteps",
+    "TrafficPlan",
+    "demo_summary",
+    "plan_arrivals",
+    "run_demo",
+    "run_demo_sync",
+    "serve_traffic",
+    "skewed_weights",
+]

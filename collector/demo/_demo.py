@@ -1,0 +1,222 @@
+"""`passhat demo`: the whole loop, offline, on the embedded default (SQLite).
+
+A collector starts on a free local port. A simulated production agent (the ReferenceAgent, whose per-ticket
+success rate is drawn from the mixture fitted to the seed's published figures) handles a week of support tickets
+through the SDK, over OTLP/HTTP. The loop samples tickets per task type, replays each as k = 20 sandbox trials,
+grades them, writes the weekly report and evaluates the alert rules. A second week follows in which one task type
+regresses, and the drop alert reaches a local webhook receiver. Every figure comes from a simulated agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import passhat
+from passhat.collector._keys import create_api_key
+from passhat.collector._period import Period, week_of
+from passhat.collector.alerts import AlertRule, RetryPolicy, WebhookChannel
+from passhat.collector.demo._collector_process import collector_process
+from passhat.collector.demo._receiver import WebhookReceiver
+from passhat.collector.demo._traffic import TrafficPlan, plan_arrivals, serve_traffic, simulated_clock, skewed_weights
+from passhat.collector.reliability import AggregatePoint, fit_mixture_to_points
+from passhat.collector.replay import AgentSpec, AlertSetup, PeriodResult, ReplaySettings, SandboxPool, run_period
+from passhat.collector.store import Store, open_store
+from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
+
+SEED_POINTS = ("pass@1=0.654", "pass@20=0.911", "pass^20=0.253")
+AGENT_LABEL = "ReferenceAgent (offline simulation)"
+PROJECT = "demo"
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """The demo's size; the defaults are what `make demo` runs."""
+
+    tickets_per_week: int = 2000
+    k: int = 20
+    tickets_per_task_type: int = 8
+    regressed_task_type: str = "return_delivered_items"
+    regressed_tickets: int = 30
+    regressed_success: float = 0.3
+    alert_confidence: float = 0.99
+    parallel: int = 16
+    seed: int = 0
+    today: dt.date = field(default_factory=lambda: dt.datetime.now(dt.UTC).date())
+
+
+@dataclass
+class WeekOutcome:
+    period: Period
+    production_tickets: int
+    production_failed: int
+    result: PeriodResult
+
+
+@dataclass
+class DemoOutcome:
+    weeks: list[WeekOutcome]
+    alerts_received: list[dict[str, Any]]
+    mixture: list[tuple[float, float]]
+    store_url: str
+    seconds: float
+
+
+class DemoSteps:
+    """Progress hooks the CLI turns into Rich progress bars (no-ops by default)."""
+
+    def start(self, name: str, total: int) -> Callable[[int, int], None]:
+        return lambda done, total: None
+
+    def note(self, text: str) -> None:
+        return None
+
+
+def _seed_mixture() -> list[tuple[float, float]]:
+    fit = fit_mixture_to_points([AggregatePoint.parse(p) for p in SEED_POINTS], components=3)
+    return [(c.weight, c.p) for c in fit.mixture.components]
+
+
+def _wait_for_tickets(store: Store, period: Period, expected: int, timeout: float = 120.0) -> int:
+    """Poll until the collector has stored every production ticket of the week (the SDK exports in batches)."""
+    since = int(period.start_datetime().timestamp() * 1e9)
+    until = int(period.end_datetime().timestamp() * 1e9)
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = len(
+            store.list_tickets(PROJECT, source="production", since_ns=since, until_ns=until, limit=expected + 1)
+        )
+        if stored >= expected or time.monotonic() > deadline:
+            return stored
+        time.sleep(0.2)
+
+
+async def run_demo(out: Path, settings: DemoSettings | None = None, steps: DemoSteps | None = None) -> DemoOutcome:
+    """Run the whole loop for two weeks into ``out`` (a fresh SQLite store under ``out/data``)."""
+    settings = settings or DemoSettings()
+    steps = steps or DemoSteps()
+    started = time.monotonic()
+    data = out / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir(parents=True)
+    store_url = f"sqlite:///{(data / 'passhat.sqlite').resolve()}"
+    store = open_store(store_url)
+    key, _ = create_api_key(store, PROJECT, label="passhat demo")
+    retail = load_domain("retail")
+    if settings.regressed_task_type not in retail.task_types:
+        raise ValueError(f"the retail domain has no task type {settings.regressed_task_type!r}")
+    mixture = _seed_mixture()
+    week2 = week_of(settings.today).previous(1)
+    weeks = [week2.previous(1), week2]
+    pool = SandboxPool(seed=settings.seed, workdir=data / "sandboxes")
+    base = pool.base(retail)
+    scenarios = {name: base.scenarios(name, 40, seed=settings.seed) for name in sorted(retail.task_types)}
+    weights = skewed_weights(sorted(retail.task_types), seed=settings.seed)
+    healthy = FlawConfig.from_mixture(mixture)
+    regressed = FlawConfig.from_mixture(
+        mixture, per_task_type={settings.regressed_task_type: [(1.0, settings.regressed_success)]}
+    )
+    outcomes: list[WeekOutcome] = []
+    try:
+        with WebhookReceiver() as hook, collector_process(store_url, out / "collector.log") as url:
+            steps.note(f"collector on {url}, SQLite store at {data / 'passhat.sqlite'}")
+            production = passhat.configure(
+                make_global=False, endpoint=url, api_key=key, service_name="support-agent (simulated)",
+                source="production", clock=simulated_clock, max_queue_size=500_000,
+            )  # fmt: skip
+            sandbox_traces = passhat.configure(
+                make_global=False, endpoint=url, api_key=key, service_name="passhat replay",
+                source="sandbox", max_queue_size=500_000,
+            )  # fmt: skip
+            alerts = AlertSetup(
+                rules=[
+                    AlertRule(
+                        name="pass_hat_k_drop", kind="drop", task_type="*", baseline_periods=1,
+                        min_tickets=settings.tickets_per_task_type, confidence=settings.alert_confidence,
+                    )
+                ],
+                channels=[WebhookChannel(name="demo-webhook", url=hook.url)],
+                retry=RetryPolicy(attempts=3, backoff_seconds=0.2),
+            )  # fmt: skip
+            for index, (week, flaws) in enumerate(zip(weeks, (healthy, regressed), strict=True)):
+                version = "1.0" if index == 0 else "1.1"
+                factory = ReferenceAgent.factory(flaws)
+                plan = TrafficPlan(week, settings.tickets_per_week, weights, seed=settings.seed + index)
+                arrivals = plan_arrivals(plan, scenarios)
+                tick = steps.start(f"{week.name}: production traffic (agent {version})", len(arrivals))
+                done = 0
+
+                def advance(step: int, tick: Callable[[int, int], None] = tick, total: int = len(arrivals)) -> None:
+                    nonlocal done
+                    done += step
+                    tick(done, total)
+
+                failed = await serve_traffic(
+                    base, arrivals, factory, production, parallel=settings.parallel, progress=advance
+                )
+                production.flush()
+                stored = _wait_for_tickets(store, week, len(arrivals))
+                if stored < len(arrivals):
+                    steps.note(f"only {stored} of {len(arrivals)} production tickets reached the collector")
+                agent = AgentSpec(factory, AGENT_LABEL, version, simulated=True)
+                replay = ReplaySettings(
+                    k=settings.k,
+                    tickets_per_task_type=settings.tickets_per_task_type,
+                    sizes={settings.regressed_task_type: settings.regressed_tickets},
+                    parallel=settings.parallel,
+                    seed=settings.seed,
+                )
+                result = await run_period(
+                    store, PROJECT, week, agent, settings=replay, domains={"retail": retail}, alerts=alerts,
+                    report_dir=out / "reports", runtime=sandbox_traces, pool=pool,
+                    progress=steps.start(f"{week.name}: replay, k = {settings.k}", 1),
+                )  # fmt: skip
+                outcomes.append(WeekOutcome(week, len(arrivals), failed, result))
+            sandbox_traces.flush()
+            production.shutdown()
+            sandbox_traces.shutdown()
+            received = list(hook.received)
+    finally:
+        pool.close()
+        store.close()
+    outcome = DemoOutcome(outcomes, received, mixture, store_url, time.monotonic() - started)
+    (out / "summary.json").write_text(json.dumps(demo_summary(outcome), indent=2) + "\n", encoding="utf-8")
+    return outcome
+
+
+def demo_summary(outcome: DemoOutcome) -> dict[str, Any]:
+    """The demo's JSON summary: each week's headline figures and where its report is."""
+    return {
+        "simulated": True,
+        "agent": AGENT_LABEL,
+        "agent_mixture": [{"weight": w, "p": p} for w, p in outcome.mixture],
+        "seed_points": list(SEED_POINTS),
+        "store": outcome.store_url,
+        "seconds": round(outcome.seconds, 1),
+        "weeks": [
+            {
+                "period": week.period.name,
+                "production_tickets": week.production_tickets,
+                "production_failed": week.production_failed,
+                "overall": week.result.report.to_json()["overall"],
+                "unweighted": week.result.report.to_json()["unweighted"],
+                "not_replayable": len(week.result.report.to_json()["not_replayable"]),
+                "alerts": [n.alert_id for n in (week.result.alerts.evaluation.notices if week.result.alerts else [])],
+                "report": {name: str(path) for name, path in week.result.report_paths.items()},
+            }
+            for week in outcome.weeks
+        ],
+        "alerts_received": outcome.alerts_received,
+    }
+
+
+def run_demo_sync(out: Path, settings: DemoSettings | None = None, steps: DemoSteps | None = None) -> DemoOutcome:
+    """`run_demo` for callers without an event loop."""
+    return asyncio.run(run_demo(out, settings, steps))

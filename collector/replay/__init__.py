@@ -1,0 +1,65 @@
+"""Replaying real tickets: from a period's production traffic to k graded sandbox trials per sampled ticket."""
+
+from passhat.collector.replay._adapters import (
+    DomainAdapter,
+    NotReplayable,
+    NotReplayableError,
+    ReplayTicket,
+    ScenarioAdapter,
+    adapters_for,
+    prepare,
+    production_attempt,
+    row_images,
+)
+from passhat.collector.replay._loop import (
+    AlertSetup,
+    PeriodResult,
+    alerts_fired,
+    baseline_counts,
+    period_counts,
+    previous_figures,
+    report_input_for,
+    run_period,
+    traffic_weights,
+)
+from passhat.collector.replay._pool import SandboxPool
+from passhat.collector.replay._run import (
+    AgentSpec,
+    ReplayOutcome,
+    ReplaySettings,
+    find_resumable,
+    production_tickets,
+    replay_period,
+    runs_for_period,
+    trial_row,
+)
+
+__all__ = [
+    "AgentSpec",
+    "AlertSetup",
+    "DomainAdapter",
+    "NotReplayable",
+    "NotReplayableError",
+    "PeriodResult",
+    "ReplayOutcome",
+    "ReplaySettings",
+    "ReplayTicket",
+    "SandboxPool",
+    "ScenarioAdapter",
+    "adapters_for",
+    "alerts_fired",
+    "baseline_counts",
+    "find_resumable",
+    "period_counts",
+    "prepare",
+    "previous_figures",
+    "production_attempt",
+    "production_tickets",
+    "replay_period",
+    "report_input_for",
+    "row_images",
+    "run_period",
+    "runs_for_period",
+    "traffic_weights",
+    "trial_row",
+]

@@ -1,0 +1,61 @@
+"""Sandboxes for replay: one template per domain, and a derived template per ticket whose rows differ from it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from passhat.checks import values_equal
+from passhat.sandbox import Domain, RowImage, Sandbox
+
+
+class SandboxPool:
+    """Builds each domain's sandbox once, and a ticket's own sandbox only when its captured rows differ."""
+
+    def __init__(self, *, seed: int = 0, size: str = "small", workdir: Path | None = None) -> None:
+        self.seed = seed
+        self.size = size
+        self.workdir = workdir
+        self._bases: dict[str, Sandbox] = {}
+        self._derived: list[Sandbox] = []
+
+    def base(self, domain: Domain) -> Sandbox:
+        """The domain's sandbox on its seeded data."""
+        if domain.name not in self._bases:
+            folder = None if self.workdir is None else self.workdir / domain.name
+            self._bases[domain.name] = Sandbox(domain, seed=self.seed, size=self.size, workdir=folder)
+        return self._bases[domain.name]
+
+    def for_ticket(self, domain: Domain, images: Sequence[RowImage]) -> Sandbox:
+        """The sandbox a ticket's trials start from: the base, or the base with the ticket's rows laid over it."""
+        base = self.base(domain)
+        differing = [image for image in images if not _matches(base, image)]
+        if not differing:
+            return base
+        derived = base.derive(differing)
+        self._derived.append(derived)
+        return derived
+
+    def release(self, sandbox: Sandbox) -> None:
+        """Close a ticket's own sandbox once its trials are done (bases stay until `close`)."""
+        if sandbox in self._derived:
+            self._derived.remove(sandbox)
+            sandbox.close()
+
+    def close(self) -> None:
+        for sandbox in [*self._derived, *self._bases.values()]:
+            sandbox.close()
+        self._derived.clear()
+        self._bases.clear()
+
+
+def _matches(base: Sandbox, image: RowImage) -> bool:
+    """Whether the seed already holds the row as the image has it (then nothing needs laying)."""
+    if image.table not in base.domain.metadata.tables:
+        return False  # let derive() name the problem
+    row = base.initial.get(image.table, dict(image.key))
+    if image.values is None:
+        return row is None
+    if row is None:
+        return False
+    return all(name in row and values_equal(row[name], value) for name, value in image.values.items())

@@ -1,0 +1,303 @@
+"""A replay run: sample a period's production tickets, replay each as k sandbox trials, keep every trial.
+
+A run records its configuration (agent, version, k, the sample) and writes trials to the store as they finish,
+so a run that was interrupted resumes where it stopped: calling `replay_period` again with the same settings
+finds the unfinished run and runs only the trials it lacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import passhat
+from passhat.collector._period import Period
+from passhat.collector.replay._adapters import (
+    NotReplayable,
+    ReplayTicket,
+    RowLookup,
+    ScenarioAdapter,
+    adapters_for,
+    prepare,
+    production_attempt,
+)
+from passhat.collector.replay._pool import SandboxPool
+from passhat.collector.sampling import sample_tickets
+from passhat.collector.store import ReplayRun, Store, TicketRow, TrialRow
+from passhat.sandbox import AgentFactory, Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial
+
+ProgressCallback = Callable[[int, int], None]
+"""Called with (trials done, trials planned) as the run goes."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """The agent under test: how to build it per trial, what to call it, and which version it is."""
+
+    factory: AgentFactory
+    label: str
+    version: str = ""
+    simulated: bool = False
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How a period is replayed."""
+
+    k: int = 20
+    tickets_per_task_type: int = 20
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    parallel: int = 8
+    seed: int = 0
+    size: str = "small"
+    flush_every: int = 50
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ValueError(f"k must be at least 1, got {self.k}")
+        if self.tickets_per_task_type < 1:
+            raise ValueError(f"tickets per task type must be at least 1, got {self.tickets_per_task_type}")
+        if self.parallel < 1:
+            raise ValueError(f"parallel must be at least 1, got {self.parallel}")
+
+
+@dataclass
+class ReplayOutcome:
+    """What a replay run did: the run, all its trials, the tickets it could not replay, and the population."""
+
+    run: ReplayRun
+    trials: list[TrialRow]
+    not_replayable: list[NotReplayable]
+    population: dict[str, int]
+    resumed: bool
+    ran: int
+
+
+def _period_ns(period: Period) -> tuple[int, int]:
+    return (
+        int(period.start_datetime().timestamp() * 1_000_000_000),
+        int(period.end_datetime().timestamp() * 1_000_000_000),
+    )
+
+
+def production_tickets(store: Store, project: str, period: Period, *, page: int = 5000) -> list[TicketRow]:
+    """Every production ticket attempt that started within the period."""
+    since, until = _period_ns(period)
+    found: list[TicketRow] = []
+    offset = 0
+    while True:
+        batch = store.list_tickets(
+            project, source="production", since_ns=since, until_ns=until, limit=page, offset=offset
+        )
+        found.extend(batch)
+        if len(batch) < page:
+            return found
+        offset += page
+
+
+def _params(period: Period, agent: AgentSpec, settings: ReplaySettings) -> dict[str, Any]:
+    return {
+        "period": period.name,
+        "k": settings.k,
+        "agent": agent.label,
+        "agent_version": agent.version,
+        "simulated": agent.simulated,
+        "tickets_per_task_type": settings.tickets_per_task_type,
+        "sizes": dict(settings.sizes),
+        "seed": settings.seed,
+        "size": settings.size,
+    }
+
+
+_IDENTITY = ("period", "k", "agent", "agent_version", "tickets_per_task_type", "sizes", "seed", "size")
+
+
+def find_resumable(store: Store, project: str, params: Mapping[str, Any]) -> ReplayRun | None:
+    """The newest unfinished run with the same identity (period, agent, k, sample settings), if any."""
+    for run in store.list_replay_runs(project, limit=200):
+        if run.status == "running" and all(run.params.get(key) == params[key] for key in _IDENTITY):
+            return run
+    return None
+
+
+def runs_for_period(store: Store, project: str, period: str) -> list[ReplayRun]:
+    """Finished runs of a period, newest first."""
+    return [
+        run
+        for run in store.list_replay_runs(project, limit=500)
+        if run.status == "finished" and run.params.get("period") == period
+    ]
+
+
+def trial_row(run_id: str, agent: AgentSpec, result: TrialResult) -> TrialRow:
+    """The stored form of a graded trial (the check verdict and the trial record's details as JSON)."""
+    record = result.record
+    signature = result.signature
+    started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=result.duration_s)
+    return TrialRow(
+        run_id=run_id,
+        ticket_id=result.scenario.scenario_id,
+        task_type=result.scenario.task_type,
+        attempt=result.attempt,
+        passed=result.passed,
+        termination_reason=record.termination_reason,
+        started_at=started,
+        duration_s=result.duration_s,
+        domain=result.scenario.domain,
+        trace_id=result.trace_id,
+        failure_label=None if signature is None else signature.label,
+        failure_evidence=None if signature is None else signature.evidence,
+        verdict=record.verdict.to_dict(),
+        simulator_error=record.simulator_error,
+        infra_error=record.infra_error,
+        details={
+            "changes": [change.to_dict() for change in record.diff.changes],
+            "final_response": record.final_response,
+            "tool_calls": [
+                {"name": c.name, "outcome": c.outcome, "error_type": c.error_type, "is_write": c.is_write}
+                for c in record.tool_calls
+            ],
+            "transcript": [[role, text] for role, text in record.transcript],
+            "usage": {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens},
+            "agent": agent.label,
+            "agent_version": agent.version,
+            "simulated": agent.simulated,
+            "injected": result.injected,
+        },
+    )
+
+
+class _TrialWriter:
+    """Buffers finished trials and writes them in batches, so a crash loses at most one batch in flight."""
+
+    def __init__(self, store: Store, project: str, flush_every: int) -> None:
+        self.store, self.project, self.flush_every = store, project, flush_every
+        self.pending: list[TrialRow] = []
+        self.written: list[TrialRow] = []
+        self._last = time.monotonic()
+
+    def add(self, row: TrialRow) -> None:
+        self.pending.append(row)
+        if len(self.pending) >= self.flush_every or time.monotonic() - self._last > 2.0:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.store.add_trials(self.project, self.pending)
+            self.written.extend(self.pending)
+            self.pending = []
+        self._last = time.monotonic()
+
+
+async def replay_period(
+    store: Store,
+    project: str,
+    period: Period,
+    agent: AgentSpec,
+    *,
+    domains: Mapping[str, Domain] | None = None,
+    adapters: Mapping[str, ScenarioAdapter] | None = None,
+    settings: ReplaySettings | None = None,
+    runtime: passhat.Passhat | None = None,
+    pool: SandboxPool | None = None,
+    progress: ProgressCallback | None = None,
+) -> ReplayOutcome:
+    """Sample the period's production tickets per task type and replay each as k trials of ``agent``.
+
+    ``domains`` are the sandbox domains tickets may belong to (default: retail); ``adapters`` add adapters for
+    your own domains. Trials are traced through ``runtime`` (as ``passhat.source = sandbox``) when given.
+    """
+    settings = settings or ReplaySettings()
+    domains = dict(domains) if domains is not None else {"retail": load_domain("retail")}
+    own_pool = pool is None
+    active_pool = pool or SandboxPool(seed=settings.seed, size=settings.size)
+
+    def lookup_in(domain: Domain) -> RowLookup:
+        return lambda table, key: active_pool.base(domain).initial.get(table, dict(key))
+
+    lookups = {name: lookup_in(domain) for name, domain in domains.items()}
+    all_adapters: dict[str, ScenarioAdapter] = {**adapters_for(list(domains.values()), lookups), **(adapters or {})}
+    params = _params(period, agent, settings)
+    existing = find_resumable(store, project, params)
+    tickets = production_tickets(store, project, period)
+    population: dict[str, int] = {}
+    if existing is not None:
+        chosen_ids = list(existing.params.get("tickets", []))
+        by_id = {t.ticket_id: t for t in tickets}
+        chosen = [by_id[i] for i in chosen_ids if i in by_id]
+        population = dict(existing.params.get("population", {}))
+    else:
+        samples = sample_tickets(tickets, size=settings.tickets_per_task_type, sizes=settings.sizes)
+        chosen = [t for sample in samples.values() for t in sample.tickets]
+        population = {name: sample.population for name, sample in samples.items()}
+
+    ready: list[ReplayTicket] = []
+    not_replayable: list[NotReplayable] = []
+    for ticket in chosen:
+        detail = store.get_ticket(project, ticket.ticket_id, source="production")
+        attempt = production_attempt(detail) if detail is not None else None
+        prepared = prepare(attempt or ticket, detail, all_adapters)
+        if isinstance(prepared, NotReplayable):
+            not_replayable.append(prepared)
+        else:
+            ready.append(prepared)
+
+    if existing is None:
+        run = ReplayRun(
+            run_id=f"run-{period.name}-{uuid.uuid4().hex[:8]}",
+            created_at=dt.datetime.now(dt.UTC),
+            k=settings.k,
+            params={
+                **params,
+                "tickets": [t.ticket_id for t in chosen],
+                "population": population,
+                "not_replayable": [n.to_dict() for n in not_replayable],
+            },
+        )
+        store.create_replay_run(project, run)
+    else:
+        run = existing
+    done = {(t.ticket_id, t.attempt) for t in store.list_trials(project, run.run_id)}
+    todo = [(t, a) for t in ready for a in range(settings.k) if (t.ticket_id, a) not in done]
+
+    writer = _TrialWriter(store, project, settings.flush_every)
+    config = RunConfig(parallel=settings.parallel, run_id=run.run_id)
+    limit = asyncio.Semaphore(settings.parallel)
+    total, finished = len(done) + len(todo), len(done)
+    if progress is not None:
+        progress(finished, total)
+    try:
+        for item in ready:
+            attempts = [a for t, a in todo if t is item]
+            if not attempts:
+                continue
+            domain = domains.get(item.domain) or load_domain(item.domain)
+            sandbox: Sandbox = active_pool.for_ticket(domain, item.images)
+
+            async def one(attempt: int, sandbox: Sandbox = sandbox, ticket: ReplayTicket = item) -> None:
+                nonlocal finished
+                async with limit:
+                    result = await run_trial(
+                        sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime
+                    )
+                writer.add(trial_row(run.run_id, agent, result))
+                finished += 1
+                if progress is not None:
+                    progress(finished, total)
+
+            try:
+                await asyncio.gather(*(one(a) for a in attempts))
+            finally:
+                active_pool.release(sandbox)
+        writer.flush()
+    finally:
+        writer.flush()
+        if own_pool:
+            active_pool.close()
+    trials = store.list_trials(project, run.run_id)
+    return ReplayOutcome(run, trials, not_replayable, population, existing is not None, len(writer.written))

@@ -1,0 +1,46 @@
+"""`passhat demo`: the whole loop offline, at a small scale, including the regression alert."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from passhat.collector.cli import app
+from passhat.collector.demo import DemoSettings, run_demo_sync
+from passhat.collector.report import report_schema
+
+
+@pytest.mark.slow
+def test_demo_runs_two_weeks_and_the_regression_alert_reaches_the_webhook(tmp_path: pathlib.Path) -> None:
+    settings = DemoSettings(
+        tickets_per_week=400, k=5, tickets_per_task_type=3, regressed_tickets=25, regressed_success=0.0,
+        alert_confidence=0.95,
+    )  # fmt: skip
+    outcome = run_demo_sync(tmp_path, settings)
+    assert [w.production_tickets for w in outcome.weeks] == [400, 400]
+    fired = [a for a in outcome.alerts_received if a.get("event") == "alert.fired"]
+    assert [a["task_type"] for a in fired] == ["return_delivered_items"]
+    assert fired[0]["period"] == outcome.weeks[1].period.name
+    for week in outcome.weeks:
+        data = json.loads(week.result.report_paths["json"].read_text())
+        jsonschema.validate(data, report_schema())
+        assert data["k"] == 5
+    html = outcome.weeks[1].result.report_paths["html"].read_text()
+    assert "simulat" in html.lower()
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["simulated"] is True and len(summary["weeks"]) == 2
+
+
+@pytest.mark.slow
+def test_demo_command_prints_a_summary(tmp_path: pathlib.Path) -> None:
+    result = CliRunner().invoke(
+        app, ["demo", "--out", str(tmp_path), "--tickets-per-week", "100", "--k", "3", "--tickets-per-task-type", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "simulation" in result.output
+    assert (tmp_path / "summary.json").exists()
+    assert (tmp_path / "reports").is_dir()
