@@ -64,8 +64,12 @@ def serve(
         int, typer.Option(min=1, max=64, help="Worker processes (decoding is CPU-bound: one per core).")
     ] = 1,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    config_path: Annotated[
+        pathlib.Path | None,
+        typer.Option("--config", help="passhat.toml: also run the scheduler (replays, report, alerts)."),
+    ] = None,
 ) -> None:
-    """Run the collector: OTLP/HTTP on /v1/traces and the query API on /api."""
+    """Run the collector: OTLP/HTTP on /v1/traces and the query API on /api; with --config, the scheduler too."""
     import uvicorn
 
     from passhat.collector._app import create_app
@@ -73,10 +77,28 @@ def serve(
     settings = _settings(data_dir, store_url).model_copy(
         update={"max_body_bytes": max(int(max_body_mb * 1024 * 1024), 1024)}
     )
+    config = None
+    if config_path is not None:
+        from passhat.collector._cli_loop import load_loop_config
+
+        config = load_loop_config(config_path)
+        if store_url is None and data_dir is None and not os.environ.get("PASSHAT_STORE_URL"):
+            settings = settings.model_copy(update={"store_url": config.store_url()})
     store = _open(data_dir, settings.store_url)  # migrates once, before any worker starts
     typer.echo(f"passhat collector on http://{host}:{port} (store {settings.resolved_store_url()})", err=True)
+    scheduler = None
+    if config is not None and config.schedule.enabled:
+        from passhat.collector._scheduler import Scheduler, period_due
+
+        scheduler = Scheduler(config, store if workers == 1 else _open(data_dir, settings.store_url))
+        first = scheduler.start()
+        typer.echo(
+            f"scheduler: next run {first:%Y-%m-%d %H:%M} UTC replays {period_due(config.schedule, first).name} "
+            f"for project {config.project!r}",
+            err=True,
+        )
     if workers > 1:
-        store.close()
+        store.close()  # the workers open their own; the scheduler has its own handle
         os.environ[_SETTINGS_ENV] = settings.model_dump_json()
         uvicorn.run(
             f"{__name__}:app_from_environment",
@@ -87,10 +109,14 @@ def serve(
             log_level=log_level,
             access_log=False,
         )
+        if scheduler is not None:
+            scheduler.stop()
         return
     try:
         uvicorn.run(create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False)
     finally:
+        if scheduler is not None:
+            scheduler.stop()
         store.close()
 
 

@@ -6,6 +6,7 @@ import typer
 
 from passhat.collector._cli_config import config_app
 from passhat.collector._cli_demo import demo
+from passhat.collector._cli_loop import report
 from passhat.collector._cli_sandbox import replay, sandbox_app
 from passhat.collector._cli_serve import register as _register_serve
 from passhat.collector._cli_stats import calc, fit
@@ -21,6 +22,7 @@ app.command()(demo)
 app.command()(fit)
 app.command()(calc)
 app.command()(replay)
+app.command()(report)
 _register_serve(app)  # serve, keys
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(config_app, name="config")

@@ -25,6 +25,7 @@ from passhat.collector.replay._loop import (
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
+    NothingToReplayError,
     ReplayOutcome,
     ReplaySettings,
     find_resumable,
@@ -40,6 +41,7 @@ __all__ = [
     "DomainAdapter",
     "NotReplayable",
     "NotReplayableError",
+    "NothingToReplayError",
     "PeriodResult",
     "ReplayOutcome",
     "ReplaySettings",

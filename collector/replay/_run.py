@@ -35,6 +35,10 @@ ProgressCallback = Callable[[int, int], None]
 """Called with (trials done, trials planned) as the run goes."""
 
 
+class NothingToReplayError(ValueError):
+    """The period has no production tickets in the store (nothing was sampled, no run was created)."""
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """The agent under test: how to build it per trial, what to call it, and which version it is."""
@@ -236,6 +240,11 @@ async def replay_period(
         chosen = [t for sample in samples.values() for t in sample.tickets]
         population = {name: sample.population for name, sample in samples.items()}
 
+    if not chosen:
+        raise NothingToReplayError(
+            f"no production tickets of {period.name} in project {project!r}: nothing to replay "
+            f"(is the agent sending traces to this collector, with passhat.ticket(...)?)"
+        )
     ready: list[ReplayTicket] = []
     not_replayable: list[NotReplayable] = []
     for ticket in chosen:

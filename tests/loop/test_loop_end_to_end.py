@@ -152,3 +152,43 @@ def test_an_interrupted_run_resumes_without_repeating_finished_trials(tmp_path: 
         assert len(keys) == len(set(keys)) == 27
     finally:
         store.close()
+
+
+@pytest.mark.slow
+def test_replay_and_report_commands_on_the_store(tmp_path: pathlib.Path) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    store = open_store(url)
+    try:
+        key, _ = create_api_key(store, "shop")
+        with running_collector(store) as collector:
+            _send_week(store, collector.url, key, PERIOD, 15)
+    finally:
+        store.close()
+    config = tmp_path / "passhat.toml"
+    config.write_text(f'project = "shop"\n[report]\nout_dir = "{tmp_path / "reports"}"\n[replay]\nk = 3\n')
+    runner = CliRunner()
+    replayed = runner.invoke(
+        app, ["replay", "--period", "2026-W40", "--config", str(config), "--store", url, "--json",
+              "--tickets-per-task-type", "2"],
+    )  # fmt: skip
+    assert replayed.exit_code == 0, replayed.output
+    data = json.loads(replayed.stdout)
+    assert data["k"] == 3 and data["period"] == "2026-W40"
+    assert {row["task_type"] for row in data["task_types"]} == {
+        "cancel_pending_order", "return_delivered_items", "order_status_inquiry",
+    }  # fmt: skip
+    assert all(row["tickets"] == 2 and row["trials_per_ticket"] == 3 for row in data["task_types"])
+    assert pathlib.Path(data["report"]["html"]).exists()
+
+    rebuilt = runner.invoke(
+        app, ["report", "--period", "2026-W40", "--config", str(config), "--store", url, "--out", str(tmp_path / "r")]
+    )
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert (tmp_path / "r" / "report.html").exists() and (tmp_path / "r" / "report.json").exists()
+
+    missing = runner.invoke(app, ["report", "--period", "2026-W41", "--config", str(config), "--store", url])
+    assert missing.exit_code == 2 and "no replay run for 2026-W41" in missing.stderr

@@ -1,0 +1,58 @@
+"""The scheduler in `passhat serve`: when it runs, which period it replays, and that a failure never stops it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+import time
+
+from passhat.collector._scheduler import Scheduler, next_run, period_due
+from passhat.collector.config import PasshatConfig, ScheduleConfig
+from passhat.collector.store import open_store
+
+UTC = dt.UTC
+
+
+def test_weekly_runs_on_the_configured_weekday_and_time() -> None:
+    weekly = ScheduleConfig(every="weekly", weekday="monday", time="06:00", timezone="UTC")
+    sunday = dt.datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+    assert next_run(weekly, sunday) == dt.datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+    monday_at_six = dt.datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+    assert next_run(weekly, monday_at_six) == dt.datetime(2026, 12, 7, 6, 0, tzinfo=UTC)
+
+
+def test_daily_and_time_zones() -> None:
+    daily = ScheduleConfig(every="daily", time="02:30", timezone="Europe/Paris")
+    evening = dt.datetime(2026, 11, 29, 22, 0, tzinfo=UTC)  # 23:00 in Paris
+    assert next_run(daily, evening) == dt.datetime(2026, 11, 30, 1, 30, tzinfo=UTC)
+
+
+def test_the_period_due_is_the_one_that_just_ended() -> None:
+    weekly = ScheduleConfig(every="weekly")
+    assert period_due(weekly, dt.datetime(2026, 11, 30, 6, 0, tzinfo=UTC)).name == "2026-W48"
+    daily = ScheduleConfig(every="daily")
+    assert period_due(daily, dt.datetime(2026, 11, 30, 6, 0, tzinfo=UTC)).name == "2026-11-29"
+
+
+def test_a_failed_run_is_recorded_and_the_scheduler_keeps_going(tmp_path: pathlib.Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    config = PasshatConfig.model_validate({"schedule": {"every": "daily", "time": "00:00"}})
+    start = dt.datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC)
+    calls = iter([start, start])  # start(), then the loop's first reading; later readings are past midnight
+
+    def clock() -> dt.datetime:  # the first reading, then always just past midnight
+        return next(calls, dt.datetime(2026, 11, 30, 0, 0, 1, tzinfo=UTC))
+
+    scheduler = Scheduler(config, store, clock=clock)
+    try:
+        assert scheduler.start() == dt.datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
+        deadline = time.monotonic() + 30
+        while not scheduler.runs and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # No traffic was ever stored, so the run fails; the failure is kept and the thread lives on.
+        assert scheduler.runs and scheduler.runs[0][0] == "2026-11-29"
+        assert scheduler.runs[0][1] != "ok"
+        assert scheduler._thread.is_alive()
+    finally:
+        scheduler.stop()
+        store.close()
