@@ -17,6 +17,7 @@ from server import Collector
 
 from passhat.collector._keys import key_prefix
 from passhat.collector.store._sql import SqlStore
+from passhat.collector.store._sql_schema import MIGRATIONS
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
 JSON = {"content-type": "application/json"}
@@ -263,7 +264,7 @@ def test_healthz_and_metrics(collector: Collector) -> None:
     with collector.client(None) as client:
         health = client.get("/healthz").json()
         metrics = client.get("/metrics")
-    assert health == {"status": "ok", "store": "ok", "schema_version": 1, "queued_spans": 0}
+    assert health == {"status": "ok", "store": "ok", "schema_version": len(MIGRATIONS), "queued_spans": 0}
     assert metrics.headers["content-type"].startswith("text/plain")
     for name in (
         "passhat_spans_accepted_total",
