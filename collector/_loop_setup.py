@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from passhat.collector.alerts import channels_from_config, retry_from_config, rules_from_config
@@ -23,6 +24,8 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
         elif options.get("flaws", "default") == "default":
             flaws = FlawConfig.default()
     factory = resolve_agent(factory_name, flaws=flaws, model=config.agent.model)
+    if ":" in factory_name and options:
+        factory = functools.partial(factory, **options)  # your factory's keyword arguments, from agent.options
     label = "ReferenceAgent (offline simulation)" if factory_name == "reference" else factory_name
     if factory_name == "anthropic" and config.agent.model:
         label = f"anthropic ({config.agent.model})"
