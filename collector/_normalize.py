@@ -22,7 +22,7 @@ from passhat.collector.store import (
     TicketRow,
     ToolCallRow,
 )
-from passhat.collector.store._base import Source, SpanOperation, StateOp, StatusCode, ToolOutcome
+from passhat.collector.store._base import Source, SpanOperation, StatusCode, ToolOutcome
 
 _OPENINFERENCE = {"AGENT": "invoke_agent", "TOOL": "execute_tool", "LLM": "chat"}
 _OPENLLMETRY = {"agent": "invoke_agent", "tool": "execute_tool"}
@@ -60,18 +60,23 @@ def _json_object(value: Any) -> dict[str, Any] | None:
     """A JSON object attribute: parsed when it is one; anything else is kept, under `_raw`."""
     if value is None:
         return None
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
+    if type(value) is str:
         try:
-            parsed = orjson.loads(value)
+            parsed = _loads(value)
         except orjson.JSONDecodeError:
             return {"_raw": value}
-        return parsed if isinstance(parsed, dict) else {"_raw": parsed}
+        return parsed if type(parsed) is dict else {"_raw": parsed}
+    if isinstance(value, dict):
+        return value
     return {"_raw": value}
 
 
+_loads = orjson.loads
+
+
 def _int(value: Any) -> int | None:
+    if value is None:
+        return None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -174,28 +179,32 @@ def _tool_call(
 
 def _state_rows(trace_id: str, span_id: str, events: list[SpanEvent]) -> list[StateWriteRow]:
     rows: list[StateWriteRow] = []
+    json_object = _json_object
     for seq, event in enumerate(events):
-        attrs = event.attributes
-        if event.name == "passhat.state_write":
-            op_attr = attrs.get("passhat.state_write.op")
-            op: StateOp = op_attr if op_attr in _WRITE_OPS else "update"
-            changed = attrs.get("passhat.state_write.changed")
+        name = event.name
+        if name == "passhat.state_write":
+            attrs = event.attributes
+            get = attrs.get
+            op_attr = get("passhat.state_write.op")
+            changed = get("passhat.state_write.changed")
+            table = get("passhat.state_write.table")
             rows.append(
                 StateWriteRow(
-                    trace_id=trace_id,
-                    span_id=span_id,
-                    seq=seq,
-                    time_ns=event.time_ns,
-                    table=_text(attrs.get("passhat.state_write.table")) or "",
-                    key=_json_object(attrs.get("passhat.state_write.key")) or {},
-                    op=op,
-                    before=_json_object(attrs.get("passhat.state_write.before")),
-                    after=_json_object(attrs.get("passhat.state_write.after")),
-                    changed=[str(c) for c in changed] if isinstance(changed, list) else [],
-                    rowcount=_int(attrs.get("passhat.state_write.rowcount")),
+                    trace_id,
+                    span_id,
+                    seq,
+                    event.time_ns,
+                    (table if type(table) is str else _text(table)) or "",
+                    json_object(get("passhat.state_write.key")) or {},
+                    op_attr if op_attr in _WRITE_OPS else "update",
+                    json_object(get("passhat.state_write.before")),
+                    json_object(get("passhat.state_write.after")),
+                    [c if type(c) is str else str(c) for c in changed] if type(changed) is list else [],
+                    _int(get("passhat.state_write.rowcount")),
                 )
             )
-        elif event.name == "passhat.state_read":
+        elif name == "passhat.state_read":
+            attrs = event.attributes
             rows.append(
                 StateWriteRow(
                     trace_id=trace_id,

@@ -161,13 +161,26 @@ def _attributes(pairs: Any, limit: int) -> dict[str, Any]:
     kv: KeyValue
     for kv in pairs:
         value = kv.value
+        # This loop is the ingest hot path: strings (most attributes) and lists of strings are decoded
+        # inline; each access of a upb sub-message costs a wrapper object, so every one is made once.
+        which = value.WhichOneof("value")
         try:
-            # Strings are most attributes: decode them inline (this loop is the ingest hot path).
-            if value.WhichOneof("value") == "string_value":
+            if which == "string_value":
                 text = value.string_value
                 if len(text) > limit:
                     raise _TooLargeError(len(text))
                 out[kv.key] = text
+            elif which == "array_value":
+                items: list[Any] = []
+                for item in value.array_value.values:
+                    if item.WhichOneof("value") == "string_value":
+                        text = item.string_value
+                        if len(text) > limit:
+                            raise _TooLargeError(len(text))
+                        items.append(text)
+                    else:
+                        items.append(_value(item, limit))
+                out[kv.key] = items
             else:
                 out[kv.key] = _value(value, limit)
         except _TooLargeError as exc:

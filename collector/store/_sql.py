@@ -36,20 +36,23 @@ from passhat.collector.store._base import (
     WriteResult,
 )
 from passhat.collector.store._sql_rows import (
+    SPAN_COLUMNS,
+    STATE_WRITE_COLUMNS,
+    TOOL_CALL_COLUMNS,
     alert_from_row,
     alert_to_row,
     dumps,
     from_us,
     run_from_row,
     span_from_row,
-    span_to_row,
+    span_values,
     state_write_from_row,
-    state_write_to_row,
+    state_write_values,
     ticket_from_row,
     ticket_to_row,
     to_us,
     tool_call_from_row,
-    tool_call_to_row,
+    tool_call_values,
     trial_from_row,
     trial_to_row,
 )
@@ -78,6 +81,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA busy_timeout=30000")
+    # Span, tool-call and state-write keys start with random trace ids, so each group commit inserts into
+    # index pages all over the file: a 64 MiB page cache (default 2 MiB) keeps more of them in memory.
+    cursor.execute("PRAGMA cache_size=-65536")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
     # Transactions are begun by `_sqlite_begin` instead of the driver, so writers can take the write lock
@@ -229,17 +235,22 @@ class SqlStore(Store):
             raise StoreError(f"write failed, nothing was stored: {exc}") from exc
 
     def _write(self, conn: sa.Connection, batches: Sequence[SpanBatch]) -> list[WriteResult]:
+        # The ingest hot path: rows are built as tuples in column order and inserted with one executemany
+        # per table for the whole group commit; duplicates are found with one indexed query per request.
         results: list[WriteResult] = []
         seen: dict[str, set[tuple[str, str]]] = defaultdict(set)
-        span_rows: list[dict[str, Any]] = []
-        tool_rows: list[dict[str, Any]] = []
-        write_rows: list[dict[str, Any]] = []
+        checked: dict[str, set[str]] = defaultdict(set)  # trace ids whose stored spans are in `seen`
+        span_rows: list[tuple[Any, ...]] = []
+        tool_rows: list[tuple[Any, ...]] = []
+        write_rows: list[tuple[Any, ...]] = []
         candidates: dict[tuple[str, str, str], TicketRow] = {}
         resource_json: dict[int, str] = {}  # the spans of one request share their resource's dict
         for batch in batches:
             project = batch.project
             known = seen[project]
-            fresh_traces = sorted({s.trace_id for s in batch.spans} - {t for t, _ in known})
+            done = checked[project]
+            fresh_traces = sorted({s.trace_id for s in batch.spans} - done)
+            done.update(fresh_traces)
             known.update(self._stored_span_ids(conn, project, fresh_traces))
             accepted = 0
             for span in batch.spans:
@@ -248,10 +259,11 @@ class SqlStore(Store):
                     continue
                 known.add(ident)
                 accepted += 1
-                span_rows.append(span_to_row(project, span, resource_json))
+                span_rows.append(span_values(project, span, resource_json))
                 if span.tool_call is not None:
-                    tool_rows.append(tool_call_to_row(project, span.tool_call))
-                write_rows.extend(state_write_to_row(project, w) for w in span.state_writes)
+                    tool_rows.append(tool_call_values(project, span.tool_call))
+                if span.state_writes:
+                    write_rows.extend([state_write_values(project, w) for w in span.state_writes])
                 if span.ticket is not None:
                     ticket = span.ticket
                     slot = (project, ticket.trace_id, ticket.ticket_id)
@@ -259,36 +271,39 @@ class SqlStore(Store):
                     if held is None or ticket.start_time_ns < held.start_time_ns:
                         candidates[slot] = ticket
             results.append(WriteResult(accepted, len(batch.spans) - accepted))
-        for table, rows in (
-            (schema.spans, span_rows),
-            (schema.tool_calls, tool_rows),
-            (schema.state_writes, write_rows),
-        ):
-            self._insert_many(conn, table, rows)
+        self._insert_values(conn, schema.spans, SPAN_COLUMNS, span_rows)
+        self._insert_values(conn, schema.tool_calls, TOOL_CALL_COLUMNS, tool_rows)
+        self._insert_values(conn, schema.state_writes, STATE_WRITE_COLUMNS, write_rows)
         if candidates:
             self._write_tickets(conn, candidates)
         return results
 
-    def _insert_many(self, conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-        """INSERT many rows straight through the driver's executemany: building SQLAlchemy parameters
-        per row costs more than SQLite's insert itself, and these tables take several rows per span."""
+    def _insert_values(
+        self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: list[tuple[Any, ...]]
+    ) -> None:
+        """INSERT many rows (tuples in `columns` order) straight through the driver's executemany: building
+        SQLAlchemy parameters per row costs more than the database's insert itself."""
         if not rows:
             return
-        columns = list(table.c.keys())
         sql = self._insert_sql.get(table.name)
-        marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
-        if marks is None or list(rows[0]) != columns:  # an unusual driver or row: SQLAlchemy binds
-            conn.execute(sa.insert(table), rows)
-            return
         if sql is None:
+            marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
+            if marks is None:  # an unusual driver: SQLAlchemy binds
+                conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
+                return
             quote = conn.dialect.identifier_preparer.quote
             sql = (
                 f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
                 f"VALUES ({', '.join([marks] * len(columns))})"
             )
             self._insert_sql[table.name] = sql
-        # The row builders emit keys in column order (checked on the first row above).
-        conn.exec_driver_sql(sql, [tuple(row.values()) for row in rows])
+        conn.exec_driver_sql(sql, rows)
+
+    def _insert_many(self, conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """`_insert_values` for dict rows (keys in column order)."""
+        if rows:
+            columns = list(rows[0])
+            self._insert_values(conn, table, columns, [tuple(row.values()) for row in rows])
 
     @staticmethod
     def _stored_span_ids(conn: sa.Connection, project: str, trace_ids: Sequence[str]) -> set[tuple[str, str]]:

@@ -21,12 +21,13 @@ from passhat.collector.store._base import (
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _HASH_SHIFT = 2**63
+_orjson_dumps = orjson.dumps
 
 
 def dumps(value: Any) -> str:
     """Compact JSON text (orjson: the ingest path serialises several values per span)."""
     try:
-        return orjson.dumps(value).decode()
+        return _orjson_dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):
         # Integers beyond 64 bits and the like: the slow path turns anything unknown into its text.
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -52,30 +53,51 @@ def from_us(micros: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=int(micros))
 
 
-def span_to_row(project: str, span: NormalizedSpan, resources: dict[int, str] | None = None) -> dict[str, Any]:
+SPAN_COLUMNS = (
+    "project",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "name",
+    "operation",
+    "kind",
+    "status",
+    "status_message",
+    "service_name",
+    "scope_name",
+    "start_ns",
+    "end_ns",
+    "attributes",
+    "resource_attributes",
+    "events",
+)
+
+
+def span_values(project: str, span: NormalizedSpan, resources: dict[int, str] | None = None) -> tuple[Any, ...]:
+    """A spans row, values in `SPAN_COLUMNS` order (tuples: the ingest path builds several rows per span)."""
     resource = span.resource_attributes
     if resources is None:
         resource_text = dumps(resource)
     else:
         resource_text = resources.get(id(resource)) or resources.setdefault(id(resource), dumps(resource))
-    return {
-        "project": project,
-        "trace_id": span.trace_id,
-        "span_id": span.span_id,
-        "parent_span_id": span.parent_span_id,
-        "name": span.name,
-        "operation": span.operation,
-        "kind": span.kind,
-        "status": span.status,
-        "status_message": span.status_message,
-        "service_name": span.service_name,
-        "scope_name": span.scope_name,
-        "start_ns": span.start_time_ns,
-        "end_ns": span.end_time_ns,
-        "attributes": dumps(span.attributes),
-        "resource_attributes": resource_text,
-        "events": dumps([[e.name, e.time_ns, e.attributes] for e in span.events]),
-    }
+    return (
+        project,
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id,
+        span.name,
+        span.operation,
+        span.kind,
+        span.status,
+        span.status_message,
+        span.service_name,
+        span.scope_name,
+        span.start_time_ns,
+        span.end_time_ns,
+        dumps(span.attributes),
+        resource_text,
+        dumps([[e.name, e.time_ns, e.attributes] for e in span.events]),
+    )
 
 
 def span_from_row(
@@ -153,23 +175,42 @@ def ticket_from_row(row: Any) -> TicketRow:
     )
 
 
-def tool_call_to_row(project: str, call: ToolCallRow) -> dict[str, Any]:
-    return {
-        "project": project,
-        "trace_id": call.trace_id,
-        "span_id": call.span_id,
-        "parent_span_id": call.parent_span_id,
-        "tool_name": call.tool_name,
-        "outcome": call.outcome,
-        "start_ns": call.start_time_ns,
-        "end_ns": call.end_time_ns,
-        "call_id": call.call_id,
-        "tool_type": call.tool_type,
-        "error_type": call.error_type,
-        "error_message": call.error_message,
-        "arguments": call.arguments,
-        "result": call.result,
-    }
+TOOL_CALL_COLUMNS = (
+    "project",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "tool_name",
+    "outcome",
+    "start_ns",
+    "end_ns",
+    "call_id",
+    "tool_type",
+    "error_type",
+    "error_message",
+    "arguments",
+    "result",
+)
+
+
+def tool_call_values(project: str, call: ToolCallRow) -> tuple[Any, ...]:
+    """A tool_calls row, values in `TOOL_CALL_COLUMNS` order."""
+    return (
+        project,
+        call.trace_id,
+        call.span_id,
+        call.parent_span_id,
+        call.tool_name,
+        call.outcome,
+        call.start_time_ns,
+        call.end_time_ns,
+        call.call_id,
+        call.tool_type,
+        call.error_type,
+        call.error_message,
+        call.arguments,
+        call.result,
+    )
 
 
 def tool_call_from_row(row: Any) -> ToolCallRow:
@@ -190,21 +231,40 @@ def tool_call_from_row(row: Any) -> ToolCallRow:
     )
 
 
-def state_write_to_row(project: str, write: StateWriteRow) -> dict[str, Any]:
-    return {
-        "project": project,
-        "trace_id": write.trace_id,
-        "span_id": write.span_id,
-        "seq": write.seq,
-        "time_ns": write.time_ns,
-        "table_name": write.table,
-        "key": dumps(write.key),
-        "op": write.op,
-        "before": None if write.before is None else dumps(write.before),
-        "after": None if write.after is None else dumps(write.after),
-        "changed": dumps(write.changed),
-        "rowcount": write.rowcount,
-    }
+STATE_WRITE_COLUMNS = (
+    "project",
+    "trace_id",
+    "span_id",
+    "seq",
+    "time_ns",
+    "table_name",
+    "key",
+    "op",
+    "before",
+    "after",
+    "changed",
+    "rowcount",
+)
+
+
+def state_write_values(project: str, write: StateWriteRow) -> tuple[Any, ...]:
+    """A state_writes row, values in `STATE_WRITE_COLUMNS` order."""
+    before = write.before
+    after = write.after
+    return (
+        project,
+        write.trace_id,
+        write.span_id,
+        write.seq,
+        write.time_ns,
+        write.table,
+        dumps(write.key),
+        write.op,
+        None if before is None else dumps(before),
+        None if after is None else dumps(after),
+        dumps(write.changed),
+        write.rowcount,
+    )
 
 
 def state_write_from_row(row: Any) -> StateWriteRow:

@@ -66,3 +66,26 @@ def test_serve_with_a_bad_store_url_is_one_clear_error() -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("passhat: error:")
     assert "Traceback" not in done.stderr
+
+
+def test_tune_gc_raises_the_young_threshold_and_still_collects_cycles() -> None:
+    import gc
+
+    from passhat.collector._cli_serve import tune_gc
+
+    before = gc.get_threshold()
+    try:
+        tune_gc()
+        assert gc.get_threshold()[0] == 50_000
+        assert gc.get_freeze_count() > 0
+
+        class Node:
+            other: object = None
+
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle only the cyclic collector can free
+        del a, b
+        assert gc.collect() >= 2
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
