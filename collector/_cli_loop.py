@@ -7,18 +7,18 @@ import collections
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from passhat.collector._console import ci_text, console, emit_json, fail, pct
 from passhat.collector._period import Period, parse_period
-from passhat.collector.config import ConfigError, PasshatConfig, load_config
-from passhat.collector.reliability import summarize_task_type
-from passhat.collector.store import Store, StoreError, TrialRow, open_store
+
+if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
+    from passhat.collector.config import PasshatConfig
+    from passhat.collector.store import Store, TrialRow
 
 ConfigPath = Annotated[
     Path | None, typer.Option("--config", help="passhat.toml [env PASSHAT_CONFIG; ./passhat.toml if present].")
@@ -29,6 +29,8 @@ ProjectOption = Annotated[str | None, typer.Option("--project", help="Project (o
 
 def load_loop_config(path: Path | None) -> PasshatConfig:
     """The config named, or $PASSHAT_CONFIG, or ./passhat.toml when present, else the defaults."""
+    from passhat.collector.config import ConfigError, PasshatConfig, load_config
+
     chosen = path or (Path(os.environ["PASSHAT_CONFIG"]) if os.environ.get("PASSHAT_CONFIG") else None)
     if chosen is None and Path("passhat.toml").exists():
         chosen = Path("passhat.toml")
@@ -41,6 +43,8 @@ def load_loop_config(path: Path | None) -> PasshatConfig:
 
 
 def open_loop_store(config: PasshatConfig, store_url: str | None) -> Store:
+    from passhat.collector.store import StoreError, open_store
+
     url = store_url or os.environ.get("PASSHAT_STORE_URL") or config.store_url()
     try:
         return open_store(url)
@@ -67,6 +71,10 @@ def period_from(period: str | None, since: str | None) -> Period:
 
 def trial_table_rows(trials: list[TrialRow], k: int) -> list[dict[str, Any]]:
     """Per (domain, task type): the same fields `passhat replay --domain` prints."""
+    import numpy as np
+
+    from passhat.collector.reliability import summarize_task_type
+
     passed: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
     signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for trial in trials:
@@ -131,6 +139,7 @@ def replay_store(
     try:
         from passhat.collector.replay import NothingToReplayError, ReplaySettings, run_period
         from passhat.collector.report import ReportInputError
+        from passhat.collector.store import StoreError
         from passhat.sandbox import DomainError
 
         try:

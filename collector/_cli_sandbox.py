@@ -6,28 +6,16 @@ import asyncio
 import collections
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
 from rich.table import Table
 
 import passhat
 from passhat.collector._console import ci_text, console, emit_json, fail, pct
-from passhat.collector.reliability import summarize_task_type
-from passhat.sandbox import (
-    TRANSPORTS,
-    DomainError,
-    FlawConfig,
-    RunConfig,
-    Sandbox,
-    TrialResult,
-    available_domains,
-    load_domain,
-    run_trials,
-    serve,
-)
-from passhat.sandbox._agents import resolve_agent, resolve_customer
+
+if TYPE_CHECKING:  # the sandbox (mcp, SQLAlchemy) loads when a command runs, not for `passhat --help`
+    from passhat.sandbox import TrialResult
 
 sandbox_app = typer.Typer(no_args_is_help=True, help="The sandbox domains: list them, serve their tools over MCP.")
 
@@ -35,6 +23,8 @@ sandbox_app = typer.Typer(no_args_is_help=True, help="The sandbox domains: list 
 @sandbox_app.command("list")
 def list_domains(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """List the installed domains and their task types."""
+    from passhat.sandbox import DomainError, available_domains, load_domain
+
     domains: list[dict[str, Any]] = []
     for name in available_domains():
         try:
@@ -72,6 +62,8 @@ def serve_domain(
     size: Annotated[str, typer.Option(help="Seed size: small or default.")] = "default",
 ) -> None:
     """Serve a domain's tools over MCP so any MCP client can use it (one database, one session state)."""
+    from passhat.sandbox import DomainError, available_domains, serve
+
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, got {transport!r}")
     if not 0 < port < 65536:
@@ -102,6 +94,10 @@ def summarize(
 
     `price_in` / `price_out` are the model's prices in USD per million input / output tokens.
     """
+    import numpy as np
+
+    from passhat.collector.reliability import summarize_task_type
+
     by_type: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
     signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
     tokens: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
@@ -154,6 +150,9 @@ def replay_domain(
     send_traces: bool = False,
 ) -> None:
     """`passhat replay --domain D`: run generated scenarios k times each and print the reliability table."""
+    from passhat.sandbox import TRANSPORTS, DomainError, FlawConfig, RunConfig, Sandbox, run_trials
+    from passhat.sandbox._agents import resolve_agent, resolve_customer
+
     if scenarios < 1 or k < 1 or parallel < 1:
         fail("--scenarios, --k and --parallel must be at least 1")
     if (price_in is None) != (price_out is None) or min(price_in or 0.0, price_out or 0.0) < 0:

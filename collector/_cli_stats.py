@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 import typer
 from rich.table import Table
 
 from passhat.collector._console import ci_text, console, emit_json, fail, pct
-from passhat.collector._trials_file import TrialsFileError, read_trials_csv
-from passhat.collector.reliability import (
-    AggregatePoint,
-    Mixture,
-    calculate,
-    fit_mixture,
-    fit_mixture_to_points,
-    mixture_curve,
-    pass_at_k_array,
-    pass_hat_k_array,
-    summarize_task_type,
-)
+
+if TYPE_CHECKING:  # numpy and scipy load when a command runs, not for `passhat --help`
+    from passhat.collector.reliability import Mixture
 
 
 def fit(
@@ -45,6 +35,8 @@ def fit(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Fit the binomial mixture to published points (--point) or to your own trials (--trials)."""
+    from passhat.collector.reliability import AggregatePoint, fit_mixture_to_points, mixture_curve
+
     if (point is None) == (trials is None):
         fail("give either --point (one or more) or --trials FILE.csv")
     if trials is not None:
@@ -86,6 +78,11 @@ def fit(
 
 
 def _fit_trials(path: Path, *, components: int | None, k: int | None, as_json: bool) -> None:
+    import numpy as np
+
+    from passhat.collector._trials_file import TrialsFileError, read_trials_csv
+    from passhat.collector.reliability import fit_mixture, pass_at_k_array, pass_hat_k_array, summarize_task_type
+
     try:
         groups = read_trials_csv(path)
     except TrialsFileError as exc:
@@ -142,6 +139,8 @@ def _fit_trials(path: Path, *, components: int | None, k: int | None, as_json: b
 
 
 def _parse_mixture(text: str) -> Mixture:
+    from passhat.collector.reliability import Mixture
+
     try:
         pairs = [item.split(":") for item in text.split(",") if item.strip()]
         weights = [float(w) for w, _ in pairs]
@@ -165,6 +164,8 @@ def calc(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """What a per-attempt success rate means for your traffic: failed tickets a day, pass@k and pass^k."""
+    from passhat.collector.reliability import calculate
+
     model = _parse_mixture(mixture) if mixture is not None else None
     if model is None and success_rate is None:
         fail("give --success-rate (e.g. 0.654) or --mixture")
