@@ -24,8 +24,19 @@
 #define WT_LEN 2
 #define WT_I32 5
 
+/* Attribute keys repeat across the spans of a request: one str per distinct key, for the whole call. */
+#define KEY_CACHE_SIZE 1024
+#define KEY_CACHE_MAX_BYTES 40
+
+typedef struct {
+    const uint8_t *data; /* inside the body, which outlives the call */
+    Py_ssize_t size;
+    PyObject *text;
+} KeyEntry;
+
 typedef struct {
     Py_ssize_t limit; /* max_attribute_bytes: longer strings and bytes values fall back */
+    KeyEntry keys[KEY_CACHE_SIZE];
 } Ctx;
 
 typedef struct {
@@ -162,11 +173,25 @@ static int check_str(const uint8_t *data, Py_ssize_t size) {
     return OK;
 }
 
-static int make_limited_str(const Ctx *ctx, const uint8_t *data, Py_ssize_t size, PyObject **out) {
-    if (size > ctx->limit) {
-        return FALLBACK; /* the upb path rejects the span (or accepts it: it counts characters, not bytes) */
+/* A str for an attribute key, shared when the same bytes came before in this request. */
+static int make_key(Ctx *ctx, const uint8_t *data, Py_ssize_t size, PyObject **out) {
+    if (size > KEY_CACHE_MAX_BYTES) {
+        return make_str(data, size, out);
     }
-    return make_str(data, size, out);
+    uint32_t hash = 2166136261u;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        hash = (hash ^ data[i]) * 16777619u;
+    }
+    KeyEntry *entry = &ctx->keys[(hash ^ (hash >> 16)) & (KEY_CACHE_SIZE - 1)];
+    if (entry->text != NULL && entry->size == size && memcmp(entry->data, data, (size_t)size) == 0) {
+        *out = Py_NewRef(entry->text);
+        return OK;
+    }
+    CHECK(make_str(data, size, out));
+    Py_XSETREF(entry->text, Py_NewRef(*out));
+    entry->data = data;
+    entry->size = size;
+    return OK;
 }
 
 static const char HEX[] = "0123456789abcdef";
@@ -218,11 +243,11 @@ static int make_base64(const uint8_t *data, Py_ssize_t size, PyObject **out) {
     return OK;
 }
 
-static int parse_attributes_into(const Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth, PyObject *dict);
-static int parse_any_value(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **out);
+static int parse_attributes_into(Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth, PyObject *dict);
+static int parse_any_value(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **out);
 
 /* ArrayValue: repeated AnyValue values = 1. */
-static int parse_array(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *list) {
+static int parse_array(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *list) {
     Field f;
     if (depth > MAX_DEPTH) {
         return FALLBACK;
@@ -244,7 +269,7 @@ static int parse_array(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int
 }
 
 /* AnyValue: a oneof of string 1, bool 2, int 3, double 4, array 5, kvlist 6, bytes 7, string_value_strindex 8. */
-static int parse_any_value_fields(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **out) {
+static int parse_any_value_fields(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **out) {
     Field f;
     while (p < end) {
         NEXT(p, end, f);
@@ -257,7 +282,10 @@ static int parse_any_value_fields(const Ctx *ctx, const uint8_t *p, const uint8_
         switch (f.number) {
         case 1:
             EXPECT(f, WT_LEN);
-            CHECK(make_limited_str(ctx, f.data, f.size, out));
+            if (f.size > ctx->limit) {
+                return FALLBACK;
+            }
+            CHECK(make_key(ctx, f.data, f.size, out)); /* short values repeat too ("ok", "function"...) */
             break;
         case 2:
             EXPECT(f, WT_VARINT);
@@ -304,7 +332,7 @@ static int parse_any_value_fields(const Ctx *ctx, const uint8_t *p, const uint8_
     return OK;
 }
 
-static int parse_any_value(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **out) {
+static int parse_any_value(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **out) {
     if (depth > MAX_DEPTH) {
         return FALLBACK;
     }
@@ -321,7 +349,7 @@ static int parse_any_value(const Ctx *ctx, const uint8_t *p, const uint8_t *end,
 }
 
 /* KeyValue: key = 1, value = 2, key_strindex = 3 (ignored, as the upb path ignores it). */
-static int parse_key_value(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *dict) {
+static int parse_key_value(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *dict) {
     Field f;
     Slice key = {0}, value = {0};
     if (depth > MAX_DEPTH) {
@@ -344,7 +372,7 @@ static int parse_key_value(const Ctx *ctx, const uint8_t *p, const uint8_t *end,
         }
     }
     PyObject *key_obj = NULL, *value_obj = NULL;
-    CHECK(make_str(key.data, key.size, &key_obj));
+    CHECK(make_key(ctx, key.data, key.size, &key_obj));
     if (value.present) {
         int rc = parse_any_value(ctx, value.data, value.data + value.size, depth + 1, &value_obj);
         if (rc != OK) {
@@ -361,7 +389,7 @@ static int parse_key_value(const Ctx *ctx, const uint8_t *p, const uint8_t *end,
 }
 
 /* A KeyValue list (KeyValueList: values = 1). */
-static int parse_attributes_into(const Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth, PyObject *dict) {
+static int parse_attributes_into(Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth, PyObject *dict) {
     const uint8_t *p = data, *end = data + size;
     Field f;
     if (depth > MAX_DEPTH) {
@@ -378,7 +406,7 @@ static int parse_attributes_into(const Ctx *ctx, const uint8_t *data, Py_ssize_t
 }
 
 /* A KeyValue the result does not carry (scope and link attributes): decoded into a dict thrown away. */
-static int check_key_value(const Ctx *ctx, const Field *f, int depth) {
+static int check_key_value(Ctx *ctx, const Field *f, int depth) {
     PyObject *scratch = PyDict_New();
     if (scratch == NULL) {
         return ERROR;
@@ -416,7 +444,7 @@ static int check_entity_ref(const uint8_t *p, const uint8_t *end) {
 }
 
 /* Span.Link: trace_id 1, span_id 2, trace_state 3, attributes 4, dropped_attributes_count 5, flags 6. */
-static int check_link(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth) {
+static int check_link(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth) {
     Field f;
     Slice trace_id = {0}, span_id = {0}, trace_state = {0}, dropped = {0}, flags = {0};
     while (p < end) {
@@ -453,7 +481,7 @@ static int check_link(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int 
 }
 
 /* Span.Event: time_unix_nano 1, name 2, attributes 3, dropped_attributes_count 4 -> (name, time, attributes). */
-static int parse_event(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *events) {
+static int parse_event(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *events) {
     Field f;
     Slice when = {0}, name = {0}, dropped = {0};
     uint64_t time_value = 0;
@@ -504,7 +532,7 @@ static int parse_event(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int
     }
     PyObject *name_obj = NULL, *time_obj = NULL, *event = NULL;
     if (rc == OK) {
-        rc = make_str(name.data, name.size, &name_obj);
+        rc = make_key(ctx, name.data, name.size, &name_obj);
     }
     if (rc == OK && (time_obj = PyLong_FromUnsignedLongLong(time_value)) == NULL) {
         rc = ERROR;
@@ -571,7 +599,7 @@ static int parse_status(const uint8_t *p, const uint8_t *end, Slice *message, in
 }
 
 /* The fields of a Span; attributes and events go straight into `row`, the rest is decoded after. */
-static int parse_span_fields(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **row,
+static int parse_span_fields(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **row,
                              Slice *ids, Slice *name, Slice *status_message, uint64_t *times, int32_t *kind,
                              int32_t *status_code) {
     Field f;
@@ -650,7 +678,7 @@ static int parse_span_fields(const Ctx *ctx, const uint8_t *p, const uint8_t *en
     return OK;
 }
 
-static int span_row(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **row) {
+static int span_row(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject **row) {
     Slice ids[3] = {{0}}, name = {0}, status_message = {0};
     uint64_t times[2] = {0, 0};
     int32_t kind = 0, status_code = 0;
@@ -665,7 +693,7 @@ static int span_row(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int de
     } else {
         row[S_PARENT_ID] = Py_NewRef(Py_None);
     }
-    CHECK(make_str(name.data, name.size, &row[S_NAME]));
+    CHECK(make_key(ctx, name.data, name.size, &row[S_NAME]));
     if (status_message.size) {
         CHECK(make_str(status_message.data, status_message.size, &row[S_STATUS_MESSAGE]));
     } else {
@@ -680,7 +708,7 @@ static int span_row(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int de
 }
 
 /* Span -> the row tuple, appended to `out`. */
-static int parse_span(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *service,
+static int parse_span(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *service,
                       PyObject *scope, PyObject *resource, PyObject *out) {
     PyObject *row[S_FIELDS] = {NULL};
     row[S_SERVICE] = Py_NewRef(service);
@@ -709,7 +737,7 @@ static int parse_span(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int 
 }
 
 /* InstrumentationScope: name 1, version 2, attributes 3, dropped_attributes_count 4. */
-static int parse_scope(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, Slice *name) {
+static int parse_scope(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, Slice *name) {
     Field f;
     Slice version = {0}, dropped = {0};
     while (p < end) {
@@ -738,7 +766,7 @@ static int parse_scope(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int
 }
 
 /* ScopeSpans: scope 1, spans 2, schema_url 3. The scope may come after the spans: two passes. */
-static int parse_scope_spans(const Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth, PyObject *service,
+static int parse_scope_spans(Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth, PyObject *service,
                              PyObject *resource, PyObject *out) {
     const uint8_t *p = data, *end = data + size;
     Field f;
@@ -779,7 +807,7 @@ static int parse_scope_spans(const Ctx *ctx, const uint8_t *data, Py_ssize_t siz
 }
 
 /* Resource: attributes 1, dropped_attributes_count 2, entity_refs 3. */
-static int parse_resource(const Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *attributes) {
+static int parse_resource(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth, PyObject *attributes) {
     Field f;
     Slice dropped = {0};
     while (p < end) {
@@ -803,7 +831,7 @@ static int parse_resource(const Ctx *ctx, const uint8_t *p, const uint8_t *end, 
 }
 
 /* ResourceSpans: resource 1, scope_spans 2, schema_url 3. The resource may come last: two passes. */
-static int parse_resource_spans_fields(const Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth,
+static int parse_resource_spans_fields(Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth,
                                        PyObject *resource) {
     const uint8_t *p = data, *end = data + size;
     Field f;
@@ -829,7 +857,7 @@ static int parse_resource_spans_fields(const Ctx *ctx, const uint8_t *data, Py_s
     return OK;
 }
 
-static int parse_resource_spans(const Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth, PyObject *out) {
+static int parse_resource_spans(Ctx *ctx, const uint8_t *data, Py_ssize_t size, int depth, PyObject *out) {
     PyObject *resource = PyDict_New();
     if (resource == NULL) {
         return ERROR;
@@ -855,7 +883,7 @@ static int parse_resource_spans(const Ctx *ctx, const uint8_t *data, Py_ssize_t 
     return rc;
 }
 
-static int parse_request(const Ctx *ctx, const uint8_t *data, Py_ssize_t size, PyObject *out) {
+static int parse_request(Ctx *ctx, const uint8_t *data, Py_ssize_t size, PyObject *out) {
     const uint8_t *p = data, *end = data + size;
     Field f;
     while (p < end) {
@@ -870,13 +898,28 @@ static int parse_request(const Ctx *ctx, const uint8_t *data, Py_ssize_t size, P
 
 static PyObject *decode(PyObject *module, PyObject *args) {
     Py_buffer body;
-    Ctx ctx;
+    Py_ssize_t limit;
     (void)module;
-    if (!PyArg_ParseTuple(args, "y*n:decode", &body, &ctx.limit)) {
+    if (!PyArg_ParseTuple(args, "y*n:decode", &body, &limit)) {
         return NULL;
     }
+    Ctx *ctx = PyMem_Calloc(1, sizeof(Ctx));
+    if (ctx == NULL) {
+        PyBuffer_Release(&body);
+        return PyErr_NoMemory();
+    }
+    ctx->limit = limit;
+    /* Thousands of dicts and lists, none of them in a cycle: no collection halfway (no Python code runs). */
+    int gc_was_enabled = PyGC_Disable();
     PyObject *out = PyList_New(0);
-    int rc = out == NULL ? ERROR : parse_request(&ctx, (const uint8_t *)body.buf, body.len, out);
+    int rc = out == NULL ? ERROR : parse_request(ctx, (const uint8_t *)body.buf, body.len, out);
+    if (gc_was_enabled) {
+        PyGC_Enable();
+    }
+    for (int i = 0; i < KEY_CACHE_SIZE; i++) {
+        Py_XDECREF(ctx->keys[i].text);
+    }
+    PyMem_Free(ctx);
     PyBuffer_Release(&body);
     if (rc == OK) {
         return out;
