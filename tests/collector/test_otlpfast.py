@@ -7,6 +7,7 @@ checks the same property, `_agrees(body)`, on generated, hand-crafted, random an
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -354,6 +355,38 @@ def test_enum_values_keep_their_low_32_bits_like_upb() -> None:
     for kind in (2**31 - 1, 2**31, 2**32 + 3, -1, -(2**31)):
         body = _request_with_span(_SPAN + _field(6, 0, kind) + _field(15, 2, _field(3, 0, kind)))
         assert _agrees(body), kind
+
+
+EDGES: dict[str, bytes] = {
+    "an overlong tag of an unknown field": _request_with_span(_SPAN + b"\xa0\x81\x00\x05"),
+    "an overlong length": _field(1, 2, b"") + b"\x0a\x80\x00",
+    "a bool of 2": _span_with_value(_field(2, 0, 2)),
+    "a bool of 2**40": _span_with_value(_field(2, 0, 2**40)),
+    "a negative int": _span_with_value(_field(3, 0, -5)),
+    "a 10-byte varint": _span_with_value(b"\x18" + b"\xff" * 9 + b"\x01"),
+    "an empty status": _request_with_span(_SPAN + _field(15, 2, b"")),
+    "the reserved status field 1": _request_with_span(_SPAN + _field(15, 2, _field(1, 2, b"\xff"))),
+    "a key_strindex": _request_with_span(_SPAN + _field(9, 2, _field(1, 2, b"q") + _field(3, 0, 5))),
+    "a key_strindex of the wrong wire type": _request_with_span(
+        _SPAN + _field(9, 2, _field(1, 2, b"q") + _field(3, 2, b""))
+    ),
+    "a tag above 32 bits": _request_with_span(_SPAN + _varint(1 << 32) + _varint(1)),
+    "the largest field number": _request_with_span(_SPAN + _field(536870911, 2, b"abc")),
+    "an empty KeyValue": _request_with_span(_SPAN + _field(9, 2, b"")),
+    "an empty AnyValue": _span_with_value(b""),
+    "empty ArrayValue and KeyValueList": _span_with_value(_field(5, 2, b"")) + _span_with_value(_field(6, 2, b"")),
+    "a link": _request_with_span(_SPAN + _field(13, 2, Span.Link(trace_id=b"1" * 16, flags=3).SerializeToString())),
+}
+
+
+@pytest.mark.parametrize("body", EDGES.values(), ids=EDGES.keys())
+def test_edge_cases_agree_with_upb(body: bytes) -> None:
+    _agrees(body)
+
+
+def test_a_nan_double() -> None:
+    rows = _otlpfast.decode(_span_with_value(_field(4, 1, b"\x00" * 6 + b"\xf8\x7f")), LIMIT)
+    assert math.isnan(rows[0][11]["key"])
 
 
 # --- generated requests -----------------------------------------------------------------------------------
