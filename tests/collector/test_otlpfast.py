@@ -237,6 +237,14 @@ def test_an_empty_body_and_empty_messages() -> None:
         _otlpfast.decode("text", 10)
 
 
+def test_without_the_compiled_module_the_wrapper_uses_upb(monkeypatch: pytest.MonkeyPatch) -> None:
+    from passhat.collector import _otlp
+
+    body = bench_like_request(1).SerializeToString()
+    monkeypatch.setattr(_otlp, "_otlpfast", None)
+    assert decode_protobuf(body, max_attribute_bytes=LIMIT) == _upb(body, LIMIT)
+
+
 # --- hand-made wire bytes ---------------------------------------------------------------------------------
 
 
@@ -415,7 +423,9 @@ def _containers(children: st.SearchStrategy[AnyValue]) -> st.SearchStrategy[AnyV
     )
 
 
-_values = st.recursive(_scalars, _containers, max_leaves=12)
+_values = _scalars
+for _level in range(3):  # values nested up to 3 containers deep
+    _values = _scalars | _containers(_values)
 _key_values = st.lists(
     st.one_of(st.builds(lambda k, v: KeyValue(key=k, value=v), _keys, _values), st.builds(KeyValue, key=_keys)),
     max_size=6,
