@@ -175,8 +175,8 @@ static int check_str(const uint8_t *data, Py_ssize_t size) {
 
 /* A str for an attribute key, shared when the same bytes came before in this request. */
 static int make_key(Ctx *ctx, const uint8_t *data, Py_ssize_t size, PyObject **out) {
-    if (size > KEY_CACHE_MAX_BYTES) {
-        return make_str(data, size, out);
+    if (size == 0 || size > KEY_CACHE_MAX_BYTES) {
+        return make_str(data, size, out); /* "" is a singleton anyway; no memcmp on a NULL pointer */
     }
     uint32_t hash = 2166136261u;
     for (Py_ssize_t i = 0; i < size; i++) {
