@@ -178,11 +178,20 @@ static int make_key(Ctx *ctx, const uint8_t *data, Py_ssize_t size, PyObject **o
     if (size == 0 || size > KEY_CACHE_MAX_BYTES) {
         return make_str(data, size, out); /* "" is a singleton anyway; no memcmp on a NULL pointer */
     }
-    uint32_t hash = 2166136261u;
-    for (Py_ssize_t i = 0; i < size; i++) {
-        hash = (hash ^ data[i]) * 16777619u;
+    /* A multiplicative hash, 8 bytes at a time (keys and short values are 10 to 40 bytes). */
+    uint64_t hash = (uint64_t)size * 0x9E3779B97F4A7C15u, chunk;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+        memcpy(&chunk, data + i, 8);
+        hash = (hash ^ chunk) * 0x9E3779B97F4A7C15u;
+        hash ^= hash >> 29;
     }
-    KeyEntry *entry = &ctx->keys[(hash ^ (hash >> 16)) & (KEY_CACHE_SIZE - 1)];
+    if (i < size) {
+        chunk = 0;
+        memcpy(&chunk, data + i, (size_t)(size - i));
+        hash = (hash ^ chunk) * 0x9E3779B97F4A7C15u;
+    }
+    KeyEntry *entry = &ctx->keys[(hash >> 32 ^ hash >> 50) & (KEY_CACHE_SIZE - 1)];
     if (entry->text != NULL && entry->size == size && memcmp(entry->data, data, (size_t)size) == 0) {
         *out = Py_NewRef(entry->text);
         return OK;
