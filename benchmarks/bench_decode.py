@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from bench_ingest import _refresh_ids, _template
+from bench_ingest import _template
 
 from passhat.collector import _otlp
 from passhat.collector._otlp import PROTOBUF, decode_protobuf, decode_traces, parse_request
@@ -64,7 +65,12 @@ def main() -> int:
         return 1
     fast = _otlp._otlpfast
     request: Any = _template(TICKETS)
-    _refresh_ids(request, 9)
+    spans_of = request.resource_spans[0].scope_spans[0].spans
+    for first in range(0, len(spans_of), 9):  # the ids, as the load generator plants them: 8 tools, then the root
+        trace_id, root_id = os.urandom(16), os.urandom(8)
+        for span in spans_of[first : first + 8]:
+            span.trace_id, span.span_id, span.parent_span_id = trace_id, os.urandom(8), root_id
+        spans_of[first + 8].trace_id, spans_of[first + 8].span_id = trace_id, root_id
     body = request.SerializeToString()
     spans = len(fast.decode(body, LIMIT) or [])
     assert spans == TICKETS * 9, "the template must take the fast path"
