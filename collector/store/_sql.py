@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import pathlib
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: writers there rely on SQLite's busy handler alone
+    fcntl = None  # type: ignore[assignment]
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -57,6 +64,7 @@ from passhat.collector.store._sql_rows import (
     trial_to_row,
 )
 
+_ROWS_PER_STATEMENT = 128  # rows per multi-row INSERT: 16 columns x 128 = 2,048 bound values
 _CHUNK = 400  # ids per IN (...) list: well under every driver's bound-parameter limit
 
 
@@ -116,15 +124,34 @@ class SqlStore(Store):
             event.listen(self._engine, "connect", _sqlite_pragmas)
             event.listen(self._engine, "begin", _sqlite_begin)
         self._write_lock = threading.Lock()
-        self._insert_sql: dict[str, str] = {}
+        self._lock_path: str | None = None
+        if self._is_sqlite and parsed.database and parsed.database != ":memory:" and fcntl is not None:
+            self._lock_path = str(pathlib.Path(parsed.database).expanduser()) + "-writers.lock"
+        self._driver_error: type[Exception] = getattr(self._engine.dialect.dbapi, "Error", SQLAlchemyError)
+        self._insert_sql: dict[tuple[str, int], str] = {}
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[sa.Connection]:
         """A write transaction: one writer per process, and the database's write lock taken first."""
-        with self._write_lock, self._engine.connect() as conn:
+        with self._write_lock, self._file_lock(), self._engine.connect() as conn:
             conn.execution_options(passhat_write=True)
             with conn.begin():
                 yield conn
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """Writers of one SQLite file queue on a lock file (flock) before BEGIN IMMEDIATE: SQLite's own busy
+        handler polls with sleeps of up to 100 ms, so two collector processes committing in turn left the
+        file idle between their commits. flock wakes the next writer as soon as the lock is free."""
+        if self._lock_path is None:
+            yield
+            return
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
 
     # --- lifecycle ---------------------------------------------------------------------------------
     def migrate(self) -> int:
@@ -231,7 +258,7 @@ class SqlStore(Store):
         try:
             with self._writing() as conn:
                 return self._write(conn, batches)
-        except SQLAlchemyError as exc:
+        except (SQLAlchemyError, self._driver_error) as exc:  # rows are inserted through the driver itself
             raise StoreError(f"write failed, nothing was stored: {exc}") from exc
 
     def _write(self, conn: sa.Connection, batches: Sequence[SpanBatch]) -> list[WriteResult]:
@@ -281,23 +308,48 @@ class SqlStore(Store):
     def _insert_values(
         self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: list[tuple[Any, ...]]
     ) -> None:
-        """INSERT many rows (tuples in `columns` order) straight through the driver's executemany: building
-        SQLAlchemy parameters per row costs more than the database's insert itself."""
+        """INSERT many rows (tuples in `columns` order) with multi-row statements bound straight through the
+        driver: building SQLAlchemy parameters per row costs more than the database's insert itself.
+
+        Rows go in statements of 128, then 64, 32, ... 1 rows (so at most a handful of statement texts per
+        table, each prepared once and cached by the driver). One statement per row (executemany) was much
+        slower in the collector: Python's sqlite3 releases the GIL around every row's step, and the writer
+        thread then waits for the decoding threads to hand it back, row after row.
+        """
         if not rows:
             return
-        sql = self._insert_sql.get(table.name)
+        marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
+        if marks is None:  # an unusual driver: SQLAlchemy binds
+            conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
+            return
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            start = 0
+            size = _ROWS_PER_STATEMENT
+            while start < len(rows):
+                while size > len(rows) - start:
+                    size //= 2
+                chunk = rows[start : start + size]
+                cursor.execute(
+                    self._insert_statement(conn, table, columns, marks, size), list(chain.from_iterable(chunk))
+                )
+                start += size
+        finally:
+            cursor.close()
+
+    def _insert_statement(
+        self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], marks: str, rows: int
+    ) -> str:
+        sql = self._insert_sql.get((table.name, rows))
         if sql is None:
-            marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
-            if marks is None:  # an unusual driver: SQLAlchemy binds
-                conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
-                return
             quote = conn.dialect.identifier_preparer.quote
+            one = f"({', '.join([marks] * len(columns))})"
             sql = (
                 f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
-                f"VALUES ({', '.join([marks] * len(columns))})"
+                f"VALUES {', '.join([one] * rows)}"
             )
-            self._insert_sql[table.name] = sql
-        conn.exec_driver_sql(sql, rows)
+            self._insert_sql[(table.name, rows)] = sql
+        return sql
 
     def _insert_many(self, conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
         """`_insert_values` for dict rows (keys in column order)."""
