@@ -1,4 +1,6 @@
-"""Check a built wheel: every package folder on disk is inside it, and `import passhat` works from it."""
+"""Check a built wheel: every package folder on disk is inside it, the compiled OTLP decoder too, and
+`import passhat` and the decoder import from it (the build of the optional extension must not have failed
+silently in CI)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def expected_files() -> set[str]:
             if (
                 path.is_file()
                 and "__pycache__" not in path.parts
-                and path.suffix in {".py", ".typed", ".md", ".json", ".csv", ".toml", ".xml", ".html", ".sql"}
+                and path.suffix in {".py", ".pyi", ".typed", ".md", ".json", ".csv", ".toml", ".xml", ".html", ".sql"}
             ):
                 files.add(f"{target}/{path.relative_to(ROOT / folder).as_posix()}")
     return files
@@ -37,12 +39,20 @@ def main(wheel: str) -> int:
         for name in missing:
             print("  ", name)
         return 1
+    compiled = [n for n in names if n.startswith("passhat/collector/_otlpfast.") and n.endswith((".so", ".pyd"))]
+    if not compiled:
+        print("the compiled passhat.collector._otlpfast is not in the wheel: did the C extension fail to build?")
+        return 1
     sys.path = [p for p in sys.path if pathlib.Path(p or ".").resolve() != ROOT]
     module = importlib.import_module("passhat")
     if ROOT in pathlib.Path(module.__file__ or "").resolve().parents:
         print("passhat was imported from the source tree, not the wheel")
         return 1
-    print(f"passhat {module.__version__} imports from {module.__file__}")
+    fast = importlib.import_module("passhat.collector._otlpfast")
+    if fast.decode(b"", 1) != [] or ROOT in pathlib.Path(fast.__file__ or "").resolve().parents:
+        print("passhat.collector._otlpfast does not work from the wheel")
+        return 1
+    print(f"passhat {module.__version__} imports from {module.__file__}, with {pathlib.Path(fast.__file__ or '').name}")
     return 0
 
 

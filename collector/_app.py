@@ -29,6 +29,7 @@ from passhat.collector._otlp import (
     PROTOBUF,
     DecodedTraces,
     OtlpError,
+    decode_protobuf,
     decode_traces,
     decompress,
     encode_response,
@@ -118,6 +119,8 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
         body = decompress(raw, encoding, limit=settings.max_body_bytes)
         if not body:
             raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
+        if media == PROTOBUF:
+            return decode_protobuf(body, max_attribute_bytes=settings.max_attribute_bytes)
         return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
 
     @asynccontextmanager

@@ -21,6 +21,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from passhat.collector._normalize import normalize_span
+
+try:  # the compiled fast path is optional: an install without a C compiler decodes with upb only
+    from passhat.collector import _otlpfast
+except ImportError:  # pragma: no cover - exercised only where the extension could not be built
+    _otlpfast = None  # type: ignore[assignment]
 from passhat.collector.store import NormalizedSpan, SpanEvent
 from passhat.collector.store._base import StatusCode
 
@@ -250,6 +255,54 @@ def decode_traces(request: ExportTraceServiceRequest, *, max_attribute_bytes: in
                         events=events,
                     )
                 )
+    return decoded
+
+
+def decode_protobuf(body: bytes, *, max_attribute_bytes: int) -> DecodedTraces:
+    """`decode_traces(parse_request(body, PROTOBUF))`, through the compiled decoder when it can take the body.
+
+    The C decoder answers None for anything not plain (an invalid id, an over-long value, malformed or unusual
+    wire data...): those bodies take the upb path, which gives the exact rejections or the 400.
+    """
+    rows = _otlpfast.decode(body, max_attribute_bytes) if _otlpfast is not None else None
+    if rows is None:
+        return decode_traces(parse_request(body, PROTOBUF), max_attribute_bytes=max_attribute_bytes)
+    decoded = DecodedTraces()
+    append = decoded.spans.append
+    for (
+        trace_id,
+        span_id,
+        parent_id,
+        name,
+        start,
+        end,
+        kind,
+        status_code,
+        status_message,
+        service_name,
+        scope_name,
+        attributes,
+        resource,
+        events,
+    ) in rows:
+        append(
+            normalize_span(
+                trace_id=trace_id,
+                span_id=span_id,
+                parent_span_id=parent_id,
+                name=name,
+                start_time_ns=start,
+                end_time_ns=max(end, start),
+                kind=kind,
+                status=_STATUS.get(status_code, "unset"),
+                status_message=status_message,
+                service_name=service_name,
+                scope_name=scope_name,
+                attributes=attributes,
+                resource_attributes=resource,
+                events=[SpanEvent(e_name, e_time, e_attributes) for e_name, e_time, e_attributes in events],
+            )
+        )
     return decoded
 
 
