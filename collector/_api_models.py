@@ -215,4 +215,5 @@ class Health(BaseModel):
     status: str
     store: str
     schema_version: int
-    queued_spans: int
+    queued_bytes: int  # request bytes waiting to be decoded
+    queued_spans: int  # decoded spans waiting for their group commit

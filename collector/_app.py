@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Literal, TypeVar
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -116,6 +115,14 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
     metrics = CollectorMetrics()
     state: dict[str, object] = {}
 
+    def _decode(raw: bytes, encoding: str | None, media: str) -> DecodedTraces:
+        body = decompress(raw, encoding, limit=settings.max_body_bytes)
+        if not body:
+            raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
+        if media == PROTOBUF:
+            return decode_protobuf(body, max_attribute_bytes=settings.max_attribute_bytes)
+        return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         own_store = store is None
@@ -123,7 +130,8 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
         writer = GroupCommitWriter(
             active,
             metrics,
-            max_queued_spans=settings.max_queued_spans,
+            _decode,
+            max_queued_bytes=settings.max_queued_bytes,
             max_commit_spans=settings.max_commit_spans,
         )
         state.update(store=active, writer=writer, keys=_KeyCache(active, settings.key_cache_s))
@@ -193,14 +201,6 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _decode(raw: bytes, encoding: str | None, media: str) -> DecodedTraces:
-        body = decompress(raw, encoding, limit=settings.max_body_bytes)
-        if not body:
-            raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
-        if media == PROTOBUF:
-            return decode_protobuf(body, max_attribute_bytes=settings.max_attribute_bytes)
-        return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
-
     async def _export(request: Request, media: str) -> Response:
         key = _bearer_key(request)
         project = keys().project_for(key) if key else None
@@ -208,30 +208,20 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
             return otlp_error(401, "a valid API key is required: send 'Authorization: Bearer <key>'", media)
         if media not in (PROTOBUF, JSON):
             return otlp_error(415, f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'!r}", media)
+        retry = {"Retry-After": str(settings.retry_after_s)}
         try:
             raw = await _read_body(request)
-            encoding = request.headers.get("content-encoding")
-            # Decoding is CPU-bound: off the event loop, so health checks and small requests stay responsive.
-            decoded = await run_in_threadpool(_decode, raw, encoding, media)
+            # Decoding is CPU-bound: the ingest thread decodes and commits (see collector/_writer.py), so the
+            # event loop stays free for health checks and small requests.
+            future = writer().submit(project, raw, request.headers.get("content-encoding"), media)
+            outcome = await future
         except OtlpError as exc:
             return otlp_error(exc.status, exc.message, media)
-        if decoded.rejected:
-            metrics.spans_rejected.inc(len(decoded.rejected))
-        if decoded.spans:
-            retry = {"Retry-After": str(settings.retry_after_s)}
-            try:
-                future = writer().submit(project, decoded.spans)
-            except QueueFullError as exc:
-                metrics.spans_rejected.inc(len(decoded.spans))
-                return otlp_error(429, f"the collector is busy ({exc}): retry later", media, retry)
-            try:
-                result = await future
-            except StoreError as exc:
-                metrics.spans_rejected.inc(len(decoded.spans))
-                return otlp_error(503, f"the store could not commit the spans, none were kept: {exc}", media, retry)
-            metrics.spans_accepted.inc(result.accepted)
-            metrics.spans_duplicate.inc(result.duplicates)
-        return Response(encode_response(decoded.rejected, media), 200, media_type=media)
+        except QueueFullError as exc:
+            return otlp_error(429, f"the collector is busy ({exc}): retry later", media, retry)
+        except StoreError as exc:
+            return otlp_error(503, f"the store could not commit the spans, none were kept: {exc}", media, retry)
+        return Response(encode_response(outcome.decoded.rejected, media), 200, media_type=media)
 
     @app.get("/api/tickets", tags=["query"], response_model=TicketList)
     def list_tickets(
@@ -284,7 +274,14 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
             version = current_store().schema_version()
         except Exception as exc:
             return JSONResponse({"status": "unavailable", "store": str(exc)}, 503)
-        health = Health(status="ok", store="ok", schema_version=version, queued_spans=writer().queued_spans)
+        ingest = writer()
+        health = Health(
+            status="ok",
+            store="ok",
+            schema_version=version,
+            queued_bytes=ingest.queued_bytes,
+            queued_spans=ingest.queued_spans,
+        )
         return JSONResponse(health.model_dump())
 
     @app.get("/metrics", tags=["ops"], response_class=Response)

@@ -28,7 +28,12 @@ class CollectorMetrics:
         self.request_seconds = Histogram(
             "passhat_request_seconds", "HTTP request latency.", ["route"], registry=self.registry
         )
-        self.queue_spans = Gauge("passhat_write_queue_spans", "Spans waiting for a commit.", registry=self.registry)
+        self.queue_bytes = Gauge(
+            "passhat_ingest_queue_bytes", "Request bytes waiting to be decoded and written.", registry=self.registry
+        )
+        self.queue_spans = Gauge(
+            "passhat_write_queue_spans", "Decoded spans waiting for their group commit.", registry=self.registry
+        )
         self.store_write_seconds = Histogram(
             "passhat_store_write_seconds", "Latency of one group commit.", registry=self.registry
         )

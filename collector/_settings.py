@@ -21,7 +21,7 @@ class CollectorSettings(BaseModel):
     store_url: str | None = Field(default_factory=lambda: os.environ.get("PASSHAT_STORE_URL") or None)
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)  # compressed and decompressed
     max_attribute_bytes: int = Field(default=256 * 1024, ge=16)
-    max_queued_spans: int = Field(default=200_000, ge=1)  # beyond it, answer 429 with Retry-After
+    max_queued_bytes: int = Field(default=128 * 1024 * 1024, ge=1)  # request bytes; beyond: 429 + Retry-After
     max_commit_spans: int = Field(default=20_000, ge=1)  # spans per group commit
     retry_after_s: int = Field(default=1, ge=1)
     key_cache_s: float = Field(default=5.0, ge=0.0)  # how long a key lookup is reused (revocation delay)

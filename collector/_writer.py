@@ -1,7 +1,14 @@
-"""Group commits: requests queue their spans; one thread commits everything queued in one transaction.
+"""The ingest thread: requests queue their raw bodies; one thread decodes them and commits them in groups.
 
 A request is answered only when the commit that holds its spans has returned (durable acknowledgement). The
-queue is bounded in spans: when it is full the request is refused at once (the caller answers 429).
+queue is bounded in bytes of request bodies: when it is full the request is refused at once (the caller
+answers 429).
+
+Decoding happens on this thread too, not on the request's: decoding and writing both need the interpreter
+lock, and when they ran on two threads of one process the writer spent most of its time waiting for the lock
+between rows, holding the database's write lock all the while. With one thread per process doing both, the
+CPU-bound work of a collector scales with processes (`passhat serve --workers N`): while one process holds the
+database's write lock, the others decode.
 """
 
 from __future__ import annotations
@@ -11,108 +18,168 @@ import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from passhat.collector._metrics import CollectorMetrics
-from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult
+from passhat.collector._otlp import DecodedTraces
+from passhat.collector.store import SpanBatch, Store, StoreError, WriteResult
+
+Decoder = Callable[[bytes, "str | None", str], DecodedTraces]
+"""(body, Content-Encoding, media type) -> the request's spans; raises OtlpError for a refused request."""
+
+
+@dataclass(slots=True)
+class Ingested:
+    """What became of one request: its decoded spans (and rejected ones), and what the commit did."""
+
+    decoded: DecodedTraces
+    written: WriteResult
 
 
 @dataclass(slots=True)
 class _Job:
-    batch: SpanBatch
-    future: asyncio.Future[WriteResult]
+    project: str
+    body: bytes
+    encoding: str | None
+    media: str
+    future: asyncio.Future[Ingested]
     loop: asyncio.AbstractEventLoop
 
 
 class QueueFullError(Exception):
-    """The write queue holds too many spans; retry later."""
+    """The ingest queue holds too many bytes; retry later."""
 
 
 class GroupCommitWriter:
-    """Commits queued span batches in groups of up to `max_commit_spans` spans, from one thread."""
+    """Decodes queued requests and commits their spans in groups of up to `max_commit_spans`, on one thread."""
 
     def __init__(
-        self, store: Store, metrics: CollectorMetrics, *, max_queued_spans: int, max_commit_spans: int
+        self,
+        store: Store,
+        metrics: CollectorMetrics,
+        decode: Decoder,
+        *,
+        max_queued_bytes: int,
+        max_commit_spans: int,
     ) -> None:
         self._store = store
         self._metrics = metrics
-        self._max_queued = max_queued_spans
+        self._decode = decode
+        self._max_queued = max_queued_bytes
         self._max_commit = max_commit_spans
         self._jobs: deque[_Job] = deque()
-        self._queued_spans = 0
+        self._queued_bytes = 0
+        self._pending_spans = 0  # decoded, waiting for their group's commit
         self._cond = threading.Condition()
         self._closing = False
-        self._thread = threading.Thread(target=self._run, name="passhat-writer", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="passhat-ingest", daemon=True)
         self._thread.start()
 
     @property
-    def queued_spans(self) -> int:
-        return self._queued_spans
+    def queued_bytes(self) -> int:
+        """Request bytes waiting to be decoded."""
+        return self._queued_bytes
 
-    def submit(self, project: str, spans: Sequence[NormalizedSpan]) -> asyncio.Future[WriteResult]:
-        """Queue spans for the next commit; the future resolves once they are durable."""
+    @property
+    def queued_spans(self) -> int:
+        """Spans decoded and waiting for their commit."""
+        return self._pending_spans
+
+    def submit(self, project: str, body: bytes, encoding: str | None, media: str) -> asyncio.Future[Ingested]:
+        """Queue a request body; the future resolves once its spans are durable (or it was refused)."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[WriteResult] = loop.create_future()
+        future: asyncio.Future[Ingested] = loop.create_future()
         with self._cond:
             if self._closing:
                 raise QueueFullError("the collector is shutting down")
             # An oversized request is still taken when the queue is empty, so it can never starve.
-            if self._queued_spans and self._queued_spans + len(spans) > self._max_queued:
-                raise QueueFullError(f"{self._queued_spans} spans are waiting to be written")
-            self._jobs.append(_Job(SpanBatch(project, spans), future, loop))
-            self._queued_spans += len(spans)
-            self._metrics.queue_spans.set(self._queued_spans)
+            if self._queued_bytes and self._queued_bytes + len(body) > self._max_queued:
+                raise QueueFullError(f"{self._queued_bytes} bytes of requests are waiting to be written")
+            self._jobs.append(_Job(project, body, encoding, media, future, loop))
+            self._queued_bytes += len(body)
+            self._metrics.queue_bytes.set(self._queued_bytes)
             self._cond.notify()
         return future
 
-    def _take(self) -> list[_Job]:
+    def _next(self, *, wait: bool) -> _Job | None:
         with self._cond:
-            while not self._jobs and not self._closing:
+            while wait and not self._jobs and not self._closing:
                 self._cond.wait()
-            taken: list[_Job] = []
-            spans = 0
-            while self._jobs and (not taken or spans + len(self._jobs[0].batch.spans) <= self._max_commit):
-                job = self._jobs.popleft()
-                taken.append(job)
-                spans += len(job.batch.spans)
-            return taken
+            if not self._jobs:
+                return None
+            job = self._jobs.popleft()
+            self._queued_bytes -= len(job.body)
+            self._metrics.queue_bytes.set(self._queued_bytes)
+            return job
 
     def _run(self) -> None:
         while True:
-            jobs = self._take()
-            if not jobs:
+            job = self._next(wait=True)
+            if job is None:
                 return  # closing and drained
-            started = time.perf_counter()
-            outcome: list[WriteResult] | BaseException
+            group: list[tuple[_Job, DecodedTraces]] = []
+            spans = 0
+            while job is not None:
+                try:
+                    decoded = self._decode(job.body, job.encoding, job.media)
+                except Exception as exc:  # OtlpError: the request's own fault; anything else: answered as such
+                    _answer(job, exc)
+                else:
+                    if decoded.rejected:
+                        self._metrics.spans_rejected.inc(len(decoded.rejected))
+                    group.append((job, decoded))
+                    spans += len(decoded.spans)
+                    self._pending_spans = spans
+                    self._metrics.queue_spans.set(spans)
+                if spans >= self._max_commit:
+                    break
+                job = self._next(wait=False)
+            self._commit(group, spans)
+
+    def _commit(self, group: list[tuple[_Job, DecodedTraces]], spans: int) -> None:
+        writing = [(job, decoded) for job, decoded in group if decoded.spans]
+        started = time.perf_counter()
+        outcome: list[WriteResult] | StoreError = []
+        if writing:
             try:
-                outcome = self._store.write_batches([job.batch for job in jobs])
+                outcome = self._store.write_batches([SpanBatch(job.project, decoded.spans) for job, decoded in writing])
             except StoreError as exc:
                 outcome = exc
-            except Exception as exc:  # an unexpected store failure must not kill the writer
+            except Exception as exc:  # an unexpected store failure must not kill the thread
                 outcome = StoreError(f"store write failed: {exc!r}")
-            elapsed = time.perf_counter() - started
-            count = sum(len(job.batch.spans) for job in jobs)
-            with self._cond:
-                self._queued_spans -= count
-                self._metrics.queue_spans.set(self._queued_spans)
-            self._metrics.store_write_seconds.observe(elapsed)
-            self._metrics.commit_spans.observe(count)
-            for index, job in enumerate(jobs):
-                result = outcome if isinstance(outcome, BaseException) else outcome[index]
-                # RuntimeError: the request's event loop is gone, so nobody is waiting for this answer.
-                with contextlib.suppress(RuntimeError):
-                    job.loop.call_soon_threadsafe(_settle, job.future, result)
+            self._metrics.store_write_seconds.observe(time.perf_counter() - started)
+            self._metrics.commit_spans.observe(spans)
+        self._pending_spans = 0
+        self._metrics.queue_spans.set(0)
+        results = iter(outcome) if isinstance(outcome, list) else None
+        for job, decoded in group:
+            if not decoded.spans:
+                _answer(job, Ingested(decoded, WriteResult(0, 0)))
+            elif results is None:
+                self._metrics.spans_rejected.inc(len(decoded.spans))
+                _answer(job, outcome)  # type: ignore[arg-type]
+            else:
+                written = next(results)
+                self._metrics.spans_accepted.inc(written.accepted)
+                self._metrics.spans_duplicate.inc(written.duplicates)
+                _answer(job, Ingested(decoded, written))
 
     def close(self, timeout: float = 30.0) -> None:
-        """Stop taking spans, commit what is queued, and stop the thread."""
+        """Stop taking requests, commit what is queued, and stop the thread."""
         with self._cond:
             self._closing = True
             self._cond.notify_all()
         self._thread.join(timeout)
 
 
-def _settle(future: asyncio.Future[WriteResult], result: WriteResult | BaseException) -> None:
+def _answer(job: _Job, result: Ingested | BaseException) -> None:
+    # RuntimeError: the request's event loop is gone, so nobody is waiting for this answer.
+    with contextlib.suppress(RuntimeError):
+        job.loop.call_soon_threadsafe(_settle, job.future, result)
+
+
+def _settle(future: asyncio.Future[Ingested], result: Ingested | BaseException) -> None:
     if future.done():
         return
     if isinstance(result, BaseException):

@@ -63,7 +63,10 @@ class ApiKey:
         return self.revoked_at is None
 
 
-@dataclass(frozen=True, slots=True)
+# The ingest path builds several of the next five per span. They are not frozen: a frozen dataclass sets each
+# field through object.__setattr__, which made building one ~6x slower (3.6 us against 0.6 us for 11 fields).
+# Treat them as values all the same: nothing mutates them after the normaliser returns.
+@dataclass(slots=True)
 class SpanEvent:
     """An event recorded on a span (OTLP `Span.Event`), attributes decoded to JSON values."""
 
@@ -72,7 +75,7 @@ class SpanEvent:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TicketRow:
     """One ticket attempt: the root agent span of a trace (a production ticket or one sandbox trial).
 
@@ -106,7 +109,7 @@ class TicketRow:
         return dt.datetime.fromtimestamp(self.start_time_ns / 1e9, tz=dt.UTC).date()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallRow:
     """One tool execution (an `execute_tool` span or its OpenInference / OpenLLMetry equivalent)."""
 
@@ -125,7 +128,7 @@ class ToolCallRow:
     result: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StateWriteRow:
     """One row-level change (a `passhat.state_write` event) or, with op `read`, a before-image
     (a `passhat.state_read` event: `before` holds the full row as it was read).
@@ -146,7 +149,7 @@ class StateWriteRow:
     rowcount: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NormalizedSpan:
     """A span as received, decoded, plus what the normaliser derived from it.
 

@@ -230,41 +230,56 @@ def test_a_full_write_queue_answers_429_with_retry_after(sql_store: SqlStore) ->
     from passhat.collector import CollectorSettings
 
     key = new_key(sql_store, "shop")
-    settings = CollectorSettings(max_queued_spans=10, key_cache_s=60.0, retry_after_s=3)
-    first = request(passhat_ticket("T-first")).SerializeToString()
-    second = request(passhat_ticket("T-second")).SerializeToString()
+    settings = CollectorSettings(max_queued_bytes=1, key_cache_s=60.0, retry_after_s=3)
+    bodies = [request(passhat_ticket(f"T-{n}")).SerializeToString() for n in range(3)]
     with running_collector(sql_store, settings) as running:
         headers = {**PROTOBUF, "authorization": f"Bearer {key}"}
         httpx.get(running.url + "/healthz")
         results: list[int] = []
-        # Hold the store's writer lock, as a slow disk would: the first request's spans wait in the queue.
+
+        def post(body: bytes) -> None:
+            results.append(
+                httpx.post(running.url + "/v1/traces", content=body, headers=headers, timeout=30).status_code
+            )
+
+        def metric(text: str) -> None:
+            deadline = time.monotonic() + 10
+            while text not in httpx.get(running.url + "/metrics").text:
+                assert time.monotonic() < deadline, f"never saw {text!r} in /metrics"
+                time.sleep(0.02)
+
+        # Hold the store's writer lock, as a slow disk would: the first request is decoded and waits for its
+        # commit; the second waits in the queue (an empty queue takes any request); the third finds it full.
         sql_store._write_lock.acquire()
         try:
-            waiting = threading.Thread(
-                target=lambda: results.append(
-                    httpx.post(running.url + "/v1/traces", content=first, headers=headers, timeout=30).status_code
-                )
-            )
-            waiting.start()
-            deadline = time.monotonic() + 10
-            while "passhat_write_queue_spans 9.0" not in httpx.get(running.url + "/metrics").text:
-                assert time.monotonic() < deadline, "the first request never reached the queue"
-                time.sleep(0.02)
-            refused = httpx.post(running.url + "/v1/traces", content=second, headers=headers, timeout=30)
+            waiting = [threading.Thread(target=post, args=(body,)) for body in bodies[:2]]
+            waiting[0].start()
+            metric("passhat_write_queue_spans 9.0")
+            waiting[1].start()
+            metric(f"passhat_ingest_queue_bytes {float(len(bodies[1]))}")
+            refused = httpx.post(running.url + "/v1/traces", content=bodies[2], headers=headers, timeout=30)
         finally:
             sql_store._write_lock.release()
-        waiting.join(30)
+        for thread in waiting:
+            thread.join(30)
     assert refused.status_code == 429
     assert refused.headers["retry-after"] == "3"
-    assert results == [200]
-    assert sql_store.count_spans("shop") == 9
+    assert "bytes of requests are waiting" in refused.text
+    assert results == [200, 200]
+    assert sql_store.count_spans("shop") == 18
 
 
 def test_healthz_and_metrics(collector: Collector) -> None:
     with collector.client(None) as client:
         health = client.get("/healthz").json()
         metrics = client.get("/metrics")
-    assert health == {"status": "ok", "store": "ok", "schema_version": len(MIGRATIONS), "queued_spans": 0}
+    assert health == {
+        "status": "ok",
+        "store": "ok",
+        "schema_version": len(MIGRATIONS),
+        "queued_bytes": 0,
+        "queued_spans": 0,
+    }
     assert metrics.headers["content-type"].startswith("text/plain")
     for name in (
         "passhat_spans_accepted_total",

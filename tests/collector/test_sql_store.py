@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pathlib
+import threading
 from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
 from store_contract import StoreContract, ticket_span, tool_span
 
-from passhat.collector.store import Store, StoreError, open_store
+from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult, open_store
 from passhat.collector.store._sql import SqlStore
 from passhat.collector.store._sql_schema import MIGRATIONS
 
@@ -25,6 +26,52 @@ def test_sqlite_runs_in_wal_mode_with_full_sync(sql_store: Store, sqlite_url: st
     with sql_store._engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 10_000
+
+
+def test_writers_of_one_file_queue_on_its_lock_file(sqlite_url: str) -> None:
+    """A second store (another collector process) writing the same file waits on the flock, then commits."""
+    with open_store(sqlite_url) as first, open_store(sqlite_url) as second:
+        assert isinstance(first, SqlStore) and isinstance(second, SqlStore)
+        first.ensure_project("shop")
+        finished = threading.Event()
+        outcome: list[int] = []
+
+        def write() -> None:
+            outcome.append(second.write_batch("shop", [ticket_span("T-2")]).accepted)
+            finished.set()
+
+        with first._file_lock():
+            writer = threading.Thread(target=write)
+            writer.start()
+            assert not finished.wait(0.5), "the second writer did not wait for the lock"
+            assert second.count_spans("shop") == 0
+        writer.join(30)
+        assert outcome == [1]
+        assert pathlib.Path(str(first._lock_path)).exists()
+        assert first.count_spans("shop") == 1
+
+
+def test_a_large_group_with_redelivered_spans_stores_each_span_once(sql_store: Store) -> None:
+    """Multi-row INSERTs of 128, 64, ... rows: every row lands once, whatever the group's size."""
+    sql_store.ensure_project("shop")
+    spans = []
+    for n in range(37):
+        root = ticket_span(f"T-{n}")
+        spans += [root, *(tool_span(root, writes=n % 4, reads=n % 2) for _ in range(n % 9))]
+    first = sql_store.write_batches([SpanBatch("shop", spans[:150])])
+    again = sql_store.write_batches([SpanBatch("shop", spans[100:]), SpanBatch("shop", spans[::7])])
+    assert first == [WriteResult(150, 0)]
+    assert again[0] == WriteResult(len(spans) - 150, 50)
+    assert again[1] == WriteResult(0, len(spans[::7]))
+    assert sql_store.count_spans("shop") == len(spans)
+    stored = {(s.span_id, len(s.state_writes)) for n in range(37) for s in _trace_of(sql_store, spans, n)}
+    assert stored == {(s.span_id, len(s.state_writes)) for s in spans}
+
+
+def _trace_of(store: Store, spans: list[NormalizedSpan], n: int) -> list[NormalizedSpan]:
+    trace_id = next(s.trace_id for s in spans if s.ticket is not None and s.ticket.ticket_id == f"T-{n}")
+    return store.get_trace("shop", trace_id)
 
 
 def test_a_failing_write_stores_nothing(sql_store: Store, sqlite_url: str) -> None:
