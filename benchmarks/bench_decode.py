@@ -1,4 +1,4 @@
-"""Decode benchmark: one OTLP protobuf request of the ingest benchmark (504 spans), compiled path vs upb path.
+"""Decode benchmark: one OTLP protobuf request of the ingest benchmark (504 spans), compiled vs upb path.
 
 Two comparisons, each the median of 7 interleaved repeats, in microseconds per span:
 
@@ -7,7 +7,7 @@ Two comparisons, each the median of 7 interleaved repeats, in microseconds per s
 - whole decode: `decode_protobuf` (C + normalize_span) vs `decode_traces(parse_request(...))`, i.e. what the
   collector's request handler runs on each path.
 
-    .venv/bin/python benchmarks/bench_decode.py            # --repeats N, --json, --clock cpu
+    .venv/bin/python benchmarks/bench_decode.py   # --state-writes 3, --repeats N, --json, --clock cpu
 
 `--clock cpu` times with the process's CPU clock instead of the wall clock: steadier when other processes
 share the machine's two cores.
@@ -59,12 +59,18 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
+    parser.add_argument(
+        "--state-writes",
+        type=int,
+        default=24,
+        help="state-write events per ticket (24, the default: three on every tool span; bench_ingest's default is 3)",
+    )
     args = parser.parse_args()
     if _otlp._otlpfast is None:
         print("passhat.collector._otlpfast is not built: nothing to compare", file=sys.stderr)
         return 1
     fast = _otlp._otlpfast
-    request: Any = _template(TICKETS)
+    request: Any = _template(TICKETS, args.state_writes)
     spans_of = request.resource_spans[0].scope_spans[0].spans
     for first in range(0, len(spans_of), 9):  # the ids, as the load generator plants them: 8 tools, then the root
         trace_id, root_id = os.urandom(16), os.urandom(8)
@@ -93,7 +99,8 @@ def main() -> int:
     if args.json:
         print(json.dumps({"spans": spans, "body_bytes": len(body), "us_per_span": per_span}, indent=2))
         return 0
-    print(f"one request: {spans} spans, {len(body)} bytes; us per span, median of {args.repeats} ({args.clock} clock)")
+    print(f"one request: {spans} spans, {args.state_writes} state writes per ticket, {len(body)} bytes")
+    print(f"us per span, median of {args.repeats} ({args.clock} clock)")
     rows = [("decode only", "decode only, C", "decode only, upb + Python walk")]
     rows.append(("whole decode", "whole decode, C + normalize_span", "whole decode, upb + normalize_span"))
     print(f"{'':14}{'C path':>10}{'upb path':>10}{'upb / C':>10}")
