@@ -192,3 +192,17 @@ def test_invalid_intent_is_kept_raw_and_other_spans_are_plain() -> None:
     assert span.ticket.intent == {"_raw": "{broken"}
     other = norm({"http.method": "GET"})
     assert (other.operation, other.ticket, other.tool_call, other.state_writes) == ("other", None, None, [])
+
+
+def test_attribute_values_of_any_json_type_never_break_normalisation() -> None:
+    """Lists and maps where strings are expected (any OTLP client can send them) are read as unknown values."""
+    odd: list[Any] = [["invoke_agent"], {"k": "v"}, 7, True, None]
+    for value in odd:
+        span = norm({"gen_ai.operation.name": value, "passhat.tool.outcome": value})
+        assert span.operation == "other"
+        tool = norm(
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t", "passhat.tool.outcome": value},
+            events=[SpanEvent("passhat.state_write", 1, {"passhat.state_write.op": value})],
+        )
+        assert tool.tool_call is not None and tool.tool_call.outcome == "ok"
+        assert tool.state_writes[0].op == "update"
