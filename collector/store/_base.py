@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -106,7 +107,7 @@ class TicketRow:
     @property
     def day(self) -> dt.date:
         """The UTC day the ticket started: the unit of daily traffic."""
-        return dt.datetime.fromtimestamp(self.start_time_ns / 1e9, tz=dt.UTC).date()
+        return _utc_day(self.start_time_ns // _NS_PER_DAY)
 
 
 @dataclass(slots=True)
@@ -415,3 +416,13 @@ class Store(abc.ABC):
         self, project: str, *, since: dt.datetime | None = None, rule: str | None = None, limit: int = 100
     ) -> list[AlertEvent]:
         """Alert events, newest first."""
+
+
+_NS_PER_DAY = 86_400 * 10**9
+_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
+
+
+@functools.lru_cache(maxsize=1024)
+def _utc_day(days_since_epoch: int) -> dt.date:
+    # Integer nanoseconds, not a float timestamp: exact at midnight, and cached (ingest asks once per ticket).
+    return dt.date.fromordinal(_EPOCH_ORDINAL + days_since_epoch)

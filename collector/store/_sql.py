@@ -65,6 +65,23 @@ from passhat.collector.store._sql_rows import (
     trial_to_row,
 )
 
+# The ticket statements of the ingest path, built once: SQLAlchemy caches their compiled form per dialect
+# (a select() or update() built per group commit cost milliseconds each).
+_STORED_TICKETS = sa.text(
+    "SELECT trace_id, ticket_id, start_ns, day, task_type, source FROM tickets "
+    "WHERE project = :project AND trace_id IN :trace_ids"
+).bindparams(sa.bindparam("trace_ids", expanding=True))
+_DELETE_TICKET = sa.text(
+    "DELETE FROM tickets WHERE project = :project AND trace_id = :trace_id AND ticket_id = :ticket_id"
+)
+_ADD_TRAFFIC = sa.text(
+    "UPDATE traffic_daily SET tickets = tickets + :delta "
+    "WHERE project = :project AND day = :day AND task_type = :task_type AND source = :source"
+)
+_NEW_TRAFFIC = sa.text(
+    "INSERT INTO traffic_daily (project, day, task_type, source, tickets) "
+    "VALUES (:project, :day, :task_type, :source, :delta)"
+)
 _ROWS_PER_STATEMENT = 128  # rows per multi-row INSERT: 16 columns x 128 = 2,048 bound values
 _CHUNK = 400  # ids per IN (...) list: well under every driver's bound-parameter limit
 
@@ -366,23 +383,13 @@ class SqlStore(Store):
         return found
 
     def _write_tickets(self, conn: sa.Connection, candidates: dict[tuple[str, str, str], TicketRow]) -> None:
-        table = schema.tickets
-        by_project: dict[str, list[str]] = defaultdict(list)
+        by_project: dict[str, set[str]] = defaultdict(set)
         for project, trace_id, _ in candidates:
-            by_project[project].append(trace_id)
+            by_project[project].add(trace_id)
         stored: dict[tuple[str, str, str], Any] = {}
         for project, trace_ids in by_project.items():
-            for chunk in _chunks(sorted(set(trace_ids))):
-                rows = conn.execute(
-                    sa.select(
-                        table.c.trace_id,
-                        table.c.ticket_id,
-                        table.c.start_ns,
-                        table.c.day,
-                        table.c.task_type,
-                        table.c.source,
-                    ).where(table.c.project == project, table.c.trace_id.in_(chunk))
-                )
+            for chunk in _chunks(sorted(trace_ids)):
+                rows = conn.execute(_STORED_TICKETS, {"project": project, "trace_ids": list(chunk)})
                 stored.update(((project, r.trace_id, r.ticket_id), r) for r in rows)
         traffic: dict[tuple[str, str, str, str], int] = defaultdict(int)
         inserts: list[dict[str, Any]] = []
@@ -394,35 +401,23 @@ class SqlStore(Store):
                     continue
                 # An outer agent span arrived after an inner one: it is the ticket.
                 conn.execute(
-                    sa.delete(table).where(
-                        table.c.project == project,
-                        table.c.trace_id == ticket.trace_id,
-                        table.c.ticket_id == ticket.ticket_id,
-                    )
+                    _DELETE_TICKET, {"project": project, "trace_id": ticket.trace_id, "ticket_id": ticket.ticket_id}
                 )
                 traffic[(project, old.day, old.task_type, old.source)] -= 1
-            inserts.append(ticket_to_row(project, ticket))
-            traffic[(project, ticket.day.isoformat(), ticket.task_type, ticket.source)] += 1
-        self._insert_many(conn, table, inserts)
+            row = ticket_to_row(project, ticket)
+            inserts.append(row)
+            traffic[(project, row["day"], ticket.task_type, ticket.source)] += 1
+        self._insert_many(conn, schema.tickets, inserts)
         self._add_traffic(conn, traffic)
 
     @staticmethod
     def _add_traffic(conn: sa.Connection, deltas: dict[tuple[str, str, str, str], int]) -> None:
-        table = schema.traffic_daily
         for (project, day, task_type, source), delta in sorted(deltas.items()):
             if delta == 0:
                 continue
-            where = (
-                table.c.project == project,
-                table.c.day == day,
-                table.c.task_type == task_type,
-                table.c.source == source,
-            )
-            updated = conn.execute(sa.update(table).where(*where).values(tickets=table.c.tickets + delta))
-            if updated.rowcount == 0:
-                conn.execute(
-                    sa.insert(table).values(project=project, day=day, task_type=task_type, source=source, tickets=delta)
-                )
+            values = {"project": project, "day": day, "task_type": task_type, "source": source, "delta": delta}
+            if conn.execute(_ADD_TRAFFIC, values).rowcount == 0:
+                conn.execute(_NEW_TRAFFIC, values)
 
     def count_spans(self, project: str) -> int:
         with self._engine.connect() as conn:
