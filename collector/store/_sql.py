@@ -9,7 +9,7 @@ import pathlib
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
@@ -294,22 +294,31 @@ class SqlStore(Store):
             for project, trace_ids in prepared.trace_ids.items()
         }
         if prepared.distinct and not any(stored.values()):
-            results = [WriteResult(len(batch.spans), 0) for batch in batches]
-            span_rows, tool_rows, write_rows = prepared.span_rows, prepared.tool_rows, prepared.write_rows
-            candidates = prepared.candidates
-        else:  # re-delivered spans: keep the first copy of each span that is not stored yet
-            results, span_rows, tool_rows, write_rows, candidates = [], [], [], [], {}
-            resource_json: dict[int, str] = {}
-            for batch in batches:
-                known = stored[batch.project]
-                fresh = []
-                for span in batch.spans:
-                    ident = (span.trace_id, span.span_id)
-                    if ident not in known:
-                        known.add(ident)
-                        fresh.append(span)
-                results.append(WriteResult(len(fresh), len(batch.spans) - len(fresh)))
-                _add_rows(batch.project, fresh, resource_json, span_rows, tool_rows, write_rows, candidates)
+            self._insert_values(conn, schema.spans, SPAN_COLUMNS, prepared.span_rows, prepared.span_chunks)
+            self._insert_values(conn, schema.tool_calls, TOOL_CALL_COLUMNS, prepared.tool_rows, prepared.tool_chunks)
+            self._insert_values(
+                conn, schema.state_writes, STATE_WRITE_COLUMNS, prepared.write_rows, prepared.write_chunks
+            )
+            if prepared.candidates:
+                self._write_tickets(conn, prepared.candidates, prepared.ticket_rows)
+            return [WriteResult(len(batch.spans), 0) for batch in batches]
+        # Re-delivered spans: keep the first copy of each span that is not stored yet.
+        results: list[WriteResult] = []
+        span_rows: list[tuple[Any, ...]] = []
+        tool_rows: list[tuple[Any, ...]] = []
+        write_rows: list[tuple[Any, ...]] = []
+        candidates: _Candidates = {}
+        resource_json: dict[int, str] = {}
+        for batch in batches:
+            known = stored[batch.project]
+            fresh = []
+            for span in batch.spans:
+                ident = (span.trace_id, span.span_id)
+                if ident not in known:
+                    known.add(ident)
+                    fresh.append(span)
+            results.append(WriteResult(len(fresh), len(batch.spans) - len(fresh)))
+            _add_rows(batch.project, fresh, resource_json, span_rows, tool_rows, write_rows, candidates)
         self._insert_values(conn, schema.spans, SPAN_COLUMNS, span_rows)
         self._insert_values(conn, schema.tool_calls, TOOL_CALL_COLUMNS, tool_rows)
         self._insert_values(conn, schema.state_writes, STATE_WRITE_COLUMNS, write_rows)
@@ -318,13 +327,18 @@ class SqlStore(Store):
         return results
 
     def _insert_values(
-        self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: list[tuple[Any, ...]]
+        self,
+        conn: sa.Connection,
+        table: sa.Table,
+        columns: Sequence[str],
+        rows: list[tuple[Any, ...]],
+        chunks: _Chunks | None = None,
     ) -> None:
         """INSERT many rows (tuples in `columns` order) with multi-row statements bound straight through the
         driver: building SQLAlchemy parameters per row costs more than the database's insert itself.
 
-        Rows go in statements of 128, then 64, 32, ... 1 rows (so at most a handful of statement texts per
-        table, each prepared once and cached by the driver). One statement per row (executemany) was much
+        Rows go in statements of 128, then 64, 32, ... 1 rows (`_chunked`; the ingest path flattens them
+        before it takes the write lock). One statement per row (executemany) was much
         slower in the collector: Python's sqlite3 releases the GIL around every row's step, and the writer
         thread then waits for the decoding threads to hand it back, row after row.
         """
@@ -336,16 +350,8 @@ class SqlStore(Store):
             return
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         try:
-            start = 0
-            size = _ROWS_PER_STATEMENT
-            while start < len(rows):
-                while size > len(rows) - start:
-                    size //= 2
-                chunk = rows[start : start + size]
-                cursor.execute(
-                    self._insert_statement(conn, table, columns, marks, size), list(chain.from_iterable(chunk))
-                )
-                start += size
+            for size, values in _chunked(rows) if chunks is None else chunks:
+                cursor.execute(self._insert_statement(conn, table, columns, marks, size), values)
         finally:
             cursor.close()
 
@@ -382,7 +388,14 @@ class SqlStore(Store):
             found.update((r.trace_id, r.span_id) for r in rows)
         return found
 
-    def _write_tickets(self, conn: sa.Connection, candidates: dict[tuple[str, str, str], TicketRow]) -> None:
+    def _write_tickets(
+        self,
+        conn: sa.Connection,
+        candidates: _Candidates,
+        built: dict[tuple[str, str, str], dict[str, Any]] | None = None,
+    ) -> None:
+        """Insert each trace's ticket (unless a ticket span that started earlier is stored) and count it in the
+        daily traffic; `built` holds the rows when they were built before the write lock was taken."""
         by_project: dict[str, set[str]] = defaultdict(set)
         for project, trace_id, _ in candidates:
             by_project[project].add(trace_id)
@@ -404,7 +417,7 @@ class SqlStore(Store):
                     _DELETE_TICKET, {"project": project, "trace_id": ticket.trace_id, "ticket_id": ticket.ticket_id}
                 )
                 traffic[(project, old.day, old.task_type, old.source)] -= 1
-            row = ticket_to_row(project, ticket)
+            row = built[slot] if built is not None else ticket_to_row(project, ticket)
             inserts.append(row)
             traffic[(project, row["day"], ticket.task_type, ticket.source)] += 1
         self._insert_many(conn, schema.tickets, inserts)
@@ -673,6 +686,10 @@ class _Prepared:
     candidates: _Candidates
     trace_ids: dict[str, set[str]]  # per project
     distinct: bool  # no (project, trace id, span id) twice in the group
+    span_chunks: _Chunks = field(default_factory=list)  # the rows flattened into statement parameters
+    tool_chunks: _Chunks = field(default_factory=list)
+    write_chunks: _Chunks = field(default_factory=list)
+    ticket_rows: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, batches: Sequence[SpanBatch]) -> _Prepared:
@@ -695,4 +712,24 @@ class _Prepared:
                 prepared.candidates,
             )
         prepared.distinct = len(idents) == count
+        prepared.span_chunks = _chunked(prepared.span_rows)
+        prepared.tool_chunks = _chunked(prepared.tool_rows)
+        prepared.write_chunks = _chunked(prepared.write_rows)
+        prepared.ticket_rows = {slot: ticket_to_row(slot[0], t) for slot, t in prepared.candidates.items()}
         return prepared
+
+
+_Chunks = list[tuple[int, list[Any]]]
+
+
+def _chunked(rows: list[tuple[Any, ...]]) -> _Chunks:
+    """Rows as multi-row statement parameters: chunks of 128 rows, then 64, 32, ... 1 (so at most a handful
+    of statement texts per table, each prepared once and cached by the driver)."""
+    chunks: _Chunks = []
+    start, size = 0, _ROWS_PER_STATEMENT
+    while start < len(rows):
+        while size > len(rows) - start:
+            size //= 2
+        chunks.append((size, list(chain.from_iterable(rows[start : start + size]))))
+        start += size
+    return chunks
