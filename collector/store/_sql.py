@@ -168,7 +168,11 @@ class SqlStore(Store):
         if self._lock_path is None:
             yield
             return
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o666)  # the umask applies, as to -wal files
+        except OSError:  # a read-only directory, another user's lock file: SQLite's busy handler still serialises
+            yield
+            return
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

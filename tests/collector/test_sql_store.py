@@ -52,6 +52,16 @@ def test_writers_of_one_file_queue_on_its_lock_file(sqlite_url: str) -> None:
         assert first.count_spans("shop") == 1
 
 
+def test_a_lock_file_that_cannot_be_opened_only_costs_the_queueing(sqlite_url: str, tmp_path: pathlib.Path) -> None:
+    """flock is a performance aid: without it, SQLite's own busy handler still serialises the writers."""
+    with open_store(sqlite_url) as store:
+        assert isinstance(store, SqlStore)
+        store._lock_path = str(tmp_path / "no-such-dir" / "writers.lock")
+        store.ensure_project("shop")
+        assert store.write_batch("shop", [ticket_span("T-1")]).accepted == 1
+        assert store.count_spans("shop") == 1
+
+
 def test_a_large_group_with_redelivered_spans_stores_each_span_once(sql_store: Store) -> None:
     """Multi-row INSERTs of 128, 64, ... rows: every row lands once, whatever the group's size."""
     sql_store.ensure_project("shop")
