@@ -303,10 +303,11 @@ class SqlStore(Store):
             self._insert_values(
                 conn, schema.state_writes, STATE_WRITE_COLUMNS, prepared.write_rows, prepared.write_chunks
             )
-            if prepared.candidates:
-                self._write_tickets(conn, prepared.candidates, prepared.ticket_rows)
+            if prepared.candidates:  # no span of these traces was stored: neither was a ticket
+                self._write_tickets(conn, prepared.candidates, prepared.ticket_rows, stored_traces={})
             return [WriteResult(len(batch.spans), 0) for batch in batches]
         # Re-delivered spans: keep the first copy of each span that is not stored yet.
+        stored_traces = {project: {trace_id for trace_id, _ in ids} for project, ids in stored.items()}
         results: list[WriteResult] = []
         span_rows: list[tuple[Any, ...]] = []
         tool_rows: list[tuple[Any, ...]] = []
@@ -327,7 +328,7 @@ class SqlStore(Store):
         self._insert_values(conn, schema.tool_calls, TOOL_CALL_COLUMNS, tool_rows)
         self._insert_values(conn, schema.state_writes, STATE_WRITE_COLUMNS, write_rows)
         if candidates:
-            self._write_tickets(conn, candidates)
+            self._write_tickets(conn, candidates, stored_traces=stored_traces)
         return results
 
     def _insert_values(
@@ -397,12 +398,19 @@ class SqlStore(Store):
         conn: sa.Connection,
         candidates: _Candidates,
         built: dict[tuple[str, str, str], dict[str, Any]] | None = None,
+        *,
+        stored_traces: dict[str, set[str]],
     ) -> None:
         """Insert each trace's ticket (unless a ticket span that started earlier is stored) and count it in the
-        daily traffic; `built` holds the rows when they were built before the write lock was taken."""
+        daily traffic; `built` holds the rows when they were built before the write lock was taken.
+
+        Only traces in `stored_traces` (per project: traces with spans stored before this group) can have a
+        stored ticket, since tickets are derived from stored spans: only those are looked up.
+        """
         by_project: dict[str, set[str]] = defaultdict(set)
         for project, trace_id, _ in candidates:
-            by_project[project].add(trace_id)
+            if trace_id in stored_traces.get(project, ()):
+                by_project[project].add(trace_id)
         stored: dict[tuple[str, str, str], Any] = {}
         for project, trace_ids in by_project.items():
             for chunk in _chunks(sorted(trace_ids)):
