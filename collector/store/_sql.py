@@ -8,9 +8,7 @@ import os
 import pathlib
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from itertools import chain
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 try:
@@ -43,47 +41,21 @@ from passhat.collector.store._base import (
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store._sql_ingest import Prepared, RowInserter, id_chunks, write_group
 from passhat.collector.store._sql_rows import (
-    SPAN_COLUMNS,
-    STATE_WRITE_COLUMNS,
-    TOOL_CALL_COLUMNS,
     alert_from_row,
     alert_to_row,
     dumps,
     from_us,
     run_from_row,
     span_from_row,
-    span_values,
     state_write_from_row,
-    state_write_values,
     ticket_from_row,
-    ticket_to_row,
     to_us,
     tool_call_from_row,
-    tool_call_values,
     trial_from_row,
     trial_to_row,
 )
-
-# The ticket statements of the ingest path, built once: SQLAlchemy caches their compiled form per dialect
-# (a select() or update() built per group commit cost milliseconds each).
-_STORED_TICKETS = sa.text(
-    "SELECT trace_id, ticket_id, start_ns, day, task_type, source FROM tickets "
-    "WHERE project = :project AND trace_id IN :trace_ids"
-).bindparams(sa.bindparam("trace_ids", expanding=True))
-_DELETE_TICKET = sa.text(
-    "DELETE FROM tickets WHERE project = :project AND trace_id = :trace_id AND ticket_id = :ticket_id"
-)
-_ADD_TRAFFIC = sa.text(
-    "UPDATE traffic_daily SET tickets = tickets + :delta "
-    "WHERE project = :project AND day = :day AND task_type = :task_type AND source = :source"
-)
-_NEW_TRAFFIC = sa.text(
-    "INSERT INTO traffic_daily (project, day, task_type, source, tickets) "
-    "VALUES (:project, :day, :task_type, :source, :delta)"
-)
-_ROWS_PER_STATEMENT = 128  # rows per multi-row INSERT: 16 columns x 128 = 2,048 bound values
-_CHUNK = 400  # ids per IN (...) list: well under every driver's bound-parameter limit
 
 
 def _utcnow() -> dt.datetime:
@@ -93,11 +65,6 @@ def _utcnow() -> dt.datetime:
 def _int64(value: int) -> int:
     """A bound clamped into BIGINT's range, which keeps the comparison's meaning."""
     return min(max(value, -(2**63)), 2**63 - 1)
-
-
-def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -150,7 +117,7 @@ class SqlStore(Store):
         if self._is_sqlite and parsed.database and parsed.database != ":memory:" and fcntl is not None:
             self._lock_path = str(pathlib.Path(parsed.database).expanduser()) + "-writers.lock"
         self._driver_error: type[Exception] = getattr(self._engine.dialect.dbapi, "Error", SQLAlchemyError)
-        self._insert_sql: dict[tuple[str, int], str] = {}
+        self._inserter = RowInserter()
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[sa.Connection]:
@@ -283,166 +250,12 @@ class SqlStore(Store):
             return []
         # Rows are built before the write lock is taken, as if every span were new (the usual case): other
         # writers of the file wait only for the inserts and the commit.
-        prepared = _Prepared.of(batches)
+        prepared = Prepared.of(batches)
         try:
             with self._writing() as conn:
-                return self._write(conn, batches, prepared)
+                return write_group(conn, self._inserter, batches, prepared)
         except (SQLAlchemyError, self._driver_error) as exc:  # rows are inserted through the driver itself
             raise StoreError(f"write failed, nothing was stored: {exc}") from exc
-
-    def _write(self, conn: sa.Connection, batches: Sequence[SpanBatch], prepared: _Prepared) -> list[WriteResult]:
-        # The ingest hot path: rows are tuples in column order, inserted with multi-row statements per table
-        # for the whole group commit; duplicates are found with one indexed query per project.
-        stored = {
-            project: self._stored_span_ids(conn, project, sorted(trace_ids))
-            for project, trace_ids in prepared.trace_ids.items()
-        }
-        if prepared.distinct and not any(stored.values()):
-            self._insert_values(conn, schema.spans, SPAN_COLUMNS, prepared.span_rows, prepared.span_chunks)
-            self._insert_values(conn, schema.tool_calls, TOOL_CALL_COLUMNS, prepared.tool_rows, prepared.tool_chunks)
-            self._insert_values(
-                conn, schema.state_writes, STATE_WRITE_COLUMNS, prepared.write_rows, prepared.write_chunks
-            )
-            if prepared.candidates:  # no span of these traces was stored: neither was a ticket
-                self._write_tickets(conn, prepared.candidates, prepared.ticket_rows, stored_traces={})
-            return [WriteResult(len(batch.spans), 0) for batch in batches]
-        # Re-delivered spans: keep the first copy of each span that is not stored yet.
-        stored_traces = {project: {trace_id for trace_id, _ in ids} for project, ids in stored.items()}
-        results: list[WriteResult] = []
-        span_rows: list[tuple[Any, ...]] = []
-        tool_rows: list[tuple[Any, ...]] = []
-        write_rows: list[tuple[Any, ...]] = []
-        candidates: _Candidates = {}
-        resource_json: dict[int, str] = {}
-        for batch in batches:
-            known = stored[batch.project]
-            fresh = []
-            for span in batch.spans:
-                ident = (span.trace_id, span.span_id)
-                if ident not in known:
-                    known.add(ident)
-                    fresh.append(span)
-            results.append(WriteResult(len(fresh), len(batch.spans) - len(fresh)))
-            _add_rows(batch.project, fresh, resource_json, span_rows, tool_rows, write_rows, candidates)
-        self._insert_values(conn, schema.spans, SPAN_COLUMNS, span_rows)
-        self._insert_values(conn, schema.tool_calls, TOOL_CALL_COLUMNS, tool_rows)
-        self._insert_values(conn, schema.state_writes, STATE_WRITE_COLUMNS, write_rows)
-        if candidates:
-            self._write_tickets(conn, candidates, stored_traces=stored_traces)
-        return results
-
-    def _insert_values(
-        self,
-        conn: sa.Connection,
-        table: sa.Table,
-        columns: Sequence[str],
-        rows: list[tuple[Any, ...]],
-        chunks: _Chunks | None = None,
-    ) -> None:
-        """INSERT many rows (tuples in `columns` order) with multi-row statements bound straight through the
-        driver: building SQLAlchemy parameters per row costs more than the database's insert itself.
-
-        Rows go in statements of 128, then 64, 32, ... 1 rows (`_chunked`; the ingest path flattens them
-        before it takes the write lock). One statement per row (executemany) was much
-        slower in the collector: Python's sqlite3 releases the GIL around every row's step, and the writer
-        thread then waits for the decoding threads to hand it back, row after row.
-        """
-        if not rows:
-            return
-        marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
-        if marks is None:  # an unusual driver: SQLAlchemy binds
-            conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
-            return
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
-            for size, values in _chunked(rows) if chunks is None else chunks:
-                cursor.execute(self._insert_statement(conn, table, columns, marks, size), values)
-        finally:
-            cursor.close()
-
-    def _insert_statement(
-        self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], marks: str, rows: int
-    ) -> str:
-        sql = self._insert_sql.get((table.name, rows))
-        if sql is None:
-            quote = conn.dialect.identifier_preparer.quote
-            one = f"({', '.join([marks] * len(columns))})"
-            sql = (
-                f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
-                f"VALUES {', '.join([one] * rows)}"
-            )
-            self._insert_sql[(table.name, rows)] = sql
-        return sql
-
-    def _insert_many(self, conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-        """`_insert_values` for dict rows (keys in column order)."""
-        if rows:
-            columns = list(rows[0])
-            self._insert_values(conn, table, columns, [tuple(row.values()) for row in rows])
-
-    @staticmethod
-    def _stored_span_ids(conn: sa.Connection, project: str, trace_ids: Sequence[str]) -> set[tuple[str, str]]:
-        found: set[tuple[str, str]] = set()
-        table = schema.spans
-        for chunk in _chunks(trace_ids):
-            rows = conn.execute(
-                sa.select(table.c.trace_id, table.c.span_id).where(
-                    table.c.project == project, table.c.trace_id.in_(chunk)
-                )
-            )
-            found.update((r.trace_id, r.span_id) for r in rows)
-        return found
-
-    def _write_tickets(
-        self,
-        conn: sa.Connection,
-        candidates: _Candidates,
-        built: dict[tuple[str, str, str], dict[str, Any]] | None = None,
-        *,
-        stored_traces: dict[str, set[str]],
-    ) -> None:
-        """Insert each trace's ticket (unless a ticket span that started earlier is stored) and count it in the
-        daily traffic; `built` holds the rows when they were built before the write lock was taken.
-
-        Only traces in `stored_traces` (per project: traces with spans stored before this group) can have a
-        stored ticket, since tickets are derived from stored spans: only those are looked up.
-        """
-        by_project: dict[str, set[str]] = defaultdict(set)
-        for project, trace_id, _ in candidates:
-            if trace_id in stored_traces.get(project, ()):
-                by_project[project].add(trace_id)
-        stored: dict[tuple[str, str, str], Any] = {}
-        for project, trace_ids in by_project.items():
-            for chunk in _chunks(sorted(trace_ids)):
-                rows = conn.execute(_STORED_TICKETS, {"project": project, "trace_ids": list(chunk)})
-                stored.update(((project, r.trace_id, r.ticket_id), r) for r in rows)
-        traffic: dict[tuple[str, str, str, str], int] = defaultdict(int)
-        inserts: list[dict[str, Any]] = []
-        for slot, ticket in candidates.items():
-            project = slot[0]
-            old = stored.get(slot)
-            if old is not None:
-                if old.start_ns <= ticket.start_time_ns:
-                    continue
-                # An outer agent span arrived after an inner one: it is the ticket.
-                conn.execute(
-                    _DELETE_TICKET, {"project": project, "trace_id": ticket.trace_id, "ticket_id": ticket.ticket_id}
-                )
-                traffic[(project, old.day, old.task_type, old.source)] -= 1
-            row = built[slot] if built is not None else ticket_to_row(project, ticket)
-            inserts.append(row)
-            traffic[(project, row["day"], ticket.task_type, ticket.source)] += 1
-        self._insert_many(conn, schema.tickets, inserts)
-        self._add_traffic(conn, traffic)
-
-    @staticmethod
-    def _add_traffic(conn: sa.Connection, deltas: dict[tuple[str, str, str, str], int]) -> None:
-        for (project, day, task_type, source), delta in sorted(deltas.items()):
-            if delta == 0:
-                continue
-            values = {"project": project, "day": day, "task_type": task_type, "source": source, "delta": delta}
-            if conn.execute(_ADD_TRAFFIC, values).rowcount == 0:
-                conn.execute(_NEW_TRAFFIC, values)
 
     def count_spans(self, project: str) -> int:
         with self._engine.connect() as conn:
@@ -459,7 +272,7 @@ class SqlStore(Store):
         tickets: dict[tuple[str, str], TicketRow] = {}
         calls: dict[tuple[str, str], ToolCallRow] = {}
         writes: dict[tuple[str, str], list[StateWriteRow]] = defaultdict(list)
-        for chunk in _chunks(trace_ids):
+        for chunk in id_chunks(trace_ids):
             span_rows.extend(conn.execute(sa.select(s).where(s.c.project == project, s.c.trace_id.in_(chunk))))
             for r in conn.execute(sa.select(t).where(t.c.project == project, t.c.trace_id.in_(chunk))):
                 tickets[(r.trace_id, r.span_id)] = ticket_from_row(r)
@@ -659,89 +472,3 @@ class SqlStore(Store):
         query = query.order_by(a.c.fired_at_us.desc(), a.c.alert_id).limit(max(limit, 0))
         with self._engine.connect() as conn:
             return [alert_from_row(row) for row in conn.execute(query)]
-
-
-_Candidates = dict[tuple[str, str, str], TicketRow]
-
-
-def _add_rows(
-    project: str,
-    spans: Iterable[NormalizedSpan],
-    resource_json: dict[int, str],
-    span_rows: list[tuple[Any, ...]],
-    tool_rows: list[tuple[Any, ...]],
-    write_rows: list[tuple[Any, ...]],
-    candidates: _Candidates,
-) -> None:
-    """Append the rows of `spans` (all taken as new) and keep each trace's earliest ticket span."""
-    for span in spans:
-        span_rows.append(span_values(project, span, resource_json))
-        if span.tool_call is not None:
-            tool_rows.append(tool_call_values(project, span.tool_call))
-        if span.state_writes:
-            write_rows.extend([state_write_values(project, w) for w in span.state_writes])
-        ticket = span.ticket
-        if ticket is not None:
-            slot = (project, ticket.trace_id, ticket.ticket_id)
-            held = candidates.get(slot)
-            if held is None or ticket.start_time_ns < held.start_time_ns:
-                candidates[slot] = ticket
-
-
-@dataclass(slots=True)
-class _Prepared:
-    """A group commit's rows built as if every span were new, and what the duplicate check needs."""
-
-    span_rows: list[tuple[Any, ...]]
-    tool_rows: list[tuple[Any, ...]]
-    write_rows: list[tuple[Any, ...]]
-    candidates: _Candidates
-    trace_ids: dict[str, set[str]]  # per project
-    distinct: bool  # no (project, trace id, span id) twice in the group
-    span_chunks: _Chunks = field(default_factory=list)  # the rows flattened into statement parameters
-    tool_chunks: _Chunks = field(default_factory=list)
-    write_chunks: _Chunks = field(default_factory=list)
-    ticket_rows: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, batches: Sequence[SpanBatch]) -> _Prepared:
-        prepared = cls([], [], [], {}, defaultdict(set), True)
-        resource_json: dict[int, str] = {}  # the spans of one request share their resource's dict
-        idents: set[tuple[str, str, str]] = set()
-        count = 0
-        for batch in batches:
-            project = batch.project
-            prepared.trace_ids[project].update([s.trace_id for s in batch.spans])
-            idents.update([(project, s.trace_id, s.span_id) for s in batch.spans])
-            count += len(batch.spans)
-            _add_rows(
-                project,
-                batch.spans,
-                resource_json,
-                prepared.span_rows,
-                prepared.tool_rows,
-                prepared.write_rows,
-                prepared.candidates,
-            )
-        prepared.distinct = len(idents) == count
-        prepared.span_chunks = _chunked(prepared.span_rows)
-        prepared.tool_chunks = _chunked(prepared.tool_rows)
-        prepared.write_chunks = _chunked(prepared.write_rows)
-        prepared.ticket_rows = {slot: ticket_to_row(slot[0], t) for slot, t in prepared.candidates.items()}
-        return prepared
-
-
-_Chunks = list[tuple[int, list[Any]]]
-
-
-def _chunked(rows: list[tuple[Any, ...]]) -> _Chunks:
-    """Rows as multi-row statement parameters: chunks of 128 rows, then 64, 32, ... 1 (so at most a handful
-    of statement texts per table, each prepared once and cached by the driver)."""
-    chunks: _Chunks = []
-    start, size = 0, _ROWS_PER_STATEMENT
-    while start < len(rows):
-        while size > len(rows) - start:
-            size //= 2
-        chunks.append((size, list(chain.from_iterable(rows[start : start + size]))))
-        start += size
-    return chunks

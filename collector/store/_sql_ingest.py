@@ -1,0 +1,246 @@
+"""The SQL store's ingest path: a group commit's rows built before the write lock, then inserted with
+multi-row statements; de-duplication, tickets and daily traffic inside the transaction."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+import sqlalchemy as sa
+
+from passhat.collector.store import _sql_schema as schema
+from passhat.collector.store._base import NormalizedSpan, SpanBatch, TicketRow, WriteResult
+from passhat.collector.store._sql_rows import (
+    SPAN_COLUMNS,
+    STATE_WRITE_COLUMNS,
+    TOOL_CALL_COLUMNS,
+    span_values,
+    state_write_values,
+    ticket_to_row,
+    tool_call_values,
+)
+
+# The ticket statements, built once: SQLAlchemy caches their compiled form per dialect (a select() or
+# update() built per group commit cost milliseconds each).
+_STORED_TICKETS = sa.text(
+    "SELECT trace_id, ticket_id, start_ns, day, task_type, source FROM tickets "
+    "WHERE project = :project AND trace_id IN :trace_ids"
+).bindparams(sa.bindparam("trace_ids", expanding=True))
+_DELETE_TICKET = sa.text(
+    "DELETE FROM tickets WHERE project = :project AND trace_id = :trace_id AND ticket_id = :ticket_id"
+)
+_ADD_TRAFFIC = sa.text(
+    "UPDATE traffic_daily SET tickets = tickets + :delta "
+    "WHERE project = :project AND day = :day AND task_type = :task_type AND source = :source"
+)
+_NEW_TRAFFIC = sa.text(
+    "INSERT INTO traffic_daily (project, day, task_type, source, tickets) "
+    "VALUES (:project, :day, :task_type, :source, :delta)"
+)
+_ROWS_PER_STATEMENT = 128  # rows per multi-row INSERT: 16 columns x 128 = 2,048 bound values
+_ID_CHUNK = 400  # ids per IN (...) list: well under every driver's bound-parameter limit
+
+Rows = list[tuple[Any, ...]]
+Chunks = list[tuple[int, list[Any]]]
+Slot = tuple[str, str, str]  # (project, trace id, ticket id)
+
+
+def id_chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), _ID_CHUNK):
+        yield items[start : start + _ID_CHUNK]
+
+
+def chunked(rows: Rows) -> Chunks:
+    """Rows as multi-row statement parameters: chunks of 128 rows, then 64, 32, ... 1 (so at most a handful
+    of statement texts per table, each prepared once and cached by the driver)."""
+    chunks: Chunks = []
+    start, size = 0, _ROWS_PER_STATEMENT
+    while start < len(rows):
+        while size > len(rows) - start:
+            size //= 2
+        chunks.append((size, list(chain.from_iterable(rows[start : start + size]))))
+        start += size
+    return chunks
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A group commit's rows (and their statement parameters, and ticket rows) for the spans taken as new."""
+
+    trace_ids: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # per project
+    distinct: bool = True  # no (project, trace id, span id) twice in the group
+    span_rows: Rows = field(default_factory=list)
+    tool_rows: Rows = field(default_factory=list)
+    write_rows: Rows = field(default_factory=list)
+    candidates: dict[Slot, TicketRow] = field(default_factory=dict)  # each trace's earliest ticket span
+    ticket_rows: dict[Slot, dict[str, Any]] = field(default_factory=dict)
+    chunks: tuple[Chunks, Chunks, Chunks] = ([], [], [])  # spans, tool calls, state writes
+
+    @classmethod
+    def of(cls, batches: Sequence[SpanBatch]) -> Prepared:
+        """Every span taken as new: the usual case, built before the write lock is taken."""
+        prepared = cls()
+        idents: set[tuple[str, str, str]] = set()
+        count = 0
+        for batch in batches:
+            prepared.trace_ids[batch.project].update([s.trace_id for s in batch.spans])
+            idents.update([(batch.project, s.trace_id, s.span_id) for s in batch.spans])
+            count += len(batch.spans)
+        prepared.distinct = len(idents) == count
+        return prepared._build([(batch.project, batch.spans) for batch in batches])
+
+    @classmethod
+    def fresh(
+        cls, batches: Sequence[SpanBatch], stored: dict[str, set[tuple[str, str]]]
+    ) -> tuple[Prepared, list[WriteResult]]:
+        """Re-delivered spans: the first copy of each span that is not in `stored` (per project)."""
+        taken: list[tuple[str, list[NormalizedSpan]]] = []
+        results: list[WriteResult] = []
+        known_by_project = {project: set(ids) for project, ids in stored.items()}  # `stored` stays as it was
+        for batch in batches:
+            known = known_by_project[batch.project]
+            spans = []
+            for span in batch.spans:
+                ident = (span.trace_id, span.span_id)
+                if ident not in known:
+                    known.add(ident)
+                    spans.append(span)
+            taken.append((batch.project, spans))
+            results.append(WriteResult(len(spans), len(batch.spans) - len(spans)))
+        return cls()._build(taken), results
+
+    def _build(self, spans_by_project: Sequence[tuple[str, Sequence[NormalizedSpan]]]) -> Prepared:
+        resource_json: dict[int, str] = {}  # the spans of one request share their resource's dict
+        for project, spans in spans_by_project:
+            for span in spans:
+                self.span_rows.append(span_values(project, span, resource_json))
+                if span.tool_call is not None:
+                    self.tool_rows.append(tool_call_values(project, span.tool_call))
+                if span.state_writes:
+                    self.write_rows.extend([state_write_values(project, w) for w in span.state_writes])
+                ticket = span.ticket
+                if ticket is not None:
+                    slot = (project, ticket.trace_id, ticket.ticket_id)
+                    held = self.candidates.get(slot)
+                    if held is None or ticket.start_time_ns < held.start_time_ns:
+                        self.candidates[slot] = ticket
+        self.chunks = (chunked(self.span_rows), chunked(self.tool_rows), chunked(self.write_rows))
+        self.ticket_rows = {slot: ticket_to_row(slot[0], t) for slot, t in self.candidates.items()}
+        return self
+
+
+class RowInserter:
+    """INSERTs rows (tuples in column order) with multi-row statements bound straight through the driver:
+    building SQLAlchemy parameters per row costs more than the database's insert itself.
+
+    One statement per row (executemany) was much slower in the collector: Python's sqlite3 releases the GIL
+    around every row's step, and the writer then waited for other threads to hand it back, row after row.
+    """
+
+    def __init__(self) -> None:
+        self._sql: dict[tuple[str, int], str] = {}
+
+    def insert(
+        self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: Rows, chunks: Chunks | None = None
+    ) -> None:
+        if not rows:
+            return
+        marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
+        if marks is None:  # an unusual driver: SQLAlchemy binds
+            conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
+            return
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            for size, values in chunked(rows) if chunks is None else chunks:
+                cursor.execute(self._statement(conn, table, columns, marks, size), values)
+        finally:
+            cursor.close()
+
+    def _statement(self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], marks: str, rows: int) -> str:
+        sql = self._sql.get((table.name, rows))
+        if sql is None:
+            quote = conn.dialect.identifier_preparer.quote
+            one = f"({', '.join([marks] * len(columns))})"
+            sql = (
+                f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
+                f"VALUES {', '.join([one] * rows)}"
+            )
+            self._sql[(table.name, rows)] = sql
+        return sql
+
+
+def write_group(
+    conn: sa.Connection, inserter: RowInserter, batches: Sequence[SpanBatch], prepared: Prepared
+) -> list[WriteResult]:
+    """One group commit's writes, in the caller's transaction: duplicates are found with one indexed query
+    per project; rows go in with multi-row statements per table."""
+    stored = {
+        project: stored_span_ids(conn, project, sorted(trace_ids)) for project, trace_ids in prepared.trace_ids.items()
+    }
+    if prepared.distinct and not any(stored.values()):
+        results = [WriteResult(len(batch.spans), 0) for batch in batches]
+    else:
+        prepared, results = Prepared.fresh(batches, stored)
+    span_chunks, tool_chunks, write_chunks = prepared.chunks
+    inserter.insert(conn, schema.spans, SPAN_COLUMNS, prepared.span_rows, span_chunks)
+    inserter.insert(conn, schema.tool_calls, TOOL_CALL_COLUMNS, prepared.tool_rows, tool_chunks)
+    inserter.insert(conn, schema.state_writes, STATE_WRITE_COLUMNS, prepared.write_rows, write_chunks)
+    if prepared.candidates:
+        # Tickets derive from stored spans: only traces with spans stored before this group can have one.
+        stored_traces = {project: {trace_id for trace_id, _ in ids} for project, ids in stored.items()}
+        _write_tickets(conn, inserter, prepared, stored_traces)
+    return results
+
+
+def stored_span_ids(conn: sa.Connection, project: str, trace_ids: Sequence[str]) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    table = schema.spans
+    for chunk in id_chunks(trace_ids):
+        rows = conn.execute(
+            sa.select(table.c.trace_id, table.c.span_id).where(table.c.project == project, table.c.trace_id.in_(chunk))
+        )
+        found.update((r.trace_id, r.span_id) for r in rows)
+    return found
+
+
+def _write_tickets(
+    conn: sa.Connection, inserter: RowInserter, prepared: Prepared, stored_traces: dict[str, set[str]]
+) -> None:
+    """Insert each trace's ticket (unless a ticket span that started earlier is stored) and count it in the
+    daily traffic."""
+    by_project: dict[str, set[str]] = defaultdict(set)
+    for project, trace_id, _ in prepared.candidates:
+        if trace_id in stored_traces.get(project, ()):
+            by_project[project].add(trace_id)
+    stored: dict[Slot, Any] = {}
+    for project, trace_ids in by_project.items():
+        for chunk in id_chunks(sorted(trace_ids)):
+            rows = conn.execute(_STORED_TICKETS, {"project": project, "trace_ids": list(chunk)})
+            stored.update(((project, r.trace_id, r.ticket_id), r) for r in rows)
+    traffic: dict[tuple[str, str, str, str], int] = defaultdict(int)
+    inserts: list[dict[str, Any]] = []
+    for slot, ticket in prepared.candidates.items():
+        project = slot[0]
+        old = stored.get(slot)
+        if old is not None:
+            if old.start_ns <= ticket.start_time_ns:
+                continue
+            # An outer agent span arrived after an inner one: it is the ticket.
+            conn.execute(
+                _DELETE_TICKET, {"project": project, "trace_id": ticket.trace_id, "ticket_id": ticket.ticket_id}
+            )
+            traffic[(project, old.day, old.task_type, old.source)] -= 1
+        row = prepared.ticket_rows[slot]
+        inserts.append(row)
+        traffic[(project, row["day"], ticket.task_type, ticket.source)] += 1
+    if inserts:
+        inserter.insert(conn, schema.tickets, list(inserts[0]), [tuple(row.values()) for row in inserts])
+    for (project, day, task_type, source), delta in sorted(traffic.items()):
+        if delta == 0:
+            continue
+        values = {"project": project, "day": day, "task_type": task_type, "source": source, "delta": delta}
+        if conn.execute(_ADD_TRAFFIC, values).rowcount == 0:
+            conn.execute(_NEW_TRAFFIC, values)
