@@ -269,25 +269,22 @@ class SqlStore(Store):
     def _spans_of(self, conn: sa.Connection, project: str, trace_ids: Sequence[str]) -> list[NormalizedSpan]:
         s, t, c, w = schema.spans, schema.tickets, schema.tool_calls, schema.state_writes
         span_rows: list[Any] = []
-        tickets: dict[tuple[str, str], TicketRow] = {}
-        calls: dict[tuple[str, str], ToolCallRow] = {}
-        writes: dict[tuple[str, str], list[StateWriteRow]] = defaultdict(list)
+        # Tickets, tool calls and state writes are found through their span's row id (`span_ref`).
+        tickets: dict[int, TicketRow] = {}
+        calls: dict[int, ToolCallRow] = {}
+        writes: dict[int, list[StateWriteRow]] = defaultdict(list)
         for chunk in id_chunks(trace_ids):
-            span_rows.extend(conn.execute(sa.select(s).where(s.c.project == project, s.c.trace_id.in_(chunk))))
-            for r in conn.execute(sa.select(t).where(t.c.project == project, t.c.trace_id.in_(chunk))):
-                tickets[(r.trace_id, r.span_id)] = ticket_from_row(r)
-            for r in conn.execute(sa.select(c).where(c.c.project == project, c.c.trace_id.in_(chunk))):
-                calls[(r.trace_id, r.span_id)] = tool_call_from_row(r)
-            query = sa.select(w).where(w.c.project == project, w.c.trace_id.in_(chunk)).order_by(w.c.seq)
+            of_traces = sa.and_(s.c.project == project, s.c.trace_id.in_(chunk))
+            span_rows.extend(conn.execute(sa.select(s).where(of_traces)))
+            for r in conn.execute(sa.select(t).join(s, t.c.span_ref == s.c.id).where(of_traces)):
+                tickets[r.span_ref] = ticket_from_row(r)
+            for r in conn.execute(sa.select(c).join(s, c.c.span_ref == s.c.id).where(of_traces)):
+                calls[r.span_ref] = tool_call_from_row(r)
+            query = sa.select(w).join(s, w.c.span_ref == s.c.id).where(of_traces).order_by(w.c.span_ref, w.c.seq)
             for r in conn.execute(query):
-                writes[(r.trace_id, r.span_id)].append(state_write_from_row(r))
+                writes[r.span_ref].append(state_write_from_row(r))
         spans = [
-            span_from_row(
-                r,
-                ticket=tickets.get((r.trace_id, r.span_id)),
-                tool_call=calls.get((r.trace_id, r.span_id)),
-                state_writes=writes.get((r.trace_id, r.span_id), []),
-            )
+            span_from_row(r, ticket=tickets.get(r.id), tool_call=calls.get(r.id), state_writes=writes.get(r.id, []))
             for r in span_rows
         ]
         return sorted(spans, key=lambda sp: (sp.start_time_ns, sp.span_id))

@@ -26,9 +26,13 @@ from passhat.collector.store._sql_rows import (
 # The ticket statements, built once: SQLAlchemy caches their compiled form per dialect (a select() or
 # update() built per group commit cost milliseconds each).
 _STORED_TICKETS = sa.text(
-    "SELECT trace_id, ticket_id, start_ns, day, task_type, source FROM tickets "
-    "WHERE project = :project AND trace_id IN :trace_ids"
+    "SELECT s.trace_id, t.ticket_id, t.start_ns, t.day, t.task_type, t.source "
+    "FROM spans s JOIN tickets t ON t.span_ref = s.id WHERE s.project = :project AND s.trace_id IN :trace_ids"
 ).bindparams(sa.bindparam("trace_ids", expanding=True))
+_LAST_SPAN_ID = sa.text("SELECT max(id) FROM spans")
+# PostgreSQL writers of one database take turns on this transaction lock while they give out span ids
+# (SQLite's BEGIN IMMEDIATE already makes a writer the only one).
+_PG_SPAN_ID_LOCK = sa.text("SELECT pg_advisory_xact_lock(7305019283424751)")
 _DELETE_TICKET = sa.text(
     "DELETE FROM tickets WHERE project = :project AND trace_id = :trace_id AND ticket_id = :ticket_id"
 )
@@ -44,7 +48,9 @@ _ROWS_PER_STATEMENT = 128  # rows per multi-row INSERT: 16 columns x 128 = 2,048
 _ID_CHUNK = 400  # ids per IN (...) list: well under every driver's bound-parameter limit
 
 Rows = list[tuple[Any, ...]]
-Chunks = list[tuple[int, list[Any]]]
+# A multi-row statement's parameters: its row count, its values, and the span ids to put in its first column
+# (as offsets into the group; the span ids themselves are given out once the write lock is held).
+Chunks = list[tuple[int, list[Any], list[int]]]
 Slot = tuple[str, str, str]  # (project, trace id, ticket id)
 
 
@@ -53,15 +59,17 @@ def id_chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
         yield items[start : start + _ID_CHUNK]
 
 
-def chunked(rows: Rows) -> Chunks:
+def chunked(rows: Rows, offsets: Sequence[int] = ()) -> Chunks:
     """Rows as multi-row statement parameters: chunks of 128 rows, then 64, 32, ... 1 (so at most a handful
-    of statement texts per table, each prepared once and cached by the driver)."""
+    of statement texts per table, each prepared once and cached by the driver). With `offsets` (one per row),
+    each row's first value is a placeholder for its span's id."""
     chunks: Chunks = []
     start, size = 0, _ROWS_PER_STATEMENT
     while start < len(rows):
         while size > len(rows) - start:
             size //= 2
-        chunks.append((size, list(chain.from_iterable(rows[start : start + size]))))
+        values = list(chain.from_iterable(rows[start : start + size]))
+        chunks.append((size, values, list(offsets[start : start + size])))
         start += size
     return chunks
 
@@ -72,10 +80,13 @@ class Prepared:
 
     trace_ids: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # per project
     distinct: bool = True  # no (project, trace id, span id) twice in the group
-    span_rows: Rows = field(default_factory=list)
-    tool_rows: Rows = field(default_factory=list)
-    write_rows: Rows = field(default_factory=list)
+    span_rows: Rows = field(default_factory=list)  # each row starts with a placeholder for the span's id
+    tool_rows: Rows = field(default_factory=list)  # ... for its span's id
+    write_rows: Rows = field(default_factory=list)  # ... for its span's id
+    tool_offsets: list[int] = field(default_factory=list)  # each tool row's span, as an offset in span_rows
+    write_offsets: list[int] = field(default_factory=list)
     candidates: dict[Slot, TicketRow] = field(default_factory=dict)  # each trace's earliest ticket span
+    ticket_offsets: dict[Slot, int] = field(default_factory=dict)
     ticket_rows: dict[Slot, dict[str, Any]] = field(default_factory=dict)
     chunks: tuple[Chunks, Chunks, Chunks] = ([], [], [])  # spans, tool calls, state writes
 
@@ -114,20 +125,29 @@ class Prepared:
 
     def _build(self, spans_by_project: Sequence[tuple[str, Sequence[NormalizedSpan]]]) -> Prepared:
         resource_json: dict[int, str] = {}  # the spans of one request share their resource's dict
+        offset = 0
         for project, spans in spans_by_project:
             for span in spans:
                 self.span_rows.append(span_values(project, span, resource_json))
                 if span.tool_call is not None:
                     self.tool_rows.append(tool_call_values(project, span.tool_call))
+                    self.tool_offsets.append(offset)
                 if span.state_writes:
                     self.write_rows.extend([state_write_values(project, w) for w in span.state_writes])
+                    self.write_offsets.extend([offset] * len(span.state_writes))
                 ticket = span.ticket
                 if ticket is not None:
                     slot = (project, ticket.trace_id, ticket.ticket_id)
                     held = self.candidates.get(slot)
                     if held is None or ticket.start_time_ns < held.start_time_ns:
                         self.candidates[slot] = ticket
-        self.chunks = (chunked(self.span_rows), chunked(self.tool_rows), chunked(self.write_rows))
+                        self.ticket_offsets[slot] = offset
+                offset += 1
+        self.chunks = (
+            chunked(self.span_rows, range(len(self.span_rows))),
+            chunked(self.tool_rows, self.tool_offsets),
+            chunked(self.write_rows, self.write_offsets),
+        )
         self.ticket_rows = {slot: ticket_to_row(slot[0], t) for slot, t in self.candidates.items()}
         return self
 
@@ -144,20 +164,26 @@ class RowInserter:
         self._sql: dict[tuple[str, int], str] = {}
 
     def insert(
-        self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: Rows, chunks: Chunks | None = None
+        self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], chunks: Chunks, first_id: int = 0
     ) -> None:
-        if not rows:
+        """Insert `chunks`; a chunk's rows with span offsets get `first_id + offset` as their first value."""
+        if not chunks:
             return
+        width = len(columns)
         marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
-        if marks is None:  # an unusual driver: SQLAlchemy binds
-            conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
-            return
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = None if marks is None else conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         try:
-            for size, values in chunked(rows) if chunks is None else chunks:
-                cursor.execute(self._statement(conn, table, columns, marks, size), values)
+            for size, values, offsets in chunks:
+                if offsets:
+                    values[0::width] = [first_id + offset for offset in offsets]
+                if cursor is None:  # an unusual driver: SQLAlchemy binds
+                    rows = [values[at : at + width] for at in range(0, size * width, width)]
+                    conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
+                else:
+                    cursor.execute(self._statement(conn, table, columns, marks or "?", size), values)
         finally:
-            cursor.close()
+            if cursor is not None:
+                cursor.close()
 
     def _statement(self, conn: sa.Connection, table: sa.Table, columns: Sequence[str], marks: str, rows: int) -> str:
         sql = self._sql.get((table.name, rows))
@@ -177,6 +203,8 @@ def write_group(
 ) -> list[WriteResult]:
     """One group commit's writes, in the caller's transaction: duplicates are found with one indexed query
     per project; rows go in with multi-row statements per table."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(_PG_SPAN_ID_LOCK)
     stored = {
         project: stored_span_ids(conn, project, sorted(trace_ids)) for project, trace_ids in prepared.trace_ids.items()
     }
@@ -184,14 +212,17 @@ def write_group(
         results = [WriteResult(len(batch.spans), 0) for batch in batches]
     else:
         prepared, results = Prepared.fresh(batches, stored)
+    # Span ids are given out in commit order (the write lock is held), so the span table and the indexes keyed
+    # by span id are appended to.
+    first_id = int(conn.execute(_LAST_SPAN_ID).scalar() or 0) + 1
     span_chunks, tool_chunks, write_chunks = prepared.chunks
-    inserter.insert(conn, schema.spans, SPAN_COLUMNS, prepared.span_rows, span_chunks)
-    inserter.insert(conn, schema.tool_calls, TOOL_CALL_COLUMNS, prepared.tool_rows, tool_chunks)
-    inserter.insert(conn, schema.state_writes, STATE_WRITE_COLUMNS, prepared.write_rows, write_chunks)
+    inserter.insert(conn, schema.spans, SPAN_COLUMNS, span_chunks, first_id)
+    inserter.insert(conn, schema.tool_calls, TOOL_CALL_COLUMNS, tool_chunks, first_id)
+    inserter.insert(conn, schema.state_writes, STATE_WRITE_COLUMNS, write_chunks, first_id)
     if prepared.candidates:
         # Tickets derive from stored spans: only traces with spans stored before this group can have one.
         stored_traces = {project: {trace_id for trace_id, _ in ids} for project, ids in stored.items()}
-        _write_tickets(conn, inserter, prepared, stored_traces)
+        _write_tickets(conn, inserter, prepared, stored_traces, first_id)
     return results
 
 
@@ -207,7 +238,7 @@ def stored_span_ids(conn: sa.Connection, project: str, trace_ids: Sequence[str])
 
 
 def _write_tickets(
-    conn: sa.Connection, inserter: RowInserter, prepared: Prepared, stored_traces: dict[str, set[str]]
+    conn: sa.Connection, inserter: RowInserter, prepared: Prepared, stored_traces: dict[str, set[str]], first_id: int
 ) -> None:
     """Insert each trace's ticket (unless a ticket span that started earlier is stored) and count it in the
     daily traffic."""
@@ -234,10 +265,11 @@ def _write_tickets(
             )
             traffic[(project, old.day, old.task_type, old.source)] -= 1
         row = prepared.ticket_rows[slot]
+        row["span_ref"] = first_id + prepared.ticket_offsets[slot]
         inserts.append(row)
         traffic[(project, row["day"], ticket.task_type, ticket.source)] += 1
     if inserts:
-        inserter.insert(conn, schema.tickets, list(inserts[0]), [tuple(row.values()) for row in inserts])
+        inserter.insert(conn, schema.tickets, list(inserts[0]), chunked([tuple(row.values()) for row in inserts]))
     for (project, day, task_type, source), delta in sorted(traffic.items()):
         if delta == 0:
             continue

@@ -54,6 +54,7 @@ def from_us(micros: int) -> dt.datetime:
 
 
 SPAN_COLUMNS = (
+    "id",
     "project",
     "trace_id",
     "span_id",
@@ -74,13 +75,15 @@ SPAN_COLUMNS = (
 
 
 def span_values(project: str, span: NormalizedSpan, resources: dict[int, str] | None = None) -> tuple[Any, ...]:
-    """A spans row, values in `SPAN_COLUMNS` order (tuples: the ingest path builds several rows per span)."""
+    """A spans row, values in `SPAN_COLUMNS` order (tuples: the ingest path builds several rows per span); the
+    row id is a placeholder (0), given by the writer."""
     resource = span.resource_attributes
     if resources is None:
         resource_text = dumps(resource)
     else:
         resource_text = resources.get(id(resource)) or resources.setdefault(id(resource), dumps(resource))
     return (
+        0,
         project,
         span.trace_id,
         span.span_id,
@@ -130,7 +133,9 @@ def span_from_row(
 
 
 def ticket_to_row(project: str, ticket: TicketRow) -> dict[str, Any]:
+    """A tickets row; `span_ref` (its span's id) is a placeholder, 0, given by the writer."""
     return {
+        "span_ref": 0,
         "project": project,
         "trace_id": ticket.trace_id,
         "ticket_id": ticket.ticket_id,
@@ -176,6 +181,7 @@ def ticket_from_row(row: Any) -> TicketRow:
 
 
 TOOL_CALL_COLUMNS = (
+    "span_ref",
     "project",
     "trace_id",
     "span_id",
@@ -194,8 +200,9 @@ TOOL_CALL_COLUMNS = (
 
 
 def tool_call_values(project: str, call: ToolCallRow) -> tuple[Any, ...]:
-    """A tool_calls row, values in `TOOL_CALL_COLUMNS` order."""
+    """A tool_calls row, values in `TOOL_CALL_COLUMNS` order (its span's id a placeholder, 0)."""
     return (
+        0,
         project,
         call.trace_id,
         call.span_id,
@@ -232,6 +239,7 @@ def tool_call_from_row(row: Any) -> ToolCallRow:
 
 
 STATE_WRITE_COLUMNS = (
+    "span_ref",
     "project",
     "trace_id",
     "span_id",
@@ -248,10 +256,11 @@ STATE_WRITE_COLUMNS = (
 
 
 def state_write_values(project: str, write: StateWriteRow) -> tuple[Any, ...]:
-    """A state_writes row, values in `STATE_WRITE_COLUMNS` order."""
+    """A state_writes row, values in `STATE_WRITE_COLUMNS` order (its span's id a placeholder, 0)."""
     before = write.before
     after = write.after
     return (
+        0,
         project,
         write.trace_id,
         write.span_id,

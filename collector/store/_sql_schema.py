@@ -41,12 +41,22 @@ api_keys = sa.Table(
     sa.Column("revoked_at_us", sa.BigInteger),
 )
 
+# Row ids: BIGINT on PostgreSQL, INTEGER on SQLite (only a column declared INTEGER PRIMARY KEY is the rowid).
+RowId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+# The span tables (version 3). Ingest appends: every index a group commit writes is keyed by something that
+# grows (a span's row id, a start time), except one per span (the (project, trace, span) identity that
+# de-duplicates, and finds a trace's spans) and one per ticket (its (project, ticket id, trace)). Tool calls,
+# state writes and tickets point at their span's row id (`span_ref`) and are found through it. Before
+# version 3 every one of these tables was keyed by (project, trace id, span id): five indexes keyed by random
+# ids, which made each group commit rewrite thousands of index pages all over the file.
 spans = sa.Table(
     "spans",
     _v1,
-    sa.Column("project", sa.String(200), primary_key=True),
-    sa.Column("trace_id", sa.String(32), primary_key=True),
-    sa.Column("span_id", sa.String(16), primary_key=True),
+    sa.Column("id", RowId, nullable=False, autoincrement=False),  # given by the writer, in commit order
+    sa.Column("project", sa.String(200), nullable=False),
+    sa.Column("trace_id", sa.String(32), nullable=False),
+    sa.Column("span_id", sa.String(16), nullable=False),
     sa.Column("parent_span_id", sa.String(16)),
     sa.Column("name", sa.Text, nullable=False),
     sa.Column("operation", sa.String(32), nullable=False),
@@ -60,14 +70,18 @@ spans = sa.Table(
     sa.Column("attributes", sa.Text, nullable=False),
     sa.Column("resource_attributes", sa.Text, nullable=False),
     sa.Column("events", sa.Text, nullable=False),
+    sa.PrimaryKeyConstraint("id", name="pk_spans"),
+    sa.UniqueConstraint("project", "trace_id", "span_id", name="uq_spans_ident"),
 )
 
 tickets = sa.Table(
     "tickets",
     _v1,
-    sa.Column("project", sa.String(200), primary_key=True),
-    sa.Column("trace_id", sa.String(32), primary_key=True),
-    sa.Column("ticket_id", sa.String(400), primary_key=True),
+    sa.Column("id", RowId, nullable=False, autoincrement=True),
+    sa.Column("span_ref", RowId, nullable=False),  # spans.id of the ticket's span
+    sa.Column("project", sa.String(200), nullable=False),
+    sa.Column("trace_id", sa.String(32), nullable=False),
+    sa.Column("ticket_id", sa.String(400), nullable=False),
     sa.Column("span_id", sa.String(16), nullable=False),
     sa.Column("task_type", sa.String(200), nullable=False),
     sa.Column("source", sa.String(16), nullable=False),
@@ -84,7 +98,9 @@ tickets = sa.Table(
     sa.Column("replay_run_id", sa.Text),
     sa.Column("trial_attempt", sa.Integer),
     sa.Column("service_name", sa.Text),
-    sa.Index("ix_tickets_project_ticket", "project", "ticket_id"),
+    sa.PrimaryKeyConstraint("id", name="pk_tickets"),
+    sa.UniqueConstraint("project", "ticket_id", "trace_id", name="uq_tickets_ident"),
+    sa.Index("ix_tickets_span_ref", "span_ref"),
     sa.Index("ix_tickets_project_start", "project", "start_ns"),
     sa.Index("ix_tickets_project_type_start", "project", "task_type", "start_ns"),
 )
@@ -92,9 +108,10 @@ tickets = sa.Table(
 tool_calls = sa.Table(
     "tool_calls",
     _v1,
-    sa.Column("project", sa.String(200), primary_key=True),
-    sa.Column("trace_id", sa.String(32), primary_key=True),
-    sa.Column("span_id", sa.String(16), primary_key=True),
+    sa.Column("span_ref", RowId, nullable=False, autoincrement=False),  # spans.id of the tool span
+    sa.Column("project", sa.String(200), nullable=False),
+    sa.Column("trace_id", sa.String(32), nullable=False),
+    sa.Column("span_id", sa.String(16), nullable=False),
     sa.Column("parent_span_id", sa.String(16)),
     sa.Column("tool_name", sa.Text, nullable=False),
     sa.Column("outcome", sa.String(8), nullable=False),
@@ -106,15 +123,17 @@ tool_calls = sa.Table(
     sa.Column("error_message", sa.Text),
     sa.Column("arguments", sa.Text),
     sa.Column("result", sa.Text),
+    sa.PrimaryKeyConstraint("span_ref", name="pk_tool_calls"),
 )
 
 state_writes = sa.Table(
     "state_writes",
     _v1,
-    sa.Column("project", sa.String(200), primary_key=True),
-    sa.Column("trace_id", sa.String(32), primary_key=True),
-    sa.Column("span_id", sa.String(16), primary_key=True),
-    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("span_ref", RowId, nullable=False, autoincrement=False),  # spans.id of the span it came from
+    sa.Column("seq", sa.Integer, nullable=False, autoincrement=False),
+    sa.Column("project", sa.String(200), nullable=False),
+    sa.Column("trace_id", sa.String(32), nullable=False),
+    sa.Column("span_id", sa.String(16), nullable=False),
     sa.Column("time_ns", sa.BigInteger, nullable=False),
     sa.Column("table_name", sa.Text, nullable=False),
     sa.Column("key", sa.Text, nullable=False),
@@ -123,6 +142,7 @@ state_writes = sa.Table(
     sa.Column("after", sa.Text),
     sa.Column("changed", sa.Text, nullable=False),
     sa.Column("rowcount", sa.Integer),
+    sa.PrimaryKeyConstraint("span_ref", "seq", name="pk_state_writes"),
 )
 
 traffic_daily = sa.Table(
@@ -187,6 +207,7 @@ alert_events = sa.Table(
 
 
 def _migrate_v1(conn: sa.Connection) -> None:
+    # A new database gets every table in its current shape; the later migrations then find nothing to do.
     _v1.create_all(conn)
 
 
@@ -202,5 +223,48 @@ def _migrate_v2(conn: sa.Connection) -> None:
 
 trials.append_column(trial_details)
 
+
+# --- version 3: span tables whose hot indexes append (row ids), children found through their span's id --------
+_SPAN_TABLES = (spans, tool_calls, state_writes, tickets)
+_V2_INDEXES = ("ix_tickets_project_ticket", "ix_tickets_project_start", "ix_tickets_project_type_start")
+
+
+def _migrate_v3(conn: sa.Connection) -> None:
+    """Version 2's span tables (keyed by project, trace id and span id) are copied into version 3's.
+
+    Spans get row ids in start-time order; tool calls, state writes and tickets get their span's id. The old
+    tables are renamed aside, copied in one INSERT ... SELECT each, and dropped, inside the migration's
+    transaction: a failure leaves version 2 as it was.
+    """
+    if "id" in {column["name"] for column in sa.inspect(conn).get_columns("spans")}:
+        return  # created in this shape
+    for table in _SPAN_TABLES:
+        conn.execute(sa.text(f"ALTER TABLE {table.name} RENAME TO {table.name}_v2"))
+    for index in _V2_INDEXES:  # their names are reused by version 3's indexes
+        conn.execute(sa.text(f"DROP INDEX IF EXISTS {index}"))
+    for table in _SPAN_TABLES:
+        table.create(conn)
+
+    def kept(table: sa.Table, prefix: str) -> str:
+        return ", ".join(f"{prefix}{c.name}" for c in table.columns if c.name not in ("id", "span_ref"))
+
+    conn.execute(
+        sa.text(
+            f"INSERT INTO spans (id, {kept(spans, '')}) SELECT ROW_NUMBER() OVER "
+            f"(ORDER BY start_ns, project, trace_id, span_id), {kept(spans, '')} FROM spans_v2"
+        )
+    )
+    same_span = "s.project = o.project AND s.trace_id = o.trace_id AND s.span_id = o.span_id"
+    for table in (tool_calls, state_writes, tickets):
+        conn.execute(
+            sa.text(
+                f"INSERT INTO {table.name} (span_ref, {kept(table, '')}) SELECT s.id, {kept(table, 'o.')} "
+                f"FROM {table.name}_v2 o JOIN spans s ON {same_span} ORDER BY s.id"
+            )
+        )
+    for table in _SPAN_TABLES:
+        conn.execute(sa.text(f"DROP TABLE {table.name}_v2"))
+
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
-MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2]
+MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2, _migrate_v3]

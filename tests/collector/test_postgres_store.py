@@ -7,6 +7,7 @@ skip only when there are none. Each test gets a fresh schema, dropped after.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pathlib
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
+from sql_v2 import check_migration_from_v2
 from store_contract import StoreContract
 
 from passhat.collector.store import Store
@@ -85,20 +87,42 @@ def postgres_url() -> Iterator[str]:
         shutil.rmtree(home, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _fresh_schema(postgres_url: str) -> Iterator[str]:
+    """A URL whose connections work in a new, empty schema (dropped after)."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(postgres_url)
+    with admin.begin() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    try:
+        yield (
+            sa.make_url(postgres_url)
+            .update_query_dict({"options": f"-csearch_path={schema}"})
+            .render_as_string(hide_password=False)
+        )
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
+        admin.dispose()
+
+
 class TestPostgresStore(StoreContract):
     @pytest.fixture
     def store(self, postgres_url: str) -> Iterator[Store]:
-        schema = f"t_{uuid.uuid4().hex[:12]}"
-        admin = sa.create_engine(postgres_url)
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-        url = sa.make_url(postgres_url).update_query_dict({"options": f"-csearch_path={schema}"})
-        store = SqlStore(url.render_as_string(hide_password=False))
-        store.migrate()
+        with _fresh_schema(postgres_url) as url:
+            store = SqlStore(url)
+            store.migrate()
+            try:
+                yield store
+            finally:
+                store.close()
+
+
+def test_a_version_2_database_moves_to_span_ids(postgres_url: str) -> None:
+    with _fresh_schema(postgres_url) as v2_url, _fresh_schema(postgres_url) as reference_url:
+        reference = SqlStore(reference_url)
+        reference.migrate()
         try:
-            yield store
+            check_migration_from_v2(v2_url, reference)
         finally:
-            store.close()
-            with admin.begin() as conn:
-                conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
-            admin.dispose()
+            reference.close()

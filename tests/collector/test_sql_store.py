@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
+from sql_v2 import check_migration_from_v2, three_traces
 from store_contract import StoreContract, ticket_span, tool_span
 
 from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult, open_store
@@ -173,3 +174,38 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
         assert store.list_trials("shop", "r")[0].details == {"final_response": "ok"}
     finally:
         store.close()
+
+
+def test_a_version_2_database_moves_to_span_ids(tmp_path: pathlib.Path, sql_store: Store) -> None:
+    check_migration_from_v2(f"sqlite:///{tmp_path / 'v2.sqlite'}", sql_store)
+
+
+def test_span_ids_make_the_span_tables_append(sql_store: Store, sqlite_url: str) -> None:
+    """Spans get row ids in commit order (SQLite's rowid: no second copy of the key), and tool calls, state
+    writes and tickets carry their span's id; only the identity indexes are keyed by random ids."""
+    first, second = three_traces(), three_traces()
+    sql_store.ensure_project("shop")
+    sql_store.write_batches([SpanBatch("shop", first)])
+    sql_store.write_batches([SpanBatch("shop", second)])
+    engine = sa.create_engine(sqlite_url)
+    with engine.connect() as conn:
+        ids = dict(conn.execute(sa.text("SELECT span_id, id FROM spans")).all())
+        assert [ids[s.span_id] for s in first + second] == list(range(1, len(first) + len(second) + 1))
+        assert conn.execute(sa.text("SELECT count(*) FROM spans WHERE id <> rowid")).scalar() == 0
+        refs = conn.execute(sa.text("SELECT span_id, span_ref FROM tool_calls")).all()
+        refs += conn.execute(sa.text("SELECT span_id, span_ref FROM state_writes")).all()
+        refs += conn.execute(sa.text("SELECT span_id, span_ref FROM tickets")).all()
+        assert len(refs) == 2 * (6 + 3 * 3 + 3) and all(ids[span_id] == ref for span_id, ref in refs)
+        indexes = conn.execute(sa.text("SELECT tbl_name, name FROM sqlite_master WHERE type = 'index'")).all()
+    engine.dispose()
+    span_indexes = sorted(
+        name for table, name in indexes if table in ("spans", "tool_calls", "state_writes", "tickets")
+    )
+    assert span_indexes == [
+        "ix_tickets_project_start",
+        "ix_tickets_project_type_start",
+        "ix_tickets_span_ref",
+        "sqlite_autoindex_spans_1",  # (project, trace id, span id)
+        "sqlite_autoindex_state_writes_1",  # (span_ref, seq)
+        "sqlite_autoindex_tickets_1",  # (project, ticket id, trace id)
+    ]
