@@ -74,8 +74,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA busy_timeout=30000")
-    # Span, tool-call and state-write keys start with random trace ids, so each group commit inserts into
-    # index pages all over the file: a 64 MiB page cache (default 2 MiB) keeps more of them in memory.
+    # The span and ticket identity indexes start with random trace and ticket ids, so each group commit inserts
+    # into their pages all over the file: a 64 MiB page cache (default 2 MiB) keeps more of them in memory.
     cursor.execute("PRAGMA cache_size=-65536")
     # Checkpoint the WAL into the database every ~40 MiB instead of every 4 MiB: a page changed by many group
     # commits is copied back once, and commits pay for checkpoints a tenth as often (a third less commit time
