@@ -93,6 +93,24 @@ def _sqlite_begin(conn: sa.Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("passhat_write") else "BEGIN")
 
 
+def _postgres_parameters(
+    _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, executemany: bool
+) -> tuple[str, Any]:
+    """Statements bound by SQLAlchemy (ticket lookups by id, trials, alerts): U+0000 becomes U+FFFD, as in the
+    ingest path's rows, so a lookup finds what was stored."""
+    if isinstance(parameters, dict):
+        return statement, _no_nul(parameters)
+    if executemany and isinstance(parameters, list | tuple):
+        return statement, [_no_nul(p) if isinstance(p, dict) else p for p in parameters]
+    return statement, parameters
+
+
+def _no_nul(parameters: dict[str, Any]) -> dict[str, Any]:
+    if not any(type(v) is str and "\x00" in v for v in parameters.values()):
+        return parameters
+    return {k: v.replace("\x00", "\ufffd") if type(v) is str else v for k, v in parameters.items()}
+
+
 class SqlStore(Store):
     """A Store in any SQLAlchemy database; writes are serialised in-process (one writer, group commits)."""
 
@@ -112,6 +130,8 @@ class SqlStore(Store):
         if self._is_sqlite:
             event.listen(self._engine, "connect", _sqlite_pragmas)
             event.listen(self._engine, "begin", _sqlite_begin)
+        if self._engine.dialect.name == "postgresql":
+            event.listen(self._engine, "before_cursor_execute", _postgres_parameters, retval=True)
         self._write_lock = threading.Lock()
         self._lock_path: str | None = None
         if self._is_sqlite and parsed.database and parsed.database != ":memory:" and fcntl is not None:

@@ -54,6 +54,14 @@ Chunks = list[tuple[int, list[Any], list[int]]]
 Slot = tuple[str, str, str]  # (project, trace id, ticket id)
 
 
+def without_nul(values: list[Any]) -> list[Any]:
+    """PostgreSQL's text cannot hold U+0000, which OTLP strings may: it becomes U+FFFD there (JSON text escapes
+    it, so attribute values keep it). A list with no NUL is returned as it is."""
+    if not any(type(v) is str and "\x00" in v for v in values):
+        return values
+    return [v.replace("\x00", "\ufffd") if type(v) is str else v for v in values]
+
+
 def id_chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), _ID_CHUNK):
         yield items[start : start + _ID_CHUNK]
@@ -170,12 +178,15 @@ class RowInserter:
         if not chunks:
             return
         width = len(columns)
+        postgres = conn.dialect.name == "postgresql"
         marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
         cursor = None if marks is None else conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         try:
             for size, values, offsets in chunks:
                 if offsets:
                     values[0::width] = [first_id + offset for offset in offsets]
+                if postgres:
+                    values = without_nul(values)
                 if cursor is None:  # an unusual driver: SQLAlchemy binds
                     rows = [values[at : at + width] for at in range(0, size * width, width)]
                     conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])

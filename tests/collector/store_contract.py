@@ -321,6 +321,27 @@ class StoreContract:
         assert got_tool.state_writes == tool.state_writes
         assert store.get_trace("shop", new_trace_id()) == []
 
+    def test_nul_characters_in_text_never_fail_a_write(self, store: Store) -> None:
+        """OTLP strings may hold U+0000, which PostgreSQL's text cannot: such a span is stored (a NUL outside
+        JSON becomes U+FFFD there), and the rest of its batch with it."""
+        store.ensure_project("shop")
+        root = ticket_span("T-\x00nul", task_type="refund\x00")
+        root.name = "invoke_agent sup\x00port"
+        root.attributes["passhat.note"] = "a\x00b"
+        root.events.append(SpanEvent("odd\x00event", root.start_time_ns + 5, {"k\x00": "v\x00"}))
+        tool = tool_span(root, "re\x00fund", writes=1)
+        other = ticket_span("T-plain")
+        assert store.write_batch("shop", [root, tool, other]).accepted == 3
+        spans = store.get_trace("shop", root.trace_id)
+        assert [s.span_id for s in spans] == [root.span_id, tool.span_id]
+        assert spans[0].attributes["passhat.note"] == "a\x00b"  # JSON keeps it everywhere
+        assert spans[0].events[-1].attributes == {"k\x00": "v\x00"}
+        assert spans[0].name in (root.name, root.name.replace("\x00", "\ufffd"))
+        tickets = {t.ticket_id.replace("\ufffd", "\x00") for t in store.list_tickets("shop")}
+        assert tickets == {"T-\x00nul", "T-plain"}
+        detail = store.get_ticket("shop", "T-\x00nul")  # a lookup by the id as sent finds it
+        assert detail is not None and [s.span_id for s in detail.spans] == [root.span_id, tool.span_id]
+
     def test_extreme_ticket_hash_round_trips(self, store: Store) -> None:
         store.ensure_project("shop")
         root = ticket_span("T-max")
