@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import pathlib
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -47,16 +49,31 @@ def test_serve_with_two_workers_ingests_and_stops_cleanly(tmp_path: pathlib.Path
             assert time.monotonic() < deadline and server.poll() is None, "passhat serve did not start"
             time.sleep(0.1)
         headers = {"content-type": "application/x-protobuf", "authorization": f"Bearer {key}"}
-        for n in range(6):  # spread over both workers
+
+        def send(n: int) -> int:
             body = request(passhat_ticket(f"T-{n}")).SerializeToString()
-            assert httpx.post(f"{url}/v1/traces", content=body, headers=headers, timeout=30).status_code == 200
+            with httpx.Client(timeout=30) as client:
+                return client.post(f"{url}/v1/traces", content=body, headers=headers).status_code
+
+        # From 8 connections at once: both workers commit to the file concurrently, each giving out span ids.
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            assert list(pool.map(send, range(48))) == [200] * 48
     finally:
         server.send_signal(signal.SIGTERM)
         _, stderr = server.communicate(timeout=60)
     assert server.returncode == 0, stderr.decode()
     assert b"Traceback" not in stderr
     with open_store(f"sqlite:///{tmp_path / 'passhat.db'}") as store:
-        assert store.count_spans("shop") == 54
+        assert store.count_spans("shop") == 48 * 9
+        assert len(store.list_tickets("shop", limit=100)) == 48
+    with sqlite3.connect(tmp_path / "passhat.db") as conn:  # every derived row points at its own span
+        for table in ("tool_calls", "state_writes", "tickets"):
+            mismatched = conn.execute(
+                f"SELECT count(*) FROM {table} t LEFT JOIN spans s ON s.id = t.span_ref "
+                "WHERE s.span_id IS NULL OR s.span_id <> t.span_id OR s.trace_id <> t.trace_id"
+            ).fetchone()[0]
+            assert mismatched == 0, table
+        assert conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0] > 0
 
 
 def test_serve_with_a_bad_store_url_is_one_clear_error() -> None:
