@@ -209,3 +209,27 @@ def test_span_ids_make_the_span_tables_append(sql_store: Store, sqlite_url: str)
         "sqlite_autoindex_state_writes_1",  # (span_ref, seq)
         "sqlite_autoindex_tickets_1",  # (project, ticket id, trace id)
     ]
+
+
+def test_rows_bound_by_sqlalchemy_get_the_same_span_ids(tmp_path: pathlib.Path) -> None:
+    """A driver whose parameter style the multi-row statements do not speak (here SQLite in `named` style) has
+    its rows bound by SQLAlchemy instead, span ids and all."""
+    from passhat.collector.store import _sql_schema as schema
+    from passhat.collector.store._sql_ingest import Prepared, RowInserter
+    from passhat.collector.store._sql_rows import SPAN_COLUMNS, TOOL_CALL_COLUMNS
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'named.db'}", paramstyle="named")
+    spans = three_traces()
+    prepared = Prepared.of([SpanBatch("shop", spans)])
+    with engine.begin() as conn:
+        assert conn.dialect.paramstyle == "named"
+        schema.spans.create(conn)
+        schema.tool_calls.create(conn)
+        inserter = RowInserter()
+        inserter.insert(conn, schema.spans, SPAN_COLUMNS, prepared.chunks[0], 100)
+        inserter.insert(conn, schema.tool_calls, TOOL_CALL_COLUMNS, prepared.chunks[1], 100)
+        ids = dict(conn.execute(sa.text("SELECT span_id, id FROM spans")).all())
+        refs = conn.execute(sa.text("SELECT span_id, span_ref FROM tool_calls")).all()
+    engine.dispose()
+    assert [ids[s.span_id] for s in spans] == list(range(100, 100 + len(spans)))
+    assert len(refs) == 6 and all(ids[span_id] == ref for span_id, ref in refs)
