@@ -41,7 +41,7 @@ from passhat.collector.store._base import (
     TrialRow,
     WriteResult,
 )
-from passhat.collector.store._sql_ingest import Prepared, RowInserter, id_chunks, write_group
+from passhat.collector.store._sql_ingest import Prepared, RowInserter, id_chunks, without_nul, write_group
 from passhat.collector.store._sql_rows import (
     alert_from_row,
     alert_to_row,
@@ -106,9 +106,9 @@ def _postgres_parameters(
 
 
 def _no_nul(parameters: dict[str, Any]) -> dict[str, Any]:
-    if not any(type(v) is str and "\x00" in v for v in parameters.values()):
-        return parameters
-    return {k: v.replace("\x00", "\ufffd") if type(v) is str else v for k, v in parameters.items()}
+    values = list(parameters.values())
+    cleaned = without_nul(values)  # the ingest path's rule, so both paths store the same text
+    return parameters if cleaned is values else dict(zip(parameters, cleaned, strict=True))
 
 
 class SqlStore(Store):
