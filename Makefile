@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PKG_DIRS := sdk collector checks sandbox
 # File names (an editable install follows edits of .py files), plus the contents of what gets compiled.
-SOURCES_HASH := $(shell (find $(PKG_DIRS) -type f -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null | sort; cat pyproject.toml setup.py $(wildcard collector/*.c)) | md5sum | cut -c1-12)
+SOURCES_HASH := $(shell (find $(PKG_DIRS) -type f -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null | sort; cat pyproject.toml setup.py $(wildcard collector/*/*.c)) | md5sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(SOURCES_HASH)
 
 .PHONY: demo test lint typecheck pytest install bench clean

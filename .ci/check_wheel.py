@@ -39,18 +39,18 @@ def main(wheel: str) -> int:
         for name in missing:
             print("  ", name)
         return 1
-    compiled = [n for n in names if n.startswith("passhat/collector/_otlpfast.") and n.endswith((".so", ".pyd"))]
+    compiled = [n for n in names if n.startswith("passhat/collector/ingest/_otlpfast.") and n.endswith((".so", ".pyd"))]
     if not compiled:
-        print("the compiled passhat.collector._otlpfast is not in the wheel: did the C extension fail to build?")
+        print("the compiled passhat.collector.ingest._otlpfast is not in the wheel: did the C extension fail to build?")
         return 1
     sys.path = [p for p in sys.path if pathlib.Path(p or ".").resolve() != ROOT]
     module = importlib.import_module("passhat")
     if ROOT in pathlib.Path(module.__file__ or "").resolve().parents:
         print("passhat was imported from the source tree, not the wheel")
         return 1
-    fast = importlib.import_module("passhat.collector._otlpfast")
+    fast = importlib.import_module("passhat.collector.ingest._otlpfast")
     if fast.decode(b"", 1) != [] or ROOT in pathlib.Path(fast.__file__ or "").resolve().parents:
-        print("passhat.collector._otlpfast does not work from the wheel")
+        print("passhat.collector.ingest._otlpfast does not work from the wheel")
         return 1
     print(f"passhat {module.__version__} imports from {module.__file__}, with {pathlib.Path(fast.__file__ or '').name}")
     return 0

@@ -26,8 +26,8 @@ from typing import Any
 
 from bench_ingest import _template
 
-from passhat.collector import _otlp
-from passhat.collector._otlp import PROTOBUF, decode_protobuf, decode_traces, parse_request
+from passhat.collector.ingest import _otlp
+from passhat.collector.ingest._otlp import PROTOBUF, decode_protobuf, decode_traces, parse_request
 
 TICKETS = 56  # 56 tickets x 9 spans = 504 spans, like the ingest benchmark's requests
 LIMIT = 64 * 1024
@@ -67,7 +67,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if _otlp._otlpfast is None:
-        print("passhat.collector._otlpfast is not built: nothing to compare", file=sys.stderr)
+        print("passhat.collector.ingest._otlpfast is not built: nothing to compare", file=sys.stderr)
         return 1
     fast = _otlp._otlpfast
     request: Any = _template(TICKETS, args.state_writes)

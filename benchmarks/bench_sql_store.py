@@ -26,9 +26,9 @@ from collections.abc import Iterator
 import sqlalchemy as sa
 from bench_ingest import _Body, _template
 
-from passhat.collector._otlp import decode_protobuf
+from passhat.collector.ingest._otlp import decode_protobuf
 from passhat.collector.store import SpanBatch
-from passhat.collector.store._sql import SqlStore
+from passhat.collector.store.sql._store import SqlStore
 
 
 class _TimedStore(SqlStore):

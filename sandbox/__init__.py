@@ -4,8 +4,8 @@ One real ticket becomes k repeated trials: an isolated backend with real tables,
 written policy, and a simulated customer who knows what they want but not what the agent needs.
 """
 
-from passhat.sandbox._agents import resolve_agent, resolve_customer
-from passhat.sandbox._conversation import (
+from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
+from passhat.sandbox.agents._conversation import (
     Agent,
     AgentFactory,
     Customer,
@@ -17,8 +17,8 @@ from passhat.sandbox._conversation import (
     TrialContext,
     Usage,
 )
-from passhat.sandbox._customer import ScriptedCustomer
-from passhat.sandbox._domain import (
+from passhat.sandbox.agents._customer import ScriptedCustomer
+from passhat.sandbox.domain._domain import (
     ENTRY_POINT_GROUP,
     EXPECTED_SIGNATURE,
     FAILURE_MODES,
@@ -30,8 +30,8 @@ from passhat.sandbox._domain import (
     available_domains,
     load_domain,
 )
-from passhat.sandbox._overlay import OverlayError, RowImage, apply_overlay
-from passhat.sandbox._reference import (
+from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
+from passhat.sandbox.agents._reference import (
     DEFAULT_RATES,
     FlawConfig,
     ReferenceAgent,
@@ -41,10 +41,10 @@ from passhat.sandbox._reference import (
     mangle,
     perform_write,
 )
-from passhat.sandbox._runner import RunConfig, TrialResult, run_trial, run_trials
-from passhat.sandbox._sandbox import Sandbox, TrialDatabase, build_database
-from passhat.sandbox._serve import TRANSPORTS, connect, serve
-from passhat.sandbox._toolkit import TOOL_ERROR_TYPES, ServerFactory, evaluate_arithmetic, fail, ok
+from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
+from passhat.sandbox.trial._database import Sandbox, TrialDatabase, build_database
+from passhat.sandbox.trial._serve import TRANSPORTS, connect, serve
+from passhat.sandbox.domain._toolkit import TOOL_ERROR_TYPES, ServerFactory, evaluate_arithmetic, fail, ok
 
 __all__ = [
     "DEFAULT_RATES",

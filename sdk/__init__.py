@@ -7,8 +7,8 @@ The SDK is what an agent imports. It stays light: OpenTelemetry and nothing heav
 from passhat._config import SETTINGS as CONFIG_SETTINGS
 from passhat._config import ConfigurationError
 from passhat._export import ExportStats
-from passhat._instrument import Instrumentation, MissingExtraError
-from passhat._integrations import instrument_anthropic, instrument_mcp, instrument_sqlalchemy
+from passhat.integrations._handle import Instrumentation, MissingExtraError
+from passhat.integrations._entry import instrument_anthropic, instrument_mcp, instrument_sqlalchemy
 from passhat._redact import Redactor
 from passhat._runtime import Passhat, configure, current, flush, shutdown
 from passhat._sampling import is_sampled, ticket_hash

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 
-from passhat import _attributes as semconv
+from passhat import semconv
 from passhat._content import jsonable, to_json
 
 if TYPE_CHECKING:

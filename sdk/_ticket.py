@@ -13,7 +13,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from passhat import _attributes as semconv
+from passhat import semconv
 from passhat._content import cap, to_json
 from passhat._sampling import is_sampled
 

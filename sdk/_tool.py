@@ -12,7 +12,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from passhat import _attributes as semconv
+from passhat import semconv
 from passhat._content import to_json
 from passhat._runtime import Passhat, current
 from passhat._ticket import current_ticket, record_exception

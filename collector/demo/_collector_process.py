@@ -29,7 +29,7 @@ def collector_process(store_url: str, log_path: Path) -> Iterator[str]:
     """Run `passhat serve --store URL` on 127.0.0.1 and yield its base URL once /healthz answers."""
     port = _free_port()
     command = [
-        sys.executable, "-c", "from passhat._entry import main; main()",
+        sys.executable, "-c", "from passhat.collector.cli import main; main()",
         "serve", "--host", "127.0.0.1", "--port", str(port), "--store", store_url,
     ]  # fmt: skip
     with log_path.open("ab") as log:

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import passhat
-from passhat.collector._keys import create_api_key
-from passhat.collector._period import Period, week_of
+from passhat.collector.ingest._keys import create_api_key
+from passhat.collector.store._period import Period, week_of
 from passhat.collector.alerts import AlertRule, RetryPolicy, WebhookChannel
 from passhat.collector.demo._collector_process import collector_process
 from passhat.collector.demo._receiver import WebhookReceiver

@@ -11,7 +11,7 @@ from passhat.collector.replay._adapters import (
     production_attempt,
     row_images,
 )
-from passhat.collector.replay._loop import (
+from passhat.collector.loop._cycle import (
     AlertSetup,
     PeriodResult,
     alerts_fired,

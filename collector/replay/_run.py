@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import passhat
-from passhat.collector._period import Period
+from passhat.collector.store._period import Period
 from passhat.collector.replay._adapters import (
     NotReplayable,
     ReplayTicket,
@@ -27,7 +27,7 @@ from passhat.collector.replay._adapters import (
     production_attempt,
 )
 from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.sampling import sample_tickets
+from passhat.collector.replay._sampling import sample_tickets
 from passhat.collector.store import ReplayRun, Store, TicketRow, TrialRow
 from passhat.sandbox import AgentFactory, Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial
 

@@ -7,7 +7,7 @@ from functools import cache
 from html import escape
 from importlib import resources
 
-from passhat.collector._svg import line_chart
+from passhat.collector.report._svg import line_chart
 from passhat.collector.report._format import change_lines, ci, pct, points, volume
 from passhat.collector.report._model import Figures, Report
 

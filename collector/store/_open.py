@@ -20,12 +20,12 @@ def open_store(url: str, *, migrate: bool = True) -> Store:
     """Open (and by default migrate) the store at `url`."""
     if url.startswith(CLICKHOUSE_SCHEMES):
         try:
-            module = importlib.import_module("passhat.collector.store._clickhouse")
+            module = importlib.import_module("passhat.collector.store.clickhouse._store")
         except ImportError as exc:
             raise StoreError(f"{url!r} needs the ClickHouse store: pip install 'passhat[clickhouse]' ({exc})") from exc
         store = cast(Store, module.ClickHouseStore(url))
     else:
-        from passhat.collector.store._sql import SqlStore
+        from passhat.collector.store.sql._store import SqlStore
 
         store = SqlStore(url)
     if migrate:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from passhat.collector._embedded import RunningCollector, running_collector
-from passhat.collector._keys import create_api_key
+from tests.collector.embedded import RunningCollector, running_collector
+from passhat.collector.ingest._keys import create_api_key
 from passhat.collector.store import Store
 
 __all__ = ["Collector", "RunningCollector", "new_key", "running_collector"]

@@ -9,7 +9,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from passhat.collector._keys import create_api_key, hash_api_key, key_prefix
+from passhat.collector.ingest._keys import create_api_key, hash_api_key, key_prefix
 from passhat.collector.cli import app
 from passhat.collector.store import open_store
 

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from otlp_payloads import passhat_ticket, request
 
-from passhat.collector._keys import create_api_key
+from passhat.collector.ingest._keys import create_api_key
 from passhat.collector.store import open_store
 
 PASSHAT = pathlib.Path(sys.executable).with_name("passhat")

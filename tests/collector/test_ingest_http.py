@@ -15,9 +15,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from otlp_payloads import passhat_ticket, request, span, to_otlp_json
 from server import Collector
 
-from passhat.collector._keys import key_prefix
-from passhat.collector.store._sql import SqlStore
-from passhat.collector.store._sql_schema import MIGRATIONS
+from passhat.collector.ingest._keys import key_prefix
+from passhat.collector.store.sql._store import SqlStore
+from passhat.collector.store.sql._schema import MIGRATIONS
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
 JSON = {"content-type": "application/json"}

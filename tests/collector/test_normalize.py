@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from passhat.collector._normalize import normalize_span, operation_of, ticket_hash
+from passhat.collector.ingest._normalize import normalize_span, operation_of, ticket_hash
 from passhat.collector.store import SpanEvent
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"

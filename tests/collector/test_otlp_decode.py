@@ -7,7 +7,7 @@ import os
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from otlp_payloads import any_value
 
-from passhat.collector._otlp import decode_traces
+from passhat.collector.ingest._otlp import decode_traces
 
 
 def _request(attributes: dict[str, object]) -> ExportTraceServiceRequest:

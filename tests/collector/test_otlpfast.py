@@ -1,4 +1,4 @@
-"""The compiled OTLP decoder (collector/_otlpfast.c) against the upb path it stands in for.
+"""The compiled OTLP decoder (collector/ingest/_otlpfast.c) against the upb path it stands in for.
 
 The contract: `_otlpfast.decode` returns rows only for bodies the upb path decodes to exactly the same spans
 with nothing rejected, and None for anything else (the wrapper then takes the upb path). So every test here
@@ -29,7 +29,7 @@ from opentelemetry.proto.common.v1.common_pb2 import (
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
 
-from passhat.collector._otlp import PROTOBUF, DecodedTraces, OtlpError, decode_protobuf, decode_traces, parse_request
+from passhat.collector.ingest._otlp import PROTOBUF, DecodedTraces, OtlpError, decode_protobuf, decode_traces, parse_request
 
 LIMIT = 64
 
@@ -38,12 +38,12 @@ def test_the_compiled_module_is_built_in_ci() -> None:
     """CI sets CI=1: there the build must not have fallen back to pure Python silently."""
     if not os.environ.get("CI"):
         pytest.skip("CI is not set: the compiled decoder is optional")
-    from passhat.collector import _otlpfast
+    from passhat.collector.ingest import _otlpfast
 
     assert _otlpfast.decode(b"", 10) == []
 
 
-_otlpfast = pytest.importorskip("passhat.collector._otlpfast")
+_otlpfast = pytest.importorskip("passhat.collector.ingest._otlpfast")
 
 
 def _upb(body: bytes, limit: int) -> DecodedTraces | OtlpError:
@@ -238,7 +238,7 @@ def test_an_empty_body_and_empty_messages() -> None:
 
 
 def test_without_the_compiled_module_the_wrapper_uses_upb(monkeypatch: pytest.MonkeyPatch) -> None:
-    from passhat.collector import _otlp
+    from passhat.collector.ingest import _otlp
 
     body = bench_like_request(1).SerializeToString()
     monkeypatch.setattr(_otlp, "_otlpfast", None)
@@ -586,7 +586,7 @@ def test_mutated_bodies_under_the_debug_allocator() -> None:
     code = textwrap.dedent(
         """
         import random, sys
-        from passhat.collector import _otlpfast
+        from passhat.collector.ingest import _otlpfast
         bodies = [bytes.fromhex(h) for h in sys.argv[1:]]
         rng = random.Random(4)
         for _ in range(3000):

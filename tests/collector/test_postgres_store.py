@@ -24,7 +24,7 @@ from sql_v2 import check_migration_from_v2
 from store_contract import StoreContract
 
 from passhat.collector.store import Store
-from passhat.collector.store._sql import SqlStore
+from passhat.collector.store.sql._store import SqlStore
 
 
 def _binaries() -> pathlib.Path | None:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from otlp_payloads import passhat_ticket, request
 
-from passhat.collector._keys import create_api_key
+from passhat.collector.ingest._keys import create_api_key
 from passhat.collector.store import open_store
 
 PASSHAT = pathlib.Path(sys.executable).with_name("passhat")
@@ -88,7 +88,7 @@ def test_serve_with_a_bad_store_url_is_one_clear_error() -> None:
 def test_tune_gc_raises_the_young_threshold_and_still_collects_cycles() -> None:
     import gc
 
-    from passhat.collector._cli_serve import tune_gc
+    from passhat.collector.cli._serve import tune_gc
 
     before = gc.get_threshold()
     try:

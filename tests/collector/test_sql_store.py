@@ -12,8 +12,8 @@ from sql_v2 import check_migration_from_v2, three_traces
 from store_contract import StoreContract, ticket_span, tool_span
 
 from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult, open_store
-from passhat.collector.store._sql import SqlStore
-from passhat.collector.store._sql_schema import MIGRATIONS
+from passhat.collector.store.sql._store import SqlStore
+from passhat.collector.store.sql._schema import MIGRATIONS
 
 
 class TestSqlStore(StoreContract):
@@ -145,7 +145,7 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
     import sqlalchemy as sa
 
     from passhat.collector.store import ReplayRun, TrialRow
-    from passhat.collector.store._sql_schema import schema_versions
+    from passhat.collector.store.sql._schema import schema_versions
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     engine = sa.create_engine(url)
@@ -214,9 +214,9 @@ def test_span_ids_make_the_span_tables_append(sql_store: Store, sqlite_url: str)
 def test_rows_bound_by_sqlalchemy_get_the_same_span_ids(tmp_path: pathlib.Path) -> None:
     """A driver whose parameter style the multi-row statements do not speak (here SQLite in `named` style) has
     its rows bound by SQLAlchemy instead, span ids and all."""
-    from passhat.collector.store import _sql_schema as schema
-    from passhat.collector.store._sql_ingest import Prepared, RowInserter
-    from passhat.collector.store._sql_rows import SPAN_COLUMNS, TOOL_CALL_COLUMNS
+    from passhat.collector.store.sql import _schema as schema
+    from passhat.collector.store.sql._ingest import Prepared, RowInserter
+    from passhat.collector.store.sql._rows import SPAN_COLUMNS, TOOL_CALL_COLUMNS
 
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'named.db'}", paramstyle="named")
     spans = three_traces()

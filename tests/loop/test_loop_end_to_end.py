@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 
 import passhat
-from passhat.collector._embedded import running_collector
-from passhat.collector._keys import create_api_key
-from passhat.collector._period import Period, parse_period
+from tests.collector.embedded import running_collector
+from passhat.collector.ingest._keys import create_api_key
+from passhat.collector.store._period import Period, parse_period
 from passhat.collector.demo import TrafficPlan, plan_arrivals, serve_traffic
 from passhat.collector.demo._traffic import simulated_clock
 from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, replay_period, run_period

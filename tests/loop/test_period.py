@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from passhat.collector._period import parse_period, week_of
+from passhat.collector.store._period import parse_period, week_of
 
 
 def test_iso_week_runs_monday_to_monday() -> None:

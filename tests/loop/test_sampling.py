@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from passhat.collector.sampling import sample_tickets
+from passhat.collector.replay._sampling import sample_tickets
 
 
 def ticket_hash(ticket_id: str) -> int:

@@ -6,7 +6,7 @@ import datetime as dt
 import pathlib
 import time
 
-from passhat.collector._scheduler import Scheduler, next_run, period_due
+from passhat.collector.loop._scheduler import Scheduler, next_run, period_due
 from passhat.collector.config import PasshatConfig, ScheduleConfig
 from passhat.collector.store import open_store
 

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import passhat
 from passhat.sandbox import RunConfig, Sandbox, run_trial
-from passhat.sandbox._anthropic import AnthropicAgent, LLMCustomer
+from passhat.sandbox.agents._anthropic import AnthropicAgent, LLMCustomer
 
 
 def tool_results(body: dict[str, object]) -> list[dict[str, object]]:
@@ -132,7 +132,7 @@ async def test_an_api_failure_of_the_customer_is_a_simulator_error(retail: Sandb
 
 def test_the_anthropic_agent_without_a_key_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from passhat.sandbox import DomainError
-    from passhat.sandbox._agents import resolve_agent
+    from passhat.sandbox.agents._resolve import resolve_agent
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(DomainError, match="set ANTHROPIC_API_KEY"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from passhat.sandbox import CustomerScript, Message, ScriptedCustomer
-from passhat.sandbox._customer import infer_asks
+from passhat.sandbox.agents._customer import infer_asks
 
 SCRIPT = CustomerScript(
     goal="Cancel order #W1.",

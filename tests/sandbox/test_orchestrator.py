@@ -17,7 +17,7 @@ from passhat.sandbox import (
     run_trial,
     run_trials,
 )
-from passhat.sandbox._agents import resolve_agent
+from passhat.sandbox.agents._resolve import resolve_agent
 
 
 class Hammer:

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import passhat
-from passhat import _attributes
+from passhat import semconv as _attributes
 from passhat.testing import OtlpReceiver
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "sdk.md"

@@ -1,0 +1,165 @@
+"""`passhat alerts test`: send a test alert to every configured channel and print each outcome."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from passhat.collector.cli._console import console, emit_json, error_console, fail
+from passhat.collector.alerts._channels import Channel
+from passhat.collector.alerts._delivery import DeliveryAttempt, deliver
+from passhat.collector.alerts._from_config import channels_from_config, retry_from_config
+from passhat.collector.alerts._record import AlertLog
+from passhat.collector.alerts._types import AlertNotice
+from passhat.collector.store import Store, StoreError, open_store
+
+alerts_app = typer.Typer(no_args_is_help=True, help="Alert channels: send test alerts.")
+
+
+def test_notice(project: str, now: dt.datetime) -> AlertNotice:
+    """The notice `passhat alerts test` sends."""
+    stamp = now.strftime("%Y%m%dT%H%M%S.%fZ")
+    return AlertNotice(
+        alert_id=f"test:{stamp}",
+        kind="test",
+        rule="alerts-test",
+        task_type=None,
+        period=now.date().isoformat(),
+        severity="info",
+        title="passhat test alert",
+        text=f"This is a test alert from passhat (project {project}): this channel receives alerts. No action needed.",
+        details={"sent_at": now.isoformat()},
+    )
+
+
+def _open_log(url: str, project: str) -> tuple[Store, AlertLog] | None:
+    try:
+        store = open_store(url)
+        store.ensure_project(project)
+    except (StoreError, OSError, ValueError) as exc:
+        message = escape(f"not recording the test in the store: {exc}")
+        error_console.print(f"[yellow]passhat: warning:[/] {message}", highlight=False)
+        return None
+    return store, AlertLog(store, project)
+
+
+@alerts_app.command("test")
+def test(
+    config: Annotated[
+        str | None, typer.Option(help="The config file (default: $PASSHAT_CONFIG or ./passhat.toml).")
+    ] = None,
+    channel: Annotated[list[str] | None, typer.Option(help="Only this channel (repeatable).")] = None,
+    record: Annotated[bool, typer.Option(help="Record the test alert and its attempts in the store.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print each delivery attempt as JSON.")] = False,
+) -> None:
+    """Send a test alert to each configured channel (retried like real alerts) and print each outcome."""
+    from passhat.collector.cli._config import default_config_path, load_or_exit
+
+    settings = load_or_exit(config or default_config_path())
+    channels: list[Channel] = channels_from_config(settings.alerts, base_dir=settings.base_dir)
+    if not channels:
+        fail("no alert channels are configured: add an [alerts.channels.<name>] table to the config")
+    if channel:
+        unknown = sorted(set(channel) - {c.name for c in channels})
+        if unknown:
+            fail(f"unknown channel(s) {', '.join(unknown)}; configured: {', '.join(c.name for c in channels)}")
+        channels = [c for c in channels if c.name in channel]
+    policy = retry_from_config(settings.alerts)
+    notice = test_notice(settings.project, dt.datetime.now(dt.UTC))
+
+    def show(attempt: DeliveryAttempt) -> None:
+        if not as_json and not attempt.ok:
+            more = " (will retry)" if attempt.retryable and attempt.attempt < policy.attempts else ""
+            line = escape(f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}")
+            console.print(line, highlight=False, soft_wrap=True)
+
+    opened = _open_log(settings.store_url(), settings.project) if record else None
+    try:
+        if opened is not None:
+            attempts = opened[1].send(notice, channels, policy, on_attempt=show)
+        else:
+            attempts = deliver(notice, channels, policy, on_attempt=show)
+    finally:
+        if opened is not None:
+            opened[0].close()
+
+    final = {c.name: [a for a in attempts if a.channel == c.name] for c in channels}
+    failed = [name for name, tries in final.items() if not tries or not tries[-1].ok]
+    if as_json:
+        emit_json(
+            {"alert_id": notice.alert_id, "recorded": opened is not None, "attempts": [a.to_dict() for a in attempts]}
+        )
+    else:
+        table = Table(title=f"test alert {notice.alert_id}")
+        for column in ("channel", "type", "outcome", "attempts", "last error"):
+            table.add_column(column)
+        for c in channels:
+            tries = final[c.name]
+            ok = bool(tries) and tries[-1].ok
+            error = "" if ok or not tries else (tries[-1].error or "")
+            outcome = "[green]delivered[/]" if ok else "[red]failed[/]"
+            table.add_row(c.name, c.type, outcome, str(len(tries)), escape(error))
+        console.print(table)
+    if failed:
+        raise typer.Exit(1)
+
+
+@alerts_app.command("history")
+def history(
+    config: Annotated[
+        str | None, typer.Option(help="The config file (default: $PASSHAT_CONFIG or ./passhat.toml).")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="How many notices to show, newest first.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the notices as JSON.")] = False,
+) -> None:
+    """Show the alerts recorded in the store (fired, resolved, test) and how each delivery went."""
+    from passhat.collector.cli._config import default_config_path, load_or_exit
+
+    settings = load_or_exit(config or default_config_path())
+    try:
+        store = open_store(settings.store_url())
+    except (StoreError, OSError, ValueError) as exc:
+        fail(f"cannot open the store {settings.store_url()}: {exc}")
+    try:
+        events = AlertLog(store, settings.project).notices(limit=limit)
+    finally:
+        store.close()
+    if as_json:
+        emit_json(
+            [
+                {
+                    "alert_id": e.alert_id,
+                    "kind": e.payload.get("kind"),
+                    "rule": e.rule,
+                    "task_type": e.task_type,
+                    "period": e.payload.get("period"),
+                    "severity": e.severity,
+                    "recorded_at": e.fired_at.isoformat(),
+                    "message": e.message,
+                    "deliveries": e.deliveries,
+                }
+                for e in events
+            ]
+        )
+        return
+    if not events:
+        console.print(f"No alerts recorded for project {escape(settings.project)}.", highlight=False)
+        return
+    table = Table(title=f"alerts of project {escape(settings.project)}, newest first")
+    for column in ("recorded (UTC)", "kind", "rule", "scope", "period", "deliveries"):
+        table.add_column(column)
+    for e in events:
+        deliveries = ", ".join(f"{name}: {outcome}" for name, outcome in sorted(e.deliveries.items()))
+        table.add_row(
+            e.fired_at.strftime("%Y-%m-%d %H:%M"),
+            str(e.payload.get("kind", "")),
+            e.rule,
+            e.task_type or "overall",
+            str(e.payload.get("period", "")),
+            escape(deliveries or "no channel"),
+        )
+    console.print(table)

@@ -1,0 +1,29 @@
+"""The passhat command line."""
+
+from __future__ import annotations
+
+import typer
+
+from passhat.collector.cli._config import config_app
+from passhat.collector.cli._demo import demo
+from passhat.collector.cli._loop import report
+from passhat.collector.cli._sandbox import replay, sandbox_app
+from passhat.collector.cli._serve import register as _register_serve
+from passhat.collector.cli._stats import calc, fit
+from passhat.collector.cli._alerts import alerts_app
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="passhat: does your LLM agent handle each kind of ticket every time (pass^k)?",
+)
+app.command()(demo)
+app.command()(fit)
+app.command()(calc)
+app.command()(replay)
+app.command()(report)
+_register_serve(app)  # serve, keys
+app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(config_app, name="config")
+app.add_typer(alerts_app, name="alerts")

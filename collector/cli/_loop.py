@@ -1,0 +1,248 @@
+"""`passhat replay --period/--since` (the production loop from the store) and `passhat report`."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import datetime as dt
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.store._period import Period, parse_period
+
+if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
+    from passhat.collector.config import PasshatConfig
+    from passhat.collector.store import Store, TrialRow
+
+ConfigPath = Annotated[
+    Path | None, typer.Option("--config", help="passhat.toml [env PASSHAT_CONFIG; ./passhat.toml if present].")
+]
+StoreOption = Annotated[str | None, typer.Option("--store", help="Store URL (overrides the config's).")]
+ProjectOption = Annotated[str | None, typer.Option("--project", help="Project (overrides the config's).")]
+
+
+def load_loop_config(path: Path | None) -> PasshatConfig:
+    """The config named, or $PASSHAT_CONFIG, or ./passhat.toml when present, else the defaults."""
+    from passhat.collector.config import ConfigError, PasshatConfig, load_config
+
+    chosen = path or (Path(os.environ["PASSHAT_CONFIG"]) if os.environ.get("PASSHAT_CONFIG") else None)
+    if chosen is None and Path("passhat.toml").exists():
+        chosen = Path("passhat.toml")
+    if chosen is None:
+        return PasshatConfig()
+    try:
+        return load_config(chosen)
+    except ConfigError as exc:
+        fail(f"{exc.source}: " + "; ".join(exc.problems))
+
+
+def open_loop_store(config: PasshatConfig, store_url: str | None) -> Store:
+    from passhat.collector.store import StoreError, open_store
+
+    url = store_url or os.environ.get("PASSHAT_STORE_URL") or config.store_url()
+    try:
+        return open_store(url)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def period_from(period: str | None, since: str | None) -> Period:
+    """`--period 2026-W48` or `--since 2026-11-20` (up to now)."""
+    if (period is None) == (since is None):
+        fail("give one of --domain, --period or --since")
+    try:
+        if period is not None:
+            return parse_period(period)
+        assert since is not None
+        start = dt.date.fromisoformat(since[:10])
+    except ValueError as exc:
+        fail(str(exc))
+    end = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+    if start >= end:
+        fail(f"--since {since} is in the future")
+    return Period(f"since-{start.isoformat()}", start, end)
+
+
+def trial_table_rows(trials: list[TrialRow], k: int) -> list[dict[str, Any]]:
+    """Per (domain, task type): the same fields `passhat replay --domain` prints."""
+    import numpy as np
+
+    from passhat.collector.reliability import summarize_task_type
+
+    passed: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
+    signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for trial in trials:
+        if trial.simulator_error or trial.infra_error:
+            continue
+        key = (trial.domain or "unknown", trial.task_type)
+        passed[key].setdefault(trial.ticket_id, []).append(trial.passed)
+        if trial.failure_label and not trial.passed:
+            signatures[key][trial.failure_label] += 1
+    rows = []
+    for key in sorted(passed):
+        tickets = {t: v for t, v in passed[key].items() if len(v) >= k}
+        if not tickets:
+            continue
+        n = np.array([len(v) for v in tickets.values()])
+        c = np.array([sum(v) for v in tickets.values()])
+        summary = summarize_task_type(n, c, k).to_dict()
+        rows.append(
+            {
+                "domain": key[0],
+                "task_type": key[1],
+                **{name: summary[name] for name in ("tickets", "trials_per_ticket")},
+                **{name: summary[name] for name in ("pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci")},
+                "signatures": dict(sorted(signatures[key].items())),
+            }
+        )
+    return rows
+
+
+def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
+    table = Table(title=title)
+    for column in ("task type", "n", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} CI", "signatures"):
+        table.add_column(column)
+    for row in rows:
+        signatures = ", ".join(f"{name} {count}" for name, count in row["signatures"].items()) or "-"
+        table.add_row(
+            row["task_type"], str(row["tickets"]), pct(row["pass_at_1"]), pct(row["pass_at_k"]),
+            pct(row["pass_hat_k"]), ci_text(row["pass_hat_k_ci"]), signatures,
+        )  # fmt: skip
+    console.print(table)
+
+
+def replay_store(
+    *,
+    period: str | None,
+    since: str | None,
+    config_path: Path | None,
+    store_url: str | None,
+    project: str | None,
+    k: int | None,
+    tickets_per_task_type: int | None,
+    agent: str | None,
+    parallel: int | None,
+    as_json: bool,
+) -> None:
+    """`passhat replay --period P | --since T`: the production loop on the store's tickets for one period."""
+    from passhat.collector.loop._setup import agent_spec, alert_setup, domains_of
+
+    config = load_loop_config(config_path)
+    chosen = period_from(period, since)
+    store = open_loop_store(config, store_url)
+    try:
+        from passhat.collector.replay import NothingToReplayError, ReplaySettings, run_period
+        from passhat.collector.report import ReportInputError
+        from passhat.collector.store import StoreError
+        from passhat.sandbox import DomainError
+
+        try:
+            spec = agent_spec(config, agent)
+            domains = domains_of(config)
+            settings = ReplaySettings(
+                k=k or config.replay.k,
+                tickets_per_task_type=tickets_per_task_type or config.replay.tickets_per_task_type,
+                parallel=parallel or config.replay.concurrency,
+            )
+        except (DomainError, ValueError) as exc:
+            fail(str(exc))
+        name = project or config.project
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=console, disable=as_json,
+        ) as progress:  # fmt: skip
+            task = progress.add_task(f"{chosen.name}: replay, k = {settings.k}", total=1)
+            try:
+                result = asyncio.run(
+                run_period(
+                    store, name, chosen, spec, settings=settings, domains=domains,
+                    alerts=alert_setup(config), report_dir=config.report_dir(),
+                    progress=lambda done, total: progress.update(task, completed=done, total=total),
+                )
+            )  # fmt: skip
+            except (NothingToReplayError, ReportInputError, StoreError, DomainError) as exc:
+                fail(str(exc))
+    finally:
+        store.close()
+    rows = trial_table_rows(result.outcome.trials, settings.k)
+    not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
+    if as_json:
+        emit_json(
+            {
+                "task_types": rows,
+                "k": settings.k,
+                "period": chosen.name,
+                "run_id": result.outcome.run.run_id,
+                "agent": spec.label,
+                "not_replayable": not_replayable,
+                "report": {kind: str(path) for kind, path in result.report_paths.items()},
+            }
+        )
+        return
+    print_trial_table(
+        f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, agent {spec.label}", rows, settings.k
+    )
+    if not_replayable:
+        console.print(f"{len(not_replayable)} sampled ticket(s) could not be replayed (listed in the report).")
+    console.print(f"Report: {result.report_paths.get('html')}")
+
+
+def report(
+    period: Annotated[str, typer.Option(help="The period: an ISO week like 2026-W48, or a day.")],
+    out: Annotated[Path | None, typer.Option(help="Folder for report.html/.json/.md (default: the config's).")] = None,
+    config_path: ConfigPath = None,
+    store_url: StoreOption = None,
+    project: ProjectOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print report.json to stdout as well.")] = False,
+) -> None:
+    """Write a period's reliability report (HTML, JSON, Markdown) from its replay run in the store."""
+    from passhat.collector.loop._setup import domains_of
+    from passhat.collector.replay import alerts_fired, report_input_for, runs_for_period
+    from passhat.collector.report import ReportInputError, build_report, render_json, write_report
+
+    config = load_loop_config(config_path)
+    try:
+        chosen = parse_period(period)
+    except ValueError as exc:
+        fail(str(exc))
+    name = project or config.project
+    store = open_loop_store(config, store_url)
+    try:
+        runs = runs_for_period(store, name, chosen.name)
+        if not runs:
+            unfinished = [r for r in store.list_replay_runs(name, limit=500) if r.params.get("period") == chosen.name]
+            if unfinished:
+                fail(
+                    f"the replay run {unfinished[0].run_id} of {chosen.name} has not finished: "
+                    f"`passhat replay --period {chosen.name}` resumes it"
+                )
+            fail(f"no replay run for {chosen.name} in project {name!r}: run `passhat replay --period {chosen.name}`")
+        try:
+            report_input = report_input_for(
+                store, name, chosen, runs[0], domains=domains_of(config), alerts=alerts_fired(store, name, chosen)
+            )
+            built = build_report(report_input)
+        except ReportInputError as exc:
+            fail(str(exc))
+        folder = out or config.report_dir() / chosen.name
+        paths = write_report(built, folder)
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(render_json(built))
+        return
+    data = built.to_json()
+    overall = data["overall"]
+    failed = overall["expected_failed_tickets_per_day"] or 0.0
+    console.print(
+        f"{chosen.name}, k = {built.k}: pass@1 {pct(overall['pass_at_1'])}, "
+        f"pass^{built.k} {pct(overall['pass_hat_k'])} (traffic-weighted); expected failed tickets per day {failed:,.1f}"
+    )
+    for kind, path in paths.items():
+        console.print(f"  {kind}: {path}")

@@ -1,0 +1,281 @@
+"""`passhat sandbox list|serve` and `passhat replay --domain ...`: the shipped domains from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+
+import passhat
+from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+
+if TYPE_CHECKING:  # the sandbox (mcp, SQLAlchemy) loads when a command runs, not for `passhat --help`
+    from passhat.sandbox import TrialResult
+
+sandbox_app = typer.Typer(no_args_is_help=True, help="The sandbox domains: list them, serve their tools over MCP.")
+
+
+@sandbox_app.command("list")
+def list_domains(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List the installed domains and their task types."""
+    from passhat.sandbox import DomainError, available_domains, load_domain
+
+    domains: list[dict[str, Any]] = []
+    for name in available_domains():
+        try:
+            domain = load_domain(name)
+        except DomainError as exc:
+            fail(str(exc))
+        tasks = [
+            {"task_type": t.name, "kind": t.kind, "description": t.description} for t in domain.task_types.values()
+        ]
+        tools = sorted(domain.lookup_tools | domain.write_tools)
+        domains.append({"domain": name, "description": domain.description, "task_types": tasks, "tools": tools})
+    if as_json:
+        emit_json({"domains": domains})
+        return
+    for entry in domains:
+        table = Table(title=f"{entry['domain']}: {entry['description']}")
+        table.add_column("task type")
+        table.add_column("kind")
+        table.add_column("description")
+        for task in entry["task_types"]:
+            table.add_row(task["task_type"], task["kind"], task["description"])
+        console.print(table)
+
+
+@sandbox_app.command("serve")
+def serve_domain(
+    domain: Annotated[str, typer.Argument(help="The domain to serve, e.g. retail.")],
+    transport: Annotated[str, typer.Option(help="stdio or http (streamable HTTP).")] = "stdio",
+    host: Annotated[str, typer.Option(help="Bind address for http.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port for http.")] = 8000,
+    database: Annotated[
+        Path | None, typer.Option(help="SQLite file to serve (built and seeded if missing; default: a temp copy).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the generated data.")] = 0,
+    size: Annotated[str, typer.Option(help="Seed size: small or default.")] = "default",
+) -> None:
+    """Serve a domain's tools over MCP so any MCP client can use it (one database, one session state)."""
+    from passhat.sandbox import DomainError, available_domains, serve
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport must be stdio or http, got {transport!r}")
+    if not 0 < port < 65536:
+        fail(f"--port must be between 1 and 65535, got {port}")
+    if domain not in available_domains():
+        fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
+    path = database or Path(tempfile.mkdtemp(prefix="passhat-serve-")) / f"{domain}.sqlite"
+    try:
+        serve(
+            domain,
+            path,
+            transport="stdio" if transport == "stdio" else "http",
+            host=host,
+            port=port,
+            seed=seed,
+            size=size,
+        )
+    except DomainError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+
+
+def summarize(
+    results: list[TrialResult], k: int, *, price_in: float | None = None, price_out: float | None = None
+) -> list[dict[str, Any]]:
+    """Per task type: tickets, trials, pass@1, pass@k, pass^k with CIs, signature counts, tokens and cost.
+
+    `price_in` / `price_out` are the model's prices in USD per million input / output tokens.
+    """
+    import numpy as np
+
+    from passhat.collector.reliability import summarize_task_type
+
+    by_type: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
+    signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    tokens: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
+    for result in results:
+        key = (result.scenario.domain, result.scenario.task_type)
+        by_type[key].setdefault(result.scenario.scenario_id, []).append(result.passed)
+        if result.signature is not None:
+            signatures[key][result.signature.label] += 1
+        tokens[key][0] += result.usage.input_tokens
+        tokens[key][1] += result.usage.output_tokens
+    rows = []
+    for key in sorted(by_type):
+        tickets = by_type[key]
+        n = np.array([len(v) for v in tickets.values()])
+        c = np.array([sum(v) for v in tickets.values()])
+        summary = summarize_task_type(n, c, k).to_dict()
+        rows.append(
+            {
+                "domain": key[0],
+                "task_type": key[1],
+                **{name: summary[name] for name in ("tickets", "trials_per_ticket")},
+                **{name: summary[name] for name in ("pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci")},
+                "signatures": dict(sorted(signatures[key].items())),
+                "input_tokens": tokens[key][0],
+                "output_tokens": tokens[key][1],
+            }
+        )
+        if price_in is not None and price_out is not None:
+            rows[-1]["cost_usd"] = round((tokens[key][0] * price_in + tokens[key][1] * price_out) / 1e6, 6)
+    return rows
+
+
+def replay_domain(
+    domain: str,
+    *,
+    task_type: str | None,
+    scenarios: int,
+    k: int,
+    agent: str,
+    customer: str,
+    flaws: str,
+    parallel: int,
+    transport: str,
+    model: str | None,
+    seed: int,
+    as_json: bool,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    size: str = "small",
+    send_traces: bool = False,
+) -> None:
+    """`passhat replay --domain D`: run generated scenarios k times each and print the reliability table."""
+    from passhat.sandbox import TRANSPORTS, DomainError, FlawConfig, RunConfig, Sandbox, run_trials
+    from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
+
+    if scenarios < 1 or k < 1 or parallel < 1:
+        fail("--scenarios, --k and --parallel must be at least 1")
+    if (price_in is None) != (price_out is None) or min(price_in or 0.0, price_out or 0.0) < 0:
+        fail("give both --price-in and --price-out (USD per million tokens, not negative)")
+    if flaws not in ("off", "default"):
+        fail(f"--flaws must be off or default, got {flaws!r}")
+    if transport not in TRANSPORTS:
+        fail(f"--transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    if agent != "reference" and flaws != "off":
+        flaws = "off"  # flaws are injected by the reference simulation only
+    try:
+        agent_factory = resolve_agent(
+            agent, flaws=FlawConfig.default() if flaws == "default" else FlawConfig.off(), model=model
+        )
+        customer_factory = resolve_customer(customer, model=model)
+        # With --send-traces every trial goes to the collector (PASSHAT_ENDPOINT) as a sandbox ticket.
+        runtime = passhat.configure(source="sandbox", make_global=False) if send_traces else None
+        with Sandbox(domain, seed=seed, size=size) as sandbox:
+            chosen = sandbox.scenarios(task_type, scenarios, seed=seed)
+            config = RunConfig(transport=transport, parallel=parallel)  # type: ignore[arg-type]
+            results = asyncio.run(
+                run_trials(
+                    sandbox, chosen, k, agent_factory, customer_factory=customer_factory, config=config, runtime=runtime
+                )
+            )
+        if runtime is not None:
+            runtime.flush()
+            runtime.shutdown()
+    except (DomainError, passhat.ConfigurationError) as exc:
+        fail(str(exc))
+    rows = summarize(results, k, price_in=price_in, price_out=price_out)
+    label = "reference (offline simulation)" if agent == "reference" else agent
+    if as_json:
+        emit_json({"task_types": rows, "k": k, "agent": label, "flaws": flaws})
+        return
+    table = Table(title=f"{domain}: {len(results)} trials, k={k}, agent {label}, flaws {flaws}")
+    for column in ("task type", "n", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} CI", "signatures"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            row["task_type"],
+            str(row["tickets"]),
+            pct(row["pass_at_1"]),
+            pct(row["pass_at_k"]),
+            pct(row["pass_hat_k"]),
+            ci_text(row["pass_hat_k_ci"]),
+            ", ".join(f"{label} {count}" for label, count in row["signatures"].items()) or "-",
+        )
+    console.print(table)
+
+
+def replay(
+    domain: Annotated[
+        str | None, typer.Option(help="Replay scenarios generated by this shipped domain, e.g. retail.")
+    ] = None,
+    period: Annotated[
+        str | None, typer.Option(help="Replay the store's production tickets of this period (e.g. 2026-W48).")
+    ] = None,
+    since: Annotated[str | None, typer.Option(help="Replay the store's production tickets since a day.")] = None,
+    config_path: Annotated[
+        Path | None, typer.Option("--config", help="passhat.toml for --period/--since (store, agent, alerts).")
+    ] = None,
+    store_url: Annotated[str | None, typer.Option("--store", help="Store URL for --period/--since.")] = None,
+    project: Annotated[str | None, typer.Option(help="Project for --period/--since.")] = None,
+    tickets_per_task_type: Annotated[
+        int | None, typer.Option(help="Tickets sampled per task type (--period/--since).")
+    ] = None,
+    task_type: Annotated[str | None, typer.Option("--task-type", help="One task type (default: all).")] = None,
+    scenarios: Annotated[int, typer.Option(help="Scenarios (tickets) per task type.")] = 20,
+    k: Annotated[int, typer.Option("--k", help="Trials per scenario.")] = 5,
+    agent: Annotated[str, typer.Option(help="reference, anthropic, or module:function.")] = "reference",
+    customer: Annotated[str, typer.Option(help="scripted or anthropic.")] = "scripted",
+    flaws: Annotated[str, typer.Option(help="Reference agent failure injection: off or default.")] = "default",
+    parallel: Annotated[int, typer.Option(help="Trials running at once.")] = 8,
+    transport: Annotated[str, typer.Option(help="MCP transport: memory, stdio or http.")] = "memory",
+    model: Annotated[str | None, typer.Option(help="Claude model for anthropic agent/customer.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the data and the scenario draw.")] = 0,
+    size: Annotated[str, typer.Option(help="Seed size of the domain's data: small or default.")] = "small",
+    send_traces: Annotated[
+        bool, typer.Option("--send-traces", help="Export each trial's trace to PASSHAT_ENDPOINT.")
+    ] = False,
+    price_in: Annotated[float | None, typer.Option(help="USD per million input tokens, for the cost.")] = None,
+    price_out: Annotated[float | None, typer.Option(help="USD per million output tokens, for the cost.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Run k trials per ticket and print per-task-type pass@1, pass@k and pass^k with signature counts.
+
+    --domain runs scenarios a shipped domain generates (a benchmark, no store needed); --period / --since
+    replays production tickets sampled from the store (the loop: trials, alerts and the report).
+    """
+    if domain is None:
+        from passhat.collector.cli._loop import replay_store
+
+        replay_store(
+            period=period,
+            since=since,
+            config_path=config_path,
+            store_url=store_url,
+            project=project,
+            k=k if k != 5 else None,
+            tickets_per_task_type=tickets_per_task_type,
+            agent=agent if agent != "reference" else None,
+            parallel=parallel if parallel != 8 else None,
+            as_json=as_json,
+        )
+        return
+    if period is not None or since is not None:
+        fail("give --domain, or --period / --since, not both")
+    replay_domain(
+        domain,
+        task_type=task_type,
+        scenarios=scenarios,
+        k=k,
+        agent=agent,
+        customer=customer,
+        flaws=flaws,
+        parallel=parallel,
+        transport=transport,
+        model=model,
+        seed=seed,
+        as_json=as_json,
+        price_in=price_in,
+        price_out=price_out,
+        size=size,
+        send_traces=send_traces,
+    )

@@ -1,0 +1,223 @@
+"""`passhat serve` and `passhat keys create|list|revoke`."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import pathlib
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from passhat.collector.ingest._keys import create_api_key
+from passhat.collector.ingest._settings import CollectorSettings
+from passhat.collector.store import Store, StoreError, open_store
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+DataDir = Annotated[
+    pathlib.Path | None,
+    typer.Option("--data-dir", help="Directory of the default SQLite store [env PASSHAT_DATA_DIR; ~/.passhat]."),
+]
+StoreUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Store URL: sqlite:///file.db, postgresql+psycopg://..., chdb:///path, http://clickhouse:8123 "
+        "[env PASSHAT_STORE_URL].",
+    ),
+]
+
+keys_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke project API keys.")
+
+
+def _settings(data_dir: pathlib.Path | None, store_url: str | None) -> CollectorSettings:
+    settings = CollectorSettings()
+    updates: dict[str, object] = {}
+    if data_dir is not None:
+        updates["data_dir"] = data_dir
+    if store_url is not None:
+        updates["store_url"] = store_url
+    return settings.model_copy(update=updates)
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"passhat: error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _open(data_dir: pathlib.Path | None, store_url: str | None) -> Store:
+    try:
+        return open_store(_settings(data_dir, store_url).resolved_store_url())
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+
+
+def tune_gc() -> None:
+    """Fewer cyclic garbage collections for a collector process: ingest allocates millions of short-lived
+    containers (decoded attributes, rows) that reference counting frees, yet each 700 allocations would
+    start a young-generation pass and, as queued spans accumulate, full passes over all of them. Startup
+    objects are frozen out of the scans; cycles are still collected, less often (benchmarks/bench_ingest.py)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(_GC_YOUNG_THRESHOLD, 20, 20)
+
+
+_GC_YOUNG_THRESHOLD = 50_000
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (4318 is OTLP/HTTP's).")] = 4318,
+    data_dir: DataDir = None,
+    store_url: StoreUrl = None,
+    max_body_mb: Annotated[float, typer.Option(min=0.01, help="Largest accepted request body, MiB.")] = 16.0,
+    workers: Annotated[
+        int, typer.Option(min=1, max=64, help="Worker processes (decoding is CPU-bound: one per core).")
+    ] = 1,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    config_path: Annotated[
+        pathlib.Path | None,
+        typer.Option("--config", help="passhat.toml: also run the scheduler (replays, report, alerts)."),
+    ] = None,
+) -> None:
+    """Run the collector: OTLP/HTTP on /v1/traces and the query API on /api; with --config, the scheduler too."""
+    import uvicorn
+
+    from passhat.collector.ingest._app import create_app
+
+    settings = _settings(data_dir, store_url).model_copy(
+        update={"max_body_bytes": max(int(max_body_mb * 1024 * 1024), 1024)}
+    )
+    config = None
+    if config_path is not None:
+        from passhat.collector.cli._loop import load_loop_config
+
+        config = load_loop_config(config_path)
+        if store_url is None and data_dir is None and not os.environ.get("PASSHAT_STORE_URL"):
+            settings = settings.model_copy(update={"store_url": config.store_url()})
+    store = _open(data_dir, settings.store_url)  # migrates once, before any worker starts
+    tune_gc()
+    typer.echo(f"passhat collector on http://{host}:{port} (store {settings.resolved_store_url()})", err=True)
+    scheduler = None
+    if config is not None and config.schedule.enabled:
+        from passhat.collector.loop._scheduler import Scheduler, period_due
+
+        scheduler = Scheduler(config, store if workers == 1 else _open(data_dir, settings.store_url))
+        first = scheduler.start()
+        typer.echo(
+            f"scheduler: next run {first:%Y-%m-%d %H:%M} UTC replays {period_due(config.schedule, first).name} "
+            f"for project {config.project!r}",
+            err=True,
+        )
+    if workers > 1:
+        store.close()  # the workers open their own; the scheduler has its own handle
+        os.environ[_SETTINGS_ENV] = settings.model_dump_json()
+        uvicorn.run(
+            f"{__name__}:app_from_environment",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            log_level=log_level,
+            access_log=False,
+        )
+        if scheduler is not None:
+            scheduler.stop()
+        return
+    try:
+        uvicorn.run(create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False)
+    finally:
+        if scheduler is not None:
+            scheduler.stop()
+        store.close()
+
+
+_SETTINGS_ENV = "PASSHAT_COLLECTOR_SETTINGS_JSON"
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one `serve --workers N` worker process, from the settings the parent passed on."""
+    from passhat.collector.ingest._app import create_app
+
+    app = create_app(CollectorSettings.model_validate_json(os.environ[_SETTINGS_ENV]))
+    tune_gc()
+    return app
+
+
+@keys_app.command("create")
+def keys_create(
+    project: Annotated[str, typer.Option(help="Project the key writes to and reads from (created if new).")],
+    label: Annotated[str | None, typer.Option(help="A note to recognise the key by.")] = None,
+    data_dir: DataDir = None,
+    store_url: StoreUrl = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Create a key. It is printed once, alone on the last line; only its hash is stored."""
+    if not project.strip() or len(project) > 200:
+        raise _fail("--project must be a non-empty name of at most 200 characters")
+    with _open(data_dir, store_url) as store:
+        try:
+            key, record = create_api_key(store, project, label=label)
+        except StoreError as exc:
+            raise _fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps({"project": project, "prefix": record.prefix, "label": label, "key": key}))
+        return
+    typer.echo(f"Created key {record.prefix} for project {project!r}. It is shown only this once:")
+    typer.echo(key)
+
+
+@keys_app.command("list")
+def keys_list(
+    project: Annotated[str | None, typer.Option(help="Only this project's keys.")] = None,
+    data_dir: DataDir = None,
+    store_url: StoreUrl = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List keys by prefix (the keys themselves are never stored)."""
+    with _open(data_dir, store_url) as store:
+        records = store.list_api_keys(project)
+    rows = [
+        {
+            "prefix": r.prefix,
+            "project": r.project,
+            "label": r.label,
+            "created_at": r.created_at.isoformat(),
+            "revoked_at": None if r.revoked_at is None else r.revoked_at.isoformat(),
+            "active": r.active,
+        }
+        for r in records
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    if not rows:
+        typer.echo("no keys")
+        return
+    for row in rows:
+        status = "active" if row["active"] else f"revoked {row['revoked_at']}"
+        label = f"  {row['label']}" if row["label"] else ""
+        typer.echo(f"{row['prefix']}  {row['project']}  {row['created_at']}  {status}{label}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    prefix: Annotated[str, typer.Argument(help="The key's prefix, as `passhat keys list` shows it.")],
+    data_dir: DataDir = None,
+    store_url: StoreUrl = None,
+) -> None:
+    """Revoke a key: requests with it are refused (within the collector's key cache time, 5 s)."""
+    with _open(data_dir, store_url) as store:
+        revoked = store.revoke_api_key(prefix)
+    if not revoked:
+        raise _fail(f"no active key with prefix {prefix!r} (see `passhat keys list`)")
+    typer.echo(f"Revoked {prefix}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `serve` and `keys` to the passhat command line."""
+    app.command("serve")(serve)
+    app.add_typer(keys_app, name="keys")

@@ -1,0 +1,251 @@
+"""One period of the production loop: replay the sample, evaluate alerts, build and write the report.
+
+production traces ─► store ─► sample per task type ─► k sandbox trials each ─► trials in the store
+                                                   ─► alerts on pass^k ─► report.html / .json / .md
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import passhat
+from passhat.collector.store._period import Period
+from passhat.collector.alerts import (
+    AlertLog,
+    AlertRule,
+    Channel,
+    PeriodCounts,
+    PeriodOutcome,
+    RetryPolicy,
+    counts_from_trials,
+)
+from passhat.collector.replay._pool import SandboxPool
+from passhat.collector.replay._run import (
+    AgentSpec,
+    ProgressCallback,
+    ReplayOutcome,
+    ReplaySettings,
+    replay_period,
+    runs_for_period,
+)
+from passhat.collector.report import (
+    AlertFired,
+    BackendChange,
+    DailyTraffic,
+    NotReplayable,
+    PeriodFigures,
+    Report,
+    ReportInput,
+    TrialResult,
+    build_report,
+    write_report,
+)
+from passhat.collector.store import ReplayRun, Store, TrialRow
+from passhat.sandbox import Domain
+
+
+@dataclass(frozen=True)
+class AlertSetup:
+    """The alert rules of a project and where notices go."""
+
+    rules: Sequence[AlertRule] = ()
+    channels: Sequence[Channel] = ()
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    baseline_periods: int = 4
+
+
+@dataclass
+class PeriodResult:
+    """What one period of the loop produced."""
+
+    outcome: ReplayOutcome
+    report: Report
+    report_paths: dict[str, Path]
+    alerts: PeriodOutcome | None
+
+
+def _traffic_rows(store: Store, project: str, period: Period) -> list[tuple[dt.date, str, int]]:
+    last_day = period.end - dt.timedelta(days=1)
+    rows = store.traffic(project, days=period.days, source="production", today=last_day)
+    return [(row.day, row.task_type, row.tickets) for row in rows if period.contains(row.day)]
+
+
+def traffic_weights(store: Store, project: str, period: Period) -> dict[str, float]:
+    """Tickets per task type over the period (the weights of an overall figure)."""
+    weights: dict[str, float] = {}
+    for _day, task_type, tickets in _traffic_rows(store, project, period):
+        weights[task_type] = weights.get(task_type, 0.0) + tickets
+    return weights
+
+
+def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[NotReplayable]]:
+    """Trials that speak about the agent (no simulator or infra error), by ticket with at least k of them."""
+    by_ticket: dict[str, list[TrialRow]] = {}
+    for trial in trials:
+        by_ticket.setdefault(trial.ticket_id, []).append(trial)
+    kept: list[TrialRow] = []
+    dropped: list[NotReplayable] = []
+    for ticket_id, rows in by_ticket.items():
+        good = [t for t in rows if not (t.simulator_error or t.infra_error)]
+        if len(good) >= k:
+            kept.extend(good)
+        else:
+            bad = len(rows) - len(good)
+            reason = (
+                f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error, leaving fewer than k={k}"
+                if bad
+                else f"only {len(rows)} of k={k} trials have run: resume the replay run"
+            )
+            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason))
+    return kept, dropped
+
+
+def _trial_result(trial: TrialRow) -> TrialResult:
+    details = trial.details or {}
+    changes = []
+    for change in details.get("changes", []):
+        try:
+            changes.append(BackendChange.from_dict(change))
+        except (ValueError, TypeError):
+            continue  # a change the report cannot draw is left out of the side-by-side view, not the figures
+    return TrialResult(
+        domain=trial.domain or "unknown",
+        task_type=trial.task_type,
+        ticket_id=trial.ticket_id,
+        attempt=trial.attempt + 1,  # the sandbox counts attempts from 0, the report from 1
+        passed=trial.passed,
+        signature=None if trial.passed else trial.failure_label,
+        termination_reason=trial.termination_reason,
+        changes=changes,
+        final_response=str(details.get("final_response", "")),
+        simulated=bool(details.get("simulated", False)),
+    )
+
+
+def previous_figures(store: Store, project: str, period: Period, *, count: int = 8) -> list[PeriodFigures]:
+    """Earlier periods' overall figures, newest first, from the summaries their finished runs kept."""
+    found: list[PeriodFigures] = []
+    for step in range(1, count + 1):
+        earlier = period.previous(step)
+        for run in runs_for_period(store, project, earlier.name):
+            figures = (run.summary or {}).get("figures")
+            if isinstance(figures, dict):
+                with contextlib.suppress(ValueError):  # an unreadable summary only thins the trend
+                    found.append(PeriodFigures.from_report_json(figures))
+                break
+    return found
+
+
+def report_input_for(
+    store: Store,
+    project: str,
+    period: Period,
+    run: ReplayRun,
+    *,
+    domains: Mapping[str, Domain] | None = None,
+    alerts: Sequence[AlertFired] = (),
+    resamples: int = 1000,
+) -> ReportInput:
+    """Everything the period's report needs, read from the store."""
+    trials, dropped = _usable(store.list_trials(project, run.run_id), run.k)
+    results = [_trial_result(t) for t in trials]
+    owner = {r.task_type: r.domain for r in results}
+    for domain in (domains or {}).values():
+        for name in domain.task_types:
+            owner.setdefault(name, domain.name)
+    traffic = [
+        DailyTraffic(owner.get(task_type, "unknown"), task_type, day, tickets)
+        for day, task_type, tickets in _traffic_rows(store, project, period)
+    ]
+    not_replayable = [
+        NotReplayable(str(n.get("ticket_id")), str(n.get("task_type")), str(n.get("reason")))
+        for n in run.params.get("not_replayable", [])
+    ] + dropped
+    return ReportInput(
+        period=period.name,
+        k=run.k,
+        trials=results,
+        traffic=traffic,
+        not_replayable=not_replayable,
+        alerts=list(alerts),
+        previous=[f for f in previous_figures(store, project, period) if f.k == run.k],
+        agent=str(run.params.get("agent", "")),
+        simulated=bool(run.params.get("simulated", False)),
+        generated_at=dt.datetime.now(dt.UTC),
+        resamples=resamples,
+    )
+
+
+def period_counts(store: Store, project: str, period: Period, run: ReplayRun) -> PeriodCounts:
+    """A period's per-ticket (n, c) per task type, traffic-weighted, for the alert rules."""
+    trials, _ = _usable(store.list_trials(project, run.run_id), run.k)
+    return counts_from_trials(period.name, trials, weights=traffic_weights(store, project, period) or None)
+
+
+def baseline_counts(store: Store, project: str, period: Period, *, periods: int, k: int) -> list[PeriodCounts]:
+    """The counts of up to ``periods`` earlier periods with a finished run at the same k, newest first."""
+    found: list[PeriodCounts] = []
+    for step in range(1, periods + 1):
+        earlier = period.previous(step)
+        runs = [r for r in runs_for_period(store, project, earlier.name) if r.k == k]
+        if runs:
+            found.append(period_counts(store, project, earlier, runs[0]))
+    return found
+
+
+def alerts_fired(store: Store, project: str, period: Period) -> list[AlertFired]:
+    """The notices recorded for this period (fired and resolved), oldest first."""
+    notices = AlertLog(store, project).notices(kinds=("fired", "resolved"), limit=500)
+    return [
+        AlertFired(rule=n.rule, task_type=n.task_type, message=n.message, fired_at=n.fired_at)
+        for n in reversed(notices)
+        if n.payload.get("period") == period.name
+    ]
+
+
+async def run_period(
+    store: Store,
+    project: str,
+    period: Period,
+    agent: AgentSpec,
+    *,
+    settings: ReplaySettings | None = None,
+    domains: Mapping[str, Domain] | None = None,
+    alerts: AlertSetup | None = None,
+    report_dir: Path | None = None,
+    runtime: passhat.Passhat | None = None,
+    pool: SandboxPool | None = None,
+    progress: ProgressCallback | None = None,
+    resamples: int = 1000,
+) -> PeriodResult:
+    """Replay the period (resuming an interrupted run), evaluate the alert rules, build and write the report."""
+    settings = settings or ReplaySettings()
+    outcome = await replay_period(
+        store, project, period, agent, domains=domains, settings=settings, runtime=runtime, pool=pool, progress=progress
+    )
+    run = outcome.run
+    alert_outcome: PeriodOutcome | None = None
+    if alerts is not None and alerts.rules:
+        current = period_counts(store, project, period, run)
+        baseline = baseline_counts(store, project, period, periods=alerts.baseline_periods, k=run.k)
+        alert_outcome = AlertLog(store, project).run_period(
+            alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k
+        )
+    report_input = report_input_for(
+        store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples
+    )
+    report = build_report(report_input)
+    paths = write_report(report, report_dir / period.name) if report_dir is not None else {}
+    summary: dict[str, Any] = {
+        "figures": {key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted")},
+        "trials": len(outcome.trials),
+        "not_replayable": len(report_input.not_replayable),
+        "report": {name: str(path) for name, path in paths.items()},
+    }
+    store.finish_replay_run(project, run.run_id, summary=summary)
+    return PeriodResult(outcome=outcome, report=report, report_paths=paths, alerts=alert_outcome)

@@ -1,0 +1,114 @@
+"""The scheduler inside `passhat serve`: at the configured time, run the loop on the period that just ended.
+
+Weekly at Monday 06:00 UTC (the default) replays last ISO week; daily replays yesterday. Each run samples,
+replays (resuming an interrupted run), evaluates the alert rules and writes the report, like
+`passhat replay --period`. A failed run is logged and retried at the next tick; it never stops the collector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import threading
+from collections.abc import Callable
+from zoneinfo import ZoneInfo
+
+from passhat.collector.store._period import Period, parse_period, week_of
+from passhat.collector.config import PasshatConfig, ScheduleConfig
+from passhat.collector.store import Store
+
+log = logging.getLogger("passhat.scheduler")
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def next_run(schedule: ScheduleConfig, after: dt.datetime) -> dt.datetime:
+    """The first scheduled moment strictly after ``after`` (aware datetimes; returned in UTC)."""
+    zone = ZoneInfo(schedule.timezone)
+    local = after.astimezone(zone)
+    hour, minute = (int(part) for part in schedule.time.split(":"))
+    candidate = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if schedule.every == "weekly":
+        target = _WEEKDAYS.index(schedule.weekday)
+        candidate += dt.timedelta(days=(target - candidate.weekday()) % 7)
+        if candidate <= local:
+            candidate += dt.timedelta(days=7)
+    elif candidate <= local:
+        candidate += dt.timedelta(days=1)
+    return candidate.astimezone(dt.UTC)
+
+
+def period_due(schedule: ScheduleConfig, at: dt.datetime) -> Period:
+    """The period a run at ``at`` covers: the ISO week (weekly) or the day (daily) before it."""
+    local_day = at.astimezone(ZoneInfo(schedule.timezone)).date()
+    if schedule.every == "weekly":
+        return week_of(local_day).previous(1)
+    return parse_period((local_day - dt.timedelta(days=1)).isoformat())
+
+
+class Scheduler:
+    """Runs the loop at each scheduled time in a background thread, on the collector's store."""
+
+    def __init__(
+        self,
+        config: PasshatConfig,
+        store: Store,
+        *,
+        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="passhat-scheduler", daemon=True)
+        self.runs: list[tuple[str, str]] = []  # (period, "ok" | error text)
+
+    def start(self) -> dt.datetime:
+        """Start the thread; returns the first scheduled time."""
+        first = next_run(self.config.schedule, self.clock())
+        self._thread.start()
+        return first
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def run_once(self, period: Period) -> None:
+        """Run the loop for one period now (replay, alerts, report)."""
+        from passhat.collector.loop._setup import agent_spec, alert_setup, domains_of
+        from passhat.collector.replay import ReplaySettings, run_period
+
+        config = self.config
+        settings = ReplaySettings(
+            k=config.replay.k,
+            tickets_per_task_type=config.replay.tickets_per_task_type,
+            parallel=config.replay.concurrency,
+        )
+        asyncio.run(
+            run_period(
+                self.store,
+                config.project,
+                period,
+                agent_spec(config),
+                settings=settings,
+                domains=domains_of(config),
+                alerts=alert_setup(config),
+                report_dir=config.report_dir(),
+            )
+        )
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            due = next_run(self.config.schedule, self.clock())
+            wait = (due - self.clock()).total_seconds()
+            if self._stop.wait(timeout=max(0.0, wait)):
+                return
+            period = period_due(self.config.schedule, due)
+            try:
+                self.run_once(period)
+                self.runs.append((period.name, "ok"))
+                log.warning("passhat scheduler: replayed %s", period.name)
+            except Exception as exc:  # a failed run must not stop the collector
+                self.runs.append((period.name, repr(exc)))
+                log.exception("passhat scheduler: the run for %s failed", period.name)

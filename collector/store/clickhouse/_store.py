@@ -1,0 +1,374 @@
+"""`ClickHouseStore`: the Store on ClickHouse, embedded (`chdb:///path`) or a server (`http(s)://host:port`).
+
+Only clickhouse-connect's `Client` API is used (query / command / insert), so the same code runs on the
+in-process engine and on a server or cluster. See docs/clickhouse.md for the schema and the trade-offs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from passhat.collector.store._base import (
+    AlertEvent,
+    ApiKey,
+    NormalizedSpan,
+    Project,
+    ReplayRun,
+    RunStatus,
+    Source,
+    SpanBatch,
+    Store,
+    StoreError,
+    TicketDetail,
+    TicketRow,
+    TrafficDay,
+    TrialRow,
+    WriteResult,
+)
+from passhat.collector.store.clickhouse._client import ClickHouseConnection, ClickHouseTarget, parse_url
+from passhat.collector.store.clickhouse._rows import (
+    ALERT_FIELDS,
+    ALERT_SELECT,
+    API_KEY_COLUMNS,
+    API_KEY_SELECT,
+    RUN_COLUMNS,
+    RUN_SELECT,
+    TRIAL_FIELDS,
+    TRIAL_SELECT,
+    alert_from_row,
+    alert_row,
+    api_key_from_row,
+    api_key_row,
+    from_micros,
+    run_from_row,
+    run_row,
+    to_utc,
+    trial_from_row,
+    trial_row,
+)
+from passhat.collector.store.clickhouse._schema import (
+    LATEST_VERSION,
+    MIGRATIONS,
+    MIGRATIONS_TABLE,
+    TTL_COLUMNS,
+    Retention,
+    migrations_table_ddl,
+)
+from passhat.collector.store.clickhouse._spans import SpanTables
+
+
+class ClickHouseStore(Store):
+    """The collector's store on ClickHouse.
+
+    `url`: `chdb:///abs/data/dir` (embedded; one data dir per process) or `http(s)://host:port[/database]`.
+    `database` (or `?database=` in the URL) selects the database, created on `migrate()` (default `passhat`);
+    `retention` sets the table TTLs (or `?spans_ttl_days=30&tickets_ttl_days=0...`, 0 = forever).
+    """
+
+    def __init__(self, url: str, *, database: str | None = None, retention: Retention | None = None) -> None:
+        try:
+            target = parse_url(url, database=database, retention=retention)
+        except ValueError as exc:
+            raise StoreError(str(exc)) from exc
+        self.target: ClickHouseTarget = target
+        self._db = target.database
+        self._conn = ClickHouseConnection(target)
+        self._spans = SpanTables(self._conn)
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"ClickHouseStore({self.target.display})"
+
+    # --- lifecycle -----------------------------------------------------------------------------------------
+    def migrate(self) -> int:
+        with self._conn.lock:
+            self._conn.command(f"CREATE DATABASE IF NOT EXISTS {self._db}")
+            self._conn.command(migrations_table_ddl(self._db))
+            current = self.schema_version()
+            if current > LATEST_VERSION:
+                raise StoreError(
+                    f"the ClickHouse database {self._db!r} has schema version {current}, newer than this "
+                    f"passhat supports ({LATEST_VERSION}): upgrade passhat"
+                )
+            for migration in MIGRATIONS:
+                if migration.version <= current:
+                    continue
+                for statement in migration.statements(self._db, self.target.retention, self.target.durable):
+                    self._conn.command(statement)
+                self._conn.insert(
+                    MIGRATIONS_TABLE, [[migration.version, migration.description]], ("version", "description")
+                )
+            self._apply_retention()
+            return LATEST_VERSION
+
+    def _apply_retention(self) -> None:
+        """Bring each table's TTL to the configured retention (only the tables whose TTL differs)."""
+        engines = dict(
+            self._conn.query("SELECT name, engine_full FROM system.tables WHERE database = %(db)s", {"db": self._db})
+        )
+        for table, column, field_name in TTL_COLUMNS:
+            days = getattr(self.target.retention, field_name)
+            current = engines.get(table, "")
+            has_ttl = re.search(r"\bTTL\b", current) is not None
+            if days and f"toIntervalDay({days})" not in current:
+                # materialize_ttl_after_modify=0: no rewrite of old parts now; merges apply the new TTL.
+                self._conn.command(
+                    f"ALTER TABLE {self._db}.{table} MODIFY TTL {column} + INTERVAL {days} DAY",
+                    settings={"materialize_ttl_after_modify": 0},
+                )
+            elif not days and has_ttl:
+                self._conn.command(f"ALTER TABLE {self._db}.{table} REMOVE TTL")
+
+    def schema_version(self) -> int:
+        exists = self._conn.query(
+            "SELECT count() FROM system.tables WHERE database = %(db)s AND name = %(t)s",
+            {"db": self._db, "t": MIGRATIONS_TABLE},
+        )
+        if not exists[0][0]:
+            return 0
+        rows = self._conn.query(f"SELECT max(version) FROM {self._db}.{MIGRATIONS_TABLE}")
+        return int(rows[0][0] or 0)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._conn.close()
+
+    def ping(self) -> bool:
+        self._conn.query("SELECT 1")
+        return True
+
+    # --- projects and keys ---------------------------------------------------------------------------------
+    def ensure_project(self, name: str) -> Project:
+        with self._conn.lock:
+            project = self.get_project(name)
+            if project is None:
+                now = dt.datetime.now(dt.UTC)
+                self._conn.insert("projects", [[name, now]], ("name", "created_at"))
+                project = self.get_project(name)
+                assert project is not None
+            return project
+
+    def get_project(self, name: str) -> Project | None:
+        projects = self._projects("WHERE name = %(n)s", {"n": name})
+        return projects[0] if projects else None
+
+    def list_projects(self) -> list[Project]:
+        return self._projects("", {})
+
+    def _projects(self, where: str, params: dict[str, Any]) -> list[Project]:
+        # min(created_at): two processes creating a project at once both insert; the first one counts.
+        rows = self._conn.query(
+            f"SELECT name, min(toUnixTimestamp64Micro(created_at)) FROM {self._db}.projects {where}"
+            " GROUP BY name ORDER BY name",
+            params,
+        )
+        return [Project(r[0], from_micros(r[1]) or dt.datetime.now(dt.UTC)) for r in rows]
+
+    def add_api_key(self, key: ApiKey) -> None:
+        with self._conn.lock:
+            if self.get_project(key.project) is None:
+                raise StoreError(f"no project {key.project!r}: create it before adding keys")
+            clash = self._conn.query(
+                f"SELECT count() FROM {self._db}.api_keys FINAL WHERE prefix = %(p)s OR key_hash = %(h)s",
+                {"p": key.prefix, "h": key.key_hash},
+            )
+            if clash[0][0]:
+                raise StoreError(f"an API key with prefix {key.prefix!r} or the same hash is already stored")
+            self._conn.insert("api_keys", [api_key_row(key, 1)], API_KEY_COLUMNS)
+
+    def _keys(self, where: str, params: dict[str, Any]) -> list[tuple[ApiKey, int]]:
+        rows = self._conn.query(
+            f"SELECT {API_KEY_SELECT}, version FROM {self._db}.api_keys FINAL {where} ORDER BY created_at, prefix",
+            params,
+        )
+        return [(api_key_from_row(r[:-1]), int(r[-1])) for r in rows]
+
+    def find_api_key(self, key_hash: str) -> ApiKey | None:
+        keys = self._keys("WHERE key_hash = %(h)s", {"h": key_hash})
+        return keys[0][0] if keys else None
+
+    def list_api_keys(self, project: str | None = None) -> list[ApiKey]:
+        if project is None:
+            return [k for k, _ in self._keys("", {})]
+        return [k for k, _ in self._keys("WHERE project = %(p)s", {"p": project})]
+
+    def revoke_api_key(self, prefix: str, *, at: dt.datetime | None = None) -> bool:
+        with self._conn.lock:
+            keys = self._keys("WHERE prefix = %(p)s AND revoked_at IS NULL", {"p": prefix})
+            if not keys:
+                return False
+            key, version = keys[0]
+            revoked = ApiKey(
+                key.prefix,
+                key.project,
+                key.key_hash,
+                key.created_at,
+                key.label,
+                at or dt.datetime.now(dt.UTC),
+            )
+            self._conn.insert("api_keys", [api_key_row(revoked, version + 1)], API_KEY_COLUMNS)
+            return True
+
+    # --- spans and tickets ---------------------------------------------------------------------------------
+    def write_batches(self, batches: Sequence[SpanBatch]) -> list[WriteResult]:
+        return self._spans.write(batches)
+
+    def count_spans(self, project: str) -> int:
+        return self._spans.count(project)
+
+    def get_trace(self, project: str, trace_id: str) -> list[NormalizedSpan]:
+        return self._spans.trace(project, trace_id)
+
+    def list_tickets(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        source: Source | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        max_hash: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        return self._spans.list_tickets(
+            project,
+            task_type=task_type,
+            source=source,
+            since_ns=since_ns,
+            until_ns=until_ns,
+            max_hash=max_hash,
+            limit=limit,
+            offset=offset,
+        )
+
+    def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
+        return self._spans.ticket(project, ticket_id, source)
+
+    def traffic(
+        self, project: str, *, days: int, source: Source = "production", today: dt.date | None = None
+    ) -> list[TrafficDay]:
+        return self._spans.traffic(project, days=days, source=source, today=today)
+
+    # --- replay runs and trials ----------------------------------------------------------------------------
+    def _run(self, project: str, run_id: str) -> tuple[ReplayRun, int] | None:
+        rows = self._conn.query(
+            f"SELECT {RUN_SELECT}, version FROM {self._db}.replay_runs FINAL WHERE project = %(p)s AND run_id = %(r)s",
+            {"p": project, "r": run_id},
+        )
+        return (run_from_row(rows[0][:-1]), int(rows[0][-1])) if rows else None
+
+    def create_replay_run(self, project: str, run: ReplayRun) -> None:
+        with self._conn.lock:
+            if self._run(project, run.run_id) is not None:
+                raise StoreError(f"replay run {run.run_id!r} already exists in project {project!r}")
+            self._conn.insert("replay_runs", [run_row(project, run, 1)], (*RUN_COLUMNS, "version"))
+
+    def get_replay_run(self, project: str, run_id: str) -> ReplayRun | None:
+        found = self._run(project, run_id)
+        return found[0] if found else None
+
+    def list_replay_runs(self, project: str, *, limit: int = 50) -> list[ReplayRun]:
+        rows = self._conn.query(
+            f"SELECT {RUN_SELECT} FROM {self._db}.replay_runs FINAL WHERE project = %(p)s"
+            " ORDER BY created_at DESC, run_id DESC LIMIT %(n)s",
+            {"p": project, "n": max(0, limit)},
+        )
+        return [run_from_row(r) for r in rows]
+
+    def add_trials(self, project: str, trials: Sequence[TrialRow]) -> None:
+        if not trials:
+            return
+        with self._conn.lock:
+            run_ids = sorted({t.run_id for t in trials})
+            known = {
+                r[0]
+                for r in self._conn.query(
+                    f"SELECT DISTINCT run_id FROM {self._db}.replay_runs WHERE project = %(p)s AND run_id IN %(r)s",
+                    {"p": project, "r": run_ids},
+                )
+            }
+            missing = [r for r in run_ids if r not in known]
+            if missing:
+                raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
+            keys = [(t.run_id, t.ticket_id, t.attempt) for t in trials]
+            stored = self._conn.query(
+                f"SELECT run_id, ticket_id, attempt FROM {self._db}.trials"
+                " WHERE project = %(p)s AND (run_id, ticket_id, attempt) IN %(k)s LIMIT 1",
+                {"p": project, "k": keys},
+            )
+            if stored or len(set(keys)) != len(keys):
+                clash = stored[0] if stored else next(k for k in keys if keys.count(k) > 1)
+                raise StoreError(f"a trial was already recorded (run, ticket, attempt) = {tuple(clash)!r}")
+            self._conn.insert("trials", [trial_row(project, t) for t in trials], ("project", *TRIAL_FIELDS))
+
+    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
+        rows = self._conn.query(
+            f"SELECT {TRIAL_SELECT} FROM {self._db}.trials FINAL WHERE project = %(p)s AND run_id = %(r)s"
+            " ORDER BY ticket_id, attempt",
+            {"p": project, "r": run_id},
+        )
+        return [trial_from_row(r) for r in rows]
+
+    def finish_replay_run(
+        self,
+        project: str,
+        run_id: str,
+        *,
+        status: RunStatus = "finished",
+        summary: dict[str, Any] | None = None,
+        error: str | None = None,
+        at: dt.datetime | None = None,
+    ) -> None:
+        with self._conn.lock:
+            found = self._run(project, run_id)
+            if found is None:
+                raise StoreError(f"no replay run {run_id!r} in project {project!r}")
+            run, version = found
+            done = ReplayRun(
+                run_id=run.run_id,
+                created_at=run.created_at,
+                k=run.k,
+                status=status,
+                params=run.params,
+                finished_at=to_utc(at) if at else dt.datetime.now(dt.UTC),
+                summary=summary if summary is not None else run.summary,
+                error=error,
+            )
+            self._conn.insert("replay_runs", [run_row(project, done, version + 1)], (*RUN_COLUMNS, "version"))
+
+    # --- alerts --------------------------------------------------------------------------------------------
+    def add_alert_event(self, project: str, event: AlertEvent) -> None:
+        with self._conn.lock:
+            stored = self._conn.query(
+                f"SELECT count() FROM {self._db}.alert_events WHERE project = %(p)s AND alert_id = %(a)s",
+                {"p": project, "a": event.alert_id},
+            )
+            if stored[0][0]:
+                raise StoreError(f"alert {event.alert_id!r} already recorded in project {project!r}")
+            self._conn.insert("alert_events", [alert_row(project, event)], ("project", *ALERT_FIELDS))
+
+    def list_alert_events(
+        self, project: str, *, since: dt.datetime | None = None, rule: str | None = None, limit: int = 100
+    ) -> list[AlertEvent]:
+        where = "project = %(p)s"
+        params: dict[str, Any] = {"p": project, "n": max(0, limit)}
+        if since is not None:
+            where += " AND toUnixTimestamp64Micro(fired_at) >= %(since)s"
+            params["since"] = int((to_utc(since) - _EPOCH).total_seconds() * 1_000_000)
+        if rule is not None:
+            where += " AND rule = %(rule)s"
+            params["rule"] = rule
+        rows = self._conn.query(
+            f"SELECT {ALERT_SELECT} FROM {self._db}.alert_events FINAL WHERE {where}"
+            " ORDER BY fired_at DESC, alert_id DESC LIMIT %(n)s",
+            params,
+        )
+        return [alert_from_row(r) for r in rows]
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -1,0 +1,491 @@
+"""`SqlStore`: the Store on SQLAlchemy 2 Core. SQLite (WAL) by default; any SQLAlchemy URL (Postgres)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import pathlib
+import threading
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: writers there rely on SQLite's busy handler alone
+    fcntl = None  # type: ignore[assignment]
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+
+from passhat.collector.store.sql import _schema as schema
+from passhat.collector.store._base import (
+    AlertEvent,
+    ApiKey,
+    NormalizedSpan,
+    Project,
+    ReplayRun,
+    RunStatus,
+    Source,
+    SpanBatch,
+    StateWriteRow,
+    Store,
+    StoreError,
+    TicketDetail,
+    TicketRow,
+    ToolCallRow,
+    TrafficDay,
+    TrialRow,
+    WriteResult,
+)
+from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, without_nul, write_group
+from passhat.collector.store.sql._rows import (
+    alert_from_row,
+    alert_to_row,
+    dumps,
+    from_us,
+    run_from_row,
+    span_from_row,
+    state_write_from_row,
+    ticket_from_row,
+    to_us,
+    tool_call_from_row,
+    trial_from_row,
+    trial_to_row,
+)
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _int64(value: int) -> int:
+    """A bound clamped into BIGINT's range, which keeps the comparison's meaning."""
+    return min(max(value, -(2**63)), 2**63 - 1)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets readers run during a write; synchronous=FULL makes each commit survive power loss, not only
+    # a crash: an acknowledged span must never be lost. busy_timeout covers a second process (the CLI).
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    # The span and ticket identity indexes start with random trace and ticket ids, so each group commit inserts
+    # into their pages all over the file: a 64 MiB page cache (default 2 MiB) keeps more of them in memory.
+    cursor.execute("PRAGMA cache_size=-65536")
+    # Checkpoint the WAL into the database every ~40 MiB instead of every 4 MiB: a page changed by many group
+    # commits is copied back once, and commits pay for checkpoints a tenth as often (a third less commit time
+    # in benchmarks/bench_ingest.py's load).
+    cursor.execute("PRAGMA wal_autocheckpoint=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+    # Transactions are begun by `_sqlite_begin` instead of the driver, so writers can take the write lock
+    # up front (BEGIN IMMEDIATE): a deferred transaction that reads, then writes after another process
+    # committed fails at once with SQLITE_BUSY instead of waiting.
+    dbapi_connection.isolation_level = None
+
+
+def _sqlite_begin(conn: sa.Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("passhat_write") else "BEGIN")
+
+
+def _postgres_parameters(
+    _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, executemany: bool
+) -> tuple[str, Any]:
+    """Statements bound by SQLAlchemy (ticket lookups by id, trials, alerts): U+0000 becomes U+FFFD, as in the
+    ingest path's rows, so a lookup finds what was stored."""
+    if isinstance(parameters, dict):
+        return statement, _no_nul(parameters)
+    if executemany and isinstance(parameters, list | tuple):
+        return statement, [_no_nul(p) if isinstance(p, dict) else p for p in parameters]
+    return statement, parameters
+
+
+def _no_nul(parameters: dict[str, Any]) -> dict[str, Any]:
+    values = list(parameters.values())
+    cleaned = without_nul(values)  # the ingest path's rule, so both paths store the same text
+    return parameters if cleaned is values else dict(zip(parameters, cleaned, strict=True))
+
+
+class SqlStore(Store):
+    """A Store in any SQLAlchemy database; writes are serialised in-process (one writer, group commits)."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            parsed = make_url(url)
+        except ArgumentError as exc:
+            raise StoreError(f"not a database URL: {url!r} ({exc})") from exc
+        self.url = parsed
+        self._is_sqlite = parsed.get_backend_name() == "sqlite"
+        if self._is_sqlite and parsed.database and parsed.database != ":memory:":
+            pathlib.Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._engine = sa.create_engine(parsed)
+        except (ArgumentError, ImportError) as exc:
+            raise StoreError(f"cannot open {parsed.render_as_string()}: {exc}") from exc
+        if self._is_sqlite:
+            event.listen(self._engine, "connect", _sqlite_pragmas)
+            event.listen(self._engine, "begin", _sqlite_begin)
+        if self._engine.dialect.name == "postgresql":
+            event.listen(self._engine, "before_cursor_execute", _postgres_parameters, retval=True)
+        self._write_lock = threading.Lock()
+        self._lock_path: str | None = None
+        if self._is_sqlite and parsed.database and parsed.database != ":memory:" and fcntl is not None:
+            self._lock_path = str(pathlib.Path(parsed.database).expanduser()) + "-writers.lock"
+        self._driver_error: type[Exception] = getattr(self._engine.dialect.dbapi, "Error", SQLAlchemyError)
+        self._inserter = RowInserter()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sa.Connection]:
+        """A write transaction: one writer per process, and the database's write lock taken first."""
+        with self._write_lock, self._file_lock(), self._engine.connect() as conn:
+            conn.execution_options(passhat_write=True)
+            with conn.begin():
+                yield conn
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """Writers of one SQLite file queue on a lock file (flock) before BEGIN IMMEDIATE: SQLite's own busy
+        handler polls with sleeps of up to 100 ms, so two collector processes committing in turn left the
+        file idle between their commits. flock wakes the next writer as soon as the lock is free."""
+        if self._lock_path is None:
+            yield
+            return
+        try:
+            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o666)  # the umask applies, as to -wal files
+        except OSError:  # a read-only directory, another user's lock file: SQLite's busy handler still serialises
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+    def migrate(self) -> int:
+        with self._writing() as conn:
+            schema.metadata.create_all(conn)
+            current = self._version(conn)
+            if current > len(schema.MIGRATIONS):
+                raise StoreError(
+                    f"the database schema is version {current}, newer than this passhat knows "
+                    f"({len(schema.MIGRATIONS)}): upgrade passhat"
+                )
+            for version in range(current + 1, len(schema.MIGRATIONS) + 1):
+                schema.MIGRATIONS[version - 1](conn)
+                conn.execute(sa.insert(schema.schema_versions).values(version=version, applied_at_us=to_us(_utcnow())))
+            return len(schema.MIGRATIONS)
+
+    def schema_version(self) -> int:
+        with self._engine.connect() as conn:
+            if not sa.inspect(conn).has_table(schema.schema_versions.name):
+                return 0
+            return self._version(conn)
+
+    @staticmethod
+    def _version(conn: sa.Connection) -> int:
+        return int(conn.execute(sa.select(sa.func.max(schema.schema_versions.c.version))).scalar() or 0)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # --- projects and keys -------------------------------------------------------------------------
+    def ensure_project(self, name: str) -> Project:
+        with self._writing() as conn:
+            row = conn.execute(sa.select(schema.projects).where(schema.projects.c.name == name)).first()
+            if row is None:
+                created = _utcnow()
+                conn.execute(sa.insert(schema.projects).values(name=name, created_at_us=to_us(created)))
+                return Project(name, from_us(to_us(created)))
+            return Project(row.name, from_us(row.created_at_us))
+
+    def get_project(self, name: str) -> Project | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(sa.select(schema.projects).where(schema.projects.c.name == name)).first()
+        return None if row is None else Project(row.name, from_us(row.created_at_us))
+
+    def list_projects(self) -> list[Project]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(schema.projects).order_by(schema.projects.c.name)).all()
+        return [Project(r.name, from_us(r.created_at_us)) for r in rows]
+
+    def add_api_key(self, key: ApiKey) -> None:
+        try:
+            with self._writing() as conn:
+                conn.execute(
+                    sa.insert(schema.api_keys).values(
+                        prefix=key.prefix,
+                        project=key.project,
+                        key_hash=key.key_hash,
+                        label=key.label,
+                        created_at_us=to_us(key.created_at),
+                        revoked_at_us=None if key.revoked_at is None else to_us(key.revoked_at),
+                    )
+                )
+        except IntegrityError as exc:
+            raise StoreError(
+                f"cannot add key {key.prefix}: its prefix or hash is taken, or project {key.project!r} does not exist"
+            ) from exc
+
+    @staticmethod
+    def _key(row: Any) -> ApiKey:
+        return ApiKey(
+            prefix=row.prefix,
+            project=row.project,
+            key_hash=row.key_hash,
+            created_at=from_us(row.created_at_us),
+            label=row.label,
+            revoked_at=None if row.revoked_at_us is None else from_us(row.revoked_at_us),
+        )
+
+    def find_api_key(self, key_hash: str) -> ApiKey | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(sa.select(schema.api_keys).where(schema.api_keys.c.key_hash == key_hash)).first()
+        return None if row is None else self._key(row)
+
+    def list_api_keys(self, project: str | None = None) -> list[ApiKey]:
+        query = sa.select(schema.api_keys).order_by(schema.api_keys.c.created_at_us, schema.api_keys.c.prefix)
+        if project is not None:
+            query = query.where(schema.api_keys.c.project == project)
+        with self._engine.connect() as conn:
+            return [self._key(r) for r in conn.execute(query)]
+
+    def revoke_api_key(self, prefix: str, *, at: dt.datetime | None = None) -> bool:
+        with self._writing() as conn:
+            result = conn.execute(
+                sa.update(schema.api_keys)
+                .where(schema.api_keys.c.prefix == prefix, schema.api_keys.c.revoked_at_us.is_(None))
+                .values(revoked_at_us=to_us(at or _utcnow()))
+            )
+        return result.rowcount > 0
+
+    # --- spans -------------------------------------------------------------------------------------
+    def write_batches(self, batches: Sequence[SpanBatch]) -> list[WriteResult]:
+        if not batches:
+            return []
+        # Rows are built before the write lock is taken, as if every span were new (the usual case): other
+        # writers of the file wait only for the inserts and the commit.
+        prepared = Prepared.of(batches)
+        try:
+            with self._writing() as conn:
+                return write_group(conn, self._inserter, batches, prepared)
+        except (SQLAlchemyError, self._driver_error) as exc:  # rows are inserted through the driver itself
+            raise StoreError(f"write failed, nothing was stored: {exc}") from exc
+
+    def count_spans(self, project: str) -> int:
+        with self._engine.connect() as conn:
+            query = sa.select(sa.func.count()).select_from(schema.spans).where(schema.spans.c.project == project)
+            return int(conn.execute(query).scalar() or 0)
+
+    def get_trace(self, project: str, trace_id: str) -> list[NormalizedSpan]:
+        with self._engine.connect() as conn:
+            return self._spans_of(conn, project, [trace_id])
+
+    def _spans_of(self, conn: sa.Connection, project: str, trace_ids: Sequence[str]) -> list[NormalizedSpan]:
+        s, t, c, w = schema.spans, schema.tickets, schema.tool_calls, schema.state_writes
+        span_rows: list[Any] = []
+        # Tickets, tool calls and state writes are found through their span's row id (`span_ref`).
+        tickets: dict[int, TicketRow] = {}
+        calls: dict[int, ToolCallRow] = {}
+        writes: dict[int, list[StateWriteRow]] = defaultdict(list)
+        for chunk in id_chunks(trace_ids):
+            of_traces = sa.and_(s.c.project == project, s.c.trace_id.in_(chunk))
+            span_rows.extend(conn.execute(sa.select(s).where(of_traces)))
+            for r in conn.execute(sa.select(t).join(s, t.c.span_ref == s.c.id).where(of_traces)):
+                tickets[r.span_ref] = ticket_from_row(r)
+            for r in conn.execute(sa.select(c).join(s, c.c.span_ref == s.c.id).where(of_traces)):
+                calls[r.span_ref] = tool_call_from_row(r)
+            query = sa.select(w).join(s, w.c.span_ref == s.c.id).where(of_traces).order_by(w.c.span_ref, w.c.seq)
+            for r in conn.execute(query):
+                writes[r.span_ref].append(state_write_from_row(r))
+        spans = [
+            span_from_row(r, ticket=tickets.get(r.id), tool_call=calls.get(r.id), state_writes=writes.get(r.id, []))
+            for r in span_rows
+        ]
+        return sorted(spans, key=lambda sp: (sp.start_time_ns, sp.span_id))
+
+    # --- tickets and traffic -----------------------------------------------------------------------
+    def list_tickets(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        source: Source | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        max_hash: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        t = schema.tickets
+        query = sa.select(t).where(t.c.project == project)
+        if task_type is not None:
+            query = query.where(t.c.task_type == task_type)
+        if source is not None:
+            query = query.where(t.c.source == source)
+        if since_ns is not None:
+            query = query.where(t.c.start_ns >= _int64(since_ns))
+        if until_ns is not None:
+            query = query.where(t.c.start_ns < _int64(until_ns))
+        if max_hash is not None and max_hash <= 2**64 - 1:  # a larger bound keeps every ticket
+            query = query.where(t.c.ticket_hash < _int64(max_hash - 2**63))
+        query = query.order_by(t.c.start_ns.desc(), t.c.trace_id, t.c.ticket_id)
+        query = query.limit(max(limit, 0)).offset(max(offset, 0))
+        with self._engine.connect() as conn:
+            return [ticket_from_row(r) for r in conn.execute(query)]
+
+    def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
+        t = schema.tickets
+        query = sa.select(t).where(t.c.project == project, t.c.ticket_id == ticket_id)
+        if source is not None:
+            query = query.where(t.c.source == source)
+        with self._engine.connect() as conn:
+            attempts = [ticket_from_row(r) for r in conn.execute(query.order_by(t.c.start_ns, t.c.trace_id))]
+            if not attempts:
+                return None
+            spans = self._spans_of(conn, project, sorted({a.trace_id for a in attempts}))
+        calls = sorted(
+            (s.tool_call for s in spans if s.tool_call is not None),
+            key=lambda c: (c.start_time_ns, c.span_id),
+        )
+        rows = sorted((w for s in spans for w in s.state_writes), key=lambda w: (w.time_ns, w.span_id, w.seq))
+        return TicketDetail(
+            ticket_id=ticket_id,
+            attempts=attempts,
+            spans=spans,
+            tool_calls=calls,
+            state_writes=[w for w in rows if w.op != "read"],
+            state_reads=[w for w in rows if w.op == "read"],
+        )
+
+    def traffic(
+        self, project: str, *, days: int, source: Source = "production", today: dt.date | None = None
+    ) -> list[TrafficDay]:
+        last = today or _utcnow().date()
+        first = last - dt.timedelta(days=max(days, 1) - 1)
+        t = schema.traffic_daily
+        query = (
+            sa.select(t)
+            .where(
+                t.c.project == project,
+                t.c.source == source,
+                t.c.day >= first.isoformat(),
+                t.c.day <= last.isoformat(),
+                t.c.tickets > 0,
+            )
+            .order_by(t.c.day, t.c.task_type)
+        )
+        with self._engine.connect() as conn:
+            return [
+                TrafficDay(dt.date.fromisoformat(r.day), r.task_type, r.source, int(r.tickets))
+                for r in conn.execute(query)
+            ]
+
+    # --- replay runs and trials --------------------------------------------------------------------
+    def create_replay_run(self, project: str, run: ReplayRun) -> None:
+        try:
+            with self._writing() as conn:
+                conn.execute(
+                    sa.insert(schema.replay_runs).values(
+                        project=project,
+                        run_id=run.run_id,
+                        created_at_us=to_us(run.created_at),
+                        k=run.k,
+                        status=run.status,
+                        params=dumps(run.params),
+                        finished_at_us=None if run.finished_at is None else to_us(run.finished_at),
+                        summary=None if run.summary is None else dumps(run.summary),
+                        error=run.error,
+                    )
+                )
+        except IntegrityError as exc:
+            raise StoreError(f"replay run {run.run_id!r} already exists in project {project!r}") from exc
+
+    def get_replay_run(self, project: str, run_id: str) -> ReplayRun | None:
+        r = schema.replay_runs
+        with self._engine.connect() as conn:
+            row = conn.execute(sa.select(r).where(r.c.project == project, r.c.run_id == run_id)).first()
+        return None if row is None else run_from_row(row)
+
+    def list_replay_runs(self, project: str, *, limit: int = 50) -> list[ReplayRun]:
+        r = schema.replay_runs
+        query = (
+            sa.select(r)
+            .where(r.c.project == project)
+            .order_by(r.c.created_at_us.desc(), r.c.run_id)
+            .limit(max(limit, 0))
+        )
+        with self._engine.connect() as conn:
+            return [run_from_row(row) for row in conn.execute(query)]
+
+    def add_trials(self, project: str, trials: Sequence[TrialRow]) -> None:
+        if not trials:
+            return
+        r = schema.replay_runs
+        wanted = sorted({t.run_id for t in trials})
+        try:
+            with self._writing() as conn:
+                found = set(conn.scalars(sa.select(r.c.run_id).where(r.c.project == project, r.c.run_id.in_(wanted))))
+                missing = [run_id for run_id in wanted if run_id not in found]
+                if missing:
+                    raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
+                conn.execute(sa.insert(schema.trials), [trial_to_row(project, t) for t in trials])
+        except IntegrityError as exc:
+            raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
+
+    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
+        t = schema.trials
+        query = sa.select(t).where(t.c.project == project, t.c.run_id == run_id).order_by(t.c.ticket_id, t.c.attempt)
+        with self._engine.connect() as conn:
+            return [trial_from_row(row) for row in conn.execute(query)]
+
+    def finish_replay_run(
+        self,
+        project: str,
+        run_id: str,
+        *,
+        status: RunStatus = "finished",
+        summary: dict[str, Any] | None = None,
+        error: str | None = None,
+        at: dt.datetime | None = None,
+    ) -> None:
+        r = schema.replay_runs
+        with self._writing() as conn:
+            result = conn.execute(
+                sa.update(r)
+                .where(r.c.project == project, r.c.run_id == run_id)
+                .values(
+                    status=status,
+                    summary=None if summary is None else dumps(summary),
+                    error=error,
+                    finished_at_us=to_us(at or _utcnow()),
+                )
+            )
+        if result.rowcount == 0:
+            raise StoreError(f"no replay run {run_id!r} in project {project!r}")
+
+    # --- alerts ------------------------------------------------------------------------------------
+    def add_alert_event(self, project: str, event: AlertEvent) -> None:
+        try:
+            with self._writing() as conn:
+                conn.execute(sa.insert(schema.alert_events).values(alert_to_row(project, event)))
+        except IntegrityError as exc:
+            raise StoreError(f"alert {event.alert_id!r} already recorded in project {project!r}") from exc
+
+    def list_alert_events(
+        self, project: str, *, since: dt.datetime | None = None, rule: str | None = None, limit: int = 100
+    ) -> list[AlertEvent]:
+        a = schema.alert_events
+        query = sa.select(a).where(a.c.project == project)
+        if since is not None:
+            query = query.where(a.c.fired_at_us >= to_us(since))
+        if rule is not None:
+            query = query.where(a.c.rule == rule)
+        query = query.order_by(a.c.fired_at_us.desc(), a.c.alert_id).limit(max(limit, 0))
+        with self._engine.connect() as conn:
+            return [alert_from_row(row) for row in conn.execute(query)]

@@ -1,0 +1,197 @@
+"""A trial's conversation, the tools an agent gets, and the Agent and Customer protocols."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from passhat.sandbox.domain._toolkit import parse_error
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from opentelemetry.trace import Tracer
+    from sqlalchemy import Engine
+
+    from passhat.checks import ToolCallRecord
+    from passhat.sandbox.domain._domain import CustomerScript, Domain, Scenario
+
+
+@dataclass(frozen=True)
+class Message:
+    """One turn of the conversation.
+
+    Text is what a human would see. The structured fields let offline participants talk without parsing
+    language: a customer's `facts` are the facts it revealed in this turn, an agent's `asks` name the facts
+    it asks for (`"confirm"` asks for an explicit yes). `final` marks an agent turn that acts, refuses or
+    answers; `stop` ends the conversation from either side.
+    """
+
+    role: Literal["customer", "agent"]
+    text: str
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    asks: tuple[str, ...] = ()
+    final: bool = False
+    stop: bool = False
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call returned, as the agent sees it."""
+
+    name: str
+    ok: bool
+    data: Any
+    text: str
+    error_type: str | None = None
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens used by a model-backed participant (0 for offline ones)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+class ToolTransportError(Exception):
+    """The tool server could not be reached or failed: an infrastructure error, not the agent's."""
+
+
+ToolHook = Callable[[str, dict[str, Any], ToolResult, str | None], Awaitable[None]]
+
+
+class Toolbox:
+    """The agent's view of one trial's backend.
+
+    Its MCP tool server (`call`, `list_tools`, `client`; every call is recorded with its outcome) and its
+    database `engine`, for agents that use their backend directly rather than over MCP.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        lookup_tools: frozenset[str],
+        write_tools: frozenset[str],
+        on_call: ToolHook | None = None,
+        engine: Engine | None = None,
+    ) -> None:
+        self._client = client
+        self.engine = engine
+
+        self._lookup_tools = lookup_tools
+        self._write_tools = write_tools
+        self._on_call = on_call
+        self.calls: list[ToolCallRecord] = []
+        self.errors = 0
+
+    @property
+    def client(self) -> Client:
+        """The connected MCP client (for agents that want the raw protocol, e.g. to list tools)."""
+        return self._client
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The server's tools as name, description and JSON-schema input (the shape LLM APIs take)."""
+        listed = await self._client.list_tools()
+        return [
+            {"name": tool.name, "description": tool.description or "", "input_schema": tool.input_schema}
+            for tool in listed.tools
+        ]
+
+    async def call(self, name: str, arguments: Mapping[str, Any], *, call_id: str | None = None) -> ToolResult:
+        """Call a tool; a tool error comes back as a ToolResult with ok=False, never as an exception.
+
+        `call_id` is the model's id for this call (e.g. a `tool_use` id), kept on the trace.
+        """
+        from passhat.checks import ToolCallRecord
+
+        args = dict(arguments)
+        try:
+            response = await self._client.call_tool(name, args)
+        except Exception as exc:  # the transport itself failed
+            raise ToolTransportError(f"tool server failed on {name}: {exc}") from exc
+        text = "".join(getattr(block, "text", "") for block in response.content)
+        if response.is_error:
+            error_type, message = parse_error(text)
+            if error_type is None:
+                error_type = "invalid_argument"  # argument validation by the MCP layer, or an unknown tool
+            result = ToolResult(name, False, None, text, error_type, message)
+            self.errors += 1
+        else:
+            try:
+                data = json.loads(text) if text else None
+            except ValueError:
+                data = text
+            result = ToolResult(name, True, data, text)
+        outcome: Literal["ok", "error", "empty"]
+        if result.ok:
+            outcome = "empty" if result.data in (None, [], {}) else "ok"
+        elif name in self._lookup_tools and result.error_type == "not_found":
+            outcome = "empty"  # a lookup that found nothing: the paper's empty-lookup case
+        else:
+            outcome = "error"
+        self.calls.append(
+            ToolCallRecord(
+                name=name,
+                arguments=args,
+                outcome=outcome,
+                error_type=result.error_type,
+                error_message=result.error_message,
+                is_write=name in self._write_tools,
+            )
+        )
+        if self._on_call is not None:
+            await self._on_call(name, args, result, call_id)
+        return result
+
+
+@dataclass(frozen=True)
+class TrialContext:
+    """What an agent or customer factory gets for one trial."""
+
+    domain: Domain
+    scenario: Scenario
+    attempt: int
+    run_id: str
+    tracer: Tracer | None = None
+    """The trial's tracer (under its ticket span), for participants that trace their own work (LLM calls)."""
+
+    @property
+    def policy(self) -> str:
+        """The domain's written policy (the agent's system prompt)."""
+        return self.domain.policy
+
+    @property
+    def script(self) -> CustomerScript:
+        """The customer's script for this scenario."""
+        return self.scenario.script
+
+
+class Agent(Protocol):
+    """A customer-service agent under test: given the conversation so far and the tools, its next turn."""
+
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message: ...
+
+
+class Customer(Protocol):
+    """A simulated customer: opens the conversation, then answers each agent turn."""
+
+    async def opening(self) -> Message: ...
+
+    async def respond(self, conversation: Sequence[Message]) -> Message: ...
+
+
+AgentFactory = Callable[[TrialContext], Agent]
+CustomerFactory = Callable[[TrialContext], Customer]
+
+
+def usage_of(participant: object) -> Usage:
+    """Tokens a participant reports through a `usage` attribute, or zero."""
+    usage = getattr(participant, "usage", None)
+    return usage if isinstance(usage, Usage) else Usage()

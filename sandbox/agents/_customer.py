@@ -1,0 +1,94 @@
+"""The offline simulated customer: states its goal, answers what it is asked, confirms, then ends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from passhat.sandbox.agents._conversation import Message, TrialContext
+from passhat.sandbox.domain._domain import CustomerScript
+
+STOP_TEXT = "Thank you, that's all. ###STOP###"
+
+
+def _say(key: str, value: Any) -> str:
+    label = key.replace("_", " ")
+    if isinstance(value, list | tuple):
+        value = ", ".join(str(v) for v in value)
+    return f"My {label} is {value}."
+
+
+_KEYWORDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("email",), ("email",)),
+    (("zip", "postal", "full name", "your name"), ("first_name", "last_name", "zip")),
+    (("order number", "order id", "which order"), ("order_id",)),
+    (("another payment", "other payment", "different payment"), ("fallback",)),
+    (("confirm", "shall i", "go ahead", "proceed", "would you like me to"), ("confirm",)),
+)
+
+
+def infer_asks(text: str) -> tuple[str, ...]:
+    """Fact keys a free-text agent question asks for (how the scripted customer talks to a model agent)."""
+    lowered = text.lower()
+    if "?" not in lowered:
+        return ()
+    asks: list[str] = []
+    for words, keys in _KEYWORDS:
+        if any(word in lowered for word in words):
+            asks.extend(key for key in keys if key not in asks)
+    return tuple(asks)
+
+
+class ScriptedCustomer:
+    """A deterministic customer driven by a CustomerScript.
+
+    It reveals a fact only when the agent asks for it (by key in `Message.asks`), says so when it does not
+    know one, gives its fallback choice when the first one failed, answers "yes" to a confirmation request,
+    and ends the conversation only after a final agent turn (an action, a refusal or an answer): a
+    confirmation request is not the end.
+    """
+
+    def __init__(self, script: CustomerScript, *, patience: int = 3) -> None:
+        self._script = script
+        self._patience = patience
+        self._idle_turns = 0
+
+    @classmethod
+    def for_trial(cls, context: TrialContext) -> ScriptedCustomer:
+        """The CustomerFactory form: a scripted customer for the trial's scenario."""
+        return cls(context.script)
+
+    async def opening(self) -> Message:
+        """The first message: the goal and the facts the customer states up front."""
+        facts = {key: self._script.facts[key] for key in self._script.stated if key in self._script.facts}
+        return Message("customer", self._script.opening, facts=facts)
+
+    async def respond(self, conversation: Sequence[Message]) -> Message:
+        """Answer the agent's last turn."""
+        last = conversation[-1]
+        asks = last.asks or infer_asks(last.text)
+        if last.final or (not last.asks and not asks and "?" not in last.text):
+            return Message("customer", STOP_TEXT, stop=True)
+        if not asks:
+            self._idle_turns += 1
+            if self._idle_turns > self._patience:
+                return Message("customer", "I'll try again later. ###STOP###", stop=True)
+            return Message("customer", f"Could you help me with this? {self._script.goal}")
+        parts: list[str] = []
+        facts: dict[str, Any] = {}
+        for key in asks:
+            if key == "confirm":
+                parts.append("Yes, please go ahead.")
+                facts["confirm"] = True
+            elif key == "fallback":
+                if self._script.fallback:
+                    facts.update(self._script.fallback)
+                    parts.extend(_say(k, v) for k, v in self._script.fallback.items())
+                else:
+                    parts.append("I don't have another option.")
+            elif key in self._script.facts:
+                facts[key] = self._script.facts[key]
+                parts.append(_say(key, self._script.facts[key]))
+            else:
+                parts.append(f"Sorry, I don't know my {key.replace('_', ' ')}.")
+        return Message("customer", " ".join(parts), facts=facts)

@@ -1,0 +1,49 @@
+"""Choosing the agent and the customer of a run by name: `reference`, `anthropic`, or a `module:function`."""
+
+from __future__ import annotations
+
+import importlib
+
+from passhat.sandbox.agents._conversation import AgentFactory, CustomerFactory
+from passhat.sandbox.agents._customer import ScriptedCustomer
+from passhat.sandbox.domain._domain import DomainError
+from passhat.sandbox.agents._reference import FlawConfig, ReferenceAgent
+
+AGENTS = ("reference", "anthropic", "module:function")
+CUSTOMERS = ("scripted", "anthropic")
+
+
+def resolve_agent(spec: str, *, flaws: FlawConfig | None = None, model: str | None = None) -> AgentFactory:
+    """The AgentFactory for `spec`: the offline ReferenceAgent (a simulation), Claude, or your own factory.
+
+    A `module:function` names a function taking a `TrialContext` and returning an object with
+    `async respond(conversation, tools) -> Message`.
+    """
+    if spec == "reference":
+        return ReferenceAgent.factory(flaws)
+    if spec == "anthropic":
+        from passhat.sandbox.agents._anthropic import DEFAULT_MODEL, AnthropicAgent
+
+        return AnthropicAgent.factory(model=model or DEFAULT_MODEL)
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise DomainError(f"unknown agent {spec!r}: use reference, anthropic, or module:function")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise DomainError(f"cannot import {module_name!r} for agent {spec!r}: {exc}") from None
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise DomainError(f"{spec!r} is not a function in {module_name!r}")
+    return factory  # type: ignore[no-any-return]
+
+
+def resolve_customer(spec: str, *, model: str | None = None) -> CustomerFactory:
+    """The CustomerFactory for `spec`: the offline ScriptedCustomer or Claude playing the customer."""
+    if spec == "scripted":
+        return ScriptedCustomer.for_trial
+    if spec == "anthropic":
+        from passhat.sandbox.agents._anthropic import DEFAULT_MODEL, LLMCustomer
+
+        return LLMCustomer.factory(model=model or DEFAULT_MODEL)
+    raise DomainError(f"unknown customer {spec!r}: use scripted or anthropic")

@@ -1,0 +1,184 @@
+"""A domain's template database, built once, and the per-trial copies made from it."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Engine, MetaData, StaticPool, create_engine, event
+
+from passhat.sandbox.domain._domain import Domain, DomainError, Scenario, load_domain
+from passhat.sandbox.trial._grading import TOUCHED, RowidMap, install_touch_log, rowid_map, trial_diff
+from passhat.sandbox.trial._overlay import RowImage, apply_overlay
+
+if TYPE_CHECKING:
+    from passhat.checks import Snapshot, StateDiff
+
+
+def sqlite_engine(path: Path | str) -> Engine:
+    """An engine on a SQLite file (foreign keys on)."""
+    engine = create_engine(f"sqlite:///{path}")
+    event.listen(engine, "connect", lambda conn, _: conn.execute("PRAGMA foreign_keys=ON"))
+    return engine
+
+
+def build_database(domain: Domain, path: Path, *, seed: int = 0, size: str = "small") -> None:
+    """Create the domain's tables in a new SQLite file at `path` and fill them from the seed generator."""
+    if size not in domain.sizes:
+        raise DomainError(f"domain {domain.name!r} has no seed size {size!r}; choose one of {', '.join(domain.sizes)}")
+    engine = sqlite_engine(path)
+    try:
+        domain.metadata.create_all(engine)
+        with engine.begin() as connection:
+            domain.seed(connection, seed, size)
+    finally:
+        engine.dispose()
+
+
+@dataclass
+class TrialDatabase:
+    """One trial's own copy of the database: an engine, the raw connection or the file behind it."""
+
+    engine: Engine
+    path: Path | None
+    raw: sqlite3.Connection | None = None
+
+    def diff(self, initial: Snapshot, metadata: MetaData, starting: RowidMap) -> StateDiff:
+        """The trial's row changes relative to the starting snapshot (`starting`: its rowid map)."""
+        if self.raw is not None:
+            return trial_diff(self.raw, self.engine, initial, metadata, starting)
+        connection = sqlite3.connect(str(self.path))
+        try:
+            return trial_diff(connection, self.engine, initial, metadata, starting)
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        """Dispose of the engine and delete the file."""
+        self.engine.dispose()
+        if self.raw is not None:
+            self.raw.close()
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+class Sandbox:
+    """A domain with its template database built once; hands out isolated per-trial copies.
+
+    In-memory copies (SQLite backup API) serve in-process tool servers; file copies serve tool servers in
+    another process (stdio). The starting state's snapshot is taken once and shared by every trial's grading.
+    """
+
+    def __init__(
+        self,
+        domain: Domain | str,
+        *,
+        seed: int = 0,
+        size: str = "small",
+        workdir: Path | None = None,
+        template: Path | None = None,
+    ):
+        self.domain = load_domain(domain) if isinstance(domain, str) else domain
+        self.seed = seed
+        self.size = size
+        self._owns_workdir = workdir is None
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-")) if workdir is None else workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.template_path = template or self.workdir / f"{self.domain.name}-{seed}-{size}.sqlite"
+        if not self.template_path.exists():
+            build_database(self.domain, self.template_path, seed=seed, size=size)
+        self.template = sqlite_engine(self.template_path)
+        self._master = sqlite3.connect(":memory:", check_same_thread=False)
+        source = sqlite3.connect(self.template_path)
+        try:
+            install_touch_log(source, self.domain.metadata)
+            source.backup(self._master)
+            self.rowids = rowid_map(source, self.domain.metadata)
+        finally:
+            source.close()
+        # Statements compile once for all trials, not once per trial engine.
+        self._compiled_cache: dict[Any, Any] = {}
+        prototype = create_engine("sqlite://", poolclass=StaticPool)
+        with prototype.connect():
+            pass  # the first connection initialises the dialect
+        self._dialect, self._memory_url = prototype.dialect, prototype.url
+        self._initial: Snapshot | None = None
+
+    @property
+    def initial(self) -> Snapshot:
+        """The starting state (every row of every table), taken once."""
+        if self._initial is None:
+            from passhat.checks import take_snapshot
+
+            self._initial = take_snapshot(self.template, metadata=self.domain.metadata)
+        return self._initial
+
+    def scenarios(self, task_type: str | None = None, count: int = 20, *, seed: int = 0) -> list[Scenario]:
+        """`count` scenarios of one task type, or of every task type when `task_type` is None."""
+        names = [task_type] if task_type is not None else sorted(self.domain.task_types)
+        found: list[Scenario] = []
+        with self.template.connect() as connection:
+            for name in names:
+                found.extend(self.domain.task_type(name).scenarios(self.domain.name, connection, count, seed=seed))
+        return found
+
+    def derive(self, images: Sequence[RowImage], *, workdir: Path | None = None) -> Sandbox:
+        """A sandbox whose starting state is this one's with captured row images laid over it.
+
+        The k trials of a replayed production ticket start from the rows as that ticket saw them. The new
+        sandbox owns its working directory unless ``workdir`` is given; close it when done.
+        """
+        target = Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-ticket-")) if workdir is None else workdir
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / f"{self.domain.name}-{self.seed}-{self.size}-{uuid.uuid4().hex[:8]}.sqlite"
+        shutil.copyfile(self.template_path, path)
+        connection = sqlite3.connect(path)
+        try:
+            apply_overlay(connection, self.domain.metadata, images)
+            with connection:  # the template's touch log must start empty for every trial
+                connection.execute(f"DELETE FROM {TOUCHED}")
+        except BaseException:
+            connection.close()
+            path.unlink(missing_ok=True)
+            raise
+        connection.close()
+        derived = Sandbox(self.domain, seed=self.seed, size=self.size, workdir=target, template=path)
+        derived._owns_workdir = workdir is None
+        return derived
+
+    def memory_copy(self) -> TrialDatabase:
+        """An in-memory copy of the template (for a tool server in this process)."""
+        copy = sqlite3.connect(":memory:", check_same_thread=False)
+        self._master.backup(copy)
+
+        # Every copy's engine shares one initialised dialect, so statements compile once for all trials.
+        def creator() -> Any:
+            return copy
+
+        engine = Engine(StaticPool(creator), self._dialect, self._memory_url)
+        return TrialDatabase(engine.execution_options(compiled_cache=self._compiled_cache), None, copy)
+
+    def file_copy(self) -> TrialDatabase:
+        """A file copy of the template (for a tool server in another process)."""
+        path = self.workdir / f"trial-{uuid.uuid4().hex}.sqlite"
+        shutil.copyfile(self.template_path, path)
+        return TrialDatabase(sqlite_engine(path).execution_options(compiled_cache=self._compiled_cache), path)
+
+    def close(self) -> None:
+        """Release the template and delete the working directory if this sandbox made it."""
+        self.template.dispose()
+        self._master.close()
+        if self._owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

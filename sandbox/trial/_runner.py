@@ -1,0 +1,324 @@
+"""The trial runner: k attempts per scenario, each on its own database copy and tool server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.trace import SpanKind
+
+import passhat
+from passhat.checks import CheckContext, FailureSignature, TrialRecord, classify_failure
+from passhat.sandbox.agents._conversation import (
+    Agent,
+    AgentFactory,
+    Customer,
+    CustomerFactory,
+    Message,
+    Toolbox,
+    ToolResult,
+    ToolTransportError,
+    TrialContext,
+    Usage,
+    usage_of,
+)
+from passhat.sandbox.agents._customer import ScriptedCustomer
+from passhat.sandbox.domain._domain import Scenario
+from passhat.sandbox.trial._database import Sandbox, TrialDatabase
+from passhat.sandbox.trial._serve import Transport, connect
+
+if TYPE_CHECKING:
+    from passhat.checks import Verdict
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How trials run: transport, parallelism and the orchestrator's limits."""
+
+    transport: Transport = "memory"
+    parallel: int = 8
+    max_turns: int = 30
+    max_tool_errors: int = 10
+    timeout: float = 300.0
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One graded trial: the contract's TrialRecord plus what the runner measured."""
+
+    scenario: Scenario
+    attempt: int
+    record: TrialRecord
+    signature: FailureSignature | None
+    injected: str | None
+    duration_s: float
+    overhead_s: float
+    usage: Usage
+    trace_id: str
+
+    @property
+    def passed(self) -> bool:
+        """Whether the trial's check passed."""
+        return self.record.passed
+
+
+class _Trace:
+    """Emits a trial's tool spans and messages under its ticket span (contract attribute names)."""
+
+    def __init__(self, runtime: passhat.Passhat, ticket: passhat.Ticket) -> None:
+        self.runtime = runtime
+        self.ticket = ticket
+        self.count = 0
+
+    async def tool_called(self, name: str, arguments: dict[str, Any], result: ToolResult, call_id: str | None) -> None:
+        self.count += 1
+        outcome = "ok" if result.ok else ("empty" if result.error_type == "not_found" else "error")
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id or f"call_{self.count}",
+            "gen_ai.tool.type": "function",
+            "passhat.tool.outcome": outcome,
+        }
+        if result.error_type:
+            attributes["error.type"] = result.error_type
+        if self.runtime.capture_content:
+            attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments, default=str)
+            attributes["gen_ai.tool.call.result"] = result.text
+        span = self.runtime.tracer.start_span(f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes)
+        span.end()
+
+    def message(self, message: Message) -> None:
+        if message.role == "customer":
+            self.ticket.customer_says(message.text)
+        else:
+            self.ticket.agent_says(message.text)
+
+
+async def _converse(
+    agent: Agent, customer: Customer, tools: Toolbox, config: RunConfig, trace: _Trace
+) -> tuple[list[Message], str, str | None, str | None]:
+    """Customer and agent turns until one stops or a limit is hit: (messages, reason, errors)."""
+    messages: list[Message] = []
+    try:
+        opening = await customer.opening()
+    except Exception as exc:
+        return messages, "simulator_error", f"customer failed to open: {exc!r}", None
+    messages.append(opening)
+    trace.message(opening)
+    for _ in range(config.max_turns):
+        try:
+            turn = await agent.respond(messages, tools)
+        except ToolTransportError as exc:
+            return messages, "infra_error", None, str(exc)
+        except Exception as exc:
+            return messages, "infra_error", None, f"agent raised {exc!r}"
+        messages.append(turn)
+        trace.message(turn)
+        if turn.stop:
+            return messages, "agent_stop", None, None
+        if tools.errors >= config.max_tool_errors:
+            return messages, "tool_error_limit", None, None
+        try:
+            reply = await customer.respond(messages)
+        except Exception as exc:
+            return messages, "simulator_error", f"customer failed: {exc!r}", None
+        messages.append(reply)
+        trace.message(reply)
+        if reply.stop:
+            return messages, "customer_stop", None, None
+    return messages, "step_limit", None, None
+
+
+async def run_trial(
+    sandbox: Sandbox,
+    scenario: Scenario,
+    attempt: int,
+    agent_factory: AgentFactory,
+    *,
+    customer_factory: CustomerFactory = ScriptedCustomer.for_trial,
+    config: RunConfig | None = None,
+    runtime: passhat.Passhat | None = None,
+    ticket_id: str | None = None,
+    production: bool = False,
+) -> TrialResult:
+    """Run one trial end to end: fresh database copy and tool server, conversation, grading, trace.
+
+    ``production=True`` traces the run as a production ticket called ``ticket_id`` (how the demo simulates a
+    deployed agent's traffic): no replay attributes and no evaluation event, only what an instrumented agent
+    would emit, including its state writes with their before-images.
+    """
+    config = config or RunConfig()
+    runtime = runtime or _local_runtime()
+    domain = sandbox.domain
+    task = domain.task_type(scenario.task_type)
+    started = time.perf_counter()
+    database: TrialDatabase = sandbox.memory_copy() if config.transport != "stdio" else sandbox.file_copy()
+    overhead = time.perf_counter() - started
+    context = TrialContext(domain, scenario, attempt, config.run_id, runtime.tracer)
+    agent = agent_factory(context)
+    customer = customer_factory(context)
+    replay: dict[str, Any] = {} if production else {"replay_run_id": config.run_id, "trial_attempt": attempt}
+    ticket = runtime.ticket(
+        ticket_id or f"{scenario.scenario_id}#{attempt}",
+        task_type=scenario.task_type,
+        intent=dict(scenario.intent),
+        source="production" if production else "sandbox",
+        domain=domain.name,
+        agent_name=str(getattr(agent, "label", type(agent).__name__)),
+        **replay,
+    )
+    infra_error: str | None = None
+    simulator_error: str | None = None
+    messages: list[Message] = []
+    calls: list[Any] = []
+    with ticket:
+        trace = _Trace(runtime, ticket)
+        try:
+            async with asyncio.timeout(config.timeout):
+                connect_started = time.perf_counter()
+                async with connect(domain, database, config.transport) as client:
+                    overhead += time.perf_counter() - connect_started
+                    tools = Toolbox(
+                        client,
+                        lookup_tools=domain.lookup_tools,
+                        write_tools=domain.write_tools,
+                        on_call=trace.tool_called,
+                        engine=database.engine,
+                    )
+                    messages, reason, simulator_error, infra_error = await _converse(
+                        agent, customer, tools, config, trace
+                    )
+                    calls = tools.calls
+        except TimeoutError:
+            reason = "timeout"
+        except Exception as exc:  # the tool server or its transport failed
+            reason, infra_error = "infra_error", f"tool server failed: {exc!r}"
+        finally:
+            closer = getattr(agent, "aclose", None)
+            if closer is not None:
+                await closer()
+        grading_started = time.perf_counter()
+        verdict, diff = _grade(sandbox, database, task.check(scenario.intent), messages, task.needs_initial)
+        agent_texts = [m.text for m in messages if m.role == "agent"]
+        record = TrialRecord(
+            passed=verdict.passed and infra_error is None and simulator_error is None,
+            verdict=verdict,
+            diff=diff,
+            tool_calls=list(calls),
+            termination_reason=reason,
+            transcript=[(m.role, m.text) for m in messages],
+            final_response=agent_texts[-1] if agent_texts else "",
+            simulator_error=simulator_error,
+            infra_error=infra_error,
+            expected_write_tables=set(scenario.expected_write_tables),
+        )
+        signature = classify_failure(record)
+        _record_outcome(runtime, ticket, record, signature, diff, production=production)
+        overhead += time.perf_counter() - grading_started
+    close_started = time.perf_counter()
+    database.close()
+    overhead += time.perf_counter() - close_started
+    return TrialResult(
+        scenario=scenario,
+        attempt=attempt,
+        record=record,
+        signature=signature,
+        injected=getattr(agent, "flaw", None),
+        duration_s=time.perf_counter() - started,
+        overhead_s=overhead,
+        usage=usage_of(agent) + usage_of(customer),
+        trace_id=ticket.trace_id,
+    )
+
+
+def _grade(
+    sandbox: Sandbox, database: TrialDatabase, check: Any, messages: Sequence[Message], needs_initial: bool
+) -> tuple[Verdict, Any]:
+    diff = database.diff(sandbox.initial, sandbox.domain.metadata, sandbox.rowids)
+    agent_texts = [m.text for m in messages if m.role == "agent"]
+    context = CheckContext(
+        diff=diff,
+        final_response=agent_texts[-1] if agent_texts else "",
+        agent_messages=agent_texts,
+        # Retail's checks carry their expected values; the starting state is for checks that compute them.
+        initial=sandbox.initial if needs_initial else None,
+    )
+    return check(context), diff
+
+
+def _record_outcome(
+    runtime: passhat.Passhat,
+    ticket: passhat.Ticket,
+    record: TrialRecord,
+    signature: FailureSignature | None,
+    diff: Any,
+    *,
+    production: bool = False,
+) -> None:
+    for change in diff.changes:
+        runtime.record_write(change.table, change.key, before=change.before, after=change.after, op=change.op)
+    if production:
+        ticket.resolve("resolved" if record.termination_reason in ("customer_stop", "agent_stop") else "abandoned")
+        return
+    ticket.span.add_event(
+        "gen_ai.evaluation.result",
+        {
+            "gen_ai.evaluation.name": record.verdict.check,
+            "gen_ai.evaluation.score.value": 1.0 if record.passed else 0.0,
+            "gen_ai.evaluation.score.label": "pass" if record.passed else "fail",
+            "gen_ai.evaluation.explanation": signature.evidence if signature else "passed",
+        },
+    )
+    ticket.span.set_attribute("passhat.trial.termination_reason", record.termination_reason)
+    if signature is not None:
+        ticket.span.set_attribute("passhat.trial.signature", signature.label)
+    ticket.resolve("passed" if record.passed else "failed")
+
+
+_runtime: passhat.Passhat | None = None
+
+
+def _local_runtime() -> passhat.Passhat:
+    """A passhat runtime of the sandbox's own (spans kept in-process) when the caller gives none."""
+    global _runtime
+    if _runtime is None:
+        from opentelemetry.sdk.trace import TracerProvider
+
+        _runtime = passhat.configure(tracer_provider=TracerProvider(), source="sandbox", make_global=False)
+    return _runtime
+
+
+async def run_trials(
+    sandbox: Sandbox,
+    scenarios: Sequence[Scenario],
+    k: int,
+    agent_factory: AgentFactory,
+    *,
+    customer_factory: CustomerFactory = ScriptedCustomer.for_trial,
+    config: RunConfig | None = None,
+    runtime: passhat.Passhat | None = None,
+) -> list[TrialResult]:
+    """Run k attempts of every scenario, `config.parallel` at a time; results in scenario × attempt order."""
+    config = config or RunConfig()
+    limit = asyncio.Semaphore(max(1, config.parallel))
+
+    async def one(scenario: Scenario, attempt: int) -> TrialResult:
+        async with limit:
+            return await run_trial(
+                sandbox,
+                scenario,
+                attempt,
+                agent_factory,
+                customer_factory=customer_factory,
+                config=config,
+                runtime=runtime,
+            )
+
+    return list(await asyncio.gather(*(one(s, a) for s in scenarios for a in range(k))))
