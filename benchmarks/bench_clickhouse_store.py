@@ -38,8 +38,8 @@ from passhat.collector.store import (
     TicketRow,
     ToolCallRow,
 )
-from passhat.collector.store.clickhouse._store import ClickHouseStore
 from passhat.collector.store.clickhouse._rows import ticket_hash
+from passhat.collector.store.clickhouse._store import ClickHouseStore
 
 NS = 1_000_000_000
 TOOLS_PER_TICKET = 8

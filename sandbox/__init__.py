@@ -4,47 +4,61 @@ One real ticket becomes k repeated trials: an isolated backend with real tables,
 written policy, and a simulated customer who knows what they want but not what the agent needs.
 """
 
-from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
-from passhat.sandbox.agents._conversation import (
+from passhat.sandbox.agents import (
+    DEFAULT_RATES,
     Agent,
     AgentFactory,
     Customer,
     CustomerFactory,
+    FlawConfig,
     Message,
+    ReferenceAgent,
+    ReferenceRun,
+    ScriptedCustomer,
     Toolbox,
     ToolResult,
     ToolTransportError,
     TrialContext,
     Usage,
-)
-from passhat.sandbox.agents._customer import ScriptedCustomer
-from passhat.sandbox.domain._domain import (
-    ENTRY_POINT_GROUP,
-    EXPECTED_SIGNATURE,
-    FAILURE_MODES,
-    CustomerScript,
-    Domain,
-    DomainError,
-    Scenario,
-    TaskType,
-    available_domains,
-    load_domain,
-)
-from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
-from passhat.sandbox.agents._reference import (
-    DEFAULT_RATES,
-    FlawConfig,
-    ReferenceAgent,
-    ReferencePlan,
-    ReferenceRun,
     identify_customer,
     mangle,
     perform_write,
+    resolve_agent,
+    resolve_customer,
 )
-from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
-from passhat.sandbox.trial._database import Sandbox, TrialDatabase, build_database
-from passhat.sandbox.trial._serve import TRANSPORTS, connect, serve
-from passhat.sandbox.domain._toolkit import TOOL_ERROR_TYPES, ServerFactory, evaluate_arithmetic, fail, ok
+from passhat.sandbox.domain import (
+    ENTRY_POINT_GROUP,
+    EXPECTED_SIGNATURE,
+    FAILURE_MODES,
+    TOOL_ERROR_TYPES,
+    CustomerScript,
+    Domain,
+    DomainError,
+    ReferencePlan,
+    Scenario,
+    ServerFactory,
+    TaskType,
+    available_domains,
+    evaluate_arithmetic,
+    fail,
+    load_domain,
+    ok,
+)
+from passhat.sandbox.trial import (
+    TRANSPORTS,
+    OverlayError,
+    RowImage,
+    RunConfig,
+    Sandbox,
+    TrialDatabase,
+    TrialResult,
+    apply_overlay,
+    build_database,
+    connect,
+    run_trial,
+    run_trials,
+    serve,
+)
 
 __all__ = [
     "DEFAULT_RATES",

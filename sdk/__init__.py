@@ -7,8 +7,6 @@ The SDK is what an agent imports. It stays light: OpenTelemetry and nothing heav
 from passhat._config import SETTINGS as CONFIG_SETTINGS
 from passhat._config import ConfigurationError
 from passhat._export import ExportStats
-from passhat.integrations._handle import Instrumentation, MissingExtraError
-from passhat.integrations._entry import instrument_anthropic, instrument_mcp, instrument_sqlalchemy
 from passhat._redact import Redactor
 from passhat._runtime import Passhat, configure, current, flush, shutdown
 from passhat._sampling import is_sampled, ticket_hash
@@ -17,6 +15,13 @@ from passhat._ticket import Ticket, current_ticket
 from passhat._tool import outcome_of, tool
 from passhat._top import ticket
 from passhat._version import __version__
+from passhat.integrations import (
+    Instrumentation,
+    MissingExtraError,
+    instrument_anthropic,
+    instrument_mcp,
+    instrument_sqlalchemy,
+)
 
 __all__ = [
     "CONFIG_SETTINGS",

@@ -19,8 +19,7 @@ from passhat.collector.alerts._types import (
     PeriodCounts,
     RuleDecision,
 )
-from passhat.collector.reliability import detect_drop, pass_hat_k_array
-from passhat.collector.reliability._estimators import FloatArray, IntArray, as_counts
+from passhat.collector.reliability import FloatArray, IntArray, as_counts, detect_drop, pass_hat_k_array
 
 
 @dataclass(frozen=True)

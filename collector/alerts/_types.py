@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from passhat.collector.reliability._estimators import ArrayLike
+from passhat.collector.reliability import ArrayLike
 
 RuleKind = Literal["threshold", "drop"]
 NoticeKind = Literal["fired", "resolved", "test"]

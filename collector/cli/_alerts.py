@@ -9,12 +9,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from passhat.collector.alerts import (
+    AlertLog,
+    AlertNotice,
+    Channel,
+    DeliveryAttempt,
+    channels_from_config,
+    deliver,
+    retry_from_config,
+)
 from passhat.collector.cli._console import console, emit_json, error_console, fail
-from passhat.collector.alerts._channels import Channel
-from passhat.collector.alerts._delivery import DeliveryAttempt, deliver
-from passhat.collector.alerts._from_config import channels_from_config, retry_from_config
-from passhat.collector.alerts._record import AlertLog
-from passhat.collector.alerts._types import AlertNotice
 from passhat.collector.store import Store, StoreError, open_store
 
 alerts_app = typer.Typer(no_args_is_help=True, help="Alert channels: send test alerts.")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import typer
 
+from passhat.collector.cli._alerts import alerts_app
 from passhat.collector.cli._config import config_app
 from passhat.collector.cli._demo import demo
 from passhat.collector.cli._loop import report
 from passhat.collector.cli._sandbox import replay, sandbox_app
 from passhat.collector.cli._serve import register as _register_serve
 from passhat.collector.cli._stats import calc, fit
-from passhat.collector.cli._alerts import alerts_app
 
 app = typer.Typer(
     no_args_is_help=True,

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
-from passhat.collector.store._period import Period, parse_period
+from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
     from passhat.collector.config import PasshatConfig
@@ -131,13 +131,14 @@ def replay_store(
     as_json: bool,
 ) -> None:
     """`passhat replay --period P | --since T`: the production loop on the store's tickets for one period."""
-    from passhat.collector.loop._setup import agent_spec, alert_setup, domains_of
+    from passhat.collector.loop import agent_spec, alert_setup, domains_of
 
     config = load_loop_config(config_path)
     chosen = period_from(period, since)
     store = open_loop_store(config, store_url)
     try:
-        from passhat.collector.replay import NothingToReplayError, ReplaySettings, run_period
+        from passhat.collector.loop import run_period
+        from passhat.collector.replay import NothingToReplayError, ReplaySettings
         from passhat.collector.report import ReportInputError
         from passhat.collector.store import StoreError
         from passhat.sandbox import DomainError
@@ -202,8 +203,8 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json to stdout as well.")] = False,
 ) -> None:
     """Write a period's reliability report (HTML, JSON, Markdown) from its replay run in the store."""
-    from passhat.collector.loop._setup import domains_of
-    from passhat.collector.replay import alerts_fired, report_input_for, runs_for_period
+    from passhat.collector.loop import alerts_fired, domains_of, report_input_for
+    from passhat.collector.replay import runs_for_period
     from passhat.collector.report import ReportInputError, build_report, render_json, write_report
 
     config = load_loop_config(config_path)

@@ -151,7 +151,7 @@ def replay_domain(
 ) -> None:
     """`passhat replay --domain D`: run generated scenarios k times each and print the reliability table."""
     from passhat.sandbox import TRANSPORTS, DomainError, FlawConfig, RunConfig, Sandbox, run_trials
-    from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
+    from passhat.sandbox.agents import resolve_agent, resolve_customer
 
     if scenarios < 1 or k < 1 or parallel < 1:
         fail("--scenarios, --k and --parallel must be at least 1")

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from passhat.collector.ingest._keys import create_api_key
-from passhat.collector.ingest._settings import CollectorSettings
+from passhat.collector.ingest import CollectorSettings, create_api_key
 from passhat.collector.store import Store, StoreError, open_store
 
 if TYPE_CHECKING:
@@ -86,7 +85,7 @@ def serve(
     """Run the collector: OTLP/HTTP on /v1/traces and the query API on /api; with --config, the scheduler too."""
     import uvicorn
 
-    from passhat.collector.ingest._app import create_app
+    from passhat.collector.ingest import create_app
 
     settings = _settings(data_dir, store_url).model_copy(
         update={"max_body_bytes": max(int(max_body_mb * 1024 * 1024), 1024)}
@@ -103,7 +102,7 @@ def serve(
     typer.echo(f"passhat collector on http://{host}:{port} (store {settings.resolved_store_url()})", err=True)
     scheduler = None
     if config is not None and config.schedule.enabled:
-        from passhat.collector.loop._scheduler import Scheduler, period_due
+        from passhat.collector.loop import Scheduler, period_due
 
         scheduler = Scheduler(config, store if workers == 1 else _open(data_dir, settings.store_url))
         first = scheduler.start()
@@ -140,7 +139,7 @@ _SETTINGS_ENV = "PASSHAT_COLLECTOR_SETTINGS_JSON"
 
 def app_from_environment() -> FastAPI:
     """The app of one `serve --workers N` worker process, from the settings the parent passed on."""
-    from passhat.collector.ingest._app import create_app
+    from passhat.collector.ingest import create_app
 
     app = create_app(CollectorSettings.model_validate_json(os.environ[_SETTINGS_ENV]))
     tune_gc()

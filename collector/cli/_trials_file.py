@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from passhat.collector.reliability._estimators import IntArray
+from passhat.collector.reliability import IntArray
 
 _TRUE = {"1", "true", "t", "yes", "y", "pass", "passed", "ok", "success"}
 _FALSE = {"0", "false", "f", "no", "n", "fail", "failed", "error", "failure"}

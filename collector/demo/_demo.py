@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import passhat
-from passhat.collector.ingest._keys import create_api_key
-from passhat.collector.store._period import Period, week_of
 from passhat.collector.alerts import AlertRule, RetryPolicy, WebhookChannel
 from passhat.collector.demo._collector_process import collector_process
 from passhat.collector.demo._receiver import WebhookReceiver
 from passhat.collector.demo._traffic import TrafficPlan, plan_arrivals, serve_traffic, simulated_clock, skewed_weights
+from passhat.collector.ingest import create_api_key
+from passhat.collector.loop import AlertSetup, PeriodResult, run_period
 from passhat.collector.reliability import AggregatePoint, fit_mixture_to_points
-from passhat.collector.replay import AgentSpec, AlertSetup, PeriodResult, ReplaySettings, SandboxPool, run_period
-from passhat.collector.store import Store, open_store
+from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool
+from passhat.collector.store import Period, Store, open_store, week_of
 from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
 
 SEED_POINTS = ("pass@1=0.654", "pass@20=0.911", "pass^20=0.253")

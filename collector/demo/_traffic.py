@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import passhat
-from passhat.collector.store._period import Period
+from passhat.collector.store import Period
 from passhat.sandbox import AgentFactory, RunConfig, Sandbox, Scenario, run_trial
 
 _ticket_start: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("passhat_demo_ticket_start")

@@ -17,12 +17,15 @@ import orjson
 from passhat import ticket_hash  # the SDK's sampling hash: one definition for SDK, collector and stores
 from passhat.collector.store import (
     NormalizedSpan,
+    Source,
     SpanEvent,
+    SpanOperation,
     StateWriteRow,
+    StatusCode,
     TicketRow,
     ToolCallRow,
+    ToolOutcome,
 )
-from passhat.collector.store._base import Source, SpanOperation, StatusCode, ToolOutcome
 
 _OPENINFERENCE = {"AGENT": "invoke_agent", "TOOL": "execute_tool", "LLM": "chat"}
 _OPENLLMETRY = {"agent": "invoke_agent", "tool": "execute_tool"}

@@ -26,8 +26,7 @@ try:  # the compiled fast path is optional: an install without a C compiler deco
     from passhat.collector.ingest import _otlpfast
 except ImportError:  # pragma: no cover - exercised only where the extension could not be built
     _otlpfast = None  # type: ignore[assignment]
-from passhat.collector.store import NormalizedSpan, SpanEvent
-from passhat.collector.store._base import StatusCode
+from passhat.collector.store import NormalizedSpan, SpanEvent, StatusCode
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"

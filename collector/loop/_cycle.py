@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import passhat
-from passhat.collector.store._period import Period
 from passhat.collector.alerts import (
     AlertLog,
     AlertRule,
@@ -24,12 +23,12 @@ from passhat.collector.alerts import (
     RetryPolicy,
     counts_from_trials,
 )
-from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._run import (
+from passhat.collector.replay import (
     AgentSpec,
     ProgressCallback,
     ReplayOutcome,
     ReplaySettings,
+    SandboxPool,
     replay_period,
     runs_for_period,
 )
@@ -45,7 +44,7 @@ from passhat.collector.report import (
     build_report,
     write_report,
 )
-from passhat.collector.store import ReplayRun, Store, TrialRow
+from passhat.collector.store import Period, ReplayRun, Store, TrialRow
 from passhat.sandbox import Domain
 
 

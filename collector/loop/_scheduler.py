@@ -14,9 +14,8 @@ import threading
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
-from passhat.collector.store._period import Period, parse_period, week_of
 from passhat.collector.config import PasshatConfig, ScheduleConfig
-from passhat.collector.store import Store
+from passhat.collector.store import Period, Store, parse_period, week_of
 
 log = logging.getLogger("passhat.scheduler")
 
@@ -76,8 +75,9 @@ class Scheduler:
 
     def run_once(self, period: Period) -> None:
         """Run the loop for one period now (replay, alerts, report)."""
+        from passhat.collector.loop._cycle import run_period
         from passhat.collector.loop._setup import agent_spec, alert_setup, domains_of
-        from passhat.collector.replay import ReplaySettings, run_period
+        from passhat.collector.replay import ReplaySettings
 
         config = self.config
         settings = ReplaySettings(

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 
 from passhat.collector.alerts import channels_from_config, retry_from_config, rules_from_config
 from passhat.collector.config import PasshatConfig
-from passhat.collector.replay import AgentSpec, AlertSetup
+from passhat.collector.loop._cycle import AlertSetup
+from passhat.collector.replay import AgentSpec
 from passhat.sandbox import Domain, FlawConfig, load_domain
-from passhat.sandbox.agents._resolve import resolve_agent
+from passhat.sandbox.agents import resolve_agent
 
 
 def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:

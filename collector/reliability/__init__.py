@@ -1,24 +1,20 @@
 """Reliability statistics: pass@1, pass@k and pass^k from repeated trials, with intervals, mixtures and traffic.
 
-Pure functions over numpy arrays. Inputs are per-ticket trial counts: n trials, c successes.
-"""
+Pure functions over numpy arrays. Inputs are per-ticket trial counts: n trials, c successes."""
 
 from passhat.collector.reliability._curves import Curve, mixture_curve, reliability_curve
 from passhat.collector.reliability._drift import DropTest, detect_drop, simulate_alarm_rate
 from passhat.collector.reliability._estimators import (
+    ArrayLike,
+    FloatArray,
+    IntArray,
     as_counts,
     pass_at_k,
     pass_at_k_array,
     pass_hat_k,
     pass_hat_k_array,
 )
-from passhat.collector.reliability._mixture import (
-    Component,
-    Mixture,
-    MixtureFit,
-    fit_mixture,
-    mixture_log_likelihood,
-)
+from passhat.collector.reliability._mixture import Component, Mixture, MixtureFit, fit_mixture, mixture_log_likelihood
 from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
 from passhat.collector.reliability._summary import TaskTypeSummary, bootstrap_means, summarize_task_type
 from passhat.collector.reliability._traffic import (
@@ -31,10 +27,13 @@ from passhat.collector.reliability._traffic import (
 
 __all__ = [
     "AggregatePoint",
+    "ArrayLike",
     "CalculatorResult",
     "Component",
     "Curve",
     "DropTest",
+    "FloatArray",
+    "IntArray",
     "Mixture",
     "MixtureFit",
     "PointsFit",

@@ -11,21 +11,11 @@ from passhat.collector.replay._adapters import (
     production_attempt,
     row_images,
 )
-from passhat.collector.loop._cycle import (
-    AlertSetup,
-    PeriodResult,
-    alerts_fired,
-    baseline_counts,
-    period_counts,
-    previous_figures,
-    report_input_for,
-    run_period,
-    traffic_weights,
-)
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
     NothingToReplayError,
+    ProgressCallback,
     ReplayOutcome,
     ReplaySettings,
     find_resumable,
@@ -34,34 +24,29 @@ from passhat.collector.replay._run import (
     runs_for_period,
     trial_row,
 )
+from passhat.collector.replay._sampling import StratumSample, sample_tickets
 
 __all__ = [
     "AgentSpec",
-    "AlertSetup",
     "DomainAdapter",
     "NotReplayable",
     "NotReplayableError",
     "NothingToReplayError",
-    "PeriodResult",
+    "ProgressCallback",
     "ReplayOutcome",
     "ReplaySettings",
     "ReplayTicket",
     "SandboxPool",
     "ScenarioAdapter",
+    "StratumSample",
     "adapters_for",
-    "alerts_fired",
-    "baseline_counts",
     "find_resumable",
-    "period_counts",
     "prepare",
-    "previous_figures",
     "production_attempt",
     "production_tickets",
     "replay_period",
-    "report_input_for",
     "row_images",
-    "run_period",
     "runs_for_period",
-    "traffic_weights",
+    "sample_tickets",
     "trial_row",
 ]

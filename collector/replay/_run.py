@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import passhat
-from passhat.collector.store._period import Period
 from passhat.collector.replay._adapters import (
     NotReplayable,
     ReplayTicket,
@@ -28,7 +27,7 @@ from passhat.collector.replay._adapters import (
 )
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._sampling import sample_tickets
-from passhat.collector.store import ReplayRun, Store, TicketRow, TrialRow
+from passhat.collector.store import Period, ReplayRun, Store, TicketRow, TrialRow
 from passhat.sandbox import AgentFactory, Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial
 
 ProgressCallback = Callable[[int, int], None]

@@ -7,9 +7,9 @@ from functools import cache
 from html import escape
 from importlib import resources
 
-from passhat.collector.report._svg import line_chart
 from passhat.collector.report._format import change_lines, ci, pct, points, volume
 from passhat.collector.report._model import Figures, Report
+from passhat.collector.report._svg import line_chart
 
 AT_COLOUR, HAT_COLOUR = "#1f6fb5", "#c2352b"
 SIGNATURE_COLOURS = {

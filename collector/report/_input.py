@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from passhat.collector.store._period import Period, parse_period
+from passhat.collector.store import Period, parse_period
 
 CHANGE_OPS = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
 

@@ -25,7 +25,7 @@ def open_store(url: str, *, migrate: bool = True) -> Store:
             raise StoreError(f"{url!r} needs the ClickHouse store: pip install 'passhat[clickhouse]' ({exc})") from exc
         store = cast(Store, module.ClickHouseStore(url))
     else:
-        from passhat.collector.store.sql._store import SqlStore
+        from passhat.collector.store.sql import SqlStore
 
         store = SqlStore(url)
     if migrate:

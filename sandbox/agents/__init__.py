@@ -1,0 +1,50 @@
+"""Agents and customers of a trial: the conversation protocols, the ReferenceAgent, the scripted and model customers."""
+
+from passhat.sandbox.agents._conversation import (
+    Agent,
+    AgentFactory,
+    Customer,
+    CustomerFactory,
+    Message,
+    Toolbox,
+    ToolResult,
+    ToolTransportError,
+    TrialContext,
+    Usage,
+    usage_of,
+)
+from passhat.sandbox.agents._customer import ScriptedCustomer
+from passhat.sandbox.agents._reference import (
+    DEFAULT_RATES,
+    FlawConfig,
+    ReferenceAgent,
+    ReferenceRun,
+    identify_customer,
+    mangle,
+    perform_write,
+)
+from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
+
+__all__ = [
+    "DEFAULT_RATES",
+    "Agent",
+    "AgentFactory",
+    "Customer",
+    "CustomerFactory",
+    "FlawConfig",
+    "Message",
+    "ReferenceAgent",
+    "ReferenceRun",
+    "ScriptedCustomer",
+    "ToolResult",
+    "ToolTransportError",
+    "Toolbox",
+    "TrialContext",
+    "Usage",
+    "identify_customer",
+    "mangle",
+    "perform_write",
+    "resolve_agent",
+    "resolve_customer",
+    "usage_of",
+]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
-from passhat.sandbox.domain._domain import DomainError
+from passhat.sandbox.domain import DomainError
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from passhat.sandbox.domain._toolkit import parse_error
+from passhat.sandbox.domain import parse_error
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from passhat.checks import ToolCallRecord
-    from passhat.sandbox.domain._domain import CustomerScript, Domain, Scenario
+    from passhat.sandbox.domain import CustomerScript, Domain, Scenario
 
 
 @dataclass(frozen=True)

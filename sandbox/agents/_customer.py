@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from passhat.sandbox.agents._conversation import Message, TrialContext
-from passhat.sandbox.domain._domain import CustomerScript
+from passhat.sandbox.domain import CustomerScript
 
 STOP_TEXT = "Thank you, that's all. ###STOP###"
 

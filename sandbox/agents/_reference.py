@@ -12,14 +12,12 @@ import asyncio
 import contextlib
 import hashlib
 import random
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.sandbox.agents._conversation import Message, Toolbox, ToolResult, TrialContext
-from passhat.sandbox.domain._domain import FAILURE_MODES, DomainError
-
-ReferencePlan = Callable[["ReferenceRun"], Awaitable[None]]
+from passhat.sandbox.domain import FAILURE_MODES, DomainError
 
 DEFAULT_RATES: Mapping[str, float] = {
     "skip_precondition": 0.03,

@@ -6,8 +6,8 @@ import importlib
 
 from passhat.sandbox.agents._conversation import AgentFactory, CustomerFactory
 from passhat.sandbox.agents._customer import ScriptedCustomer
-from passhat.sandbox.domain._domain import DomainError
 from passhat.sandbox.agents._reference import FlawConfig, ReferenceAgent
+from passhat.sandbox.domain import DomainError
 
 AGENTS = ("reference", "anthropic", "module:function")
 CUSTOMERS = ("scripted", "anthropic")

@@ -9,7 +9,7 @@ imported when it is loaded.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,9 +19,12 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine, MetaData
 
     from passhat.checks import Check
-    from passhat.sandbox.agents._reference import ReferencePlan
 
 ENTRY_POINT_GROUP = "passhat.domains"
+
+ReferencePlan = Callable[[Any], Awaitable[None]]
+"""A task type's procedure for the ReferenceAgent: a coroutine function given the agent's
+``passhat.sandbox.ReferenceRun`` (typed ``Any`` here: the authoring API sits below the agents)."""
 
 TaskKind = Literal["write", "read_only", "refuse", "confidentiality", "chain"]
 

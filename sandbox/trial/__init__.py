@@ -1,0 +1,23 @@
+"""One trial: the per-trial database copy, the row overlay, the MCP transports, the runner and its grading."""
+
+from passhat.sandbox.trial._database import Sandbox, TrialDatabase, build_database
+from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
+from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
+from passhat.sandbox.trial._serve import TRANSPORTS, connect, main, serve
+
+__all__ = [
+    "TRANSPORTS",
+    "OverlayError",
+    "RowImage",
+    "RunConfig",
+    "Sandbox",
+    "TrialDatabase",
+    "TrialResult",
+    "apply_overlay",
+    "build_database",
+    "connect",
+    "main",
+    "run_trial",
+    "run_trials",
+    "serve",
+]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, MetaData, StaticPool, create_engine, event
 
-from passhat.sandbox.domain._domain import Domain, DomainError, Scenario, load_domain
+from passhat.sandbox.domain import Domain, DomainError, Scenario, load_domain
 from passhat.sandbox.trial._grading import TOUCHED, RowidMap, install_touch_log, rowid_map, trial_diff
 from passhat.sandbox.trial._overlay import RowImage, apply_overlay
 

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Boolean, Date, DateTime, Float, Integer, MetaData, Numeric, Table
 from sqlalchemy.types import TypeEngine
 
-from passhat.sandbox.domain._domain import DomainError
+from passhat.sandbox.domain import DomainError
 
 
 class OverlayError(DomainError):

@@ -14,12 +14,13 @@ from opentelemetry.trace import SpanKind
 
 import passhat
 from passhat.checks import CheckContext, FailureSignature, TrialRecord, classify_failure
-from passhat.sandbox.agents._conversation import (
+from passhat.sandbox.agents import (
     Agent,
     AgentFactory,
     Customer,
     CustomerFactory,
     Message,
+    ScriptedCustomer,
     Toolbox,
     ToolResult,
     ToolTransportError,
@@ -27,8 +28,7 @@ from passhat.sandbox.agents._conversation import (
     Usage,
     usage_of,
 )
-from passhat.sandbox.agents._customer import ScriptedCustomer
-from passhat.sandbox.domain._domain import Scenario
+from passhat.sandbox.domain import Scenario
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase
 from passhat.sandbox.trial._serve import Transport, connect
 

@@ -17,7 +17,7 @@ from typing import Literal
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
-from passhat.sandbox.domain._domain import Domain, DomainError, load_domain
+from passhat.sandbox.domain import Domain, DomainError, load_domain
 from passhat.sandbox.trial._database import TrialDatabase, build_database, sqlite_engine
 
 Transport = Literal["memory", "stdio", "http"]

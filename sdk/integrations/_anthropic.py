@@ -12,9 +12,9 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from passhat import semconv
-from passhat.integrations._handle import Instrumentation
 from passhat._runtime import Passhat, current
 from passhat._ticket import Ticket, current_ticket, record_exception
+from passhat.integrations._handle import Instrumentation
 
 _PATCHED = "__passhat_original__"
 

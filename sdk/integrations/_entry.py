@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from passhat.integrations._handle import Instrumentation, require
 from passhat._runtime import Passhat
+from passhat.integrations._handle import Instrumentation, require
 
 
 def instrument_sqlalchemy(engine: Any, *, runtime: Passhat | None = None) -> Instrumentation:

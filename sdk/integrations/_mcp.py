@@ -16,9 +16,9 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from passhat import semconv
 from passhat._content import to_json
-from passhat.integrations._handle import Instrumentation
 from passhat._runtime import Passhat, current
 from passhat._ticket import current_ticket, record_exception
+from passhat.integrations._handle import Instrumentation
 
 _PATCHED = "__passhat_original__"
 

@@ -15,10 +15,10 @@ from sqlalchemy.sql.dml import Delete, Insert, Update
 
 from passhat import semconv
 from passhat._content import jsonable
-from passhat.integrations._handle import Instrumentation
 from passhat._runtime import Passhat, current
 from passhat._state import emit, record_read, write_attributes
 from passhat._ticket import current_ticket
+from passhat.integrations._handle import Instrumentation
 
 # True while an ORM flush runs in this context, so its statements are not counted again as Core DML.
 _in_flush: contextvars.ContextVar[bool] = contextvars.ContextVar("passhat_in_flush", default=False)

@@ -23,6 +23,7 @@ from opentelemetry.util.types import Attributes
 from passhat import semconv
 from passhat._runtime import Passhat, configure, set_current
 
+
 class DeterministicIds(IdGenerator):
     """Trace and span ids counting up from 1, so the same test makes the same ids."""
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import httpx
 
-from tests.collector.embedded import RunningCollector, running_collector
 from passhat.collector.ingest._keys import create_api_key
 from passhat.collector.store import Store
+from tests.collector.embedded import RunningCollector, running_collector
 
 __all__ = ["Collector", "RunningCollector", "new_key", "running_collector"]
 

@@ -9,8 +9,8 @@ import sys
 
 from typer.testing import CliRunner
 
-from passhat.collector.ingest._keys import create_api_key, hash_api_key, key_prefix
 from passhat.collector.cli import app
+from passhat.collector.ingest._keys import create_api_key, hash_api_key, key_prefix
 from passhat.collector.store import open_store
 
 PASSHAT = pathlib.Path(sys.executable).with_name("passhat")

@@ -22,9 +22,9 @@ from store_contract import StoreContract, ticket_hash, ticket_span, tool_span
 
 from passhat.collector import CollectorSettings
 from passhat.collector.store import SpanBatch, Store, StoreError, open_store
-from passhat.collector.store.clickhouse._store import ClickHouseStore
 from passhat.collector.store.clickhouse._schema import LATEST_VERSION, MIGRATIONS_TABLE, Retention
 from passhat.collector.store.clickhouse._schema import server_config_xml as shipped_config
+from passhat.collector.store.clickhouse._store import ClickHouseStore
 
 HERE = pathlib.Path(__file__).resolve().parent
 BACKENDS = ["chdb", "http", "server"]

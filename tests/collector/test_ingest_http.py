@@ -16,8 +16,8 @@ from otlp_payloads import passhat_ticket, request, span, to_otlp_json
 from server import Collector
 
 from passhat.collector.ingest._keys import key_prefix
-from passhat.collector.store.sql._store import SqlStore
 from passhat.collector.store.sql._schema import MIGRATIONS
+from passhat.collector.store.sql._store import SqlStore
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
 JSON = {"content-type": "application/json"}

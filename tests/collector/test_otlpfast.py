@@ -29,7 +29,14 @@ from opentelemetry.proto.common.v1.common_pb2 import (
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
 
-from passhat.collector.ingest._otlp import PROTOBUF, DecodedTraces, OtlpError, decode_protobuf, decode_traces, parse_request
+from passhat.collector.ingest._otlp import (
+    PROTOBUF,
+    DecodedTraces,
+    OtlpError,
+    decode_protobuf,
+    decode_traces,
+    parse_request,
+)
 
 LIMIT = 64
 

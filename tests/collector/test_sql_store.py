@@ -12,8 +12,8 @@ from sql_v2 import check_migration_from_v2, three_traces
 from store_contract import StoreContract, ticket_span, tool_span
 
 from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult, open_store
-from passhat.collector.store.sql._store import SqlStore
 from passhat.collector.store.sql._schema import MIGRATIONS
+from passhat.collector.store.sql._store import SqlStore
 
 
 class TestSqlStore(StoreContract):

@@ -15,15 +15,16 @@ import jsonschema
 import pytest
 
 import passhat
-from tests.collector.embedded import running_collector
-from passhat.collector.ingest._keys import create_api_key
-from passhat.collector.store._period import Period, parse_period
 from passhat.collector.demo import TrafficPlan, plan_arrivals, serve_traffic
 from passhat.collector.demo._traffic import simulated_clock
-from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, replay_period, run_period
+from passhat.collector.ingest._keys import create_api_key
+from passhat.collector.loop import run_period
+from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, replay_period
 from passhat.collector.report import report_schema
 from passhat.collector.store import Store, open_store
+from passhat.collector.store._period import Period, parse_period
 from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
+from tests.collector.embedded import running_collector
 
 PERIOD = parse_period("2026-W40")
 MIXTURE = [(0.31, 0.99), (0.60, 0.58), (0.09, 0.0)]

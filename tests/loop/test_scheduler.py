@@ -6,8 +6,8 @@ import datetime as dt
 import pathlib
 import time
 
-from passhat.collector.loop._scheduler import Scheduler, next_run, period_due
 from passhat.collector.config import PasshatConfig, ScheduleConfig
+from passhat.collector.loop._scheduler import Scheduler, next_run, period_due
 from passhat.collector.store import open_store
 
 UTC = dt.UTC

@@ -294,4 +294,8 @@ def migrations_table_ddl(db: str) -> str:
 
 def server_config_xml() -> str:
     """The shipped ClickHouse server config (a `config.d` drop-in) that caps ClickHouse's own log tables."""
-    return resources.files("passhat.collector.store.clickhouse").joinpath("clickhouse-server.xml").read_text(encoding="utf-8")
+    return (
+        resources.files("passhat.collector.store.clickhouse")
+        .joinpath("clickhouse-server.xml")
+        .read_text(encoding="utf-8")
+    )

@@ -11,8 +11,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store._base import NormalizedSpan, SpanBatch, TicketRow, WriteResult
+from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._rows import (
     SPAN_COLUMNS,
     STATE_WRITE_COLUMNS,

@@ -21,7 +21,6 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
-from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store._base import (
     AlertEvent,
     ApiKey,
@@ -41,6 +40,7 @@ from passhat.collector.store._base import (
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, without_nul, write_group
 from passhat.collector.store.sql._rows import (
     alert_from_row,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from passhat.sandbox.domain._domain import Domain
+from passhat.sandbox.domain import Domain
 from passhat.sandbox.domains.retail import models, seed, tasks, tools
 
 domain = Domain(

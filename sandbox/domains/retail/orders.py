@@ -17,7 +17,7 @@ from passhat.checks import (
     response_omits,
     updated,
 )
-from passhat.sandbox.domain._domain import CustomerScript
+from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.retail.data import (
     REFUSAL,
     Intent,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from passhat.sandbox.agents._reference import ReferenceRun, identify_customer, perform_write
+from passhat.sandbox.agents import ReferenceRun, identify_customer, perform_write
 from passhat.sandbox.domains.retail import models as m
 from passhat.sandbox.domains.retail.tools import days_since
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert
 
-from passhat.sandbox.domain._domain import DomainError
+from passhat.sandbox.domain import DomainError
 from passhat.sandbox.domains.retail import models as m
 
 SIZES: dict[str, tuple[int, int, int]] = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from passhat.sandbox.domain._domain import FAILURE_MODES, TaskType
+from passhat.sandbox.domain import FAILURE_MODES, TaskType
 from passhat.sandbox.domains.retail import orders, plans, returns
 
 ALL_MODES = frozenset(FAILURE_MODES)

@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from sqlalchemy import Connection, Engine, Select, bindparam, insert, select, update
 
-from passhat.sandbox.domain._toolkit import ServerFactory, evaluate_arithmetic, fail, ok
+from passhat.sandbox.domain import ServerFactory, evaluate_arithmetic, fail, ok
 from passhat.sandbox.domains.retail import models as m
 
 LOOKUP_TOOLS = frozenset(
