@@ -7,10 +7,10 @@ import pathlib
 from collections.abc import Iterator
 
 import pytest
-from server import Collector, RunningCollector, new_key, running_collector
 
 from passhat.collector import CollectorSettings
 from passhat.collector.store import Store, open_store
+from tests.collector.server import Collector, RunningCollector, new_key, running_collector
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from otlp_payloads import any_value
 
 from passhat.collector.ingest._otlp import decode_traces
+from tests.collector.ingest.otlp_payloads import any_value
 
 
 def _request(attributes: dict[str, object]) -> ExportTraceServiceRequest:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from otlp_payloads import passhat_ticket, request
-from server import Collector
+from tests.collector.ingest.otlp_payloads import passhat_ticket, request
+from tests.collector.server import Collector
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
 

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
-from sql_v2 import check_migration_from_v2, three_traces
-from store_contract import StoreContract, ticket_span, tool_span
 
 from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult, open_store
 from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
+from tests.collector.store.sql_v2 import check_migration_from_v2, three_traces
+from tests.collector.store.store_contract import StoreContract, ticket_span, tool_span
 
 
 class TestSqlStore(StoreContract):

@@ -18,10 +18,10 @@ import time
 
 import httpx
 import pytest
-from otlp_payloads import passhat_ticket, request
 
 from passhat.collector.ingest._keys import create_api_key
 from passhat.collector.store import open_store
+from tests.collector.ingest.otlp_payloads import passhat_ticket, request
 
 PASSHAT = pathlib.Path(sys.executable).with_name("passhat")
 HEADERS = {"content-type": "application/x-protobuf"}

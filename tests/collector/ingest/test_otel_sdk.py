@@ -11,7 +11,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Status, StatusCode
-from server import Collector
+
+from tests.collector.server import Collector
 
 
 def test_the_opentelemetry_exporter_delivers_tickets(collector: Collector) -> None:

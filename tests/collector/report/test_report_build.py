@@ -7,7 +7,6 @@ import datetime as dt
 
 import numpy as np
 import pytest
-from report_synthetic import synthetic_input
 
 from passhat.collector.reliability import pass_hat_k, summarize_task_type
 from passhat.collector.report import (
@@ -21,6 +20,7 @@ from passhat.collector.report import (
     TrialResult,
     build_report,
 )
+from tests.collector.report.report_synthetic import synthetic_input
 
 MONDAY = dt.date(2026, 11, 23)
 

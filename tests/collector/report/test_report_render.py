@@ -10,7 +10,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-from report_synthetic import synthetic_input
 
 from passhat.collector.report import (
     Report,
@@ -22,6 +21,7 @@ from passhat.collector.report import (
     report_schema,
     write_report,
 )
+from tests.collector.report.report_synthetic import synthetic_input
 
 ISSUE_KEYS = {"period", "k", "overall", "unweighted", "task_types", "not_replayable", "alerts"}
 OVERALL_KEYS = {"pass_at_1", "pass_at_k", "pass_hat_k", "expected_failed_tickets_per_day"}

@@ -20,11 +20,11 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
-from sql_v2 import check_migration_from_v2
-from store_contract import StoreContract
 
 from passhat.collector.store import Store
 from passhat.collector.store.sql._store import SqlStore
+from tests.collector.store.sql_v2 import check_migration_from_v2
+from tests.collector.store.store_contract import StoreContract
 
 
 def _binaries() -> pathlib.Path | None:

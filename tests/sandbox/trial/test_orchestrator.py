@@ -81,7 +81,7 @@ async def test_the_timeout_ends_a_trial(retail: Sandbox) -> None:
 
 
 async def test_a_users_own_agent_factory_runs_by_module_and_function(retail: Sandbox) -> None:
-    agent_factory = resolve_agent("custom_agent:make")
+    agent_factory = resolve_agent("tests.sandbox.custom_agent:make")
     refusals = await run_trials(retail, retail.scenarios("cancel_shipped_order", 3), 1, agent_factory)
     cancellations = await run_trials(retail, retail.scenarios("cancel_pending_order", 3), 1, agent_factory)
     assert all(r.passed for r in refusals)

@@ -6,11 +6,11 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
-from otlp_payloads import passhat_ticket, request
 from schemathesis.checks import not_a_server_error
-from server import Collector
 
 from passhat.collector import create_app
+from tests.collector.ingest.otlp_payloads import passhat_ticket, request
+from tests.collector.server import Collector
 
 
 @schemathesis.serializer("application/x-protobuf")

@@ -16,15 +16,15 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from otlp_payloads import passhat_ticket, request
-from server import new_key, running_collector
-from store_contract import StoreContract, ticket_hash, ticket_span, tool_span
 
 from passhat.collector import CollectorSettings
 from passhat.collector.store import SpanBatch, Store, StoreError, open_store
 from passhat.collector.store.clickhouse._schema import LATEST_VERSION, MIGRATIONS_TABLE, Retention
 from passhat.collector.store.clickhouse._schema import server_config_xml as shipped_config
 from passhat.collector.store.clickhouse._store import ClickHouseStore
+from tests.collector.ingest.otlp_payloads import passhat_ticket, request
+from tests.collector.server import new_key, running_collector
+from tests.collector.store.store_contract import StoreContract, ticket_hash, ticket_span, tool_span
 
 HERE = pathlib.Path(__file__).resolve().parent
 BACKENDS = ["chdb", "http", "server"]
@@ -274,7 +274,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {tests!r})
-    from store_contract import ticket_span, tool_span
+    from tests.collector.store.store_contract import ticket_span, tool_span
     from passhat.collector.store import open_store
     store = open_store({url!r})
     store.ensure_project("shop")

@@ -14,7 +14,7 @@ from passhat.collector.alerts import EmailChannel, SlackChannel, WebhookChannel,
 from passhat.collector.cli import app
 from passhat.collector.config import ConfigError, PasshatConfig, load_config, validate_config
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "passhat.toml"
 runner = CliRunner()
 

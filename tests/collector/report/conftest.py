@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from report_synthetic import synthetic_input
 
 from passhat.collector.report import Report, build_report
+from tests.collector.report.report_synthetic import synthetic_input
 
 
 @pytest.fixture(scope="session")

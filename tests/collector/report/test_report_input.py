@@ -6,7 +6,6 @@ import dataclasses
 import datetime as dt
 
 import pytest
-from report_synthetic import synthetic_input
 
 from passhat.collector.report import (
     BackendChange,
@@ -19,6 +18,7 @@ from passhat.collector.report import (
     build_report,
     period_days,
 )
+from tests.collector.report.report_synthetic import synthetic_input
 
 
 def _trials(

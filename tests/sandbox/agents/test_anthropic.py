@@ -6,7 +6,6 @@ import json
 
 import pytest
 from anthropic import AsyncAnthropic
-from messages_api import messages_api, text_turn, tool_turn
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -14,6 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import passhat
 from passhat.sandbox import RunConfig, Sandbox, run_trial
 from passhat.sandbox.agents._anthropic import AnthropicAgent, LLMCustomer
+from tests.sandbox.messages_api import messages_api, text_turn, tool_turn
 
 
 def tool_results(body: dict[str, object]) -> list[dict[str, object]]:

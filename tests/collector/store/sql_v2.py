@@ -10,12 +10,12 @@ from collections import Counter
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from store_contract import ticket_span, tool_span
 
 from passhat.collector.store import NormalizedSpan, SpanBatch, Store, WriteResult
 from passhat.collector.store.sql._rows import span_values, state_write_values, ticket_to_row, tool_call_values
 from passhat.collector.store.sql._schema import MIGRATIONS, schema_versions
 from passhat.collector.store.sql._store import SqlStore
+from tests.collector.store.store_contract import ticket_span, tool_span
 
 V2_TABLES = (
     "CREATE TABLE spans (project VARCHAR(200) NOT NULL, trace_id VARCHAR(32) NOT NULL, span_id VARCHAR(16) NOT NULL,"

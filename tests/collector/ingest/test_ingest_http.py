@@ -12,12 +12,12 @@ import httpx
 import pytest
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
-from otlp_payloads import passhat_ticket, request, span, to_otlp_json
-from server import Collector
 
 from passhat.collector.ingest._keys import key_prefix
 from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
+from tests.collector.ingest.otlp_payloads import passhat_ticket, request, span, to_otlp_json
+from tests.collector.server import Collector
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
 JSON = {"content-type": "application/json"}
@@ -225,9 +225,8 @@ def test_the_collector_keeps_serving_and_keeps_its_data_after_bad_input(collecto
 
 
 def test_a_full_write_queue_answers_429_with_retry_after(sql_store: SqlStore) -> None:
-    from server import new_key, running_collector
-
     from passhat.collector import CollectorSettings
+    from tests.collector.server import new_key, running_collector
 
     key = new_key(sql_store, "shop")
     settings = CollectorSettings(max_queued_bytes=1, key_cache_s=60.0, retry_after_s=3)
