@@ -9,9 +9,9 @@ import passhat.collector
 import passhat.collector.store
 
 
-def test_public_names_are_sorted_and_resolve() -> None:
+def test_public_names_resolve() -> None:
+    # The order of every __all__ is one rule (ruff's RUF022), checked for all packages by tests/test_public_api.py.
     for module in (passhat.collector, passhat.collector.store):
-        assert module.__all__ == sorted(module.__all__)
         for name in module.__all__:
             assert getattr(module, name) is not None
 
