@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.trace import SpanKind
 
 import passhat
+from passhat import semconv
 from passhat.checks import CheckContext, FailureSignature, TrialRecord, classify_failure
 from passhat.sandbox.agents import (
     Agent,
@@ -78,20 +79,21 @@ class _Trace:
 
     async def tool_called(self, name: str, arguments: dict[str, Any], result: ToolResult, call_id: str | None) -> None:
         self.count += 1
-        outcome = "ok" if result.ok else ("empty" if result.error_type == "not_found" else "error")
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            "gen_ai.tool.call.id": call_id or f"call_{self.count}",
-            "gen_ai.tool.type": "function",
-            "passhat.tool.outcome": outcome,
+            semconv.OPERATION_NAME: semconv.OP_EXECUTE_TOOL,
+            semconv.TOOL_NAME: name,
+            semconv.TOOL_CALL_ID: call_id or f"call_{self.count}",
+            semconv.TOOL_TYPE: "function",
+            semconv.TOOL_OUTCOME: result.outcome,  # the one rule, as the trial record has it
         }
         if result.error_type:
-            attributes["error.type"] = result.error_type
+            attributes[semconv.ERROR_TYPE] = result.error_type
         if self.runtime.capture_content:
-            attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments, default=str)
-            attributes["gen_ai.tool.call.result"] = result.text
-        span = self.runtime.tracer.start_span(f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes)
+            attributes[semconv.TOOL_CALL_ARGUMENTS] = json.dumps(arguments, default=str)
+            attributes[semconv.TOOL_CALL_RESULT] = result.text
+        span = self.runtime.tracer.start_span(
+            f"{semconv.OP_EXECUTE_TOOL} {name}", kind=SpanKind.INTERNAL, attributes=attributes
+        )
         span.end()
 
     def message(self, message: Message) -> None:
