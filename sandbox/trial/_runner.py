@@ -270,17 +270,17 @@ def _record_outcome(
         ticket.resolve("resolved" if record.termination_reason in ("customer_stop", "agent_stop") else "abandoned")
         return
     ticket.span.add_event(
-        "gen_ai.evaluation.result",
+        semconv.EVENT_EVALUATION_RESULT,
         {
-            "gen_ai.evaluation.name": record.verdict.check,
-            "gen_ai.evaluation.score.value": 1.0 if record.passed else 0.0,
-            "gen_ai.evaluation.score.label": "pass" if record.passed else "fail",
-            "gen_ai.evaluation.explanation": signature.evidence if signature else "passed",
+            semconv.EVALUATION_NAME: record.verdict.check,
+            semconv.EVALUATION_SCORE_VALUE: 1.0 if record.passed else 0.0,
+            semconv.EVALUATION_SCORE_LABEL: "pass" if record.passed else "fail",
+            semconv.EVALUATION_EXPLANATION: signature.evidence if signature else "passed",
         },
     )
-    ticket.span.set_attribute("passhat.trial.termination_reason", record.termination_reason)
+    ticket.span.set_attribute(semconv.TRIAL_TERMINATION_REASON, record.termination_reason)
     if signature is not None:
-        ticket.span.set_attribute("passhat.trial.signature", signature.label)
+        ticket.span.set_attribute(semconv.TRIAL_SIGNATURE, signature.label)
     ticket.resolve("passed" if record.passed else "failed")
 
 
