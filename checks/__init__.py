@@ -8,6 +8,8 @@ try:
 except ImportError as _missing:  # pragma: no cover - exercised only without the extra
     raise ImportError("passhat.checks needs SQLAlchemy: pip install 'passhat[sqlalchemy]'") from _missing
 
+# The one tool-outcome rule lives in the SDK (the lowest layer, which must use it); checks re-export it.
+from passhat import ToolKind, ToolOutcome, outcome_of
 from passhat.checks._changelog import ChangeLog, ChangeLogError, record_changes
 from passhat.checks._compose import all_of, any_of
 from passhat.checks._diff import RowChange, StateDiff
@@ -56,6 +58,8 @@ __all__ = [
     "StateDiff",
     "TableSnapshot",
     "ToolCallRecord",
+    "ToolKind",
+    "ToolOutcome",
     "TrialRecord",
     "Verdict",
     "all_of",
@@ -69,6 +73,7 @@ __all__ = [
     "inserted",
     "no_other_writes",
     "normalize_text",
+    "outcome_of",
     "record_changes",
     "registered_checks",
     "rerun",

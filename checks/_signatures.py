@@ -29,8 +29,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from passhat import ToolOutcome
 from passhat.checks._diff import StateDiff
 from passhat.checks._verdict import Diagnostic, Verdict
 
@@ -77,7 +78,7 @@ class ToolCallRecord:
 
     name: str
     arguments: dict[str, Any]
-    outcome: Literal["ok", "error", "empty"]
+    outcome: ToolOutcome
     error_type: str | None = None
     error_message: str | None = None
     is_write: bool = False

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from passhat import semconv
 from passhat.checks._diff import StateDiff
 from passhat.checks._snapshot import Snapshot
 from passhat.checks._values import to_jsonable
@@ -87,10 +88,10 @@ class Verdict:
     def evaluation_attributes(self) -> dict[str, str | float]:
         """The attributes of a ``gen_ai.evaluation.result`` span event reporting this verdict."""
         return {
-            "gen_ai.evaluation.name": self.check,
-            "gen_ai.evaluation.score.value": self.score,
-            "gen_ai.evaluation.score.label": self.label,
-            "gen_ai.evaluation.explanation": self.explanation,
+            semconv.EVALUATION_NAME: self.check,
+            semconv.EVALUATION_SCORE_VALUE: self.score,
+            semconv.EVALUATION_SCORE_LABEL: self.label,
+            semconv.EVALUATION_EXPLANATION: self.explanation,
         }
 
     def to_dict(self) -> dict[str, Any]:

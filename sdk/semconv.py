@@ -58,6 +58,15 @@ STATE_READ_TABLE: Final = "passhat.state_read.table"
 STATE_READ_KEY: Final = "passhat.state_read.key"
 STATE_READ_ROW: Final = "passhat.state_read.row"
 
+# A sandbox trial's check result and how it ended (emitted by the sandbox, not by the SDK).
+EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
+EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+TRIAL_TERMINATION_REASON: Final = "passhat.trial.termination_reason"
+TRIAL_SIGNATURE: Final = "passhat.trial.signature"
+
 SOURCES: Final = ("production", "sandbox")
 TOOL_OUTCOMES: Final = ("ok", "error", "empty")
 WRITE_OPS: Final = ("insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert")

@@ -14,7 +14,10 @@ from typing import Any
 
 import orjson
 
-from passhat import ticket_hash  # the SDK's sampling hash: one definition for SDK, collector and stores
+from passhat import (
+    outcome_of,  # the one tool-outcome rule, for spans that carry no outcome
+    ticket_hash,  # the SDK's sampling hash: one definition for SDK, collector and stores
+)
 from passhat.collector.store import (
     NormalizedSpan,
     Source,
@@ -156,13 +159,15 @@ def _tool_call(
         error_type = error_type or _text(exception.attributes.get("exception.type"))
         error_message = error_message or _text(exception.attributes.get("exception.message"))
     declared = attributes.get("passhat.tool.outcome")
+    result = _text(_first(attributes, "gen_ai.tool.call.result", "output.value", "traceloop.entity.output"))
     outcome: ToolOutcome
     if type(declared) is str and declared in _OUTCOMES:
-        outcome = declared  # type: ignore[assignment]  # one of _OUTCOMES
-    elif status == "error" or error_type is not None:
-        outcome = "error"
+        outcome = declared  # type: ignore[assignment]  # one of _OUTCOMES: decided by the one rule at the source
     else:
-        outcome = "ok"
+        # A span from another instrumentation: the same rule, from what the span says (kind unknown). A result
+        # that was not captured says nothing about emptiness, so it counts as something returned.
+        failed = error_type or ("error" if status == "error" else None)
+        outcome = outcome_of(_result_value(result) if result is not None else _NOT_CAPTURED, error_type=failed)
     return ToolCallRow(
         trace_id=trace_id,
         span_id=span_id,
@@ -176,8 +181,19 @@ def _tool_call(
         error_type=error_type,
         error_message=error_message,
         arguments=_text(_first(attributes, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")),
-        result=_text(_first(attributes, "gen_ai.tool.call.result", "output.value", "traceloop.entity.output")),
+        result=result,
     )
+
+
+_NOT_CAPTURED = object()
+
+
+def _result_value(text: str) -> Any:
+    """A captured tool result as a value: its JSON when it is JSON, else the text."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
 
 
 def _state_rows(trace_id: str, span_id: str, events: list[SpanEvent]) -> list[StateWriteRow]:
