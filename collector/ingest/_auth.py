@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPBearer
 
-from passhat.collector.ingest._state import State
+from passhat.collector.ingest._state import CurrentState
 
 bearer = HTTPBearer(auto_error=False, description="A project API key: `passhat keys create --project NAME`.")
 """Documents the key in the OpenAPI schema; `project_of` reads the headers itself (it also takes X-API-Key)."""
@@ -23,7 +23,7 @@ def _bearer_key(request: Request) -> str | None:
     return request.headers.get("x-api-key") or None
 
 
-async def project_of(request: Request, state: State) -> str:
+async def project_of(request: Request, state: CurrentState) -> str:
     """The project of the request's API key, or a 401. Async: a cache hit must not cost a thread-pool hop."""
     key = _bearer_key(request)
     project = state.keys.project_for(key) if key else None

@@ -11,7 +11,7 @@ from fastapi.routing import APIRoute
 
 from passhat.collector.ingest._auth import Project
 from passhat.collector.ingest._otlp import JSON, PROTOBUF, OtlpError, encode_response, encode_status
-from passhat.collector.ingest._state import State, app_state
+from passhat.collector.ingest._state import CurrentState, app_state
 from passhat.collector.ingest._writer import QueueFullError
 from passhat.collector.store import StoreError
 
@@ -75,7 +75,7 @@ router = APIRouter(tags=["ingest"], route_class=_OtlpRoute)
         503: {"description": "The store is unavailable: retry after Retry-After seconds"},
     },
 )
-async def export_traces(request: Request, project: Project, state: State) -> Response:
+async def export_traces(request: Request, project: Project, state: CurrentState) -> Response:
     media = _media_type(request)
     if media not in (PROTOBUF, JSON):
         return _otlp_error(415, f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'!r}", media)

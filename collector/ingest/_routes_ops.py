@@ -7,13 +7,13 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from passhat.collector.ingest._api_models import Health
-from passhat.collector.ingest._state import State
+from passhat.collector.ingest._state import CurrentState
 
 router = APIRouter(tags=["ops"])
 
 
 @router.get("/healthz", response_model=Health, responses={503: {"description": "Store down"}})
-def healthz(state: State) -> Response:
+def healthz(state: CurrentState) -> Response:
     try:
         version = state.store.schema_version()
     except Exception as exc:  # any failure of the store is "unavailable" to a load balancer
@@ -29,5 +29,5 @@ def healthz(state: State) -> Response:
 
 
 @router.get("/metrics", response_class=Response)
-def prometheus(state: State) -> Response:
+def prometheus(state: CurrentState) -> Response:
     return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
 from passhat.collector.ingest._api_models import TicketDetailOut, TicketList, TicketOut, TrafficList, TrafficOut
 from passhat.collector.ingest._auth import Project, bearer
-from passhat.collector.ingest._state import State
+from passhat.collector.ingest._state import CurrentState
 from passhat.collector.store import StoreError
 
 _T = TypeVar("_T")
@@ -23,7 +23,7 @@ router = APIRouter(tags=["query"], dependencies=[Depends(bearer)])
 @router.get("/api/tickets", response_model=TicketList)
 def list_tickets(
     project: Project,
-    state: State,
+    state: CurrentState,
     task_type: Annotated[str | None, Query(max_length=400)] = None,
     since: Annotated[dt.datetime | None, Query(description="ISO 8601; tickets started at or after")] = None,
     source: Literal["production", "sandbox"] | None = None,
@@ -49,7 +49,7 @@ def list_tickets(
 )
 def get_ticket(
     project: Project,
-    state: State,
+    state: CurrentState,
     ticket_id: Annotated[str, Path(max_length=400)],
     source: Literal["production", "sandbox"] | None = None,
 ) -> TicketDetailOut:
@@ -62,7 +62,7 @@ def get_ticket(
 @router.get("/api/traffic", response_model=TrafficList)
 def traffic(
     project: Project,
-    state: State,
+    state: CurrentState,
     days: Annotated[int, Query(ge=1, le=3660)] = 7,
     source: Literal["production", "sandbox"] = "production",
 ) -> TrafficList:

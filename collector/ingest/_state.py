@@ -59,4 +59,4 @@ async def app_state(request: Request) -> AppState:
     return state
 
 
-State = Annotated[AppState, Depends(app_state)]
+CurrentState = Annotated[AppState, Depends(app_state)]
