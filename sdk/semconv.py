@@ -21,6 +21,10 @@ USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 ERROR_TYPE: Final = "error.type"
+# OpenTelemetry's exception event, recorded when an exception leaves a span.
+EVENT_EXCEPTION: Final = "exception"
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
 MCP_METHOD_NAME: Final = "mcp.method.name"
 
 OP_INVOKE_AGENT: Final = "invoke_agent"
