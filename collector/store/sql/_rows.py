@@ -1,14 +1,15 @@
-"""Conversions between the Store's dataclasses and SQL rows (JSON text, integer times)."""
+"""Conversions between the Store's rows and SQL rows (JSON text, integer times); the helpers' names are
+explained in `passhat.collector.store._codec`."""
 
 from __future__ import annotations
 
-import datetime as dt
-import json
+from operator import attrgetter
 from typing import Any
 
 import orjson
 
-from passhat.collector.store._base import (
+from passhat.collector.store._codec import columns, dumps, fields_of, from_us, from_us_opt, to_us
+from passhat.collector.store._rows import (
     AlertEvent,
     NormalizedSpan,
     ReplayRun,
@@ -19,59 +20,32 @@ from passhat.collector.store._base import (
     TrialRow,
 )
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_HASH_SHIFT = 2**63
-_orjson_dumps = orjson.dumps
+#: Where a SQL column is spelled differently from its row field (the SQL schema predates the fields' names):
+#: span times are `start_ns` / `end_ns`, and `table` (a reserved word) is `table_name`.
+RENAMED = {"start_time_ns": "start_ns", "end_time_ns": "end_ns", "table": "table_name"}
+#: `ticket_hash` is unsigned 64-bit, BIGINT signed: stored shifted by -2**63, which keeps its order.
+HASH_SHIFT = 2**63
+#: The derived rows a span carries, stored in their own tables.
+_DERIVED = ("ticket", "tool_call", "state_writes")
+#: Every row of a span table starts with the id of its span (`id` in `spans`, `span_ref` elsewhere), given by the
+#: writer once it holds the write lock, then the project.
+SPAN_COLUMNS = ("id", "project", *columns(NormalizedSpan, RENAMED, without=_DERIVED))
+TOOL_CALL_COLUMNS = ("span_ref", "project", *columns(ToolCallRow, RENAMED))
+STATE_WRITE_COLUMNS = ("span_ref", "project", *columns(StateWriteRow, RENAMED))
+#: A tickets row adds its UTC `day` (what daily traffic counts by) to the ticket's fields.
+TICKET_COLUMNS = ("span_ref", "project", *columns(TicketRow, RENAMED), "day")
 
-
-def dumps(value: Any) -> str:
-    """Compact JSON text (orjson: the ingest path serialises several values per span)."""
-    try:
-        return _orjson_dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        # Integers beyond 64 bits and the like: the slow path turns anything unknown into its text.
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+_tool_call_fields = attrgetter(*fields_of(ToolCallRow))
+_ticket_fields = attrgetter(*fields_of(TicketRow))
+_orjson_loads = orjson.loads
 
 
 def loads(text: str | bytes) -> Any:
-    return orjson.loads(text)
+    return _orjson_loads(text)
 
 
 def _loads(text: str | None) -> Any:
-    return None if text is None else orjson.loads(text)
-
-
-def to_us(moment: dt.datetime) -> int:
-    """Microseconds since the epoch, exactly (a naive datetime is taken as UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def from_us(micros: int) -> dt.datetime:
-    return _EPOCH + dt.timedelta(microseconds=int(micros))
-
-
-SPAN_COLUMNS = (
-    "id",
-    "project",
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "name",
-    "operation",
-    "kind",
-    "status",
-    "status_message",
-    "service_name",
-    "scope_name",
-    "start_ns",
-    "end_ns",
-    "attributes",
-    "resource_attributes",
-    "events",
-)
+    return None if text is None else _orjson_loads(text)
 
 
 def span_values(project: str, span: NormalizedSpan, resources: dict[int, str] | None = None) -> tuple[Any, ...]:
@@ -89,14 +63,14 @@ def span_values(project: str, span: NormalizedSpan, resources: dict[int, str] | 
         span.span_id,
         span.parent_span_id,
         span.name,
+        span.start_time_ns,
+        span.end_time_ns,
         span.operation,
         span.kind,
         span.status,
         span.status_message,
         span.service_name,
         span.scope_name,
-        span.start_time_ns,
-        span.end_time_ns,
         dumps(span.attributes),
         resource_text,
         dumps([[e.name, e.time_ns, e.attributes] for e in span.events]),
@@ -132,30 +106,14 @@ def span_from_row(
     )
 
 
-def ticket_to_row(project: str, ticket: TicketRow) -> dict[str, Any]:
-    """A tickets row; `span_ref` (its span's id) is a placeholder, 0, given by the writer."""
-    return {
-        "span_ref": 0,
-        "project": project,
-        "trace_id": ticket.trace_id,
-        "ticket_id": ticket.ticket_id,
-        "span_id": ticket.span_id,
-        "task_type": ticket.task_type,
-        "source": ticket.source,
-        "start_ns": ticket.start_time_ns,
-        "end_ns": ticket.end_time_ns,
-        "day": ticket.day.isoformat(),
-        "ticket_hash": ticket.ticket_hash - _HASH_SHIFT,
-        "status": ticket.status,
-        "agent_name": ticket.agent_name,
-        "conversation_id": ticket.conversation_id,
-        "intent": None if ticket.intent is None else dumps(ticket.intent),
-        "domain": ticket.domain,
-        "outcome": ticket.outcome,
-        "replay_run_id": ticket.replay_run_id,
-        "trial_attempt": ticket.trial_attempt,
-        "service_name": ticket.service_name,
-    }
+def ticket_values(project: str, ticket: TicketRow) -> dict[str, Any]:
+    """A tickets row by column (the writer reads its `day` and sets its `span_ref`, a placeholder 0 here)."""
+    values = [0, project, *_ticket_fields(ticket), ticket.day.isoformat()]
+    row = dict(zip(TICKET_COLUMNS, values, strict=True))
+    row["ticket_hash"] = ticket.ticket_hash - HASH_SHIFT
+    if ticket.intent is not None:
+        row["intent"] = dumps(ticket.intent)
+    return row
 
 
 def ticket_from_row(row: Any) -> TicketRow:
@@ -167,7 +125,7 @@ def ticket_from_row(row: Any) -> TicketRow:
         source=row.source,
         start_time_ns=int(row.start_ns),
         end_time_ns=int(row.end_ns),
-        ticket_hash=int(row.ticket_hash) + _HASH_SHIFT,
+        ticket_hash=int(row.ticket_hash) + HASH_SHIFT,
         status=row.status,
         agent_name=row.agent_name,
         conversation_id=row.conversation_id,
@@ -180,44 +138,9 @@ def ticket_from_row(row: Any) -> TicketRow:
     )
 
 
-TOOL_CALL_COLUMNS = (
-    "span_ref",
-    "project",
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "tool_name",
-    "outcome",
-    "start_ns",
-    "end_ns",
-    "call_id",
-    "tool_type",
-    "error_type",
-    "error_message",
-    "arguments",
-    "result",
-)
-
-
 def tool_call_values(project: str, call: ToolCallRow) -> tuple[Any, ...]:
     """A tool_calls row, values in `TOOL_CALL_COLUMNS` order (its span's id a placeholder, 0)."""
-    return (
-        0,
-        project,
-        call.trace_id,
-        call.span_id,
-        call.parent_span_id,
-        call.tool_name,
-        call.outcome,
-        call.start_time_ns,
-        call.end_time_ns,
-        call.call_id,
-        call.tool_type,
-        call.error_type,
-        call.error_message,
-        call.arguments,
-        call.result,
-    )
+    return (0, project, *_tool_call_fields(call))
 
 
 def tool_call_from_row(row: Any) -> ToolCallRow:
@@ -236,23 +159,6 @@ def tool_call_from_row(row: Any) -> ToolCallRow:
         arguments=row.arguments,
         result=row.result,
     )
-
-
-STATE_WRITE_COLUMNS = (
-    "span_ref",
-    "project",
-    "trace_id",
-    "span_id",
-    "seq",
-    "time_ns",
-    "table_name",
-    "key",
-    "op",
-    "before",
-    "after",
-    "changed",
-    "rowcount",
-)
 
 
 def state_write_values(project: str, write: StateWriteRow) -> tuple[Any, ...]:
@@ -299,19 +205,19 @@ def run_from_row(row: Any) -> ReplayRun:
         k=int(row.k),
         status=row.status,
         params=loads(row.params),
-        finished_at=None if row.finished_at_us is None else from_us(row.finished_at_us),
+        finished_at=from_us_opt(row.finished_at_us),
         summary=_loads(row.summary),
         error=row.error,
     )
 
 
-def trial_to_row(project: str, trial: TrialRow) -> dict[str, Any]:
+def trial_values(project: str, trial: TrialRow) -> dict[str, Any]:
     return {
         "project": project,
         "run_id": trial.run_id,
         "ticket_id": trial.ticket_id,
-        "attempt": trial.attempt,
         "task_type": trial.task_type,
+        "attempt": trial.attempt,
         "passed": trial.passed,
         "termination_reason": trial.termination_reason,
         "started_at_us": to_us(trial.started_at),
@@ -348,7 +254,7 @@ def trial_from_row(row: Any) -> TrialRow:
     )
 
 
-def alert_to_row(project: str, event: AlertEvent) -> dict[str, Any]:
+def alert_values(project: str, event: AlertEvent) -> dict[str, Any]:
     return {
         "project": project,
         "alert_id": event.alert_id,
