@@ -71,6 +71,11 @@ class TicketRow:
     row is identified by (trace_id, ticket_id). When two spans of one trace claim the same ticket id, the
     store keeps the one that started first (the outermost agent span). Without a `passhat.ticket.id`, the
     normaliser uses the trace id as the ticket id.
+
+    `ticket_hash` is `passhat.ticket_hash(ticket_id)` (the SDK's sampling hash, the one definition), an
+    unsigned 64-bit integer; `list_tickets(max_hash=...)` keeps `ticket_hash < max_hash`. How it is stored:
+    the SQL store shifts it by -2**63 into a signed BIGINT (`sql._rows.HASH_SHIFT`: order kept, so the filter
+    stays a range scan); ClickHouse keeps it as a UInt64 and samples by it (docs/clickhouse.md).
     """
 
     ticket_id: str
@@ -80,7 +85,7 @@ class TicketRow:
     source: Source
     start_time_ns: int
     end_time_ns: int
-    ticket_hash: int  # passhat.ticket_hash(ticket_id): unsigned 64-bit
+    ticket_hash: int
     status: StatusCode = "unset"
     agent_name: str | None = None
     conversation_id: str | None = None

@@ -23,7 +23,7 @@ from passhat.collector.store._rows import (
 #: Where a SQL column is spelled differently from its row field (the SQL schema predates the fields' names):
 #: span times are `start_ns` / `end_ns`, and `table` (a reserved word) is `table_name`.
 RENAMED = {"start_time_ns": "start_ns", "end_time_ns": "end_ns", "table": "table_name"}
-#: `ticket_hash` is unsigned 64-bit, BIGINT signed: stored shifted by -2**63, which keeps its order.
+#: The shift that puts the unsigned `ticket_hash` into a signed BIGINT (see `TicketRow`).
 HASH_SHIFT = 2**63
 #: The derived rows a span carries, stored in their own tables.
 _DERIVED = ("ticket", "tool_call", "state_writes")
