@@ -63,22 +63,13 @@ def _opt_int(value: Any) -> int | None:
 
 
 # --- spans -------------------------------------------------------------------------------------------------
-SPAN_COLUMNS = (
-    "project",
-    "day",
-    "trace_hash",
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "name",
-    "start_time_ns",
-    "end_time_ns",
-    "operation",
-    "kind",
-    "status",
-    "status_message",
-    "service_name",
-    "scope_name",
+#: The columns a read needs to rebuild a NormalizedSpan (the wide columns are for queries only).
+SPAN_READ_COLUMNS = fields_of(NormalizedSpan, without=("ticket", "tool_call", "state_writes"))
+_JSON_FIELDS = ("attributes", "resource_attributes", "events")
+_SCALARS = tuple(name for name in SPAN_READ_COLUMNS if name not in _JSON_FIELDS)
+#: What a span row adds to the span's own fields: partition and sampling keys before them, typed copies of the
+#: attributes passhat queries after them (then the JSON fields).
+_WIDE_COLUMNS = (
     "ticket_id",
     "task_type",
     "source",
@@ -90,12 +81,9 @@ SPAN_COLUMNS = (
     "input_tokens",
     "output_tokens",
     "replay_run_id",
-    "attributes",
-    "resource_attributes",
-    "events",
 )
-#: The columns a read needs to rebuild a NormalizedSpan (the wide columns are for queries only).
-SPAN_READ_COLUMNS = fields_of(NormalizedSpan, without=("ticket", "tool_call", "state_writes"))
+SPAN_COLUMNS = ("project", "day", "trace_hash", *_SCALARS, *_WIDE_COLUMNS, *_JSON_FIELDS)
+_span_scalars = attrgetter(*_SCALARS)
 
 
 def span_values(project: str, span: NormalizedSpan) -> list[Any]:
@@ -106,18 +94,7 @@ def span_values(project: str, span: NormalizedSpan) -> list[Any]:
         project,
         utc_day(span.start_time_ns),
         ticket_hash(span.trace_id),
-        span.trace_id,
-        span.span_id,
-        span.parent_span_id,
-        span.name,
-        span.start_time_ns,
-        span.end_time_ns,
-        span.operation,
-        span.kind,
-        span.status,
-        span.status_message,
-        span.service_name,
-        span.scope_name,
+        *_span_scalars(span),
         ticket.ticket_id if ticket else _opt_str(a.get(semconv.TICKET_ID)),
         ticket.task_type if ticket else _opt_str(a.get(semconv.TASK_TYPE)),
         ticket.source if ticket else _opt_str(a.get(semconv.SOURCE)),
@@ -142,21 +119,9 @@ def span_from_row(
     tool_call: ToolCallRow | None,
     state_writes: list[StateWriteRow],
 ) -> NormalizedSpan:
-    (trace_id, span_id, parent, name, start, end, operation, kind, status, message, service, scope) = row[:12]
-    attributes, resource_attributes, events = row[12:15]
+    attributes, resource_attributes, events = row[len(_SCALARS) : len(SPAN_READ_COLUMNS)]
     return NormalizedSpan(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name,
-        start_time_ns=start,
-        end_time_ns=end,
-        operation=operation,
-        kind=kind,
-        status=status,
-        status_message=message,
-        service_name=service,
-        scope_name=scope,
+        **dict(zip(_SCALARS, row, strict=False)),
         attributes=json.loads(attributes),
         resource_attributes=json.loads(resource_attributes),
         events=[SpanEvent(e[0], e[1], e[2]) for e in json.loads(events)],

@@ -3,12 +3,11 @@ explained in `passhat.collector.store._codec`."""
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Any
 
 import orjson
 
-from passhat.collector.store._codec import columns, dumps, fields_of, from_us, from_us_opt, to_us
+from passhat.collector.store._codec import columns, dumps, from_us, from_us_opt, to_us
 from passhat.collector.store._rows import (
     AlertEvent,
     NormalizedSpan,
@@ -35,8 +34,9 @@ STATE_WRITE_COLUMNS = ("span_ref", "project", *columns(StateWriteRow, RENAMED))
 #: A tickets row adds its UTC `day` (what daily traffic counts by) to the ticket's fields.
 TICKET_COLUMNS = ("span_ref", "project", *columns(TicketRow, RENAMED), "day")
 
-_tool_call_fields = attrgetter(*fields_of(ToolCallRow))
-_ticket_fields = attrgetter(*fields_of(TicketRow))
+# The row builders below name each field rather than looping over the columns: on the ingest path that is ~3x
+# faster than an attrgetter of the fields (slot reads specialise; unpacking a getter's tuple does not). They
+# give the values in their columns' order, which tests/collector/store/test_sql_store.py checks.
 _orjson_loads = orjson.loads
 
 
@@ -108,12 +108,28 @@ def span_from_row(
 
 def ticket_values(project: str, ticket: TicketRow) -> dict[str, Any]:
     """A tickets row by column (the writer reads its `day` and sets its `span_ref`, a placeholder 0 here)."""
-    values = [0, project, *_ticket_fields(ticket), ticket.day.isoformat()]
-    row = dict(zip(TICKET_COLUMNS, values, strict=True))
-    row["ticket_hash"] = ticket.ticket_hash - HASH_SHIFT
-    if ticket.intent is not None:
-        row["intent"] = dumps(ticket.intent)
-    return row
+    return {
+        "span_ref": 0,
+        "project": project,
+        "ticket_id": ticket.ticket_id,
+        "trace_id": ticket.trace_id,
+        "span_id": ticket.span_id,
+        "task_type": ticket.task_type,
+        "source": ticket.source,
+        "start_ns": ticket.start_time_ns,
+        "end_ns": ticket.end_time_ns,
+        "ticket_hash": ticket.ticket_hash - HASH_SHIFT,
+        "status": ticket.status,
+        "agent_name": ticket.agent_name,
+        "conversation_id": ticket.conversation_id,
+        "intent": None if ticket.intent is None else dumps(ticket.intent),
+        "domain": ticket.domain,
+        "outcome": ticket.outcome,
+        "replay_run_id": ticket.replay_run_id,
+        "trial_attempt": ticket.trial_attempt,
+        "service_name": ticket.service_name,
+        "day": ticket.day.isoformat(),
+    }
 
 
 def ticket_from_row(row: Any) -> TicketRow:
@@ -140,7 +156,23 @@ def ticket_from_row(row: Any) -> TicketRow:
 
 def tool_call_values(project: str, call: ToolCallRow) -> tuple[Any, ...]:
     """A tool_calls row, values in `TOOL_CALL_COLUMNS` order (its span's id a placeholder, 0)."""
-    return (0, project, *_tool_call_fields(call))
+    return (
+        0,
+        project,
+        call.trace_id,
+        call.span_id,
+        call.parent_span_id,
+        call.tool_name,
+        call.outcome,
+        call.start_time_ns,
+        call.end_time_ns,
+        call.call_id,
+        call.tool_type,
+        call.error_type,
+        call.error_message,
+        call.arguments,
+        call.result,
+    )
 
 
 def tool_call_from_row(row: Any) -> ToolCallRow:
