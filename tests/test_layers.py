@@ -82,7 +82,7 @@ def _sub(module: str, top: str) -> str | None:
 
 
 def _private_owner(module: str) -> str | None:
-    """``passhat.collector.store._base.X`` -> ``passhat.collector.store``: who may import it."""
+    """``passhat.collector.store._rows.X`` -> ``passhat.collector.store``: who may import it."""
     parts = module.split(".")
     for index, part in enumerate(parts):
         if part.startswith("_") and not part.startswith("__"):
