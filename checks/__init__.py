@@ -33,8 +33,8 @@ from passhat.checks._signatures import (
     classify_failure,
 )
 from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, diff_snapshots, take_snapshot
-from passhat.checks._values import values_equal
-from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
+from passhat.checks._values import Unordered, unordered, values_equal
+from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
 
 # Plain sorted order (tests/test_public_api.py), not ruff's constants-first order.
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "ChangeLogError",
     "Check",
     "CheckContext",
+    "Claim",
     "Diagnostic",
     "FailureSignature",
     "RowChange",
@@ -57,6 +58,7 @@ __all__ = [
     "TableSnapshot",
     "ToolCallRecord",
     "TrialRecord",
+    "Unordered",
     "Verdict",
     "all_of",
     "any_of",
@@ -76,6 +78,7 @@ __all__ = [
     "response_omits",
     "take_snapshot",
     "unchanged",
+    "unordered",
     "updated",
     "values_equal",
 ]
