@@ -58,7 +58,7 @@ class BuiltCheck:
         return claims_of(self._inner, ctx)
 
     def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
-        """Rows this check found exactly as expected (a subset of its claims)."""
+        """Rows this check found exactly as expected (among the rows it claims)."""
         return matches_of(self._inner, ctx)
 
     @property
