@@ -22,6 +22,7 @@ from passhat.collector.store._base import (
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store._not_replayable import NotReplayable
 from passhat.collector.store._open import default_store_url, open_store
 from passhat.collector.store._period import Period, parse_period, week_of
 
@@ -29,6 +30,7 @@ __all__ = [
     "AlertEvent",
     "ApiKey",
     "NormalizedSpan",
+    "NotReplayable",
     "Period",
     "Project",
     "ReplayRun",

@@ -146,6 +146,7 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
 
     from passhat.collector.store import ReplayRun, TrialRow
     from passhat.collector.store.sql._schema import schema_versions
+    from passhat.sandbox import TrialDetails
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     engine = sa.create_engine(url)
@@ -169,9 +170,10 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
         store.ensure_project("shop")
         now = dt.datetime.now(dt.UTC)
         store.create_replay_run("shop", ReplayRun(run_id="r", created_at=now, k=1))
-        trial = TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5, details={"final_response": "ok"})
+        details = TrialDetails(final_response="ok")
+        trial = TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5, details=details)
         store.add_trials("shop", [trial])
-        assert store.list_trials("shop", "r")[0].details == {"final_response": "ok"}
+        assert store.list_trials("shop", "r")[0].details == details
     finally:
         store.close()
 
@@ -233,3 +235,48 @@ def test_rows_bound_by_sqlalchemy_get_the_same_span_ids(tmp_path: pathlib.Path) 
     engine.dispose()
     assert [ids[s.span_id] for s in spans] == list(range(100, 100 + len(spans)))
     assert len(refs) == 6 and all(ids[span_id] == ref for span_id, ref in refs)
+
+
+def test_a_trial_stored_with_details_as_a_plain_document_still_loads(sqlite_url: str) -> None:
+    import datetime as dt
+    import json
+
+    from passhat.checks import RowChange, ToolCallRecord
+    from passhat.collector.store import ReplayRun, TrialRow
+    from passhat.sandbox import TrialDetails, Usage
+
+    # What replay wrote before TrialDetails: tool calls without their arguments, and a key no longer read.
+    old_details = {
+        "changes": [
+            {"table": "orders", "key": {"id": "O-1"}, "op": "update", "before": {"s": "a"}, "after": {"s": "b"}}
+        ],
+        "final_response": "Done.",
+        "tool_calls": [{"name": "refund", "outcome": "error", "error_type": "precondition_failed", "is_write": True}],
+        "transcript": [["customer", "Refund O-1"], ["agent", "Done."]],
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "agent": "reference (offline simulation)",
+        "agent_version": "",
+        "simulated": True,
+        "injected": None,
+        "retired": 1,
+    }
+    store = SqlStore(sqlite_url)
+    try:
+        store.migrate()
+        store.ensure_project("shop")
+        now = dt.datetime.now(dt.UTC)
+        store.create_replay_run("shop", ReplayRun(run_id="r", created_at=now, k=1))
+        store.add_trials("shop", [TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5)])
+        with sa.create_engine(sqlite_url).begin() as conn:
+            conn.execute(sa.text("UPDATE trials SET details = :d"), {"d": json.dumps(old_details)})
+        assert store.list_trials("shop", "r")[0].details == TrialDetails(
+            changes=(RowChange("orders", {"id": "O-1"}, "update", {"s": "a"}, {"s": "b"}),),
+            final_response="Done.",
+            tool_calls=(ToolCallRecord("refund", {}, "error", error_type="precondition_failed", is_write=True),),
+            transcript=(("customer", "Refund O-1"), ("agent", "Done.")),
+            usage=Usage(),
+            agent="reference (offline simulation)",
+            simulated=True,
+        )
+    finally:
+        store.close()
