@@ -55,8 +55,9 @@ class TaskTypeTrials:
 def summarize_trials(trials: Iterable[GradedTrial], k: int) -> list[TaskTypeTrials]:
     """Per (domain, task type), in that order: tickets with at least k trials, summarised at k.
 
-    A ticket with fewer than k trials says nothing about pass^k and is left out; a task type left with no
-    ticket is absent. Which trials count (say, not those the simulated customer broke) is the caller's choice.
+    A ticket with fewer than k trials says nothing about pass^k and is left out of the figures (its failed
+    trials still count under their signature); a task type left with no ticket is absent. Which trials count
+    (say, not those the simulated customer broke) is the caller's choice.
     """
     passed: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
     signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
