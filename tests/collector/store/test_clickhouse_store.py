@@ -5,6 +5,7 @@ across a killed process, and the shipped server config."""
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import subprocess
@@ -19,11 +20,13 @@ import pytest
 
 from passhat.collector import CollectorSettings
 from passhat.collector.store import SpanBatch, Store, StoreError, open_store
+from passhat.collector.store.clickhouse._rows import TRIAL_FIELDS, trial_from_row
 from passhat.collector.store.clickhouse._schema import LATEST_VERSION, MIGRATIONS_TABLE, Retention
 from passhat.collector.store.clickhouse._schema import server_config_xml as shipped_config
 from passhat.collector.store.clickhouse._store import ClickHouseStore
 from tests.collector.ingest.otlp_payloads import passhat_ticket, request
 from tests.collector.server import new_key, running_collector
+from tests.collector.store.old_rows import OLD_DETAILS, OLD_DETAILS_READ
 from tests.collector.store.store_contract import StoreContract, ticket_hash, ticket_span, tool_span
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -219,6 +222,14 @@ def test_rows_past_their_ttl_are_dropped(ch_store: ClickHouseStore) -> None:
     assert ch_store.count_spans("shop") == 1
 
 
+def test_a_trial_stored_with_details_as_a_plain_document_still_loads() -> None:
+    stored = {name: None for name in TRIAL_FIELDS} | {
+        "run_id": "r", "ticket_id": "T-1", "task_type": "refund", "attempt": 0, "passed": 1,
+        "termination_reason": "customer_stop", "started_at": 0, "duration_s": 0.5, "details": json.dumps(OLD_DETAILS),
+    }  # fmt: skip
+    assert trial_from_row([stored[name] for name in TRIAL_FIELDS]).details == OLD_DETAILS_READ
+
+
 # --- de-duplication ----------------------------------------------------------------------------------------
 def test_a_write_repeated_behind_the_lock_still_reads_once(ch_store: ClickHouseStore) -> None:
     """The engines are the backstop: a call cut short and retried (here: its inserts replayed) stores
@@ -274,7 +285,8 @@ _WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {tests!r})
-    from tests.collector.store.store_contract import ticket_span, tool_span
+    from tests.collector.store.old_rows import OLD_DETAILS, OLD_DETAILS_READ
+from tests.collector.store.store_contract import ticket_span, tool_span
     from passhat.collector.store import open_store
     store = open_store({url!r})
     store.ensure_project("shop")

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult, open_store
 from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
+from tests.collector.store.old_rows import OLD_DETAILS, OLD_DETAILS_READ
 from tests.collector.store.sql_v2 import check_migration_from_v2, three_traces
 from tests.collector.store.store_contract import StoreContract, ticket_span, tool_span
 
@@ -241,25 +242,8 @@ def test_a_trial_stored_with_details_as_a_plain_document_still_loads(sqlite_url:
     import datetime as dt
     import json
 
-    from passhat.checks import RowChange, ToolCallRecord
     from passhat.collector.store import ReplayRun, TrialRow
-    from passhat.sandbox import TrialDetails, Usage
 
-    # What replay wrote before TrialDetails: tool calls without their arguments, and a key no longer read.
-    old_details = {
-        "changes": [
-            {"table": "orders", "key": {"id": "O-1"}, "op": "update", "before": {"s": "a"}, "after": {"s": "b"}}
-        ],
-        "final_response": "Done.",
-        "tool_calls": [{"name": "refund", "outcome": "error", "error_type": "precondition_failed", "is_write": True}],
-        "transcript": [["customer", "Refund O-1"], ["agent", "Done."]],
-        "usage": {"input_tokens": 0, "output_tokens": 0},
-        "agent": "reference (offline simulation)",
-        "agent_version": "",
-        "simulated": True,
-        "injected": None,
-        "retired": 1,
-    }
     store = SqlStore(sqlite_url)
     try:
         store.migrate()
@@ -267,16 +251,8 @@ def test_a_trial_stored_with_details_as_a_plain_document_still_loads(sqlite_url:
         now = dt.datetime.now(dt.UTC)
         store.create_replay_run("shop", ReplayRun(run_id="r", created_at=now, k=1))
         store.add_trials("shop", [TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5)])
-        with sa.create_engine(sqlite_url).begin() as conn:
-            conn.execute(sa.text("UPDATE trials SET details = :d"), {"d": json.dumps(old_details)})
-        assert store.list_trials("shop", "r")[0].details == TrialDetails(
-            changes=(RowChange("orders", {"id": "O-1"}, "update", {"s": "a"}, {"s": "b"}),),
-            final_response="Done.",
-            tool_calls=(ToolCallRecord("refund", {}, "error", error_type="precondition_failed", is_write=True),),
-            transcript=(("customer", "Refund O-1"), ("agent", "Done.")),
-            usage=Usage(),
-            agent="reference (offline simulation)",
-            simulated=True,
-        )
+        with sa.create_engine(sqlite_url).begin() as conn:  # the column as an older version wrote it
+            conn.execute(sa.text("UPDATE trials SET details = :d"), {"d": json.dumps(OLD_DETAILS)})
+        assert store.list_trials("shop", "r")[0].details == OLD_DETAILS_READ
     finally:
         store.close()
