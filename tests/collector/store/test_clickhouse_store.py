@@ -26,8 +26,8 @@ from passhat.collector.store.clickhouse._schema import server_config_xml as ship
 from passhat.collector.store.clickhouse._store import ClickHouseStore
 from tests.collector.ingest.otlp_payloads import passhat_ticket, request
 from tests.collector.server import new_key, running_collector
-from tests.collector.store.old_rows import OLD_DETAILS, OLD_DETAILS_READ
 from tests.collector.store.store_contract import StoreContract, ticket_hash, ticket_span, tool_span
+from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
 
 HERE = pathlib.Path(__file__).resolve().parent
 BACKENDS = ["chdb", "http", "server"]
@@ -285,7 +285,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {tests!r})
-    from tests.collector.store.old_rows import OLD_DETAILS, OLD_DETAILS_READ
+    from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
 from tests.collector.store.store_contract import ticket_span, tool_span
     from passhat.collector.store import open_store
     store = open_store({url!r})

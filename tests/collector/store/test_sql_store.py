@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult, open_store
 from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
-from tests.collector.store.old_rows import OLD_DETAILS, OLD_DETAILS_READ
 from tests.collector.store.sql_v2 import check_migration_from_v2, three_traces
 from tests.collector.store.store_contract import StoreContract, ticket_span, tool_span
+from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
 
 
 class TestSqlStore(StoreContract):

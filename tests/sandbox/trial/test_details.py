@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from passhat.checks import RowChange, ToolCallRecord
-from passhat.sandbox import FlawConfig, ReferenceAgent, Sandbox, TrialDetails, Usage, run_trial
+from passhat.sandbox import FlawConfig, ReferenceAgent, Sandbox, TrialDetails, run_trial
+from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
 
 
 async def test_a_trials_details_hold_its_changes_calls_transcript_and_agent(retail: Sandbox) -> None:
@@ -30,33 +30,7 @@ async def test_details_survive_the_json_text_the_store_keeps(retail: Sandbox) ->
 
 
 def test_details_written_by_an_older_version_still_read() -> None:
-    # The document replay wrote before TrialDetails: tool calls without arguments or messages, plus a key
-    # this version does not know.
-    stored = {
-        "changes": [
-            {"table": "orders", "key": {"id": "O-1"}, "op": "update", "before": {"s": "a"}, "after": {"s": "b"}}
-        ],
-        "final_response": "Done.",
-        "tool_calls": [{"name": "get_order", "outcome": "empty", "error_type": "not_found", "is_write": False}],
-        "transcript": [["customer", "Hi"], ["agent", "Done."]],
-        "usage": {"input_tokens": 12, "output_tokens": 3},
-        "agent": "reference",
-        "agent_version": "1.2",
-        "simulated": True,
-        "injected": "wrong_entity",
-        "retired_key": {"anything": 1},
-    }
-    assert TrialDetails.from_json(stored) == TrialDetails(
-        changes=(RowChange("orders", {"id": "O-1"}, "update", {"s": "a"}, {"s": "b"}),),
-        final_response="Done.",
-        tool_calls=(ToolCallRecord("get_order", {}, "empty", error_type="not_found"),),
-        transcript=(("customer", "Hi"), ("agent", "Done.")),
-        usage=Usage(12, 3),
-        agent="reference",
-        agent_version="1.2",
-        simulated=True,
-        injected="wrong_entity",
-    )
+    assert TrialDetails.from_json(OLD_DETAILS) == OLD_DETAILS_READ
 
 
 def test_an_empty_document_reads_as_no_details() -> None:

@@ -1,4 +1,6 @@
-"""A trial's details as replay stored them before `TrialDetails`: a plain document, and what it reads as."""
+"""A trial's details as replay stored them before `TrialDetails` (a plain document), and what it reads as.
+
+Shared by the sandbox's round-trip tests and the stores' tests of rows an older version wrote."""
 
 from __future__ import annotations
 
