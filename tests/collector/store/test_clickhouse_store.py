@@ -285,8 +285,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {tests!r})
-    from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
-from tests.collector.store.store_contract import ticket_span, tool_span
+    from tests.collector.store.store_contract import ticket_span, tool_span
     from passhat.collector.store import open_store
     store = open_store({url!r})
     store.ensure_project("shop")
