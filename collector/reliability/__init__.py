@@ -13,10 +13,25 @@ from passhat.collector.reliability._estimators import (
     pass_at_k_array,
     pass_hat_k,
     pass_hat_k_array,
+    settled,
+)
+from passhat.collector.reliability._intervals import (
+    Interval,
+    half_width,
+    sample_size_note,
+    stratified_interval,
+    tickets_for_half_width,
+    wilson_bounds,
+    wilson_interval,
 )
 from passhat.collector.reliability._mixture import Component, Mixture, MixtureFit, fit_mixture, mixture_log_likelihood
 from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
-from passhat.collector.reliability._summary import TaskTypeSummary, bootstrap_means, summarize_task_type
+from passhat.collector.reliability._summary import (
+    IntervalMethod,
+    TaskTypeSummary,
+    bootstrap_means,
+    summarize_task_type,
+)
 from passhat.collector.reliability._traffic import (
     CalculatorResult,
     TaskTypeTraffic,
@@ -34,6 +49,8 @@ __all__ = [
     "DropTest",
     "FloatArray",
     "IntArray",
+    "Interval",
+    "IntervalMethod",
     "Mixture",
     "MixtureFit",
     "PointsFit",
@@ -46,6 +63,7 @@ __all__ = [
     "detect_drop",
     "fit_mixture",
     "fit_mixture_to_points",
+    "half_width",
     "mixture_curve",
     "mixture_log_likelihood",
     "pass_at_k",
@@ -53,7 +71,13 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_k_array",
     "reliability_curve",
+    "sample_size_note",
+    "settled",
     "simulate_alarm_rate",
+    "stratified_interval",
     "summarize_task_type",
+    "tickets_for_half_width",
     "traffic_impact",
+    "wilson_bounds",
+    "wilson_interval",
 ]
