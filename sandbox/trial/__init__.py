@@ -1,5 +1,6 @@
 """One trial: the per-trial database copy, the row overlay, the MCP transports, the runner and its grading."""
 
+from passhat.sandbox.trial._curtailed import Curtailment, Outcome, is_settled, run_curtailed
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase, build_database
 from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
 from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
@@ -7,6 +8,8 @@ from passhat.sandbox.trial._serve import TRANSPORTS, connect, main, serve
 
 __all__ = [
     "TRANSPORTS",
+    "Curtailment",
+    "Outcome",
     "OverlayError",
     "RowImage",
     "RunConfig",
@@ -16,7 +19,9 @@ __all__ = [
     "apply_overlay",
     "build_database",
     "connect",
+    "is_settled",
     "main",
+    "run_curtailed",
     "run_trial",
     "run_trials",
     "serve",
