@@ -47,6 +47,7 @@ from passhat.sandbox.domain import (
 from passhat.sandbox.trial import (
     TRANSPORTS,
     Curtailment,
+    Outcome,
     OverlayError,
     RowImage,
     RunConfig,
@@ -80,6 +81,7 @@ __all__ = [
     "DomainError",
     "FlawConfig",
     "Message",
+    "Outcome",
     "OverlayError",
     "ReferenceAgent",
     "ReferencePlan",

@@ -13,7 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.cli._console import TABLE_FIELDS, ci_text, console, emit_json, fail, pct, print_design_notes
 from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
@@ -69,15 +69,19 @@ def period_from(period: str | None, since: str | None) -> Period:
     return Period(f"since-{start.isoformat()}", start, end)
 
 
-def trial_table_rows(trials: list[TrialRow], k: int) -> list[dict[str, Any]]:
-    """Per (domain, task type): the same fields `passhat replay --domain` prints."""
+def trial_table_rows(trials: list[TrialRow], k: int, *, min_trials: int | None = None) -> list[dict[str, Any]]:
+    """Per (domain, task type): the same fields `passhat replay --domain` prints.
+
+    Tickets whose usable trials (simulator and infra errors left out) do not settle pass^k are counted as
+    ``unsettled_tickets``; ``min_trials`` (curtailed replay) takes pass@1 from each ticket's first attempts.
+    """
     import numpy as np
 
-    from passhat.collector.reliability import summarize_task_type
+    from passhat.collector.reliability import settled, summarize_task_type
 
     passed: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
     signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for trial in trials:
+    for trial in sorted(trials, key=lambda t: t.attempt):
         if trial.simulator_error or trial.infra_error:
             continue
         key = (trial.domain or "unknown", trial.task_type)
@@ -86,18 +90,27 @@ def trial_table_rows(trials: list[TrialRow], k: int) -> list[dict[str, Any]]:
             signatures[key][trial.failure_label] += 1
     rows = []
     for key in sorted(passed):
-        tickets = {t: v for t, v in passed[key].items() if len(v) >= k}
+        everything = passed[key]
+        keep = settled([len(v) for v in everything.values()], [sum(v) for v in everything.values()], k)
+        tickets = {t: v for (t, v), ok in zip(everything.items(), keep, strict=True) if ok}
         if not tickets:
             continue
         n = np.array([len(v) for v in tickets.values()])
         c = np.array([sum(v) for v in tickets.values()])
-        summary = summarize_task_type(n, c, k).to_dict()
+        first = None if min_trials is None else [v[:min_trials] for v in tickets.values()]
+        summary = summarize_task_type(
+            n,
+            c,
+            k,
+            first_n=None if first is None else [len(v) for v in first],
+            first_c=None if first is None else [sum(v) for v in first],
+        ).to_dict()
         rows.append(
             {
                 "domain": key[0],
                 "task_type": key[1],
-                **{name: summary[name] for name in ("tickets", "trials_per_ticket")},
-                **{name: summary[name] for name in ("pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci")},
+                **{name: summary[name] for name in TABLE_FIELDS},
+                "unsettled_tickets": len(everything) - len(tickets),
                 "signatures": dict(sorted(signatures[key].items())),
             }
         )
@@ -129,6 +142,8 @@ def replay_store(
     agent: str | None,
     parallel: int | None,
     as_json: bool,
+    stop_early: bool | None = None,
+    min_trials: int | None = None,
 ) -> None:
     """`passhat replay --period P | --since T`: the production loop on the store's tickets for one period."""
     from passhat.collector.loop import agent_spec, alert_setup, domains_of
@@ -150,6 +165,8 @@ def replay_store(
                 k=k or config.replay.k,
                 tickets_per_task_type=tickets_per_task_type or config.replay.tickets_per_task_type,
                 parallel=parallel or config.replay.concurrency,
+                stop_early=config.replay.stop_early if stop_early is None else stop_early,
+                min_trials=min_trials or config.replay.min_trials,
             )
         except (DomainError, ValueError) as exc:
             fail(str(exc))
@@ -171,7 +188,9 @@ def replay_store(
                 fail(str(exc))
     finally:
         store.close()
-    rows = trial_table_rows(result.outcome.trials, settings.k)
+    design = result.outcome.run.params.get("design", {"name": "fixed", "k": settings.k})
+    first = design.get("min_trials") if design.get("name") == "curtailed" else None
+    rows = trial_table_rows(result.outcome.trials, settings.k, min_trials=first)
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
     if as_json:
         emit_json(
@@ -181,6 +200,8 @@ def replay_store(
                 "period": chosen.name,
                 "run_id": result.outcome.run.run_id,
                 "agent": spec.label,
+                "design": design,
+                "trials": len(result.outcome.trials),
                 "not_replayable": not_replayable,
                 "report": {kind: str(path) for kind, path in result.report_paths.items()},
             }
@@ -189,6 +210,10 @@ def replay_store(
     print_trial_table(
         f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, agent {spec.label}", rows, settings.k
     )
+    print_design_notes(rows, len(result.outcome.trials), settings.k, first)
+    unsettled = sum(int(row["unsettled_tickets"]) for row in rows)
+    if unsettled:
+        console.print(f"{unsettled} ticket(s) left out: too few usable trials (simulator or infra errors).")
     if not_replayable:
         console.print(f"{len(not_replayable)} sampled ticket(s) could not be replayed (listed in the report).")
     console.print(f"Report: {result.report_paths.get('html')}")

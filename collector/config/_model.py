@@ -70,6 +70,10 @@ class ReplayConfig(_Table):
     trials: int | None = Field(default=None, ge=1, le=1000)
     tickets_per_task_type: int = Field(default=50, ge=1, le=100_000)
     concurrency: int = Field(default=4, ge=1, le=256)
+    #: Curtailed replay: a ticket's trials stop once one passed and one failed (its pass^k and pass@k settled).
+    stop_early: bool = False
+    #: Attempts every ticket runs under stop_early; pass@1 is taken from them.
+    min_trials: int = Field(default=2, ge=1, le=1000)
 
     @model_validator(mode="after")
     def _trials_cover_k(self) -> ReplayConfig:

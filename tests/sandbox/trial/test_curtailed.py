@@ -39,7 +39,7 @@ async def test_the_first_min_trials_attempts_always_run() -> None:
 
 
 async def test_errored_attempts_count_towards_k_but_settle_nothing() -> None:
-    ran, attempt = _fixed([None, True, None, False, True])
+    _, attempt = _fixed([None, True, None, False, True])
     assert await run_curtailed(attempt, 5, Curtailment(min_trials=1)) == 4  # type: ignore[arg-type]
 
 
