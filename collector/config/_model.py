@@ -223,7 +223,8 @@ class RuleConfig(_Table):
     permutations: int = Field(default=2000, ge=100, le=100_000)
     cooldown_periods: int = Field(default=1, ge=0, le=52)
     resolve_margin: float = Field(default=0.0, ge=0.0, le=1.0)
-    resolve_confidence: float = Field(default=0.8, ge=0.5, le=0.9999)
+    resolve_confidence: float = Field(default=0.95, ge=0.5, le=0.9999)
+    correction: Literal["holm", "bh", "none"] = "holm"
     severity: Severity = "warning"
     channels: list[str] = Field(default_factory=list)
 

@@ -4,6 +4,12 @@ Pure functions over numpy arrays. Inputs are per-ticket trial counts: n trials, 
 
 from passhat.collector.reliability._curves import Curve, mixture_curve, reliability_curve
 from passhat.collector.reliability._drift import DropTest, detect_drop, simulate_alarm_rate
+from passhat.collector.reliability._errors import (
+    Correction,
+    adjust_p_values,
+    drop_power,
+    tickets_for_power,
+)
 from passhat.collector.reliability._estimators import (
     ArrayLike,
     FloatArray,
@@ -45,6 +51,7 @@ __all__ = [
     "ArrayLike",
     "CalculatorResult",
     "Component",
+    "Correction",
     "Curve",
     "DropTest",
     "FloatArray",
@@ -57,10 +64,12 @@ __all__ = [
     "TaskTypeSummary",
     "TaskTypeTraffic",
     "TrafficImpact",
+    "adjust_p_values",
     "as_counts",
     "bootstrap_means",
     "calculate",
     "detect_drop",
+    "drop_power",
     "fit_mixture",
     "fit_mixture_to_points",
     "half_width",
@@ -77,6 +86,7 @@ __all__ = [
     "stratified_interval",
     "summarize_task_type",
     "tickets_for_half_width",
+    "tickets_for_power",
     "traffic_impact",
     "wilson_bounds",
     "wilson_interval",

@@ -65,8 +65,9 @@ def _check_k(k: int, n: IntArray, c: IntArray | None = None) -> int:
         if open_.any():
             worst = int(n[open_].min())
             raise ValueError(
-                f"a ticket has only {worst} trial(s), all with the same outcome, so its pass^{k} is not settled; "
-                f"run its trials until one passes and one fails or {k} have run, or leave it out"
+                f"k={k} exceeds the number of trials of a ticket (n={worst}) whose outcomes all agree, so its "
+                f"pass^{k} is not settled; run its trials until one passes and one fails or {k} have run, or leave "
+                f"it out"
             )
         return k
     if n.size and k > int(n.min()):
