@@ -2,7 +2,7 @@
 
 Pure functions over numpy arrays. Inputs are per-ticket trial counts: n trials, c successes."""
 
-from passhat.collector.reliability._curves import Curve, mixture_curve, reliability_curve
+from passhat.collector.reliability._curves import Curve, CurveBand, curve_band, mixture_curve, reliability_curve
 from passhat.collector.reliability._drift import DropTest, detect_drop, simulate_alarm_rate
 from passhat.collector.reliability._errors import (
     Correction,
@@ -53,6 +53,7 @@ __all__ = [
     "Component",
     "Correction",
     "Curve",
+    "CurveBand",
     "DropTest",
     "FloatArray",
     "IntArray",
@@ -68,6 +69,7 @@ __all__ = [
     "as_counts",
     "bootstrap_means",
     "calculate",
+    "curve_band",
     "detect_drop",
     "drop_power",
     "fit_mixture",

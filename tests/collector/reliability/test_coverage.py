@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.special import betaln
 
-from passhat.collector.reliability import stratified_interval, summarize_task_type, wilson_bounds
+from passhat.collector.reliability import curve_band, stratified_interval, summarize_task_type, wilson_bounds
 
 BETAS = [(0.5, 0.5), (2.0, 2.0), (8.0, 1.0), (1.0, 4.0), (20.0, 1.5)]
 MIXTURES = [
@@ -96,3 +96,19 @@ def test_the_traffic_weighted_interval_covers_across_fifteen_task_types() -> Non
         _, (low, high), _ = stratified_interval(row, np.full(types, tickets), volumes)
         covered += low <= truth <= high
     assert covered / samples >= 0.92
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tickets", [8, 30, 150])
+def test_the_extrapolation_band_holds_the_true_curve_beyond_the_trials(tickets: int) -> None:
+    # The seed's mixture observed at k = 5 and extrapolated to 20, 50 and 100.
+    weights, ps = np.array([0.31, 0.60, 0.09]), np.array([0.99, 0.58, 0.0])
+    rng = np.random.default_rng(tickets)
+    held = []
+    for _ in range(10):
+        c = rng.binomial(5, ps[rng.choice(3, p=weights, size=tickets)])
+        band = curve_band(np.full(tickets, 5), c, 100)
+        for k in (20, 50, 100):
+            truth = float(weights @ ps**k)
+            held.append(band.pass_hat_k_low[k - 1] <= truth <= band.pass_hat_k_high[k - 1])
+    assert np.mean(held) >= 0.9
