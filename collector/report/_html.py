@@ -142,7 +142,7 @@ def _curve(report: Report) -> str:
     return f"""<section id="curve"><h2>pass@k and pass^k against k</h2>
 <p class="note">Both curves, {weighting}, for k = 1 to {len(c.k)}.{dashed} Drag k and watch them diverge: pass@k is
 the chance one of k attempts works (what a human picking the best answer sees); pass^k is the chance all k do
-(what a customer who comes back k times sees).</p>
+(what a kind of ticket that must be handled right every time it is attempted needs).</p>
 <div class="chart-row">{chart}
 <div class="readout"><label for="k-range">k = <output id="k-value">{k}</output></label>
 <input id="k-range" type="range" min="1" max="{len(c.k)}" step="1" value="{k}">

@@ -213,7 +213,16 @@ def test_a_curtailed_replay_settles_every_ticket_as_the_fixed_design_does_with_f
         per_ticket: list[dict[str, tuple[float, float]]] = []
         for stop_early in (False, True):
             settings = ReplaySettings(k=k, tickets_per_task_type=4, parallel=4, stop_early=stop_early, min_trials=2)
-            outcome = asyncio.run(replay_period(store, "shop", PERIOD, agent, settings=settings))
+            if stop_early:
+                result = asyncio.run(
+                    run_period(store, "shop", PERIOD, agent, settings=settings, report_dir=tmp_path / "reports")
+                )
+                outcome = result.outcome
+                design = json.loads(result.report_paths["json"].read_text())["design"]
+                assert design["name"] == "curtailed" and design["trials"] == len(outcome.trials)
+                assert design["trials_saved"] == 3 * 4 * k - len(outcome.trials)
+            else:
+                outcome = asyncio.run(replay_period(store, "shop", PERIOD, agent, settings=settings))
             assert outcome.run.params["design"]["name"] == ("curtailed" if stop_early else "fixed")
             counts: dict[str, list[int]] = {}
             for trial in outcome.trials:
