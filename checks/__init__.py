@@ -10,7 +10,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 
 # The one tool-outcome rule lives in the SDK (the lowest layer, which must use it); checks re-export it.
 from passhat import ToolKind, ToolOutcome, outcome_of
-from passhat.checks._changelog import ChangeLog, ChangeLogError, record_changes
+from passhat.checks._changelog import ChangeLog, record_changes
 from passhat.checks._compose import all_of, any_of
 from passhat.checks._diff import RowChange, StateDiff
 from passhat.checks._primitives import deleted, inserted, no_other_writes, unchanged, updated
@@ -35,6 +35,7 @@ from passhat.checks._signatures import (
     classify_failure,
 )
 from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, diff_snapshots, take_snapshot
+from passhat.checks._touched import ChangeLogError, StartingState, install_change_log
 from passhat.checks._values import values_equal
 from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
 
@@ -55,6 +56,7 @@ __all__ = [
     "Snapshot",
     "SnapshotError",
     "SpecError",
+    "StartingState",
     "StateDiff",
     "TableSnapshot",
     "ToolCallRecord",
@@ -71,6 +73,7 @@ __all__ = [
     "diff_snapshots",
     "evaluate",
     "inserted",
+    "install_change_log",
     "no_other_writes",
     "normalize_text",
     "outcome_of",
