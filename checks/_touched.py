@@ -111,30 +111,52 @@ def install_change_log(
     return StartingState(snapshot, rowids, watched)
 
 
+def _trigger_sql(table: Table) -> list[str]:
+    """The triggers that log the rowid of every row a statement writes, or deletes without a trigger."""
+    name = '"{}"'.format(table.name.replace('"', '""'))
+    literal = "'{}'".format(table.name.replace("'", "''"))
+    key = ['"{}"'.format(column.name.replace('"', '""')) for column in table.primary_key.columns]
+    holds_new_key = " AND ".join(f"{column} IS NEW.{column}" for column in key)
+    key_moves = " OR ".join(f"NEW.{column} IS NOT OLD.{column}" for column in key)
+    into = f"INSERT INTO {TOUCHED} (name, row)"
+
+    def trigger(kind: str, timing: str, body: str, when: str = "") -> str:
+        trigger_name = '"{}"'.format(f"{INTERNAL_PREFIX}touch_{table.name}_{kind}".replace('"', '""'))
+        return f"CREATE TRIGGER IF NOT EXISTS {trigger_name} {timing} ON {name} {when} BEGIN {body}; END"
+
+    return [
+        trigger("insert", "AFTER INSERT", f"{into} VALUES ({literal}, NEW.rowid)"),
+        trigger("update", "AFTER UPDATE", f"{into} VALUES ({literal}, OLD.rowid), ({literal}, NEW.rowid)"),
+        trigger("delete", "AFTER DELETE", f"{into} VALUES ({literal}, OLD.rowid)"),
+        # A REPLACE (INSERT OR REPLACE, or an UPDATE OR REPLACE moving a row onto a taken key) deletes the row
+        # holding the key without firing a delete trigger: log that row first.
+        trigger("replace", "BEFORE INSERT", f"{into} SELECT {literal}, rowid FROM {name} WHERE {holds_new_key}"),
+        trigger(
+            "rekey",
+            "BEFORE UPDATE",
+            f"{into} SELECT {literal}, rowid FROM {name} WHERE {holds_new_key}",
+            when=f"WHEN {key_moves}",
+        ),
+    ]
+
+
 def _install(connection: sqlite3.Connection, tables: list[Table]) -> dict[str, dict[int, tuple[Any, ...]]]:
     with connection:
         connection.execute(f"CREATE TABLE IF NOT EXISTS {TOUCHED} (name TEXT NOT NULL, row INTEGER NOT NULL)")
         connection.execute(f"DELETE FROM {TOUCHED}")
     rowids: dict[str, dict[int, tuple[Any, ...]]] = {}
-    images = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
     for table in tables:
         if not _has_rowid(connection, table):
             continue  # compared in full at diff time
-        name = table.name.replace('"', '""')
-        literal = table.name.replace("'", "''")
         try:
             with connection:
-                for op, sides in images.items():
-                    values = ", ".join(f"('{literal}', {side}.rowid)" for side in sides)
-                    trigger = f"{INTERNAL_PREFIX}touch_{table.name}_{op.lower()}".replace('"', '""')
-                    connection.execute(
-                        f'CREATE TRIGGER IF NOT EXISTS "{trigger}" AFTER {op} ON "{name}" '
-                        f"BEGIN INSERT INTO {TOUCHED} (name, row) VALUES {values}; END"
-                    )
+                for statement in _trigger_sql(table):
+                    connection.execute(statement)
         except (sqlite3.DatabaseError, DBAPIError) as exc:
             raise ChangeLogError(
                 f"cannot watch table {table.name!r}: {exc}; leave it out with exclude=[{table.name!r}]"
             ) from None
+        name = table.name.replace('"', '""')
         keys = ", ".join('"{}"'.format(column.name.replace('"', '""')) for column in table.primary_key.columns)
         rowids[table.name] = {
             row[0]: tuple(row[1:]) for row in connection.execute(f'SELECT rowid, {keys} FROM "{name}"')
