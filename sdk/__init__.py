@@ -7,6 +7,7 @@ The SDK is what an agent imports. It stays light: OpenTelemetry and nothing heav
 from passhat._config import SETTINGS as CONFIG_SETTINGS
 from passhat._config import ConfigurationError
 from passhat._export import ExportStats
+from passhat._pseudonym import PseudonymKey
 from passhat._redact import Redactor
 from passhat._runtime import Passhat, configure, current, flush, shutdown
 from passhat._sampling import is_sampled, ticket_hash
@@ -30,6 +31,7 @@ __all__ = [
     "Instrumentation",
     "MissingExtraError",
     "Passhat",
+    "PseudonymKey",
     "Redactor",
     "Ticket",
     "__version__",
