@@ -13,7 +13,7 @@ from passhat._runtime import Passhat, configure, current, flush, shutdown
 from passhat._sampling import is_sampled, ticket_hash
 from passhat._state import record_write
 from passhat._ticket import Ticket, current_ticket
-from passhat._tool import outcome_of, tool
+from passhat._tool import ToolCall, collect_tool_calls, outcome_of, tool
 from passhat._top import ticket
 from passhat._version import __version__
 from passhat.integrations import (
@@ -34,7 +34,9 @@ __all__ = [
     "PseudonymKey",
     "Redactor",
     "Ticket",
+    "ToolCall",
     "__version__",
+    "collect_tool_calls",
     "configure",
     "current",
     "current_ticket",

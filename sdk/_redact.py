@@ -175,7 +175,8 @@ class Redactor:
             # Each rule looks only between the values earlier rules claimed, so a phone pattern cannot run on
             # into a card number beside it, and a rejected candidate (a digit run failing the Luhn check) is
             # retried one character later rather than hiding a real value that overlaps it.
-            for begin, stop in _free_segments(claimed, len(value)):
+            segments = _free_segments(claimed, len(value)) if claimed else ((0, len(value)),)
+            for begin, stop in segments:
                 position = begin
                 while position < stop:
                     match = rule.pattern.search(value, position, stop)
@@ -232,7 +233,7 @@ class Redactor:
         return self.text(str(value), field)
 
 
-def _free_segments(claimed: list[tuple[int, int, str]], length: int) -> list[tuple[int, int]]:
+def _free_segments(claimed: list[tuple[int, int, str]], length: int) -> tuple[tuple[int, int], ...]:
     """The stretches of a string of ``length`` characters outside the (sorted) claimed spans."""
     segments: list[tuple[int, int]] = []
     position = 0
@@ -242,7 +243,7 @@ def _free_segments(claimed: list[tuple[int, int, str]], length: int) -> list[tup
         position = max(position, end)
     if position < length:
         segments.append((position, length))
-    return segments
+    return tuple(segments)
 
 
 _shared_key: PseudonymKey | None = None

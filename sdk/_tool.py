@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from opentelemetry import context as otel_context
@@ -15,7 +18,7 @@ from opentelemetry.trace import SpanKind
 from passhat import semconv
 from passhat._content import to_json
 from passhat._runtime import Passhat, current
-from passhat._ticket import current_ticket, record_exception
+from passhat._ticket import current_ticket, error_type_of, record_exception
 
 logger = logging.getLogger("passhat")
 
@@ -38,6 +41,64 @@ def outcome_of(result: Any, empty: EmptyPredicate | None = None) -> str:
         except Exception as exc:  # a broken predicate must not break the tool
             logger.debug("passhat: empty predicate raised %r", exc)
     return "ok"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call of a ``@passhat.tool`` function as :func:`collect_tool_calls` hands it over, in this process.
+
+    ``arguments`` are the call's own values (not redacted: they never leave the process this way).
+    """
+
+    name: str
+    arguments: dict[str, Any]
+    outcome: str
+    error_type: str | None = None
+    error_message: str | None = None
+
+
+ToolCallHook = Callable[[ToolCall], None]
+
+_collectors: contextvars.ContextVar[tuple[ToolCallHook, ...]] = contextvars.ContextVar(
+    "passhat_tool_collectors", default=()
+)
+
+
+@contextlib.contextmanager
+def collect_tool_calls(on_call: ToolCallHook | None = None) -> Iterator[list[ToolCall]]:
+    """Collect every ``@passhat.tool`` call made in this context while the block runs (in call order).
+
+    Tasks and ``asyncio.to_thread`` calls started inside the block are included (they copy the context);
+    ``on_call`` is also called with each one as it finishes. The sandbox uses it to put the tool calls of
+    agents that use their backend directly in the trial record.
+    """
+    calls: list[ToolCall] = []
+
+    def hook(call: ToolCall) -> None:
+        calls.append(call)
+        if on_call is not None:
+            on_call(call)
+
+    token = _collectors.set((*_collectors.get(), hook))
+    try:
+        yield calls
+    finally:
+        _collectors.reset(token)
+
+
+def _collect(name: str, arguments: Callable[[], dict[str, Any]], outcome: str, exc: BaseException | None) -> None:
+    call = ToolCall(
+        name,
+        arguments(),
+        outcome,
+        None if exc is None else error_type_of(exc),
+        None if exc is None else str(exc),
+    )
+    for hook in _collectors.get():
+        try:
+            hook(call)
+        except Exception as error:  # a broken collector must not break the agent's tool
+            logger.debug("passhat: a tool-call collector raised %r", error)
 
 
 class _ToolSpan:
@@ -85,7 +146,11 @@ class _ToolSpan:
             return {"args": list(args), "kwargs": kwargs}
         return {key: value for key, value in bound.arguments.items() if key not in ("self", "cls")}
 
-    def finish_ok(self, runtime: Passhat, span: trace.Span, result: Any) -> None:
+    def finish_ok(
+        self, runtime: Passhat, span: trace.Span, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        if _collectors.get():
+            _collect(self.name, lambda: self.bind(args, kwargs), outcome_of(result, self.empty), None)
         if span.is_recording():
             span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(result, self.empty))
             if runtime.capture_content:
@@ -94,7 +159,11 @@ class _ToolSpan:
                 )
         span.end(end_time=runtime.now())
 
-    def finish_error(self, runtime: Passhat, span: trace.Span, exc: BaseException) -> None:
+    def finish_error(
+        self, runtime: Passhat, span: trace.Span, exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        if _collectors.get() and isinstance(exc, Exception):
+            _collect(self.name, lambda: self.bind(args, kwargs), "error", exc)
         if span.is_recording():
             span.set_attribute(semconv.TOOL_OUTCOME, "error")
             record_exception(runtime, span, exc)
@@ -115,11 +184,11 @@ def _wrap(func: F, name: str | None, empty: EmptyPredicate | None, bound: Passha
             try:
                 result = await func(*args, **kwargs)
             except BaseException as exc:
-                tool_span.finish_error(runtime, span, exc)
+                tool_span.finish_error(runtime, span, exc, args, kwargs)
                 raise
             finally:
                 otel_context.detach(token)  # type: ignore[arg-type]
-            tool_span.finish_ok(runtime, span, result)
+            tool_span.finish_ok(runtime, span, result, args, kwargs)
             return result
 
         return async_wrapper  # type: ignore[return-value]
@@ -131,11 +200,11 @@ def _wrap(func: F, name: str | None, empty: EmptyPredicate | None, bound: Passha
         try:
             result = func(*args, **kwargs)
         except BaseException as exc:
-            tool_span.finish_error(runtime, span, exc)
+            tool_span.finish_error(runtime, span, exc, args, kwargs)
             raise
         finally:
             otel_context.detach(token)  # type: ignore[arg-type]
-        tool_span.finish_ok(runtime, span, result)
+        tool_span.finish_ok(runtime, span, result, args, kwargs)
         return result
 
     return wrapper  # type: ignore[return-value]

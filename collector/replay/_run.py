@@ -28,7 +28,16 @@ from passhat.collector.replay._adapters import (
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._sampling import sample_tickets
 from passhat.collector.store import Period, ReplayRun, Store, TicketRow, TrialRow
-from passhat.sandbox import AgentFactory, Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial
+from passhat.sandbox import (
+    AgentFactory,
+    Domain,
+    DomainError,
+    RunConfig,
+    Sandbox,
+    TrialResult,
+    load_domain,
+    run_trial,
+)
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (trials done, trials planned) as the run goes."""
@@ -285,7 +294,18 @@ async def replay_period(
             if not attempts:
                 continue
             domain = domains.get(item.domain) or load_domain(item.domain)
-            sandbox: Sandbox = active_pool.for_ticket(domain, item.images)
+            try:
+                sandbox: Sandbox = active_pool.for_ticket(domain, item.images)
+            except DomainError as exc:  # the captured rows do not fit the sandbox's tables
+                not_replayable.append(
+                    NotReplayable(
+                        item.ticket_id,
+                        item.task_type,
+                        f"its captured rows cannot be laid over the {domain.name} sandbox: {exc}",
+                        "make the sandbox domain's tables match the production schema the agent writes to",
+                    )
+                )
+                continue
 
             async def one(attempt: int, sandbox: Sandbox = sandbox, ticket: ReplayTicket = item) -> None:
                 nonlocal finished

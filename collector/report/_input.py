@@ -94,14 +94,16 @@ class DailyTraffic:
 
 @dataclass(frozen=True)
 class NotReplayable:
-    """A sampled ticket that could not be turned into a scenario, and why."""
+    """A sampled ticket that could not be turned into a scenario, why, and what would fix it."""
 
     ticket_id: str
     task_type: str
     reason: str
+    fix: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"ticket_id": self.ticket_id, "task_type": self.task_type, "reason": self.reason}
+        found = {"ticket_id": self.ticket_id, "task_type": self.task_type, "reason": self.reason}
+        return found | ({"fix": self.fix} if self.fix else {})
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ class Toolbox:
 
     def __init__(
         self,
-        client: Client,
+        client: Client | None,
         *,
         lookup_tools: frozenset[str],
         write_tools: frozenset[str],
@@ -94,10 +94,14 @@ class Toolbox:
     @property
     def client(self) -> Client:
         """The connected MCP client (for agents that want the raw protocol, e.g. to list tools)."""
+        if self._client is None:
+            raise ToolTransportError("this domain serves no MCP tools (Domain.build_server is None): use tools.engine")
         return self._client
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """The server's tools as name, description and JSON-schema input (the shape LLM APIs take)."""
+        if self._client is None:
+            return []
         listed = await self._client.list_tools()
         return [
             {"name": tool.name, "description": tool.description or "", "input_schema": tool.input_schema}
@@ -113,7 +117,7 @@ class Toolbox:
 
         args = dict(arguments)
         try:
-            response = await self._client.call_tool(name, args)
+            response = await self.client.call_tool(name, args)
         except Exception as exc:  # the transport itself failed
             raise ToolTransportError(f"tool server failed on {name}: {exc}") from exc
         text = "".join(getattr(block, "text", "") for block in response.content)
@@ -129,13 +133,11 @@ class Toolbox:
             except ValueError:
                 data = text
             result = ToolResult(name, True, data, text)
-        outcome: Literal["ok", "error", "empty"]
-        if result.ok:
-            outcome = "empty" if result.data in (None, [], {}) else "ok"
-        elif name in self._lookup_tools and result.error_type == "not_found":
-            outcome = "empty"  # a lookup that found nothing: the paper's empty-lookup case
-        else:
-            outcome = "error"
+        outcome: Literal["ok", "error", "empty"] = "ok"
+        if result.ok and result.data in (None, [], {}):
+            outcome = "empty"
+        elif not result.ok:
+            outcome = self._failed_outcome(name, result.error_type)
         self.calls.append(
             ToolCallRecord(
                 name=name,
@@ -149,6 +151,36 @@ class Toolbox:
         if self._on_call is not None:
             await self._on_call(name, args, result, call_id)
         return result
+
+    def _failed_outcome(self, name: str, error_type: str | None) -> Literal["error", "empty"]:
+        # A lookup that found nothing is the paper's empty-lookup case, not an error.
+        return "empty" if name in self._lookup_tools and error_type == "not_found" else "error"
+
+    def record_own_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        outcome: str,
+        error_type: str | None = None,
+        error_message: str | None = None,
+    ) -> None:
+        """Record a call of one of the agent's own tools (a ``@passhat.tool`` on its backend), by the same rule."""
+        from passhat.checks import ToolCallRecord
+
+        final: Literal["ok", "error", "empty"] = "empty" if outcome == "empty" else "ok"
+        if outcome == "error":
+            final = self._failed_outcome(name, error_type)
+            self.errors += 1
+        self.calls.append(
+            ToolCallRecord(
+                name=name,
+                arguments=dict(arguments),
+                outcome=final,
+                error_type=error_type,
+                error_message=error_message,
+                is_write=name in self._write_tools,
+            )
+        )
 
 
 @dataclass(frozen=True)

@@ -192,9 +192,12 @@ async def run_trial(
                         on_call=trace.tool_called,
                         engine=database.engine,
                     )
-                    messages, reason, simulator_error, infra_error = await _converse(
-                        agent, customer, tools, config, trace
-                    )
+                    # An agent that uses its backend directly calls its own @passhat.tool functions: those
+                    # calls join the record in call order, by the same outcome rule as MCP calls.
+                    with passhat.collect_tool_calls(on_call=lambda call: _own_call(tools, call)):
+                        messages, reason, simulator_error, infra_error = await _converse(
+                            agent, customer, tools, config, trace
+                        )
                     calls = tools.calls
         except TimeoutError:
             reason = "timeout"
@@ -236,6 +239,10 @@ async def run_trial(
         usage=usage_of(agent) + usage_of(customer),
         trace_id=ticket.trace_id,
     )
+
+
+def _own_call(tools: Toolbox, call: passhat.ToolCall) -> None:
+    tools.record_own_call(call.name, call.arguments, call.outcome, call.error_type, call.error_message)
 
 
 def _grade(
