@@ -63,6 +63,8 @@ class ToolTransportError(Exception):
     """The tool server could not be reached or failed: an infrastructure error, not the agent's."""
 
 
+_PLAIN_VALUES = (str, int, float, bool, type(None), list, tuple, dict)
+
 ToolHook = Callable[[str, dict[str, Any], ToolResult, str | None], Awaitable[None]]
 
 
@@ -171,10 +173,12 @@ class Toolbox:
         if outcome == "error":
             final = self._failed_outcome(name, error_type)
             self.errors += 1
+        # Arguments such as the agent's database session say nothing about the call: only plain values are kept.
+        plain = {key: value for key, value in arguments.items() if isinstance(value, _PLAIN_VALUES)}
         self.calls.append(
             ToolCallRecord(
                 name=name,
-                arguments=dict(arguments),
+                arguments=plain,
                 outcome=final,
                 error_type=error_type,
                 error_message=error_message,
