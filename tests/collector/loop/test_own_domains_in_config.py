@@ -54,7 +54,7 @@ def test_a_module_that_cannot_be_imported_names_where_passhat_looked(tmp_path: p
 def test_an_object_that_is_neither_a_domain_nor_an_adapter_is_refused(tmp_path: pathlib.Path) -> None:
     config, name = _project(tmp_path, "domain = 42\n", '["MOD:domain"]')
     try:
-        with pytest.raises(DomainError, match="not a passhat.sandbox.Domain or a ScenarioAdapter"):
+        with pytest.raises(DomainError, match=r"not a passhat\.sandbox\.Domain or a ScenarioAdapter"):
             replay_targets(load_config(config))
     finally:
         sys.modules.pop(name, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ metadata = MetaData()
 accounts = Table("accounts", metadata, Column("id", Integer, primary_key=True), Column("owner", String))
 
 
-class NotFound(Exception):
+class AccountNotFoundError(Exception):
     error_type = "not_found"
 
 
@@ -28,7 +29,7 @@ def lookup_by_owner(engine: Engine, owner: str) -> int | None:
 
 @passhat.tool
 def lookup_strict(engine: Engine, owner: str) -> int:
-    raise NotFound(f"no account of {owner}")
+    raise AccountNotFoundError(f"no account of {owner}")
 
 
 @passhat.tool
@@ -67,15 +68,11 @@ class DirectAgent:
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         assert tools.engine is not None
         lookup_by_owner(tools.engine, "nobody")
-        try:
+        with contextlib.suppress(AccountNotFoundError):
             await asyncio.to_thread(lookup_strict, tools.engine, "nobody")
-        except NotFound:
-            pass
         account = lookup_by_owner(tools.engine, "ada")
-        try:
+        with contextlib.suppress(ValueError):
             rename(tools.engine, account, "grace")
-        except ValueError:
-            pass
         return Message("agent", "I could not rename it.", final=True)
 
 
