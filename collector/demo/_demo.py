@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import secrets
 import shutil
 import time
 from collections.abc import Callable
@@ -127,13 +128,15 @@ async def run_demo(out: Path, settings: DemoSettings | None = None, steps: DemoS
     try:
         with WebhookReceiver() as hook, collector_process(store_url, out / "collector.log") as url:
             steps.note(f"collector on {url}, SQLite store at {data / 'passhat.sqlite'}")
+            # One pseudonym key for this demo's simulated agent, so the demo leaves no key file behind.
+            demo_key = secrets.token_hex(16)
             production = passhat.configure(
                 make_global=False, endpoint=url, api_key=key, service_name="support-agent (simulated)",
-                source="production", clock=simulated_clock, max_queue_size=500_000,
+                source="production", clock=simulated_clock, max_queue_size=500_000, pseudonym_key=demo_key,
             )  # fmt: skip
             sandbox_traces = passhat.configure(
                 make_global=False, endpoint=url, api_key=key, service_name="passhat replay",
-                source="sandbox", max_queue_size=500_000,
+                source="sandbox", max_queue_size=500_000, pseudonym_key=demo_key,
             )  # fmt: skip
             alerts = AlertSetup(
                 rules=[

@@ -298,7 +298,10 @@ def _local_runtime() -> passhat.Passhat:
     if _runtime is None:
         from opentelemetry.sdk.trace import TracerProvider
 
-        _runtime = passhat.configure(tracer_provider=TracerProvider(), source="sandbox", make_global=False)
+        # Nothing leaves this provider (it has no exporter), so there is no personal data to replace.
+        _runtime = passhat.configure(
+            tracer_provider=TracerProvider(), source="sandbox", redact=False, make_global=False
+        )
     return _runtime
 
 
