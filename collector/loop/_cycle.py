@@ -98,12 +98,15 @@ def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[No
             kept.extend(good)
         else:
             bad = len(rows) - len(good)
-            reason = (
-                f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error, leaving fewer than k={k}"
-                if bad
-                else f"only {len(rows)} of k={k} trials have run: resume the replay run"
-            )
-            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason))
+            if bad:
+                reason = (
+                    f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error (fewer than k={k} left)"
+                )
+                fix = "read the trials' simulator_error / infra_error, fix the customer or tool server, replay again"
+            else:
+                reason = f"only {len(rows)} of k={k} trials have run"
+                fix = "resume the replay run (run the same passhat replay --period again)"
+            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason, fix))
     return kept, dropped
 
 

@@ -8,6 +8,7 @@ report rather than silently dropped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -158,6 +159,26 @@ def restore_redacted(intent: Mapping[str, Any], domain: Domain, lookup: RowLooku
     return restored
 
 
+# The SDK's email pseudonym: 16 hex digits at the reserved example.com (docs/sdk.md, "Personal data").
+_EMAIL_PSEUDONYM = re.compile(r"[0-9a-f]{16}@example\.com")
+
+
+def _require_captured_pseudonyms(intent: Mapping[str, Any], images: Sequence[RowImage]) -> None:
+    """A pseudonymous email in the intent must be in a captured row: the sandbox's seed never holds one.
+
+    Without it every trial would fail its lookup and be blamed on the agent; the ticket is not replayable.
+    """
+    held = {value for image in images for value in (image.values or {}).values() if isinstance(value, str)}
+    for key, value in intent.items():
+        if isinstance(value, str) and _EMAIL_PSEUDONYM.fullmatch(value) and value not in held:
+            raise NotReplayableError(
+                f"the intent's {key!r} is a pseudonym that no row captured with the ticket holds, so the sandbox "
+                "cannot find that customer",
+                fix="capture the rows the agent reads (passhat.instrument_sqlalchemy(engine), or record_write "
+                f"before-images), or blank {key!r} in the SDK (redact_blank=[{key!r}]) so replay restores it",
+            )
+
+
 class DomainAdapter:
     """The adapter for a shipped sandbox domain: the scenario comes from the task type and the ticket's intent.
 
@@ -190,6 +211,7 @@ class DomainAdapter:
                 fix="pass intent={...} to passhat.ticket(...) (or t.set_intent) with what the check needs",
             )
         intent = restore_redacted(intent, self._domain, self._lookup)
+        _require_captured_pseudonyms(intent, row_images(detail))
         try:
             script = task.script(intent)
             task.check(intent)

@@ -63,3 +63,19 @@ def test_blanked_columns_of_a_before_image_are_left_to_the_seed() -> None:
     detail = TicketDetail(ticket_id="T-1", attempts=[], spans=[], tool_calls=[], state_writes=[], state_reads=[read])
     (image,) = row_images(detail)
     assert image.values == {"id": 7, "name": "Ada"} and image.partial
+
+
+def test_a_pseudonymous_email_no_captured_row_holds_makes_the_ticket_not_replayable() -> None:
+    from passhat.collector.replay import DomainAdapter, prepare
+    from passhat.collector.store import TicketRow
+    from passhat.sandbox import load_domain
+
+    ticket = TicketRow(
+        ticket_id="T-2", trace_id="0" * 32, span_id="0" * 16, task_type="cancel_pending_order",
+        source="production", start_time_ns=0, end_time_ns=1, ticket_hash=1, domain="retail",
+        intent={"email": "0123456789abcdef@example.com", "order_id": "#W0000001"},
+    )  # fmt: skip
+    detail = TicketDetail(ticket_id="T-2", attempts=[ticket], spans=[], tool_calls=[], state_writes=[], state_reads=[])
+    result = prepare(ticket, detail, {"retail": DomainAdapter(load_domain("retail"))})
+    assert "pseudonym that no row captured with the ticket holds" in getattr(result, "reason", "")
+    assert "instrument_sqlalchemy" in getattr(result, "fix", "")
