@@ -17,42 +17,28 @@ from opentelemetry.trace import SpanKind
 
 from passhat import semconv
 from passhat._content import to_json
+from passhat._outcome import TOOL_KINDS, EmptyPredicate, ToolKind, outcome_of
 from passhat._runtime import Passhat, current
 from passhat._ticket import current_ticket, error_type_of, record_exception
 
 logger = logging.getLogger("passhat")
 
 F = TypeVar("F", bound=Callable[..., Any])
-EmptyPredicate = Callable[[Any], bool]
-
-_EMPTY_CONTAINERS = (str, bytes, list, tuple, dict, set, frozenset)
-
-
-def outcome_of(result: Any, empty: EmptyPredicate | None = None) -> str:
-    """``empty`` for None, an empty string or collection, or when the predicate says so; else ``ok``."""
-    if result is None:
-        return "empty"
-    if isinstance(result, _EMPTY_CONTAINERS) and len(result) == 0:
-        return "empty"
-    if empty is not None:
-        try:
-            if empty(result):
-                return "empty"
-        except Exception as exc:  # a broken predicate must not break the tool
-            logger.debug("passhat: empty predicate raised %r", exc)
-    return "ok"
 
 
 @dataclass(frozen=True)
 class ToolCall:
     """One call of a ``@passhat.tool`` function as :func:`collect_tool_calls` hands it over, in this process.
 
-    ``arguments`` are the call's own values (not redacted: they never leave the process this way).
+    ``arguments`` and ``result`` are the call's own values (not redacted: they never leave the process this
+    way); ``error_type`` is set when the call raised; ``outcome`` is the tool's own by :func:`outcome_of`.
     """
 
     name: str
     arguments: dict[str, Any]
     outcome: str
+    kind: ToolKind | None = None
+    result: Any = None
     error_type: str | None = None
     error_message: str | None = None
 
@@ -86,14 +72,7 @@ def collect_tool_calls(on_call: ToolCallHook | None = None) -> Iterator[list[Too
         _collectors.reset(token)
 
 
-def _collect(name: str, arguments: Callable[[], dict[str, Any]], outcome: str, exc: BaseException | None) -> None:
-    call = ToolCall(
-        name,
-        arguments(),
-        outcome,
-        None if exc is None else error_type_of(exc),
-        None if exc is None else str(exc),
-    )
+def _collect(call: ToolCall) -> None:
     for hook in _collectors.get():
         try:
             hook(call)
@@ -104,10 +83,13 @@ def _collect(name: str, arguments: Callable[[], dict[str, Any]], outcome: str, e
 class _ToolSpan:
     """The span bookkeeping shared by the sync and async wrappers."""
 
-    __slots__ = ("arguments", "base_attributes", "empty", "name", "signature", "span_name")
+    __slots__ = ("arguments", "base_attributes", "empty", "kind", "name", "signature", "span_name")
 
-    def __init__(self, func: Callable[..., Any], name: str, empty: EmptyPredicate | None) -> None:
+    def __init__(
+        self, func: Callable[..., Any], name: str, empty: EmptyPredicate | None, kind: ToolKind | None
+    ) -> None:
         self.name = name
+        self.kind = kind
         self.span_name = f"{semconv.OP_EXECUTE_TOOL} {name}"
         self.empty = empty
         self.base_attributes: dict[str, Any] = {
@@ -150,9 +132,10 @@ class _ToolSpan:
         self, runtime: Passhat, span: trace.Span, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
         if _collectors.get():
-            _collect(self.name, lambda: self.bind(args, kwargs), outcome_of(result, self.empty), None)
+            outcome = outcome_of(result, self.empty, kind=self.kind)
+            _collect(ToolCall(self.name, self.bind(args, kwargs), outcome, self.kind, result))
         if span.is_recording():
-            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(result, self.empty))
+            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(result, self.empty, kind=self.kind))
             if runtime.capture_content:
                 span.set_attribute(
                     semconv.TOOL_CALL_RESULT, to_json(result, runtime.redactor, runtime.max_content_length)
@@ -163,17 +146,21 @@ class _ToolSpan:
         self, runtime: Passhat, span: trace.Span, exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
         if _collectors.get() and isinstance(exc, Exception):
-            _collect(self.name, lambda: self.bind(args, kwargs), "error", exc)
+            error_type = error_type_of(exc)
+            outcome = outcome_of(error_type=error_type, kind=self.kind)
+            _collect(ToolCall(self.name, self.bind(args, kwargs), outcome, self.kind, None, error_type, str(exc)))
         if span.is_recording():
-            span.set_attribute(semconv.TOOL_OUTCOME, "error")
             record_exception(runtime, span, exc)
+            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(error_type=error_type_of(exc), kind=self.kind))
         span.end(end_time=runtime.now())
 
 
-def _wrap(func: F, name: str | None, empty: EmptyPredicate | None, bound: Passhat | None = None) -> F:
+def _wrap(
+    func: F, name: str | None, empty: EmptyPredicate | None, kind: ToolKind | None, bound: Passhat | None = None
+) -> F:
     if not callable(func):
         raise TypeError(f"passhat.tool decorates a function or method, got {type(func).__name__}")
-    tool_span = _ToolSpan(func, name or str(getattr(func, "__name__", "tool")), empty)
+    tool_span = _ToolSpan(func, name or str(getattr(func, "__name__", "tool")), empty, kind)
 
     if inspect.iscoroutinefunction(func):
 
@@ -217,13 +204,18 @@ def tool(
     *,
     name: str | None = None,
     empty: EmptyPredicate | None = None,
+    kind: ToolKind | None = None,
     runtime: Passhat | None = None,
 ) -> F: ...
 
 
 @overload
 def tool(
-    *, name: str | None = None, empty: EmptyPredicate | None = None, runtime: Passhat | None = None
+    *,
+    name: str | None = None,
+    empty: EmptyPredicate | None = None,
+    kind: ToolKind | None = None,
+    runtime: Passhat | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -233,24 +225,28 @@ def tool(
     *,
     name: str | None = None,
     empty: EmptyPredicate | None = None,
+    kind: ToolKind | None = None,
     runtime: Passhat | None = None,
 ) -> F | Callable[[F], F]:
     """Trace each call of an agent tool as an ``execute_tool {name}`` span (sync, async, functions, methods).
 
-    The span records ``passhat.tool.outcome``: ``error`` when the tool raises (with ``error.type``: the
-    exception's ``error_type`` attribute if it has one, else its class name), ``empty`` when it returns None,
-    an empty string or collection, or when ``empty(result)`` is true, else ``ok``. Arguments and result are
-    recorded only with content capture on, redacted and length-capped. ``name`` defaults to the function's.
-    ``runtime`` binds the tool to one :class:`passhat.Passhat` instead of the global one.
+    The span records ``passhat.tool.outcome`` by :func:`passhat.outcome_of`, the one tool-outcome rule, from
+    the result or the raised exception's ``error.type`` (its ``error_type`` attribute if it has one, else its
+    class name), ``empty(result)`` and ``kind`` (``lookup``, ``write`` or ``other``; None when not said).
+    Arguments and result are recorded only with content capture on, redacted and length-capped. ``name``
+    defaults to the function's. ``runtime`` binds the tool to one :class:`passhat.Passhat` instead of the
+    global one.
     """
     if name is not None and (not isinstance(name, str) or not name):
         raise TypeError(f"passhat.tool: name must be a non-empty str, got {name!r}")
     if empty is not None and not callable(empty):
         raise TypeError("passhat.tool: empty must be a function taking the result and returning a bool")
+    if kind is not None and kind not in TOOL_KINDS:
+        raise TypeError(f"passhat.tool: kind must be one of {', '.join(TOOL_KINDS)} or None, got {kind!r}")
     if func is not None:
-        return _wrap(func, name, empty, runtime)
+        return _wrap(func, name, empty, kind, runtime)
 
     def decorate(inner: F) -> F:
-        return _wrap(inner, name, empty, runtime)
+        return _wrap(inner, name, empty, kind, runtime)
 
     return decorate

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 import passhat
-from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.cli._console import ci_text, console, emit_json, error_console, fail, pct
 
 if TYPE_CHECKING:  # the sandbox (mcp, SQLAlchemy) loads when a command runs, not for `passhat --help`
     from passhat.sandbox import TrialResult
@@ -60,9 +60,19 @@ def serve_domain(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the generated data.")] = 0,
     size: Annotated[str, typer.Option(help="Seed size: small or default.")] = "default",
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="PASSHAT_SANDBOX_TOKEN",
+            help="Bearer token HTTP clients must send (default: a new one, printed at start).",
+        ),
+    ] = None,
 ) -> None:
-    """Serve a domain's tools over MCP so any MCP client can use it (one database, one session state)."""
-    from passhat.sandbox import DomainError, available_domains, serve
+    """Serve a domain's tools over MCP so any MCP client can use it (one database, one session state).
+
+    Over HTTP every request needs `Authorization: Bearer <token>`: the tools change the database.
+    """
+    from passhat.sandbox import DomainError, available_domains, new_token, serve
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, got {transport!r}")
@@ -71,6 +81,13 @@ def serve_domain(
     if domain not in available_domains():
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
     path = database or Path(tempfile.mkdtemp(prefix="passhat-serve-")) / f"{domain}.sqlite"
+    if transport == "http":
+        if token is None:
+            token = new_token()
+            error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
+        elif not token.strip():
+            fail("--token must not be empty")
+        error_console.print(f"serving {domain} over streamable HTTP at http://{host}:{port}/mcp", soft_wrap=True)
     try:
         serve(
             domain,
@@ -80,6 +97,7 @@ def serve_domain(
             port=port,
             seed=seed,
             size=size,
+            token=token,
         )
     except DomainError as exc:
         fail(str(exc))
@@ -94,39 +112,19 @@ def summarize(
 
     `price_in` / `price_out` are the model's prices in USD per million input / output tokens.
     """
-    import numpy as np
+    from passhat.collector.reliability import summarize_trials
 
-    from passhat.collector.reliability import summarize_task_type
-
-    by_type: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
-    signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
     tokens: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
     for result in results:
-        key = (result.scenario.domain, result.scenario.task_type)
-        by_type[key].setdefault(result.scenario.scenario_id, []).append(result.passed)
-        if result.signature is not None:
-            signatures[key][result.signature.label] += 1
+        key = (result.domain, result.task_type)
         tokens[key][0] += result.usage.input_tokens
         tokens[key][1] += result.usage.output_tokens
     rows = []
-    for key in sorted(by_type):
-        tickets = by_type[key]
-        n = np.array([len(v) for v in tickets.values()])
-        c = np.array([sum(v) for v in tickets.values()])
-        summary = summarize_task_type(n, c, k).to_dict()
-        rows.append(
-            {
-                "domain": key[0],
-                "task_type": key[1],
-                **{name: summary[name] for name in ("tickets", "trials_per_ticket")},
-                **{name: summary[name] for name in ("pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci")},
-                "signatures": dict(sorted(signatures[key].items())),
-                "input_tokens": tokens[key][0],
-                "output_tokens": tokens[key][1],
-            }
-        )
+    for by_type in summarize_trials(results, k):
+        used = tokens[(by_type.domain, by_type.task_type)]
+        rows.append({**by_type.to_dict(), "input_tokens": used[0], "output_tokens": used[1]})
         if price_in is not None and price_out is not None:
-            rows[-1]["cost_usd"] = round((tokens[key][0] * price_in + tokens[key][1] * price_out) / 1e6, 6)
+            rows[-1]["cost_usd"] = round((used[0] * price_in + used[1] * price_out) / 1e6, 6)
     return rows
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from passhat.collector.store import StateWriteRow, TicketDetail, TicketRow
+from passhat.collector.store import NotReplayable, StateWriteRow, TicketDetail, TicketRow
 from passhat.sandbox import Domain, RowImage, Scenario
 
 if TYPE_CHECKING:
@@ -26,20 +26,6 @@ class NotReplayableError(Exception):
     def __init__(self, reason: str, *, fix: str = "") -> None:
         super().__init__(reason)
         self.fix = fix
-
-
-@dataclass(frozen=True)
-class NotReplayable:
-    """A sampled ticket the sandbox could not rebuild, why, and what would fix it."""
-
-    ticket_id: str
-    task_type: str
-    reason: str
-    fix: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        found = {"ticket_id": self.ticket_id, "task_type": self.task_type, "reason": self.reason}
-        return found | ({"fix": self.fix} if self.fix else {})
 
 
 @dataclass(frozen=True)

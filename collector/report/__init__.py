@@ -6,7 +6,6 @@ from passhat.collector.report._input import (
     AlertFired,
     BackendChange,
     DailyTraffic,
-    NotReplayable,
     PeriodFigures,
     ReportInput,
     ReportInputError,
@@ -18,6 +17,7 @@ from passhat.collector.report._model import Report
 from passhat.collector.report._schema import report_schema
 from passhat.collector.report._unreplayed import UnreplayedReport, reason_counts, write_unreplayed_report
 from passhat.collector.report._write import ReportWriteError, render_json, write_report
+from passhat.collector.store import NotReplayable
 
 __all__ = [
     "AlertFired",

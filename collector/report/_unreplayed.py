@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passhat.collector.report._input import NotReplayable
 from passhat.collector.report._write import ReportWriteError
+from passhat.collector.store import NotReplayable
 
 
 def reason_counts(not_replayable: list[NotReplayable]) -> list[tuple[str, str, int]]:

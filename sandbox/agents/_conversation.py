@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from passhat import ToolCall, ToolKind, ToolOutcome, outcome_of
 from passhat.sandbox.domain import parse_error
 
 if TYPE_CHECKING:
@@ -46,6 +47,14 @@ class ToolResult:
     text: str
     error_type: str | None = None
     error_message: str | None = None
+    kind: ToolKind | None = None
+
+    @property
+    def outcome(self) -> ToolOutcome:
+        """How the call came out, by the one tool-outcome rule (the trace and the trial record both use it)."""
+        if self.ok:
+            return outcome_of(self.data, kind=self.kind)
+        return outcome_of(error_type=self.error_type or "tool_error", kind=self.kind)
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,12 @@ class Toolbox:
         self.calls: list[ToolCallRecord] = []
         self.errors = 0
 
+    def kind_of(self, name: str) -> ToolKind | None:
+        """A tool's kind as its domain declares it; None for a tool the domain classifies as neither."""
+        if name in self._write_tools:
+            return "write"
+        return "lookup" if name in self._lookup_tools else None
+
     @property
     def client(self) -> Client:
         """The connected MCP client (for agents that want the raw protocol, e.g. to list tools)."""
@@ -118,6 +133,7 @@ class Toolbox:
         from passhat.checks import ToolCallRecord
 
         args = dict(arguments)
+        kind = self.kind_of(name)
         try:
             response = await self.client.call_tool(name, args)
         except Exception as exc:  # the transport itself failed
@@ -127,24 +143,19 @@ class Toolbox:
             error_type, message = parse_error(text)
             if error_type is None:
                 error_type = "invalid_argument"  # argument validation by the MCP layer, or an unknown tool
-            result = ToolResult(name, False, None, text, error_type, message)
+            result = ToolResult(name, False, None, text, error_type, message, kind)
             self.errors += 1
         else:
             try:
                 data = json.loads(text) if text else None
             except ValueError:
                 data = text
-            result = ToolResult(name, True, data, text)
-        outcome: Literal["ok", "error", "empty"] = "ok"
-        if result.ok and result.data in (None, [], {}):
-            outcome = "empty"
-        elif not result.ok:
-            outcome = self._failed_outcome(name, result.error_type)
+            result = ToolResult(name, True, data, text, kind=kind)
         self.calls.append(
             ToolCallRecord(
                 name=name,
                 arguments=args,
-                outcome=outcome,
+                outcome=result.outcome,
                 error_type=result.error_type,
                 error_message=result.error_message,
                 is_write=name in self._write_tools,
@@ -154,35 +165,28 @@ class Toolbox:
             await self._on_call(name, args, result, call_id)
         return result
 
-    def _failed_outcome(self, name: str, error_type: str | None) -> Literal["error", "empty"]:
-        # A lookup that found nothing is the paper's empty-lookup case, not an error.
-        return "empty" if name in self._lookup_tools and error_type == "not_found" else "error"
+    def record_own_call(self, call: ToolCall) -> None:
+        """Record a call of one of the agent's own ``@passhat.tool`` functions, by the rule MCP calls follow.
 
-    def record_own_call(
-        self,
-        name: str,
-        arguments: Mapping[str, Any],
-        outcome: str,
-        error_type: str | None = None,
-        error_message: str | None = None,
-    ) -> None:
-        """Record a call of one of the agent's own tools (a ``@passhat.tool`` on its backend), by the same rule."""
+        The tool's kind is the domain's (`lookup_tools` / `write_tools`), else what the decorator says.
+        """
         from passhat.checks import ToolCallRecord
 
-        final: Literal["ok", "error", "empty"] = "empty" if outcome == "empty" else "ok"
-        if outcome == "error":
-            final = self._failed_outcome(name, error_type)
+        kind = self.kind_of(call.name) or call.kind
+        failed = call.error_type is not None
+        result = ToolResult(call.name, not failed, call.result, "", call.error_type, call.error_message, kind)
+        if failed:
             self.errors += 1
         # Arguments such as the agent's database session say nothing about the call: only plain values are kept.
-        plain = {key: value for key, value in arguments.items() if isinstance(value, _PLAIN_VALUES)}
+        plain = {key: value for key, value in call.arguments.items() if isinstance(value, _PLAIN_VALUES)}
         self.calls.append(
             ToolCallRecord(
-                name=name,
+                name=call.name,
                 arguments=plain,
-                outcome=final,
-                error_type=error_type,
-                error_message=error_message,
-                is_write=name in self._write_tools,
+                outcome=result.outcome,
+                error_type=call.error_type,
+                error_message=call.error_message,
+                is_write=kind == "write",
             )
         )
 
