@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Annotated, Literal, TypeVar
 
-from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -109,8 +109,13 @@ def _project_of(
 _ProjectName = Annotated[str, Depends(_project_of)]
 
 
-def create_app(settings: CollectorSettings | None = None, *, store: Store | None = None) -> FastAPI:
-    """Build the collector app. Without `store`, the app opens (and closes) the one `settings` names."""
+def create_app(
+    settings: CollectorSettings | None = None, *, store: Store | None = None, routers: Sequence[APIRouter] = ()
+) -> FastAPI:
+    """Build the collector app. Without `store`, the app opens (and closes) the one `settings` names.
+
+    `routers` are mounted as they are (the web UI's, from a higher layer: ingest does not import it); they find
+    the store at `request.app.state.passhat_store`."""
     settings = settings or CollectorSettings()
     metrics = CollectorMetrics()
     state: dict[str, object] = {}
@@ -136,6 +141,7 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
         )
         state.update(store=active, writer=writer, keys=_KeyCache(active, settings.key_cache_s))
         _app.state.passhat_keys = state["keys"]
+        _app.state.passhat_store = active
         try:
             yield
         finally:
@@ -288,6 +294,8 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
     def prometheus() -> Response:
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
+    for router in routers:
+        app.include_router(router)
     return app
 
 

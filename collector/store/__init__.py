@@ -22,6 +22,7 @@ from passhat.collector.store._base import (
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store._key_hash import hash_api_key
 from passhat.collector.store._open import default_store_url, open_store
 from passhat.collector.store._period import Period, parse_period, week_of
 
@@ -48,6 +49,7 @@ __all__ = [
     "TrialRow",
     "WriteResult",
     "default_store_url",
+    "hash_api_key",
     "open_store",
     "parse_period",
     "week_of",
