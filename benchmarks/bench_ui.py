@@ -60,6 +60,9 @@ def _fill(store: Store, spans: int) -> tuple[int, float]:
     return written, time.perf_counter() - started
 
 
+_DIAGNOSTIC = {"message": "orders O-1: status is 'delivered', expected 'refunded'"}
+
+
 def _trial(run_id: str, task_type: str, ticket_id: str, attempt: int, passed: bool, at: dt.datetime) -> TrialRow:
     return TrialRow(
         run_id=run_id, ticket_id=ticket_id, task_type=task_type, attempt=attempt, passed=passed,
@@ -67,7 +70,7 @@ def _trial(run_id: str, task_type: str, ticket_id: str, attempt: int, passed: bo
         domain="retail", failure_label=None if passed else "tool_usage.precondition",
         failure_evidence=None if passed else "refund_order rejected: the order was not looked up first",
         verdict={"passed": passed, "check": task_type, "children": [],
-                 "diagnostics": [] if passed else [{"message": "orders O-1: status is 'delivered', expected 'refunded'"}]},
+                 "diagnostics": [] if passed else [_DIAGNOSTIC]},
         details={
             "changes": [{"table": "orders", "key": {"id": "O-1"}, "op": "update", "before": {"status": "delivered"},
                          "after": {"status": "refunded"}}],
