@@ -7,6 +7,7 @@ Chromium is Debian's (`/usr/bin/chromium`), driven by Playwright through its exe
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +16,10 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
 
+from passhat.collector.store import ReplayRun
 from tests.collector.report.test_report_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.collector.ui.conftest import UiCollector
+from tests.collector.ui.ui_data import trial
 
 pytestmark = pytest.mark.slow
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "ui"
@@ -190,3 +193,18 @@ def test_everything_is_reachable_by_keyboard(ui: UiCollector, desktop: Session) 
         ".length"
     )
     assert unlabelled == 0
+
+
+def test_a_running_runs_progress_updates_in_place(ui: UiCollector, desktop: Session) -> None:
+    started = dt.datetime.now(dt.UTC)
+    tickets = ui.shop.tickets[:2]
+    ui.store.create_replay_run(
+        "shop", ReplayRun("run-live", started, k=2, params={"period": "2026-W48", "tickets": tickets})
+    )
+    ui.store.add_trials("shop", [trial("run-live", "refund", tickets[0], 0, True, started)])
+    desktop.sign_in(ui.url, ui.shop_key)
+    desktop.page.goto(f"{ui.url}/ui/runs/run-live")
+    expect(desktop.page.locator("#progress")).to_contain_text("1 of 4 trials")
+    ui.store.add_trials("shop", [trial("run-live", "refund", tickets[0], 1, False, started)])
+    expect(desktop.page.locator("#progress")).to_contain_text("2 of 4 trials", timeout=15_000)
+    assert desktop.errors == []

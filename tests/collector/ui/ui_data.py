@@ -62,7 +62,7 @@ def _trace(project: str, task_type: str, n: int, start_ns: int) -> list[Normaliz
     return spans
 
 
-def _trial(run_id: str, task_type: str, ticket: str, attempt: int, passed: bool, started: dt.datetime) -> TrialRow:
+def trial(run_id: str, task_type: str, ticket: str, attempt: int, passed: bool, started: dt.datetime) -> TrialRow:
     return TrialRow(
         run_id=run_id,
         ticket_id=ticket,
@@ -128,7 +128,7 @@ def seed(store: Store, project: str) -> Seeded:
         }
         store.create_replay_run(project, ReplayRun(run_id, when, k=K, params=params))
         trials = [
-            _trial(run_id, task_type, ticket_id(project, task_type, n), a, a < PASSES[task_type][p_index][n], when)
+            trial(run_id, task_type, ticket_id(project, task_type, n), a, a < PASSES[task_type][p_index][n], when)
             for task_type in TASK_TYPES
             for n in range(3)
             for a in range(K)
@@ -141,7 +141,7 @@ def seed(store: Store, project: str) -> Seeded:
     store.create_replay_run(
         project, ReplayRun(exploratory, older, k=K, params={"period": PERIODS[0], "tickets": tickets[:1]})
     )
-    store.add_trials(project, [_trial(exploratory, "refund", tickets[0], a, True, older) for a in range(K)])
+    store.add_trials(project, [trial(exploratory, "refund", tickets[0], a, True, older) for a in range(K)])
     store.finish_replay_run(project, exploratory, at=older + dt.timedelta(hours=1))
     store.add_alert_event(
         project,
