@@ -48,6 +48,10 @@ class OtlpHttpExporter(SpanExporter):
         self._encoded = None
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return self.export_within(spans, self.timeout)
+
+    def export_within(self, spans: Sequence[ReadableSpan], timeout: float) -> SpanExportResult:
+        """One attempt whose connect and read waits are each at most ``timeout`` seconds (a shutdown's budget)."""
         import requests
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
@@ -59,7 +63,7 @@ class OtlpHttpExporter(SpanExporter):
             body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=1)
             self._encoded = (key, body) if key is not None else None
         try:
-            response = self._session.post(self.url, data=body, timeout=self.timeout)
+            response = self._session.post(self.url, data=body, timeout=max(0.001, min(timeout, self.timeout)))
         except requests.ConnectionError:
             self.last_error = "connection failed: is the collector running?"
             return SpanExportResult.FAILURE
@@ -189,44 +193,63 @@ class QueueingSpanProcessor(SpanProcessor):
                     return
             backoff = 0.0 if self._export_once() else min(self.max_backoff, max(0.25, backoff * 2))
 
-    def _export_once(self) -> bool:
-        """Export one batch from the head of the queue; False when it failed (the batch stays queued)."""
-        with self._export_lock:
+    def _export_once(self, deadline: float | None = None) -> bool:
+        """Export one batch from the head of the queue; False when it failed (the batch stays queued).
+
+        With a ``deadline`` (a shutdown or flush budget on the monotonic clock) neither waiting for the worker's
+        export in flight nor the request itself may run past it.
+        """
+        if deadline is None:
+            self._export_lock.acquire()
+        elif not self._export_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return False
+        try:
             with self._lock:
                 if not self._queue:
                     return True
                 batch = [self._queue[index] for index in range(min(self.batch_size, len(self._queue)))]
             try:
-                result = self.exporter.export(batch)
+                within = getattr(self.exporter, "export_within", None)
+                if deadline is not None and callable(within):
+                    remaining = deadline - time.monotonic()
+                    result = within(batch, remaining) if remaining > 0 else SpanExportResult.FAILURE
+                else:
+                    result = self.exporter.export(batch)
             except Exception as exc:  # an exporter bug must not kill the worker
                 logger.debug("passhat exporter raised %r", exc)
                 result = SpanExportResult.FAILURE
-            with self._lock:
-                if result is SpanExportResult.SUCCESS:
-                    for _ in batch:
-                        self._queue.popleft()
-                    self._exported += len(batch)
-                    if self._failing:
-                        self._failing = False
-                        logger.warning(
-                            "passhat: export to %s resumed; %d spans were dropped while it was failing",
-                            self.describe,
-                            self._dropped_this_outage,
-                        )
-                    self._dropped_this_outage = 0
-                    return True
-                self._failed += 1
-                if not self._failing:
-                    self._failing = True
-                    reason = getattr(self.exporter, "last_error", None) or "export failed"
+            return self._settle(batch, result)
+        finally:
+            self._export_lock.release()
+
+    def _settle(self, batch: list[ReadableSpan], result: SpanExportResult) -> bool:
+        """Account for one export attempt: drop the batch from the queue on success, log an outage once."""
+        with self._lock:
+            if result is SpanExportResult.SUCCESS:
+                for _ in batch:
+                    self._queue.popleft()
+                self._exported += len(batch)
+                if self._failing:
+                    self._failing = False
                     logger.warning(
-                        "passhat: cannot export spans to %s (%s); keeping up to %d spans and retrying, "
-                        "further failures are not logged until export resumes",
+                        "passhat: export to %s resumed; %d spans were dropped while it was failing",
                         self.describe,
-                        reason,
-                        self.max_queue_size,
+                        self._dropped_this_outage,
                     )
-                return False
+                self._dropped_this_outage = 0
+                return True
+            self._failed += 1
+            if not self._failing:
+                self._failing = True
+                reason = getattr(self.exporter, "last_error", None) or "export failed"
+                logger.warning(
+                    "passhat: cannot export spans to %s (%s); keeping up to %d spans and retrying, "
+                    "further failures are not logged until export resumes",
+                    self.describe,
+                    reason,
+                    self.max_queue_size,
+                )
+            return False
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Export everything queued now; False when the deadline passed or an export failed."""
@@ -235,17 +258,22 @@ class QueueingSpanProcessor(SpanProcessor):
             with self._lock:
                 if not self._queue:
                     return True
-            if not self._export_once():
+            if not self._export_once(deadline):
                 return False
         with self._lock:
             return not self._queue
 
     def shutdown(self) -> None:
-        """Flush for up to the exporter's timeout, stop the worker and close the exporter."""
-        timeout = getattr(self.exporter, "timeout", 5.0)
-        self.force_flush(int(timeout * 1000))
+        """Flush, stop the worker and close the exporter, all within one export timeout in total.
+
+        However the collector behaves (down, answering 500, answering slowly), the process exits in at most
+        ``export_timeout`` seconds plus scheduling noise: what could not be sent by then is given up.
+        """
+        timeout = float(getattr(self.exporter, "timeout", 5.0))
+        deadline = time.monotonic() + timeout
         with self._lock:
-            self._stopping = True
+            self._stopping = True  # the worker finishes its export in flight and stops: this thread flushes
             self._wake.notify_all()
-        self._worker.join(timeout=timeout)
+        self.force_flush(int(max(0.0, deadline - time.monotonic()) * 1000))
+        self._worker.join(timeout=max(0.0, deadline - time.monotonic()))
         self.exporter.shutdown()

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 import passhat
-from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.cli._console import ci_text, console, emit_json, error_console, fail, pct
 
 if TYPE_CHECKING:  # the sandbox (mcp, SQLAlchemy) loads when a command runs, not for `passhat --help`
     from passhat.sandbox import TrialResult
@@ -60,9 +60,19 @@ def serve_domain(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the generated data.")] = 0,
     size: Annotated[str, typer.Option(help="Seed size: small or default.")] = "default",
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="PASSHAT_SANDBOX_TOKEN",
+            help="Bearer token HTTP clients must send (default: a new one, printed at start).",
+        ),
+    ] = None,
 ) -> None:
-    """Serve a domain's tools over MCP so any MCP client can use it (one database, one session state)."""
-    from passhat.sandbox import DomainError, available_domains, serve
+    """Serve a domain's tools over MCP so any MCP client can use it (one database, one session state).
+
+    Over HTTP every request needs `Authorization: Bearer <token>`: the tools change the database.
+    """
+    from passhat.sandbox import DomainError, available_domains, new_token, serve
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, got {transport!r}")
@@ -71,6 +81,13 @@ def serve_domain(
     if domain not in available_domains():
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
     path = database or Path(tempfile.mkdtemp(prefix="passhat-serve-")) / f"{domain}.sqlite"
+    if transport == "http":
+        if token is None:
+            token = new_token()
+            error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
+        elif not token.strip():
+            fail("--token must not be empty")
+        error_console.print(f"serving {domain} over streamable HTTP at http://{host}:{port}/mcp", soft_wrap=True)
     try:
         serve(
             domain,
@@ -80,6 +97,7 @@ def serve_domain(
             port=port,
             seed=seed,
             size=size,
+            token=token,
         )
     except DomainError as exc:
         fail(str(exc))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -52,14 +53,21 @@ def _evaluate(node: ast.AST) -> float:
 def evaluate_arithmetic(expression: str) -> float:
     """The value of an arithmetic expression (numbers, + - * / and parentheses): every domain's calculator.
 
-    Raises ValueError, SyntaxError or ZeroDivisionError for anything else; a tool turns those into an error.
+    Raises ValueError, SyntaxError or ZeroDivisionError for anything else, including a result too large to be a
+    finite number (JSON has no Infinity); a tool turns those into an error.
     """
-    return _evaluate(ast.parse(expression, mode="eval"))
+    value = _evaluate(ast.parse(expression, mode="eval"))
+    if not math.isfinite(value):
+        raise ValueError("the result is too large to be a finite number")
+    return value
 
 
 def ok(data: Any) -> CallToolResult:
-    """A successful tool result: the data as JSON text, and as structured content when it is an object."""
-    text = json.dumps(data, sort_keys=True, default=str)
+    """A successful tool result: the data as JSON text, and as structured content when it is an object.
+
+    Non-finite floats are refused (ValueError): Infinity and NaN are not JSON, and an agent's client may choke.
+    """
+    text = json.dumps(data, sort_keys=True, default=str, allow_nan=False)
     structured = data if isinstance(data, dict) else {"result": data}
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 

@@ -3,9 +3,10 @@
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase, build_database
 from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
 from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
-from passhat.sandbox.trial._serve import TRANSPORTS, connect, main, serve
+from passhat.sandbox.trial._serve import TOKEN_ENV, TRANSPORTS, connect, main, new_token, require_bearer, serve
 
 __all__ = [
+    "TOKEN_ENV",
     "TRANSPORTS",
     "OverlayError",
     "RowImage",
@@ -17,6 +18,8 @@ __all__ = [
     "build_database",
     "connect",
     "main",
+    "new_token",
+    "require_bearer",
     "run_trial",
     "run_trials",
     "serve",

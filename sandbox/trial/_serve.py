@@ -1,18 +1,23 @@
 """Serving a domain's tools over a real MCP transport (stdio or streamable HTTP), and connecting to them.
 
 `python -m passhat.sandbox --domain retail --database trial.sqlite --transport stdio` is what the trial
-runner spawns for stdio trials; `passhat sandbox serve` runs the same code for any MCP client.
+runner spawns for stdio trials; `passhat sandbox serve` runs the same code for any MCP client. Over HTTP the
+tools can change the database, so every request must carry `Authorization: Bearer <token>`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hmac
+import json
+import os
+import secrets
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
@@ -31,6 +36,46 @@ def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "d
     return domain.build_server(sqlite_engine(database))
 
 
+TOKEN_ENV = "PASSHAT_SANDBOX_TOKEN"
+"""The environment variable a served domain's bearer token may come from."""
+
+_Scope = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+_Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+_App = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
+
+
+def new_token() -> str:
+    """A fresh bearer token for a served domain or one trial's HTTP tool server."""
+    return secrets.token_urlsafe(24)
+
+
+def require_bearer(app: _App, token: str) -> _App:
+    """The ASGI app `app`, answering 401 to every HTTP request without `Authorization: Bearer <token>`."""
+    if not token:
+        raise DomainError("an HTTP tool server needs a non-empty bearer token")
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                body = json.dumps(
+                    {"error": "unauthorized", "message": "send Authorization: Bearer <token> (printed at start)"}
+                ).encode()
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b'Bearer realm="passhat-sandbox"'),
+                ]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 def serve(
     domain_name: str,
     database: Path,
@@ -40,21 +85,28 @@ def serve(
     port: int = 8000,
     seed: int = 0,
     size: str = "default",
+    token: str | None = None,
 ) -> None:
-    """Serve a domain until interrupted (blocking)."""
+    """Serve a domain until interrupted (blocking); over HTTP only to requests bearing `token`."""
     server = open_server(load_domain(domain_name), database, seed=seed, size=size)
     if transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port)
+        return
+    import uvicorn
+
+    if not token:
+        raise DomainError(f"serving {domain_name} over HTTP needs a bearer token (set {TOKEN_ENV} or pass one)")
+    app = require_bearer(server.streamable_http_app(), token)
+    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
 
 
 @asynccontextmanager
-async def _http_server(server: MCPServer) -> AsyncIterator[str]:
+async def _http_server(server: MCPServer, token: str) -> AsyncIterator[str]:
     """Run `server` over streamable HTTP on a free loopback port in this process; yields its URL."""
     import uvicorn
 
-    config = uvicorn.Config(server.streamable_http_app(), host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    app = require_bearer(server.streamable_http_app(), token)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     http = uvicorn.Server(config)
     task = asyncio.ensure_future(http.serve())
     try:
@@ -86,7 +138,16 @@ async def connect(domain: Domain, database: TrialDatabase, transport: Transport)
         async with Client(params, read_timeout_seconds=60) as client:
             yield client
     elif transport == "http":
-        async with _http_server(domain.build_server(database.engine)) as url, Client(url) as client:
+        import httpx2  # mcp's HTTP client library
+        from mcp.client.streamable_http import streamable_http_client
+
+        token = new_token()  # one per trial: nobody else on the machine can reach this trial's tools
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            _http_server(domain.build_server(database.engine), token) as url,
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
             yield client
     else:
         raise DomainError(f"unknown transport {transport!r}; choose one of {', '.join(TRANSPORTS)}")
@@ -100,9 +161,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--token", default=os.environ.get(TOKEN_ENV), help=f"bearer token for http (or {TOKEN_ENV})")
     args = parser.parse_args(argv)
     try:
-        serve(args.domain, args.database, transport=args.transport, host=args.host, port=args.port)
+        serve(args.domain, args.database, transport=args.transport, host=args.host, port=args.port, token=args.token)
     except DomainError as exc:
         sys.stderr.write(f"passhat: {exc}\n")
         raise SystemExit(2) from None

@@ -85,14 +85,16 @@ def decode_request(body: bytes, content_encoding: str | None) -> list[ReceivedSp
 class OtlpReceiver:
     """An HTTP server on 127.0.0.1 accepting ``POST /v1/traces``; stop and start it to simulate an outage.
 
-    ``status`` sets the HTTP status it answers with (e.g. 503 to refuse); ``decode=False`` only counts bytes
-    and requests (benchmarks that must not spend CPU decoding).
+    ``status`` sets the HTTP status it answers with (e.g. 503 to refuse); ``delay`` makes it answer that many
+    seconds late (a slow collector); ``decode=False`` only counts bytes and requests (benchmarks that must not
+    spend CPU decoding).
     """
 
     def __init__(self, port: int = 0, *, decode: bool = True) -> None:
         self.port = port
         self.decode = decode
         self.status = 200
+        self.delay = 0.0
         self.requests: list[ReceivedRequest] = []
         self.span_count = 0
         self._lock = threading.Lock()
@@ -118,6 +120,8 @@ class OtlpReceiver:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
+                if receiver.delay > 0:
+                    time.sleep(receiver.delay)
                 status = receiver.status
                 if status == 200:
                     receiver._record(self.path, dict(self.headers.items()), body)

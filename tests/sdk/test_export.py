@@ -96,6 +96,27 @@ def test_a_refusing_collector_keeps_spans_queued_until_it_accepts(receiver: Otlp
         instance.shutdown()
 
 
+@pytest.mark.parametrize("collector", ["healthy", "down", "answering 500", "slow"])
+def test_shutdown_takes_at_most_the_export_timeout(receiver: OtlpReceiver, collector: str) -> None:
+    # However the collector behaves, an agent's exit waits at most export_timeout for passhat (plus noise).
+    if collector == "down":
+        receiver.stop()
+    elif collector == "answering 500":
+        receiver.status = 500
+    elif collector == "slow":
+        receiver.delay = 4.0
+    instance = passhat.configure(endpoint=receiver.url, export_timeout=0.5, export_interval=0.01, make_global=False)
+    for index in range(600):  # more than one batch, so the flush has more than one request to make
+        with instance.ticket(f"T-{index}", task_type="refund"):
+            pass
+    time.sleep(0.05)  # the worker is now inside an export (for "slow": one that will take 4 s)
+    started = time.monotonic()
+    instance.shutdown()
+    assert time.monotonic() - started < 0.5 + 0.5
+    if collector == "healthy":
+        assert len(receiver.wait_for_spans(600)) == 600
+
+
 def test_shutdown_flushes_what_is_queued(receiver: OtlpReceiver) -> None:
     instance = passhat.configure(endpoint=receiver.url, export_interval=60, make_global=False)
     with instance.ticket("T-1", task_type="refund"):

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from typer.testing import CliRunner
 
 from passhat.collector.cli import app
@@ -98,18 +99,15 @@ async def test_serve_answers_a_real_mcp_client_over_http(tmp_path: Path) -> None
     port = free_port()
     database = tmp_path / "r.db"
     command = [PASSHAT, "sandbox", "serve", "retail", "--transport", "http", "--port", str(port), "--size", "small"]
-    process = subprocess.Popen([*command, "--database", str(database)], stderr=subprocess.PIPE)
+    env = {**os.environ, "PASSHAT_SANDBOX_TOKEN": "s3cret-token"}
+    process = subprocess.Popen([*command, "--database", str(database)], stderr=subprocess.PIPE, env=env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, process.stderr.read() if process.stderr else b""
-                assert time.monotonic() < deadline, "the HTTP server did not start"
-                time.sleep(0.2)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        _wait_for_http(process, port)
+        headers = {"Authorization": "Bearer s3cret-token"}
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+        ):
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert len(tools) == 15
             found = await client.call_tool("find_customer_by_email", {"email": "nobody@example.com"})
@@ -118,6 +116,39 @@ async def test_serve_answers_a_real_mcp_client_over_http(tmp_path: Path) -> None
         process.terminate()
         process.communicate(timeout=30)
     assert database.exists()
+
+
+@pytest.mark.slow
+def test_serve_over_http_refuses_requests_without_the_printed_token(tmp_path: Path) -> None:
+    port = free_port()
+    command = [PASSHAT, "sandbox", "serve", "retail", "--transport", "http", "--port", str(port), "--size", "small"]
+    env = {k: v for k, v in os.environ.items() if k != "PASSHAT_SANDBOX_TOKEN"}
+    process = subprocess.Popen([*command, "--database", str(tmp_path / "r.db")], stderr=subprocess.PIPE, env=env)
+    try:
+        _wait_for_http(process, port)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        url = f"http://127.0.0.1:{port}/mcp"
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}):
+            answer = httpx.post(url, json=call, headers=headers, timeout=5)
+            assert answer.status_code == 401
+            assert answer.headers["www-authenticate"].startswith("Bearer")
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    printed = stderr.decode()
+    assert "bearer token" in printed and f"http://127.0.0.1:{port}/mcp" in printed
+
+
+def _wait_for_http(process: subprocess.Popen[bytes], port: int) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+            return
+        except httpx.TransportError:
+            assert process.poll() is None, process.stderr.read() if process.stderr else b""
+            assert time.monotonic() < deadline, "the HTTP server did not start"
+            time.sleep(0.2)
 
 
 def test_replay_sends_each_trial_to_the_collector_as_a_sandbox_ticket(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -142,6 +142,14 @@ async def test_the_calculator_evaluates_arithmetic_only(retail: Sandbox) -> None
         assert not success and payload["error"] == "invalid_argument"
 
 
+async def test_the_calculator_never_answers_a_number_json_cannot_hold(retail: Sandbox) -> None:
+    async with open_trial(retail) as (client, _):
+        result = await client.call_tool("calculate", {"expression": "1e308*1e308"})
+        assert result.is_error
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert "Infinity" not in text and json.loads(text)["error"] == "invalid_argument"
+
+
 async def test_each_server_has_its_own_session_state(retail: Sandbox) -> None:
     picked = pick(retail, "pending")
     database = retail.memory_copy()
