@@ -347,7 +347,10 @@ class SqlStore(Store):
         if source is not None:
             query = query.where(t.c.source == source)
         with self._engine.connect() as conn:
-            attempts = [ticket_from_row(r) for r in conn.execute(query.order_by(t.c.start_ns, t.c.trace_id))]
+            # Sorted here, not by ORDER BY: SQLite then picks (project, start) to avoid a sort and scans every
+            # ticket of the project (290 ms on a million spans) instead of the (project, ticket id) index.
+            rows = [ticket_from_row(r) for r in conn.execute(query)]
+            attempts = sorted(rows, key=lambda a: (a.start_time_ns, a.trace_id))
             if not attempts:
                 return None
             spans = self._spans_of(conn, project, sorted({a.trace_id for a in attempts}))
