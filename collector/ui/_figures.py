@@ -47,9 +47,9 @@ def official_runs(store: Store, project: str, *, periods: int = 12) -> list[Repl
     return sorted(chosen.values(), key=lambda r: period_of(r), reverse=True)[:periods]
 
 
-def is_official(store: Store, project: str, run: ReplayRun) -> bool:
-    """Whether `run` is its period's official run (the newest finished one)."""
-    return any(r.run_id == run.run_id for r in official_runs(store, project, periods=500))
+def official_run_ids(store: Store, project: str) -> set[str]:
+    """The ids of every period's official run (the newest finished one)."""
+    return {r.run_id for r in official_runs(store, project, periods=500)}
 
 
 def usable(trials: Sequence[TrialRow]) -> list[TrialRow]:

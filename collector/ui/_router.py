@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from passhat import __version__
 from passhat.collector.store import Store, StoreError
 from passhat.collector.ui import _charts
-from passhat.collector.ui._figures import is_official, period_of
+from passhat.collector.ui._figures import official_run_ids, period_of
 from passhat.collector.ui._pages import (
     OUTCOME_LABELS,
     FigureCache,
@@ -302,7 +302,7 @@ def ui_router() -> APIRouter:
         viewer = _viewer(request)
         store = _store(request)
         runs = _query_store(lambda: store.list_replay_runs(viewer.project, limit=200))
-        official = {r.run_id for r in runs if r.status == "finished" and is_official(store, viewer.project, r)}
+        official = _query_store(lambda: official_run_ids(store, viewer.project))
         return render.page(request, "runs.html", viewer=viewer, runs=runs, official=official, period_of=period_of)
 
     @router.get("/runs/{run_id}", response_class=HTMLResponse)
@@ -326,7 +326,7 @@ def ui_router() -> APIRouter:
             done=done,
             planned=planned,
             by_ticket=by_ticket,
-            official=is_official(store, viewer.project, run),
+            official=run.run_id in _query_store(lambda: official_run_ids(store, viewer.project)),
             period=period_of(run),
         )
 

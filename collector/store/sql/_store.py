@@ -349,8 +349,8 @@ class SqlStore(Store):
         with self._engine.connect() as conn:
             # Sorted here, not by ORDER BY: SQLite then picks (project, start) to avoid a sort and scans every
             # ticket of the project (290 ms on a million spans) instead of the (project, ticket id) index.
-            rows = [ticket_from_row(r) for r in conn.execute(query)]
-            attempts = sorted(rows, key=lambda a: (a.start_time_ns, a.trace_id))
+            found = [ticket_from_row(r) for r in conn.execute(query)]
+            attempts = sorted(found, key=lambda a: (a.start_time_ns, a.trace_id))
             if not attempts:
                 return None
             spans = self._spans_of(conn, project, sorted({a.trace_id for a in attempts}))
