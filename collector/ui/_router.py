@@ -40,6 +40,7 @@ _SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
+    "Vary": "HX-Request, Cookie, Authorization",  # a fragment and its page share a URL
 }
 _PAGE = 50
 
@@ -133,6 +134,11 @@ def _query_store(call: Any) -> Any:
         raise HTTPException(503, f"the store is unavailable: {exc}", {"Retry-After": "5"}) from exc
 
 
+def _fragment(request: Request) -> bool:
+    """An htmx request for part of a page; a history restore (the back button) needs the whole page."""
+    return bool(request.headers.get("hx-request")) and not request.headers.get("hx-history-restore-request")
+
+
 def _day_ns(value: str | None, *, end: bool = False) -> int | None:
     if not value:
         return None
@@ -220,7 +226,7 @@ def ui_router() -> APIRouter:
                 signature=signature,
             )
         )
-        template = "_sampled.html" if request.headers.get("hx-request") else "task_type.html"
+        template = "_sampled.html" if _fragment(request) else "task_type.html"
         return render.page(request, template, viewer=viewer, **data)
 
     @router.get("/tickets", response_class=HTMLResponse)
@@ -267,7 +273,7 @@ def ui_router() -> APIRouter:
             "offset": offset,
             "next_query": more if len(rows) > _PAGE else None,
         }
-        if request.headers.get("hx-request"):
+        if _fragment(request):
             return render.page(request, "_ticket_rows.html", viewer=viewer, **context)
         task_types = sorted({r.task_type for r in _query_store(lambda: store.traffic(viewer.project, days=90))})
         return render.page(request, "tickets.html", viewer=viewer, task_types=task_types, **context)

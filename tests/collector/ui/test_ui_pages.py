@@ -236,3 +236,12 @@ def test_assets_are_served_from_the_package(ui: UiCollector) -> None:
     assert htmx.status_code == 200 and "htmx" in htmx.text[:2000]
     assert css.headers["content-type"].startswith("text/css")
     assert missing.status_code == 404
+
+
+def test_the_back_button_gets_the_whole_page_not_a_fragment(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        restore = client.get(
+            "/ui/tickets?ticket=SHOP", headers={"hx-request": "true", "hx-history-restore-request": "true"}
+        )
+    assert "<html" in restore.text
+    assert "HX-Request" in restore.headers["vary"]
