@@ -34,6 +34,7 @@ from passhat.collector.ingest import CollectorSettings, create_api_key, create_a
 from passhat.collector.ingest._otlp import decode_protobuf
 from passhat.collector.store import AlertEvent, ReplayRun, SpanBatch, Store, TrialRow, open_store
 from passhat.collector.ui import ui_router
+from passhat.sandbox import TrialDetails
 
 PROJECT = "bench"
 K = 20
@@ -71,7 +72,7 @@ def _trial(run_id: str, task_type: str, ticket_id: str, attempt: int, passed: bo
         failure_evidence=None if passed else "refund_order rejected: the order was not looked up first",
         verdict={"passed": passed, "check": task_type, "children": [],
                  "diagnostics": [] if passed else [_DIAGNOSTIC]},
-        details={
+        details=TrialDetails.from_json({
             "changes": [{"table": "orders", "key": {"id": "O-1"}, "op": "update", "before": {"status": "delivered"},
                          "after": {"status": "refunded"}}],
             "final_response": "Your refund is on its way.",
@@ -79,7 +80,7 @@ def _trial(run_id: str, task_type: str, ticket_id: str, attempt: int, passed: bo
                            for n in ("find_customer", "get_order", "refund_order")],
             "transcript": [["customer", "I would like a refund for my order."] , ["agent", "Let me look it up."]] * 6,
             "simulated": True,
-        },
+        }),
     )  # fmt: skip
 
 

@@ -8,6 +8,8 @@ try:
 except ImportError as _missing:  # pragma: no cover - exercised only without the extra
     raise ImportError("passhat.checks needs SQLAlchemy: pip install 'passhat[sqlalchemy]'") from _missing
 
+# The one tool-outcome rule lives in the SDK (the lowest layer, which must use it); checks re-export it.
+from passhat import ToolKind, ToolOutcome, outcome_of
 from passhat.checks._changelog import ChangeLog, ChangeLogError, record_changes
 from passhat.checks._compose import all_of, any_of
 from passhat.checks._diff import RowChange, StateDiff
@@ -33,8 +35,8 @@ from passhat.checks._signatures import (
     classify_failure,
 )
 from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, diff_snapshots, take_snapshot
-from passhat.checks._values import values_equal
-from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
+from passhat.checks._values import Unordered, unordered, values_equal
+from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
 
 # Plain sorted order (tests/test_public_api.py), not ruff's constants-first order.
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "ChangeLogError",
     "Check",
     "CheckContext",
+    "Claim",
     "Diagnostic",
     "FailureSignature",
     "RowChange",
@@ -56,7 +59,10 @@ __all__ = [
     "StateDiff",
     "TableSnapshot",
     "ToolCallRecord",
+    "ToolKind",
+    "ToolOutcome",
     "TrialRecord",
+    "Unordered",
     "Verdict",
     "all_of",
     "any_of",
@@ -69,6 +75,7 @@ __all__ = [
     "inserted",
     "no_other_writes",
     "normalize_text",
+    "outcome_of",
     "record_changes",
     "registered_checks",
     "rerun",
@@ -76,6 +83,7 @@ __all__ = [
     "response_omits",
     "take_snapshot",
     "unchanged",
+    "unordered",
     "updated",
     "values_equal",
 ]

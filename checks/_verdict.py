@@ -6,9 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from passhat import semconv
 from passhat.checks._diff import StateDiff
 from passhat.checks._snapshot import Snapshot
 from passhat.checks._values import to_jsonable
+
+Claim = tuple[str, ...]
+"""What a check accounts for: ``(table, key)`` claims a whole row, ``(table, key, column)`` one column of it."""
 
 
 @dataclass(frozen=True)
@@ -87,10 +91,10 @@ class Verdict:
     def evaluation_attributes(self) -> dict[str, str | float]:
         """The attributes of a ``gen_ai.evaluation.result`` span event reporting this verdict."""
         return {
-            "gen_ai.evaluation.name": self.check,
-            "gen_ai.evaluation.score.value": self.score,
-            "gen_ai.evaluation.score.label": self.label,
-            "gen_ai.evaluation.explanation": self.explanation,
+            semconv.EVALUATION_NAME: self.check,
+            semconv.EVALUATION_SCORE_VALUE: self.score,
+            semconv.EVALUATION_SCORE_LABEL: self.label,
+            semconv.EVALUATION_EXPLANATION: self.explanation,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -123,16 +127,17 @@ class Verdict:
 class CheckContext:
     """Everything a check may look at after a trial: the state diff, what the agent said, the starting state.
 
-    ``claimed`` holds rows that sibling checks inside ``all_of`` account for (``(table, key)`` as produced by
-    ``RowChange.sort_key``); ``no_other_writes`` allows them. ``matched`` holds the rows siblings found exactly
-    as expected; ``inserted`` does not report them as near misses. ``all_of`` sets both.
+    ``claimed`` holds what sibling checks inside ``all_of`` account for: ``(table, key)`` for a whole row and
+    ``(table, key, column)`` for one column of it (``key`` as produced by ``RowChange.sort_key``);
+    ``no_other_writes`` allows exactly those. ``matched`` holds the rows siblings found exactly as expected;
+    ``inserted`` does not report them as near misses. ``all_of`` sets both.
     """
 
     diff: StateDiff
     final_response: str = ""
     agent_messages: list[str] = field(default_factory=list)
     initial: Snapshot | None = None
-    claimed: frozenset[tuple[str, str]] = frozenset()
+    claimed: frozenset[Claim] = frozenset()
     matched: frozenset[tuple[str, str]] = frozenset()
 
 

@@ -7,12 +7,13 @@ The SDK is what an agent imports. It stays light: OpenTelemetry and nothing heav
 from passhat._config import SETTINGS as CONFIG_SETTINGS
 from passhat._config import ConfigurationError
 from passhat._export import ExportStats
+from passhat._outcome import ToolKind, ToolOutcome, outcome_of
 from passhat._redact import Redactor
 from passhat._runtime import Passhat, configure, current, flush, shutdown
 from passhat._sampling import is_sampled, ticket_hash
 from passhat._state import record_write
 from passhat._ticket import Ticket, current_ticket
-from passhat._tool import outcome_of, tool
+from passhat._tool import tool
 from passhat._top import ticket
 from passhat._version import __version__
 from passhat.integrations import (
@@ -32,6 +33,8 @@ __all__ = [
     "Passhat",
     "Redactor",
     "Ticket",
+    "ToolKind",
+    "ToolOutcome",
     "__version__",
     "configure",
     "current",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -14,39 +13,23 @@ from opentelemetry.trace import SpanKind
 
 from passhat import semconv
 from passhat._content import to_json
+from passhat._outcome import TOOL_KINDS, EmptyPredicate, ToolKind, outcome_of
 from passhat._runtime import Passhat, current
-from passhat._ticket import current_ticket, record_exception
-
-logger = logging.getLogger("passhat")
+from passhat._ticket import current_ticket, error_type_of, record_exception
 
 F = TypeVar("F", bound=Callable[..., Any])
-EmptyPredicate = Callable[[Any], bool]
-
-_EMPTY_CONTAINERS = (str, bytes, list, tuple, dict, set, frozenset)
-
-
-def outcome_of(result: Any, empty: EmptyPredicate | None = None) -> str:
-    """``empty`` for None, an empty string or collection, or when the predicate says so; else ``ok``."""
-    if result is None:
-        return "empty"
-    if isinstance(result, _EMPTY_CONTAINERS) and len(result) == 0:
-        return "empty"
-    if empty is not None:
-        try:
-            if empty(result):
-                return "empty"
-        except Exception as exc:  # a broken predicate must not break the tool
-            logger.debug("passhat: empty predicate raised %r", exc)
-    return "ok"
 
 
 class _ToolSpan:
     """The span bookkeeping shared by the sync and async wrappers."""
 
-    __slots__ = ("arguments", "base_attributes", "empty", "name", "signature", "span_name")
+    __slots__ = ("arguments", "base_attributes", "empty", "kind", "name", "signature", "span_name")
 
-    def __init__(self, func: Callable[..., Any], name: str, empty: EmptyPredicate | None) -> None:
+    def __init__(
+        self, func: Callable[..., Any], name: str, empty: EmptyPredicate | None, kind: ToolKind | None
+    ) -> None:
         self.name = name
+        self.kind = kind
         self.span_name = f"{semconv.OP_EXECUTE_TOOL} {name}"
         self.empty = empty
         self.base_attributes: dict[str, Any] = {
@@ -87,7 +70,7 @@ class _ToolSpan:
 
     def finish_ok(self, runtime: Passhat, span: trace.Span, result: Any) -> None:
         if span.is_recording():
-            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(result, self.empty))
+            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(result, self.empty, kind=self.kind))
             if runtime.capture_content:
                 span.set_attribute(
                     semconv.TOOL_CALL_RESULT, to_json(result, runtime.redactor, runtime.max_content_length)
@@ -96,15 +79,17 @@ class _ToolSpan:
 
     def finish_error(self, runtime: Passhat, span: trace.Span, exc: BaseException) -> None:
         if span.is_recording():
-            span.set_attribute(semconv.TOOL_OUTCOME, "error")
             record_exception(runtime, span, exc)
+            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(error_type=error_type_of(exc), kind=self.kind))
         span.end(end_time=runtime.now())
 
 
-def _wrap(func: F, name: str | None, empty: EmptyPredicate | None, bound: Passhat | None = None) -> F:
+def _wrap(
+    func: F, name: str | None, empty: EmptyPredicate | None, kind: ToolKind | None, bound: Passhat | None = None
+) -> F:
     if not callable(func):
         raise TypeError(f"passhat.tool decorates a function or method, got {type(func).__name__}")
-    tool_span = _ToolSpan(func, name or str(getattr(func, "__name__", "tool")), empty)
+    tool_span = _ToolSpan(func, name or str(getattr(func, "__name__", "tool")), empty, kind)
 
     if inspect.iscoroutinefunction(func):
 
@@ -148,13 +133,18 @@ def tool(
     *,
     name: str | None = None,
     empty: EmptyPredicate | None = None,
+    kind: ToolKind | None = None,
     runtime: Passhat | None = None,
 ) -> F: ...
 
 
 @overload
 def tool(
-    *, name: str | None = None, empty: EmptyPredicate | None = None, runtime: Passhat | None = None
+    *,
+    name: str | None = None,
+    empty: EmptyPredicate | None = None,
+    kind: ToolKind | None = None,
+    runtime: Passhat | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -164,24 +154,28 @@ def tool(
     *,
     name: str | None = None,
     empty: EmptyPredicate | None = None,
+    kind: ToolKind | None = None,
     runtime: Passhat | None = None,
 ) -> F | Callable[[F], F]:
     """Trace each call of an agent tool as an ``execute_tool {name}`` span (sync, async, functions, methods).
 
-    The span records ``passhat.tool.outcome``: ``error`` when the tool raises (with ``error.type``: the
-    exception's ``error_type`` attribute if it has one, else its class name), ``empty`` when it returns None,
-    an empty string or collection, or when ``empty(result)`` is true, else ``ok``. Arguments and result are
-    recorded only with content capture on, redacted and length-capped. ``name`` defaults to the function's.
-    ``runtime`` binds the tool to one :class:`passhat.Passhat` instead of the global one.
+    The span records ``passhat.tool.outcome`` by :func:`passhat.outcome_of`, the one tool-outcome rule, from
+    the result or the raised exception's ``error.type`` (its ``error_type`` attribute if it has one, else its
+    class name), ``empty(result)`` and ``kind`` (``lookup``, ``write`` or ``other``; None when not said).
+    Arguments and result are recorded only with content capture on, redacted and length-capped. ``name``
+    defaults to the function's. ``runtime`` binds the tool to one :class:`passhat.Passhat` instead of the
+    global one.
     """
     if name is not None and (not isinstance(name, str) or not name):
         raise TypeError(f"passhat.tool: name must be a non-empty str, got {name!r}")
     if empty is not None and not callable(empty):
         raise TypeError("passhat.tool: empty must be a function taking the result and returning a bool")
+    if kind is not None and kind not in TOOL_KINDS:
+        raise TypeError(f"passhat.tool: kind must be one of {', '.join(TOOL_KINDS)} or None, got {kind!r}")
     if func is not None:
-        return _wrap(func, name, empty, runtime)
+        return _wrap(func, name, empty, kind, runtime)
 
     def decorate(inner: F) -> F:
-        return _wrap(inner, name, empty, runtime)
+        return _wrap(inner, name, empty, kind, runtime)
 
     return decorate

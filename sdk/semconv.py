@@ -21,6 +21,10 @@ USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 ERROR_TYPE: Final = "error.type"
+# OpenTelemetry's exception event, recorded when an exception leaves a span.
+EVENT_EXCEPTION: Final = "exception"
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
 MCP_METHOD_NAME: Final = "mcp.method.name"
 
 OP_INVOKE_AGENT: Final = "invoke_agent"
@@ -57,6 +61,15 @@ EVENT_STATE_READ: Final = "passhat.state_read"
 STATE_READ_TABLE: Final = "passhat.state_read.table"
 STATE_READ_KEY: Final = "passhat.state_read.key"
 STATE_READ_ROW: Final = "passhat.state_read.row"
+
+# A sandbox trial's check result and how it ended (emitted by the sandbox, not by the SDK).
+EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
+EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+TRIAL_TERMINATION_REASON: Final = "passhat.trial.termination_reason"
+TRIAL_SIGNATURE: Final = "passhat.trial.signature"
 
 SOURCES: Final = ("production", "sandbox")
 TOOL_OUTCOMES: Final = ("ok", "error", "empty")

@@ -14,7 +14,10 @@ from typing import Any
 
 import orjson
 
-from passhat import ticket_hash  # the SDK's sampling hash: one definition for SDK, collector and stores
+from passhat import (
+    outcome_of,  # the one tool-outcome rule, for spans that carry no outcome
+    ticket_hash,  # the SDK's sampling hash: one definition for SDK, collector and stores
+)
 from passhat.collector.store import (
     NormalizedSpan,
     Source,
@@ -27,17 +30,59 @@ from passhat.collector.store import (
     ToolOutcome,
 )
 
-_OPENINFERENCE = {"AGENT": "invoke_agent", "TOOL": "execute_tool", "LLM": "chat"}
-_OPENLLMETRY = {"agent": "invoke_agent", "tool": "execute_tool"}
-_GENAI = {"invoke_agent", "execute_tool", "chat"}
-_WRITE_OPS: frozenset[str] = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
-_OUTCOMES: frozenset[str] = frozenset({"ok", "error", "empty"})
+# The contract's names, bound here one by one: the per-span code reads them as globals, not module attributes.
+from passhat.semconv import (
+    AGENT_NAME,
+    CONVERSATION_ID,
+    DOMAIN,
+    ERROR_TYPE,
+    EVENT_EXCEPTION,
+    EVENT_STATE_READ,
+    EVENT_STATE_WRITE,
+    EXCEPTION_MESSAGE,
+    EXCEPTION_TYPE,
+    INTENT,
+    OP_CHAT,
+    OP_EXECUTE_TOOL,
+    OP_INVOKE_AGENT,
+    OPERATION_NAME,
+    REPLAY_RUN_ID,
+    SOURCE,
+    STATE_READ_KEY,
+    STATE_READ_ROW,
+    STATE_READ_TABLE,
+    STATE_WRITE_AFTER,
+    STATE_WRITE_BEFORE,
+    STATE_WRITE_CHANGED,
+    STATE_WRITE_KEY,
+    STATE_WRITE_OP,
+    STATE_WRITE_ROWCOUNT,
+    STATE_WRITE_TABLE,
+    TASK_TYPE,
+    TICKET_ID,
+    TICKET_OUTCOME,
+    TOOL_CALL_ARGUMENTS,
+    TOOL_CALL_ID,
+    TOOL_CALL_RESULT,
+    TOOL_NAME,
+    TOOL_OUTCOME,
+    TOOL_OUTCOMES,
+    TOOL_TYPE,
+    TRIAL_ATTEMPT,
+    WRITE_OPS,
+)
+
+_OPENINFERENCE = {"AGENT": OP_INVOKE_AGENT, "TOOL": OP_EXECUTE_TOOL, "LLM": OP_CHAT}
+_OPENLLMETRY = {"agent": OP_INVOKE_AGENT, "tool": OP_EXECUTE_TOOL}
+_GENAI = {OP_INVOKE_AGENT, OP_EXECUTE_TOOL, OP_CHAT}
+_WRITE_OPS: frozenset[str] = frozenset(WRITE_OPS)
+_OUTCOMES: frozenset[str] = frozenset(TOOL_OUTCOMES)
 DEFAULT_TASK_TYPE = "unknown"
 
 
 def operation_of(attributes: Mapping[str, Any]) -> SpanOperation:
     """Which GenAI operation a span is, from whichever convention its emitter followed."""
-    genai = attributes.get("gen_ai.operation.name")
+    genai = attributes.get(OPERATION_NAME)
     if type(genai) is str and genai in _GENAI:  # any JSON value can arrive; a list is not hashable
         return genai  # type: ignore[return-value]  # one of _GENAI
     openinference = attributes.get("openinference.span.kind")
@@ -107,11 +152,9 @@ def _ticket(
     name: str,
     service_name: str | None,
 ) -> TicketRow:
-    ticket_id = _text(attributes.get("passhat.ticket.id")) or trace_id
-    task_type = _text(
-        _first(attributes, "passhat.task_type", "gen_ai.agent.name", "traceloop.entity.name", "agent.name")
-    )
-    source_attr = attributes.get("passhat.source")
+    ticket_id = _text(attributes.get(TICKET_ID)) or trace_id
+    task_type = _text(_first(attributes, TASK_TYPE, AGENT_NAME, "traceloop.entity.name", "agent.name"))
+    source_attr = attributes.get(SOURCE)
     source: Source = "sandbox" if source_attr == "sandbox" else "production"
     return TicketRow(
         ticket_id=ticket_id,
@@ -123,13 +166,13 @@ def _ticket(
         end_time_ns=end_ns,
         ticket_hash=ticket_hash(ticket_id),
         status=status,
-        agent_name=_text(_first(attributes, "gen_ai.agent.name", "agent.name", "traceloop.entity.name")),
-        conversation_id=_text(_first(attributes, "gen_ai.conversation.id", "session.id")),
-        intent=_json_object(attributes.get("passhat.intent")),
-        domain=_text(attributes.get("passhat.domain")),
-        outcome=_text(attributes.get("passhat.ticket.outcome")),
-        replay_run_id=_text(attributes.get("passhat.replay.run_id")),
-        trial_attempt=_int(attributes.get("passhat.trial.attempt")),
+        agent_name=_text(_first(attributes, AGENT_NAME, "agent.name", "traceloop.entity.name")),
+        conversation_id=_text(_first(attributes, CONVERSATION_ID, "session.id")),
+        intent=_json_object(attributes.get(INTENT)),
+        domain=_text(attributes.get(DOMAIN)),
+        outcome=_text(attributes.get(TICKET_OUTCOME)),
+        replay_run_id=_text(attributes.get(REPLAY_RUN_ID)),
+        trial_attempt=_int(attributes.get(TRIAL_ATTEMPT)),
         service_name=service_name,
     )
 
@@ -146,23 +189,25 @@ def _tool_call(
     events: list[SpanEvent],
     name: str,
 ) -> ToolCallRow:
-    tool_name = _text(_first(attributes, "gen_ai.tool.name", "tool.name", "traceloop.entity.name"))
+    tool_name = _text(_first(attributes, TOOL_NAME, "tool.name", "traceloop.entity.name"))
     if tool_name is None:
         tool_name = name.removeprefix("execute_tool ").strip() or name
-    exception = next((e for e in events if e.name == "exception"), None)
-    error_type = _text(attributes.get("error.type"))
+    exception = next((e for e in events if e.name == EVENT_EXCEPTION), None)
+    error_type = _text(attributes.get(ERROR_TYPE))
     error_message = status_message
     if exception is not None:
-        error_type = error_type or _text(exception.attributes.get("exception.type"))
-        error_message = error_message or _text(exception.attributes.get("exception.message"))
-    declared = attributes.get("passhat.tool.outcome")
+        error_type = error_type or _text(exception.attributes.get(EXCEPTION_TYPE))
+        error_message = error_message or _text(exception.attributes.get(EXCEPTION_MESSAGE))
+    declared = attributes.get(TOOL_OUTCOME)
+    result = _text(_first(attributes, TOOL_CALL_RESULT, "output.value", "traceloop.entity.output"))
     outcome: ToolOutcome
     if type(declared) is str and declared in _OUTCOMES:
-        outcome = declared  # type: ignore[assignment]  # one of _OUTCOMES
-    elif status == "error" or error_type is not None:
-        outcome = "error"
+        outcome = declared  # type: ignore[assignment]  # one of _OUTCOMES: decided by the one rule at the source
     else:
-        outcome = "ok"
+        # A span from another instrumentation: the same rule, from what the span says (kind unknown). A result
+        # that was not captured says nothing about emptiness, so it counts as something returned.
+        failed = error_type or ("error" if status == "error" else None)
+        outcome = outcome_of(_result_value(result) if result is not None else _NOT_CAPTURED, error_type=failed)
     return ToolCallRow(
         trace_id=trace_id,
         span_id=span_id,
@@ -171,13 +216,24 @@ def _tool_call(
         outcome=outcome,
         start_time_ns=start_ns,
         end_time_ns=end_ns,
-        call_id=_text(_first(attributes, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id")),
-        tool_type=_text(attributes.get("gen_ai.tool.type")),
+        call_id=_text(_first(attributes, TOOL_CALL_ID, "tool_call.id", "tool.call.id")),
+        tool_type=_text(attributes.get(TOOL_TYPE)),
         error_type=error_type,
         error_message=error_message,
-        arguments=_text(_first(attributes, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")),
-        result=_text(_first(attributes, "gen_ai.tool.call.result", "output.value", "traceloop.entity.output")),
+        arguments=_text(_first(attributes, TOOL_CALL_ARGUMENTS, "input.value", "traceloop.entity.input")),
+        result=result,
     )
+
+
+_NOT_CAPTURED = object()
+
+
+def _result_value(text: str) -> Any:
+    """A captured tool result as a value: its JSON when it is JSON, else the text."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
 
 
 def _state_rows(trace_id: str, span_id: str, events: list[SpanEvent]) -> list[StateWriteRow]:
@@ -185,12 +241,12 @@ def _state_rows(trace_id: str, span_id: str, events: list[SpanEvent]) -> list[St
     json_object = _json_object
     for seq, event in enumerate(events):
         name = event.name
-        if name == "passhat.state_write":
+        if name == EVENT_STATE_WRITE:
             attrs = event.attributes
             get = attrs.get
-            op_attr = get("passhat.state_write.op")
-            changed = get("passhat.state_write.changed")
-            table = get("passhat.state_write.table")
+            op_attr = get(STATE_WRITE_OP)
+            changed = get(STATE_WRITE_CHANGED)
+            table = get(STATE_WRITE_TABLE)
             rows.append(
                 StateWriteRow(
                     trace_id,
@@ -198,15 +254,15 @@ def _state_rows(trace_id: str, span_id: str, events: list[SpanEvent]) -> list[St
                     seq,
                     event.time_ns,
                     (table if type(table) is str else _text(table)) or "",
-                    json_object(get("passhat.state_write.key")) or {},
+                    json_object(get(STATE_WRITE_KEY)) or {},
                     op_attr if type(op_attr) is str and op_attr in _WRITE_OPS else "update",  # type: ignore[arg-type]
-                    json_object(get("passhat.state_write.before")),
-                    json_object(get("passhat.state_write.after")),
+                    json_object(get(STATE_WRITE_BEFORE)),
+                    json_object(get(STATE_WRITE_AFTER)),
                     [c if type(c) is str else str(c) for c in changed] if type(changed) is list else [],
-                    _int(get("passhat.state_write.rowcount")),
+                    _int(get(STATE_WRITE_ROWCOUNT)),
                 )
             )
-        elif name == "passhat.state_read":
+        elif name == EVENT_STATE_READ:
             attrs = event.attributes
             rows.append(
                 StateWriteRow(
@@ -214,10 +270,10 @@ def _state_rows(trace_id: str, span_id: str, events: list[SpanEvent]) -> list[St
                     span_id=span_id,
                     seq=seq,
                     time_ns=event.time_ns,
-                    table=_text(attrs.get("passhat.state_read.table")) or "",
-                    key=_json_object(attrs.get("passhat.state_read.key")) or {},
+                    table=_text(attrs.get(STATE_READ_TABLE)) or "",
+                    key=_json_object(attrs.get(STATE_READ_KEY)) or {},
                     op="read",
-                    before=_json_object(attrs.get("passhat.state_read.row")),
+                    before=_json_object(attrs.get(STATE_READ_ROW)),
                 )
             )
     return rows
@@ -244,9 +300,9 @@ def normalize_span(
     operation = operation_of(attributes)
     ticket = None
     tool_call = None
-    if operation == "invoke_agent" or "passhat.ticket.id" in attributes:
+    if operation == OP_INVOKE_AGENT or TICKET_ID in attributes:
         ticket = _ticket(trace_id, span_id, start_time_ns, end_time_ns, status, attributes, name, service_name)
-    elif operation == "execute_tool":
+    elif operation == OP_EXECUTE_TOOL:
         tool_call = _tool_call(
             trace_id,
             span_id,

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from passhat import ToolKind, ToolOutcome, outcome_of
 from passhat.sandbox.domain import parse_error
 
 if TYPE_CHECKING:
@@ -46,6 +47,14 @@ class ToolResult:
     text: str
     error_type: str | None = None
     error_message: str | None = None
+    kind: ToolKind | None = None
+
+    @property
+    def outcome(self) -> ToolOutcome:
+        """How the call came out, by the one tool-outcome rule (the trace and the trial record both use it)."""
+        if self.ok:
+            return outcome_of(self.data, kind=self.kind)
+        return outcome_of(error_type=self.error_type or "tool_error", kind=self.kind)
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,12 @@ class Toolbox:
         self.calls: list[ToolCallRecord] = []
         self.errors = 0
 
+    def kind_of(self, name: str) -> ToolKind | None:
+        """A tool's kind as its domain declares it; None for a tool the domain classifies as neither."""
+        if name in self._write_tools:
+            return "write"
+        return "lookup" if name in self._lookup_tools else None
+
     @property
     def client(self) -> Client:
         """The connected MCP client (for agents that want the raw protocol, e.g. to list tools)."""
@@ -112,6 +127,7 @@ class Toolbox:
         from passhat.checks import ToolCallRecord
 
         args = dict(arguments)
+        kind = self.kind_of(name)
         try:
             response = await self._client.call_tool(name, args)
         except Exception as exc:  # the transport itself failed
@@ -121,26 +137,19 @@ class Toolbox:
             error_type, message = parse_error(text)
             if error_type is None:
                 error_type = "invalid_argument"  # argument validation by the MCP layer, or an unknown tool
-            result = ToolResult(name, False, None, text, error_type, message)
+            result = ToolResult(name, False, None, text, error_type, message, kind)
             self.errors += 1
         else:
             try:
                 data = json.loads(text) if text else None
             except ValueError:
                 data = text
-            result = ToolResult(name, True, data, text)
-        outcome: Literal["ok", "error", "empty"]
-        if result.ok:
-            outcome = "empty" if result.data in (None, [], {}) else "ok"
-        elif name in self._lookup_tools and result.error_type == "not_found":
-            outcome = "empty"  # a lookup that found nothing: the paper's empty-lookup case
-        else:
-            outcome = "error"
+            result = ToolResult(name, True, data, text, kind=kind)
         self.calls.append(
             ToolCallRecord(
                 name=name,
                 arguments=args,
-                outcome=outcome,
+                outcome=result.outcome,
                 error_type=result.error_type,
                 error_message=result.error_message,
                 is_write=name in self._write_tools,

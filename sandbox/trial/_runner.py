@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.trace import SpanKind
 
 import passhat
+from passhat import semconv
 from passhat.checks import CheckContext, FailureSignature, TrialRecord, classify_failure
 from passhat.sandbox.agents import (
     Agent,
@@ -30,6 +31,7 @@ from passhat.sandbox.agents import (
 )
 from passhat.sandbox.domain import Scenario
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase
+from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._serve import Transport, connect
 
 if TYPE_CHECKING:
@@ -61,11 +63,35 @@ class TrialResult:
     overhead_s: float
     usage: Usage
     trace_id: str
+    agent: str = ""
 
     @property
     def passed(self) -> bool:
         """Whether the trial's check passed."""
         return self.record.passed
+
+    @property
+    def ticket_id(self) -> str:
+        """The ticket (scenario) this trial attempted."""
+        return self.scenario.scenario_id
+
+    @property
+    def task_type(self) -> str:
+        return self.scenario.task_type
+
+    @property
+    def domain(self) -> str:
+        return self.scenario.domain
+
+    @property
+    def failure_label(self) -> str | None:
+        """The failure signature's label (None when the trial passed)."""
+        return None if self.signature is None else self.signature.label
+
+    @property
+    def details(self) -> TrialDetails:
+        """What the trial's stored record holds beyond its row (derived from the record, never kept twice)."""
+        return TrialDetails.of_record(self.record, usage=self.usage, injected=self.injected, agent=self.agent)
 
 
 class _Trace:
@@ -78,20 +104,21 @@ class _Trace:
 
     async def tool_called(self, name: str, arguments: dict[str, Any], result: ToolResult, call_id: str | None) -> None:
         self.count += 1
-        outcome = "ok" if result.ok else ("empty" if result.error_type == "not_found" else "error")
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            "gen_ai.tool.call.id": call_id or f"call_{self.count}",
-            "gen_ai.tool.type": "function",
-            "passhat.tool.outcome": outcome,
+            semconv.OPERATION_NAME: semconv.OP_EXECUTE_TOOL,
+            semconv.TOOL_NAME: name,
+            semconv.TOOL_CALL_ID: call_id or f"call_{self.count}",
+            semconv.TOOL_TYPE: "function",
+            semconv.TOOL_OUTCOME: result.outcome,  # the one rule, as the trial record has it
         }
         if result.error_type:
-            attributes["error.type"] = result.error_type
+            attributes[semconv.ERROR_TYPE] = result.error_type
         if self.runtime.capture_content:
-            attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments, default=str)
-            attributes["gen_ai.tool.call.result"] = result.text
-        span = self.runtime.tracer.start_span(f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes)
+            attributes[semconv.TOOL_CALL_ARGUMENTS] = json.dumps(arguments, default=str)
+            attributes[semconv.TOOL_CALL_RESULT] = result.text
+        span = self.runtime.tracer.start_span(
+            f"{semconv.OP_EXECUTE_TOOL} {name}", kind=SpanKind.INTERNAL, attributes=attributes
+        )
         span.end()
 
     def message(self, message: Message) -> None:
@@ -164,6 +191,7 @@ async def run_trial(
     context = TrialContext(domain, scenario, attempt, config.run_id, runtime.tracer)
     agent = agent_factory(context)
     customer = customer_factory(context)
+    agent_name = str(getattr(agent, "label", type(agent).__name__))
     replay: dict[str, Any] = {} if production else {"replay_run_id": config.run_id, "trial_attempt": attempt}
     ticket = runtime.ticket(
         ticket_id or f"{scenario.scenario_id}#{attempt}",
@@ -171,7 +199,7 @@ async def run_trial(
         intent=dict(scenario.intent),
         source="production" if production else "sandbox",
         domain=domain.name,
-        agent_name=str(getattr(agent, "label", type(agent).__name__)),
+        agent_name=agent_name,
         **replay,
     )
     infra_error: str | None = None
@@ -235,6 +263,7 @@ async def run_trial(
         overhead_s=overhead,
         usage=usage_of(agent) + usage_of(customer),
         trace_id=ticket.trace_id,
+        agent=agent_name,
     )
 
 
@@ -268,17 +297,17 @@ def _record_outcome(
         ticket.resolve("resolved" if record.termination_reason in ("customer_stop", "agent_stop") else "abandoned")
         return
     ticket.span.add_event(
-        "gen_ai.evaluation.result",
+        semconv.EVENT_EVALUATION_RESULT,
         {
-            "gen_ai.evaluation.name": record.verdict.check,
-            "gen_ai.evaluation.score.value": 1.0 if record.passed else 0.0,
-            "gen_ai.evaluation.score.label": "pass" if record.passed else "fail",
-            "gen_ai.evaluation.explanation": signature.evidence if signature else "passed",
+            semconv.EVALUATION_NAME: record.verdict.check,
+            semconv.EVALUATION_SCORE_VALUE: 1.0 if record.passed else 0.0,
+            semconv.EVALUATION_SCORE_LABEL: "pass" if record.passed else "fail",
+            semconv.EVALUATION_EXPLANATION: signature.evidence if signature else "passed",
         },
     )
-    ticket.span.set_attribute("passhat.trial.termination_reason", record.termination_reason)
+    ticket.span.set_attribute(semconv.TRIAL_TERMINATION_REASON, record.termination_reason)
     if signature is not None:
-        ticket.span.set_attribute("passhat.trial.signature", signature.label)
+        ticket.span.set_attribute(semconv.TRIAL_SIGNATURE, signature.label)
     ticket.resolve("passed" if record.passed else "failed")
 
 

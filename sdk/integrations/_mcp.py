@@ -16,17 +16,21 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from passhat import semconv
 from passhat._content import to_json
+from passhat._outcome import ToolOutcome, outcome_of
 from passhat._runtime import Passhat, current
-from passhat._ticket import current_ticket, record_exception
+from passhat._ticket import current_ticket, error_type_of, record_exception
 from passhat.integrations._handle import Instrumentation
 
 _PATCHED = "__passhat_original__"
+_TOOL_ERROR = "tool_error"  # the error.type of an MCP result with isError: MCP gives no finer type
 
 
-def result_outcome(result: Any) -> tuple[str, str | None]:
-    """(outcome, error.type) of a tool result: ``error`` if ``isError``, ``empty`` if it carries nothing.
+def result_outcome(result: Any) -> tuple[ToolOutcome, str | None]:
+    """(outcome, error.type) of a tool result by the one rule: ``error`` if ``isError``, ``empty`` if it carries
+    nothing (no content, blank text, or an empty value).
 
-    The client sees a ``CallToolResult``; server middleware sees the same result as its wire dict.
+    The client sees a ``CallToolResult``; server middleware sees the same result as its wire dict. A tool's
+    kind is not known here, so the rule's unknown-kind case applies.
     """
     if isinstance(result, CallToolResult):
         is_error, structured = result.is_error, result.structured_content
@@ -35,31 +39,24 @@ def result_outcome(result: Any) -> tuple[str, str | None]:
         is_error, structured = result.get("isError") is True, result.get("structuredContent")
         texts = [block.get("text") if isinstance(block, Mapping) else None for block in result.get("content") or ()]
     else:
-        return ("empty", None) if result is None else ("ok", None)
+        return outcome_of(result), None
     if is_error:
-        return "error", "tool_error"
+        return outcome_of(error_type=_TOOL_ERROR), _TOOL_ERROR
     if isinstance(structured, Mapping):
         # MCPServer wraps a non-object return value as {"result": value}.
-        value = structured.get("result") if set(structured) == {"result"} else structured
-        return ("empty", None) if _empty_value(value) else ("ok", None)
-    if all(isinstance(text, str) and _blank(text) for text in texts):  # also true for no content at all
-        return "empty", None
-    return "ok", None
+        return outcome_of(structured.get("result") if set(structured) == {"result"} else structured), None
+    if all(isinstance(text, str) and outcome_of(_decoded(text)) == "empty" for text in texts):
+        return outcome_of(None), None  # no content at all, or only blank or empty-valued text
+    return outcome_of(texts), None
 
 
-def _empty_value(value: Any) -> bool:
-    return value is None or (isinstance(value, list | dict | str) and len(value) == 0)
-
-
-def _blank(text: str) -> bool:
+def _decoded(text: str) -> Any:
+    """A text block's value: its JSON when it is JSON, else the text itself (stripped)."""
     stripped = text.strip()
-    if not stripped:
-        return True
     try:
-        value = json.loads(stripped)
+        return json.loads(stripped)
     except ValueError:
-        return False
-    return _empty_value(value)
+        return stripped
 
 
 def _result_json(result: Any) -> Any:
@@ -147,8 +144,8 @@ def _install_client_patch(runtime: Passhat | None) -> None:
             kwargs["meta"] = meta
             result = await original(self, name, arguments, *args, **kwargs)
         except BaseException as exc:
-            span.set_attribute(semconv.TOOL_OUTCOME, "error")
             record_exception(active, span, exc)
+            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(error_type=error_type_of(exc)))
             span.end(end_time=active.now())
             raise
         finally:
@@ -196,8 +193,8 @@ class PasshatServerMiddleware:
         try:
             result = await call_next(ctx)
         except BaseException as exc:
-            span.set_attribute(semconv.TOOL_OUTCOME, "error")
             record_exception(runtime, span, exc)
+            span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(error_type=error_type_of(exc)))
             span.end(end_time=runtime.now())
             raise
         finally:

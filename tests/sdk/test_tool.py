@@ -59,13 +59,42 @@ def test_none_result_is_an_empty_outcome(passhat_capture: Capture) -> None:
     assert passhat_capture.one("execute_tool find_order").attributes["passhat.tool.outcome"] == "empty"  # type: ignore[index]
 
 
-def test_an_exception_is_an_error_outcome_with_its_declared_error_type(passhat_capture: Capture) -> None:
+@passhat.tool(kind="write")
+def cancel_order(order_id: str) -> None:
+    raise NotFoundError(f"order {order_id} does not exist")
+
+
+def test_a_not_found_exception_of_a_lookup_is_an_empty_outcome_with_its_declared_error_type(
+    passhat_capture: Capture,
+) -> None:
     with pytest.raises(NotFoundError):
         find_order("boom")
     span = passhat_capture.one("execute_tool find_order")
-    assert span.attributes["passhat.tool.outcome"] == "error"  # type: ignore[index]
+    assert span.attributes["passhat.tool.outcome"] == "empty"  # type: ignore[index]
     assert span.attributes["error.type"] == "not_found"  # type: ignore[index]
     assert span.status.status_code.name == "ERROR"
+
+
+def test_a_not_found_exception_of_a_write_is_an_error_outcome(passhat_capture: Capture) -> None:
+    with pytest.raises(NotFoundError):
+        cancel_order("O-404")
+    span = passhat_capture.one("execute_tool cancel_order")
+    assert span.attributes["passhat.tool.outcome"] == "error"  # type: ignore[index]
+    assert span.attributes["error.type"] == "not_found"  # type: ignore[index]
+
+
+def test_a_write_that_returns_nothing_is_an_ok_outcome(passhat_capture: Capture) -> None:
+    @passhat.tool(kind="write")
+    def close_ticket(ticket_id: str) -> None:
+        return None
+
+    close_ticket("T-1")
+    assert passhat_capture.one("execute_tool close_ticket").attributes["passhat.tool.outcome"] == "ok"  # type: ignore[index]
+
+
+def test_a_kind_outside_lookup_write_other_is_refused() -> None:
+    with pytest.raises(TypeError, match="kind must be one of lookup, write, other"):
+        passhat.tool(kind="read")  # type: ignore[call-overload]
 
 
 def test_a_plain_exception_reports_its_class_name(passhat_capture: Capture) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from passhat.collector.store._base import Source, StatusCode
+from passhat.collector.store._rows import Source, StatusCode
 from passhat.collector.store.sql import _schema as schema
 
 

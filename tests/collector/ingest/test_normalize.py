@@ -93,7 +93,7 @@ def test_openinference_agent_and_tool_spans() -> None:
         "lookup_order",
         '{"id": 1}',
         "[]",
-        "ok",
+        "empty",  # the one tool-outcome rule: a call of unknown kind that returned nothing
     )
     assert operation_of({"openinference.span.kind": "LLM"}) == "chat"
 
@@ -132,6 +132,21 @@ def test_tool_outcome_error_type_and_exception_event() -> None:
     )
     typed = norm({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", "error.type": "not_allowed"})
     assert (typed.tool_call.outcome, typed.tool_call.error_type) == ("error", "not_allowed")
+
+
+def test_a_span_without_an_outcome_gets_one_by_the_one_rule_with_its_kind_unknown() -> None:
+    def outcome(attributes: dict[str, Any], **kw: Any) -> str:
+        return str(
+            norm(
+                {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", **attributes}, **kw
+            ).tool_call.outcome
+        )
+
+    assert outcome({"error.type": "not_found"}) == "empty"
+    assert outcome({}, status="error") == "error"
+    assert outcome({"gen_ai.tool.call.result": "{}"}) == "empty"
+    assert outcome({"gen_ai.tool.call.result": "not json"}) == "ok"
+    assert outcome({}) == "ok"  # no result captured: nothing says it came back empty
 
 
 def test_state_write_and_read_events() -> None:

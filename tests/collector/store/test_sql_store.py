@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -14,6 +15,7 @@ from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
 from tests.collector.store.sql_v2 import check_migration_from_v2, three_traces
 from tests.collector.store.store_contract import StoreContract, ticket_span, tool_span
+from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
 
 
 class TestSqlStore(StoreContract):
@@ -146,6 +148,7 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
 
     from passhat.collector.store import ReplayRun, TrialRow
     from passhat.collector.store.sql._schema import schema_versions
+    from passhat.sandbox import TrialDetails
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     engine = sa.create_engine(url)
@@ -169,9 +172,10 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
         store.ensure_project("shop")
         now = dt.datetime.now(dt.UTC)
         store.create_replay_run("shop", ReplayRun(run_id="r", created_at=now, k=1))
-        trial = TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5, details={"final_response": "ok"})
+        details = TrialDetails(final_response="ok")
+        trial = TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5, details=details)
         store.add_trials("shop", [trial])
-        assert store.list_trials("shop", "r")[0].details == {"final_response": "ok"}
+        assert store.list_trials("shop", "r")[0].details == details
     finally:
         store.close()
 
@@ -233,3 +237,60 @@ def test_rows_bound_by_sqlalchemy_get_the_same_span_ids(tmp_path: pathlib.Path) 
     engine.dispose()
     assert [ids[s.span_id] for s in spans] == list(range(100, 100 + len(spans)))
     assert len(refs) == 6 and all(ids[span_id] == ref for span_id, ref in refs)
+
+
+def test_row_builders_give_each_field_under_its_column() -> None:
+    """The SQL row builders name each field by hand (the ingest path's speed); each value lands in the column
+    derived from its field, so a builder and its column list cannot drift apart."""
+    from dataclasses import fields
+
+    from passhat.collector.store.sql._rows import (
+        RENAMED,
+        SPAN_COLUMNS,
+        STATE_WRITE_COLUMNS,
+        TICKET_COLUMNS,
+        TOOL_CALL_COLUMNS,
+        span_values,
+        state_write_values,
+        ticket_values,
+        tool_call_values,
+    )
+
+    encoded = {"attributes", "resource_attributes", "events", "intent", "ticket_hash", "key", "before", "after"}
+    encoded |= {"changed", "ticket", "tool_call", "state_writes"}
+
+    def check(row: dict[str, Any], value: Any) -> None:
+        for f in fields(value):
+            if f.name not in encoded:
+                assert row[RENAMED.get(f.name, f.name)] == getattr(value, f.name), f.name
+
+    for span in three_traces():
+        check(dict(zip(SPAN_COLUMNS, span_values("p", span), strict=True)), span)
+        if span.tool_call is not None:
+            check(dict(zip(TOOL_CALL_COLUMNS, tool_call_values("p", span.tool_call), strict=True)), span.tool_call)
+        for write in span.state_writes:
+            check(dict(zip(STATE_WRITE_COLUMNS, state_write_values("p", write), strict=True)), write)
+        if span.ticket is not None:
+            row = ticket_values("p", span.ticket)
+            assert list(row) == list(TICKET_COLUMNS)
+            check(row, span.ticket)
+
+
+def test_a_trial_stored_with_details_as_a_plain_document_still_loads(sqlite_url: str) -> None:
+    import datetime as dt
+    import json
+
+    from passhat.collector.store import ReplayRun, TrialRow
+
+    store = SqlStore(sqlite_url)
+    try:
+        store.migrate()
+        store.ensure_project("shop")
+        now = dt.datetime.now(dt.UTC)
+        store.create_replay_run("shop", ReplayRun(run_id="r", created_at=now, k=1))
+        store.add_trials("shop", [TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5)])
+        with sa.create_engine(sqlite_url).begin() as conn:  # the column as an older version wrote it
+            conn.execute(sa.text("UPDATE trials SET details = :d"), {"d": json.dumps(OLD_DETAILS)})
+        assert store.list_trials("shop", "r")[0].details == OLD_DETAILS_READ
+    finally:
+        store.close()

@@ -8,6 +8,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from passhat.collector.store import AlertEvent, NormalizedSpan, ReplayRun, SpanEvent, Store, TrialRow
+from passhat.sandbox import TrialDetails
 from tests.collector.store.store_contract import NS, new_span_id, now_ns, ticket_span, tool_span
 
 TASK_TYPES = ("refund", "exchange", "cancel")
@@ -81,21 +82,23 @@ def trial(run_id: str, task_type: str, ticket: str, attempt: int, passed: bool, 
             "diagnostics": [] if passed else [{"message": "orders O-1: status is 'delivered', expected 'refunded'"}],
             "children": [],
         },
-        details={
-            "changes": [
-                {
-                    "table": "orders",
-                    "key": {"id": "O-1" if passed else "O-2"},
-                    "op": "update",
-                    "before": {"status": "delivered"},
-                    "after": {"status": "refunded"},
-                }
-            ],
-            "final_response": "Your refund of $45.50 is on its way.",
-            "tool_calls": [{"name": "get_order", "outcome": "ok", "error_type": None, "is_write": False}],
-            "transcript": [["customer", "I want a refund"], ["agent", "Done: your refund is on its way."]],
-            "simulated": True,
-        },
+        details=TrialDetails.from_json(
+            {
+                "changes": [
+                    {
+                        "table": "orders",
+                        "key": {"id": "O-1" if passed else "O-2"},
+                        "op": "update",
+                        "before": {"status": "delivered"},
+                        "after": {"status": "refunded"},
+                    }
+                ],
+                "final_response": "Your refund of $45.50 is on its way.",
+                "tool_calls": [{"name": "get_order", "outcome": "ok", "error_type": None, "is_write": False}],
+                "transcript": [["customer", "I want a refund"], ["agent", "Done: your refund is on its way."]],
+                "simulated": True,
+            }
+        ),
     )
 
 
