@@ -3,7 +3,8 @@
 The UI does not import the loop or the report (they sit at its rank), so it applies the same rules itself:
 a period's official run is its newest finished run (older finished runs of the period, and unfinished ones, are
 exploratory); trials that ended in a simulator or infrastructure error say nothing about the agent and are left
-out; a ticket counts when at least k usable trials remain (as the loop's report does).
+out; a ticket counts once its pass^k is settled (k trials, or one pass and one fail under curtailed replay), as
+in the replay tables and the report (`reliability.summarize_trials`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from passhat.collector.reliability import TaskTypeSummary, summarize_task_type
+from passhat.collector.reliability import TaskTypeSummary, summarize_trials
 from passhat.collector.store import ReplayRun, Store, TrialRow
-
-UNCLASSIFIED = "unclassified"
-#: Bootstrap resamples per interval: enough for a stable second decimal, cheap enough to draw a page with.
-_RESAMPLES = 400
 
 
 @dataclass(frozen=True)
@@ -29,7 +26,7 @@ class TaskTypeFigures:
     run_id: str
     summary: TaskTypeSummary
     signatures: Counter[str] = field(default_factory=Counter)
-    left_out: int = 0  # tickets without k usable trials
+    left_out: int = 0  # tickets whose pass^k is not settled yet
 
 
 def period_of(run: ReplayRun) -> str:
@@ -58,27 +55,16 @@ def usable(trials: Sequence[TrialRow]) -> list[TrialRow]:
 
 
 def figures_of_run(run: ReplayRun, trials: Sequence[TrialRow]) -> dict[str, TaskTypeFigures]:
-    """Per task type figures of one run's trials."""
-    by_ticket: dict[tuple[str, str], list[TrialRow]] = {}
-    for trial in usable(trials):
-        by_ticket.setdefault((trial.task_type, trial.ticket_id), []).append(trial)
-    grouped: dict[str, list[list[TrialRow]]] = {}
-    left_out: Counter[str] = Counter()
-    for (task_type, _ticket), rows in sorted(by_ticket.items()):
-        if len(rows) >= run.k:
-            grouped.setdefault(task_type, []).append(rows)
-        else:
-            left_out[task_type] += 1
-    figures: dict[str, TaskTypeFigures] = {}
-    for task_type, tickets in grouped.items():
-        n = [len(rows) for rows in tickets]
-        c = [sum(t.passed for t in rows) for rows in tickets]
-        summary = summarize_task_type(n, c, run.k, resamples=_RESAMPLES, seed=0)
-        signatures = Counter(t.failure_label or UNCLASSIFIED for rows in tickets for t in rows if not t.passed)
-        figures[task_type] = TaskTypeFigures(
-            task_type, period_of(run), run.run_id, summary, signatures, left_out[task_type]
+    """Per task type figures of one run's trials (`reliability.summarize_trials`, as the replay tables)."""
+    design = run.params.get("design")
+    min_trials = design.get("min_trials") if isinstance(design, dict) else None
+    rows = summarize_trials(usable(trials), run.k, min_trials=min_trials if isinstance(min_trials, int) else None)
+    return {
+        row.task_type: TaskTypeFigures(
+            row.task_type, period_of(run), run.run_id, row.summary, Counter(row.signatures), row.unsettled_tickets
         )
-    return figures
+        for row in rows
+    }
 
 
 @dataclass(frozen=True)
