@@ -219,6 +219,7 @@ async def run_trial(
                         write_tools=domain.write_tools,
                         on_call=trace.tool_called,
                         engine=database.engine,
+                        errors=domain.errors,
                     )
                     messages, reason, simulator_error, infra_error = await _converse(
                         agent, customer, tools, config, trace
@@ -246,6 +247,7 @@ async def run_trial(
             simulator_error=simulator_error,
             infra_error=infra_error,
             expected_write_tables=set(scenario.expected_write_tables),
+            error_categories=domain.errors,
         )
         signature = classify_failure(record)
         _record_outcome(runtime, ticket, record, signature, diff, production=production)
