@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from passhat.sandbox.domain import Domain, Factor, one_factor
-from passhat.sandbox.domains.retail import models, seed, tasks
-from passhat.sandbox.domains.retail.systems import accounts, catalog, orders, support
+from passhat.sandbox.domains.retail import models, seed, systems, tasks
 
 domain = Domain(
     name="retail",
@@ -12,7 +11,7 @@ domain = Domain(
     metadata=models.metadata,
     seed=seed.seed,
     task_types=tasks.TASK_TYPES,
-    systems=(accounts.system, catalog.system, orders.system, support.system),
+    systems=(systems.accounts.system, systems.catalog.system, systems.orders.system, systems.support.system),
     identity=one_factor(
         Factor("find_customer_by_email", ("email",), "customer_id"),
         Factor("find_customer_by_name_zip", ("first_name", "last_name", "zip"), "customer_id"),
