@@ -82,16 +82,17 @@ def fail(error_type: str, message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-def parse_error(text: str, vocabulary: Mapping[str, str] = STANDARD_ERRORS) -> tuple[str | None, str]:
+def parse_error(text: str, vocabulary: Mapping[str, str] | None = STANDARD_ERRORS) -> tuple[str | None, str]:
     """Read an error result's type and message; a type outside `vocabulary` (the domain's error types), or an
-    error not produced by `fail` / `ToolError`, gets type None."""
+    error not produced by `fail` / `ToolError`, gets type None. With `vocabulary=None` any type is read."""
     try:
         payload = json.loads(text)
     except ValueError:
         return None, text
     if isinstance(payload, dict) and isinstance(payload.get("error"), str):
         error_type = payload["error"]
-        return (error_type if error_type in vocabulary else None), str(payload.get("message", ""))
+        known = vocabulary is None or error_type in vocabulary
+        return (error_type if known else None), str(payload.get("message", ""))
     return None, text
 
 
