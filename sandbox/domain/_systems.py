@@ -5,12 +5,14 @@ tool list, the domain's lookup and write sets and the server are all derived fro
 refuses by raising `ToolError(kind, message)` (the kind is one of its domain's error vocabulary); the server
 turns it into an MCP error result `{"error": kind, "message": ...}`, so nothing else has to pass errors up.
 
-Why one server with every system's tools, rather than one server per system: the agent sees one tool list in
-which each tool's description starts with its system (`[hris] ...`) and its `_meta` names it, and a trial
-connects once. Measured on this machine (benchmarks/bench_tool_listing.py, 18 systems of 5 tools each, in
-memory): one server connects and lists 90 tools in about 6 ms, eighteen servers take about 18 times the
-handshakes and 60-70 ms per trial, which is the whole budget of a short trial. Tool names stay unique across
-the domain (checked when the domain is built), so an agent never needs a server name to call one.
+Why one server with every system's tools, rather than one MCP server per system: the agent sees one tool list
+in which each tool's description starts with its system (`[hris] ...`) and its `_meta` names it, and a trial
+connects once. Measured with benchmarks/bench_tool_listing.py (18 systems of 5 tools, consulting's size, in
+memory, on the shared 2-core machine under load): building, connecting and listing took a median 47 ms per trial
+with one server and 332 ms with eighteen (seven times more, mostly the per-server MCP handshake), while the
+listing the agent reads is the same size either way (32.6k JSON characters for 90 tools): separate servers cost
+time and buy nothing the description prefix does not give. Tool names stay unique across the domain (checked
+when the domain is built), so an agent never needs a server name to call one.
 """
 
 from __future__ import annotations
@@ -117,11 +119,14 @@ class System:
         return {name: kind for name, (_, kind) in declared_tools(self.backend).items()}
 
 
-def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    """The tool as the server calls it: data becomes a result, a ToolError an error result."""
+def _guarded(method: Callable[..., Any], *, described: bool = True) -> Callable[..., Any]:
+    """The tool as the server calls it: data becomes a result, a ToolError an error result.
+
+    `described` copies the method's signature onto the wrapper, which the prototype needs once (its argument
+    model is parsed from it); a trial's copy of the prototype only calls it, so it skips the copying.
+    """
     from mcp_types import CallToolResult
 
-    @functools.wraps(method)
     async def call(**arguments: Any) -> CallToolResult:
         try:
             value = method(**arguments)
@@ -131,7 +136,7 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
             return fail(refusal.kind, refusal.message)
         return value if isinstance(value, CallToolResult) else ok(value)
 
-    return call
+    return functools.wraps(method)(call) if described else call
 
 
 @dataclass
@@ -193,7 +198,7 @@ class SystemsServer:
         session = self.session_type()
         backends = {system.name: system.backend(connection, session) for system in self.systems}
         tools = [
-            prototype.model_copy(update={"fn": _guarded(getattr(backends[system.name], method))})
+            prototype.model_copy(update={"fn": _guarded(getattr(backends[system.name], method), described=False)})
             for system, method, prototype in self._load(backends)
         ]
         return MCPServer(self.name, instructions=self.instructions, tools=tools, log_level="WARNING")
