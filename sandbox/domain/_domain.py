@@ -2,8 +2,8 @@
 
 A domain is a package `passhat/sandbox/domains/<name>/` (or any package of yours) with its tables, seed, a
 module or package per system, `policy.md`, its task families, and a module-level `domain` object of type
-`Domain`, registered in the `passhat.domains` entry-point group. Listing domains reads entry-point metadata only; a domain's modules are
-imported when it is loaded.
+`Domain`, registered in the `passhat.domains` entry-point group. Listing domains reads entry-point metadata
+only; a domain's modules are imported when it is loaded.
 """
 
 from __future__ import annotations

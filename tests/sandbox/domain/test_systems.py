@@ -111,7 +111,10 @@ async def test_a_tool_error_becomes_an_mcp_error_result_in_the_domains_words() -
         "error": "no_such_record",
         "message": "loan nope not found",
     }
-    assert not found.is_error and found.structured_content == {"member_id": "M0000", "name": found.structured_content["name"]}  # type: ignore[index]
+    assert not found.is_error and found.structured_content == {
+        "member_id": "M0000",
+        "name": found.structured_content["name"],
+    }  # type: ignore[index]
 
 
 def test_a_system_table_must_exist_and_belong_to_one_system() -> None:
