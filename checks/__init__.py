@@ -26,6 +26,7 @@ from passhat.checks._registry import (
 )
 from passhat.checks._response import normalize_text, response_contains, response_omits
 from passhat.checks._signatures import (
+    ERROR_CATEGORIES,
     NOT_AGENT_FAULT,
     SIGNATURES,
     TERMINATION_REASONS,
@@ -42,6 +43,7 @@ from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verd
 # ruff's RUF022 order (constants, classes, then functions), checked by tests/test_public_api.py.
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "ERROR_CATEGORIES",
     "NOT_AGENT_FAULT",
     "SIGNATURES",
     "TERMINATION_REASONS",

@@ -12,10 +12,10 @@ Labels are tried in the order of ``SIGNATURES``; the first that fits wins:
    in a table the task never writes, a confidential value was revealed, or a required disclosure is missing
    after the right writes. (On a task with nothing to write, a missing answer is explained by the tool-usage
    labels below, else ``unresolved``.)
-5. ``tool_usage.precondition`` - a call was rejected because a required step was skipped
-   (``precondition_failed``) and the agent never got that call through.
+5. ``tool_usage.precondition`` - a call was rejected because a required step was skipped (an error of
+   category ``precondition_failed`` in the domain's vocabulary) and the agent never got that call through.
 6. ``tool_usage.empty_lookup`` - a lookup (a call that is not a write) came back empty or ``not_found`` and
-   that tool never returned a result afterwards.
+   that tool never returned a result afterwards (an error of category ``not_found``).
 7. ``tool_usage.error_not_retried`` - a call errored and was never retried differently.
 8. ``no_write`` - on a task that needs a write, the agent looked things up successfully, then never attempted
    a write and nothing changed.
@@ -28,7 +28,7 @@ errors came before it. Tool-usage labels explain trials whose state is short of 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,19 @@ SIGNATURES: tuple[str, ...] = (
     "unresolved",
 )
 """Every failure label, in precedence order (the first that fits a trial is its signature)."""
+
+ERROR_CATEGORIES: tuple[str, ...] = (
+    "precondition_failed",
+    "not_found",
+    "not_allowed",
+    "conflict",
+    "approval_required",
+    "permission_denied",
+    "insufficient_funds",
+    "invalid_argument",
+)
+"""What a tool refusal means, whatever a domain calls it: each domain maps its own error types onto these
+(`TrialRecord.error_categories`); the classifier reads only the categories."""
 
 NOT_AGENT_FAULT: frozenset[str] = frozenset({"infra_error", "simulator_error"})
 """Labels that are never counted as the agent's failure."""
@@ -115,6 +128,16 @@ class TrialRecord:
     simulator_error: str | None = None
     infra_error: str | None = None
     expected_write_tables: set[str] = field(default_factory=set)
+    error_categories: Mapping[str, str] = field(default_factory=dict)
+    """The domain's error vocabulary: error type -> one of ``ERROR_CATEGORIES``. A type missing from it (or a
+    record without one, e.g. from a production trace) counts as the category of the same name, if any."""
+
+    def category_of(self, call: ToolCallRecord) -> str | None:
+        """The category of a failed call's error type (None for a successful call or an unknown type)."""
+        if call.error_type is None:
+            return None
+        category = self.error_categories.get(call.error_type, call.error_type)
+        return category if category in ERROR_CATEGORIES else None
 
 
 @dataclass(frozen=True)
@@ -201,13 +224,17 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
         return FailureSignature("policy_violation", _join(said_wrong))
 
     calls = record.tool_calls
-    precondition = _unrecovered(calls, lambda c: c.outcome == "error" and c.error_type == "precondition_failed")
+    precondition = _unrecovered(
+        calls, lambda c: c.outcome == "error" and record.category_of(c) == "precondition_failed"
+    )
     if precondition:
         return FailureSignature(
             "tool_usage.precondition",
             f"{precondition[0].describe()}, and was never called successfully again",
         )
-    empty = _unrecovered(calls, lambda c: not c.is_write and (c.outcome == "empty" or c.error_type == "not_found"))
+    empty = _unrecovered(
+        calls, lambda c: not c.is_write and (c.outcome == "empty" or record.category_of(c) == "not_found")
+    )
     if empty:
         return FailureSignature(
             "tool_usage.empty_lookup", f"{empty[0].describe()}, and the agent never got a result from it"

@@ -14,15 +14,8 @@ from passhat.sandbox.agents._conversation import (
     usage_of,
 )
 from passhat.sandbox.agents._customer import ScriptedCustomer
-from passhat.sandbox.agents._reference import (
-    DEFAULT_RATES,
-    FlawConfig,
-    ReferenceAgent,
-    ReferenceRun,
-    identify_customer,
-    mangle,
-    perform_write,
-)
+from passhat.sandbox.agents._procedures import identify, identify_customer, lookup, mangle, perform_write
+from passhat.sandbox.agents._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
 from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
 
 __all__ = [
@@ -41,7 +34,9 @@ __all__ = [
     "Toolbox",
     "TrialContext",
     "Usage",
+    "identify",
     "identify_customer",
+    "lookup",
     "mangle",
     "perform_write",
     "resolve_agent",

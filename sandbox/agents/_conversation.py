@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from passhat import ToolCall, ToolKind, ToolOutcome, outcome_of
-from passhat.sandbox.domain import parse_error
+from passhat.sandbox.domain import STANDARD_ERRORS, parse_error
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -48,13 +48,16 @@ class ToolResult:
     error_type: str | None = None
     error_message: str | None = None
     kind: ToolKind | None = None
+    error_category: str | None = None
+    """What the error means in the classifier's terms (`passhat.checks.ERROR_CATEGORIES`), from the domain's
+    error vocabulary: `not_found` for a domain's `no_such_employee`, say."""
 
     @property
     def outcome(self) -> ToolOutcome:
         """How the call came out, by the one tool-outcome rule (the trace and the trial record both use it)."""
         if self.ok:
             return outcome_of(self.data, kind=self.kind)
-        return outcome_of(error_type=self.error_type or "tool_error", kind=self.kind)
+        return outcome_of(error_type=self.error_category or self.error_type or "tool_error", kind=self.kind)
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,11 @@ class Toolbox:
         write_tools: frozenset[str],
         on_call: ToolHook | None = None,
         engine: Engine | None = None,
+        errors: Mapping[str, str] = STANDARD_ERRORS,
     ) -> None:
         self._client = client
         self.engine = engine
+        self._errors = errors
 
         self._lookup_tools = lookup_tools
         self._write_tools = write_tools
@@ -140,10 +145,11 @@ class Toolbox:
             raise ToolTransportError(f"tool server failed on {name}: {exc}") from exc
         text = "".join(getattr(block, "text", "") for block in response.content)
         if response.is_error:
-            error_type, message = parse_error(text)
+            # Any type the tool names is kept (an undeclared one has no category: the contract test flags it).
+            error_type, message = parse_error(text, None)
             if error_type is None:
                 error_type = "invalid_argument"  # argument validation by the MCP layer, or an unknown tool
-            result = ToolResult(name, False, None, text, error_type, message, kind)
+            result = ToolResult(name, False, None, text, error_type, message, kind, self._errors.get(error_type))
             self.errors += 1
         else:
             try:

@@ -18,24 +18,29 @@ def _say(key: str, value: Any) -> str:
     return f"My {label} is {value}."
 
 
-_KEYWORDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
-    (("email",), ("email",)),
-    (("zip", "postal", "full name", "your name"), ("first_name", "last_name", "zip")),
-    (("order number", "order id", "which order"), ("order_id",)),
-    (("another payment", "other payment", "different payment"), ("fallback",)),
-    (("confirm", "shall i", "go ahead", "proceed", "would you like me to"), ("confirm",)),
+_CONVERSATION_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("another payment", "other payment", "different payment", "another option", "instead"), "fallback"),
+    (("confirm", "shall i", "go ahead", "proceed", "would you like me to"), "confirm"),
 )
+"""Words of the conversation itself, the same in every domain: asking for a second choice, or for a yes."""
 
 
-def infer_asks(text: str) -> tuple[str, ...]:
-    """Fact keys a free-text agent question asks for (how the scripted customer talks to a model agent)."""
+def infer_asks(text: str, script: CustomerScript) -> tuple[str, ...]:
+    """Fact keys a free-text agent question asks for (how the scripted customer talks to a model agent).
+
+    A fact is asked for when the question uses one of the words the script gives for it (`asked_as`, else
+    the key's own words); facts the customer does not know are matched the same way, so they can say so.
+    """
     lowered = text.lower()
     if "?" not in lowered:
         return ()
     asks: list[str] = []
-    for words, keys in _KEYWORDS:
+    for key in (*script.facts, *script.unknown):
+        if key not in asks and any(word.lower() in lowered for word in script.words_for(key)):
+            asks.append(key)
+    for words, key in _CONVERSATION_WORDS:
         if any(word in lowered for word in words):
-            asks.extend(key for key in keys if key not in asks)
+            asks.append(key)
     return tuple(asks)
 
 
@@ -66,7 +71,7 @@ class ScriptedCustomer:
     async def respond(self, conversation: Sequence[Message]) -> Message:
         """Answer the agent's last turn."""
         last = conversation[-1]
-        asks = last.asks or infer_asks(last.text)
+        asks = last.asks or infer_asks(last.text, self._script)
         if last.final or (not last.asks and not asks and "?" not in last.text):
             return Message("customer", STOP_TEXT, stop=True)
         if not asks:

@@ -1,9 +1,17 @@
 """The ReferenceAgent: an offline SIMULATION of an agent that follows a domain's policy procedurally.
 
-Each task type ships a reference plan (an async procedure over a `ReferenceRun`). The agent runs the plan,
-and may inject one failure mode per trial, chosen reproducibly from (scenario id, attempt) and per-task-type
-rates, so the whole loop runs without a model and its statistics are known in advance. It is a simulation
-and is labelled as one wherever it appears (`ReferenceAgent.label`).
+Each task type ships a reference plan (an async procedure over a `ReferenceRun`). The agent runs the plan
+and may inject failure modes, reproducibly from (scenario id, attempt), so the whole loop runs without a model
+and its statistics are known in advance. It is a simulation and is labelled as one wherever it appears
+(`ReferenceAgent.label`).
+
+Failures are injected **per step** under rates (`FlawConfig(rates=...)`, `FlawConfig.default()`): every
+point of a plan where a mode can happen (each write can skip its precondition, go to a sibling row, send a
+broken argument or not happen; each lookup can be mistyped and given up on) is one chance, drawn on its own
+with the mode's rate; the first that fires is the trial's flaw, and a trial has at most one. A chain of n
+writes therefore has n chances per write-side mode, and a longer chain fails more often by construction.
+A forced mode or a mixture (`FlawConfig.forced`, `FlawConfig.from_mixture`) picks the trial's mode up front
+and injects it at its first chance.
 """
 
 from __future__ import annotations
@@ -86,28 +94,33 @@ class FlawConfig:
             raise DomainError(f"unknown failure mode {mode!r}; known: {', '.join(FAILURE_MODES)}")
         return cls(force=mode)
 
+    def per_step(self, task_type: str) -> bool:
+        """Whether this task type's failures are drawn per step (rates) rather than once per trial."""
+        if self.force is not None or self.per_task_type_mixture.get(task_type, self.mixture):
+            return False
+        return bool(self.per_task_type.get(task_type, self.rates))
+
     def choose(self, task_type: str, applicable: frozenset[str], scenario_id: str, attempt: int) -> str | None:
-        """The mode to inject in this trial, reproducible from (scenario id, attempt)."""
+        """The mode a forced or mixture config injects in this trial (None under per-step rates: see `step`)."""
         if self.force is not None:
             return self.force if self.force in applicable else None
         mixture = self.per_task_type_mixture.get(task_type, self.mixture)
         if mixture:
             return _choose_from_mixture(mixture, applicable, scenario_id, attempt)
-        rates = self.per_task_type.get(task_type, self.rates)
-        if not rates:
-            return None
-        factor = 1.0
+        return None
+
+    def step_rate(self, task_type: str, mode: str, scenario_id: str) -> float:
+        """The chance that one step of `mode` fails in this scenario: the mode's rate times its difficulty."""
+        rate = self.per_task_type.get(task_type, self.rates).get(mode, 0.0)
         if self.vary_by_scenario:
             digest = hashlib.sha256(scenario_id.encode()).digest()
-            factor = _DIFFICULTY[digest[0] % len(_DIFFICULTY)]
-        draw = random.Random(f"{scenario_id}#{attempt}").random()
-        threshold = 0.0
-        for mode in FAILURE_MODES:
-            if mode in applicable:
-                threshold += rates.get(mode, 0.0) * factor
-                if draw < threshold:
-                    return mode
-        return None
+            rate *= _DIFFICULTY[digest[0] % len(_DIFFICULTY)]
+        return min(rate, 1.0)
+
+    def step(self, task_type: str, mode: str, scenario_id: str, attempt: int, index: int) -> bool:
+        """Whether the `index`-th chance of `mode` in this trial fails, reproducible from its coordinates."""
+        rate = self.step_rate(task_type, mode, scenario_id)
+        return rate > 0 and random.Random(f"{scenario_id}#{attempt}#{mode}#{index}").random() < rate
 
 
 def _check_mixture(components: Sequence[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
@@ -141,32 +154,64 @@ def _choose_from_mixture(
 
 
 class ReferenceRun:
-    """The plan's side of the conversation: say things, ask for facts, call tools, finish."""
+    """The plan's side of the conversation: say things, ask for facts, call tools, finish.
 
-    def __init__(self, context: TrialContext, flaw: str | None, outbox: asyncio.Queue[Message | BaseException]):
+    Each `take_flaw(mode)` is one chance of `mode` (one step where it can happen); `flaws` decides whether it
+    fires (per step under rates, at the first chance of the trial's chosen mode otherwise).
+    """
+
+    def __init__(
+        self,
+        context: TrialContext,
+        flaw: str | None,
+        outbox: asyncio.Queue[Message | BaseException],
+        flaws: FlawConfig | None = None,
+    ):
         self.context = context
-        self.flaw = flaw
         self.facts: dict[str, Any] = {}
         self.tools: Toolbox | None = None
+        self._chosen = flaw
+        self._flaws = flaws or FlawConfig.off()
+        self._task_type = context.scenario.task_type
+        self._applicable = context.domain.task_type(self._task_type).failure_modes
+        self._per_step = self._flaws.per_step(self._task_type)
+        self._chances: dict[str, int] = {}
         self._outbox = outbox
         self._inbox: asyncio.Queue[Message] = asyncio.Queue()
-        self._flaw_spent = False
+        self.injected: str | None = None
+        """The mode that fired in this trial (at most one), once it has."""
+
+    @property
+    def flaw(self) -> str | None:
+        """The trial's flaw: the mode that fired, or the mode a forced or mixture config chose for it."""
+        return self.injected if self._per_step else self.injected or self._chosen
 
     @property
     def intent_hint(self) -> Mapping[str, Any]:
         """Facts the customer has stated so far (the agent's understanding of the request)."""
         return self.facts
 
+    def _fires(self, mode: str, *, spend: bool) -> bool:
+        if self.injected is not None or mode not in self._applicable:
+            return False
+        if not self._per_step:
+            return self._chosen == mode
+        index = self._chances.get(mode, 0)
+        if spend:
+            self._chances[mode] = index + 1
+        context = self.context
+        return self._flaws.step(self._task_type, mode, context.scenario.scenario_id, context.attempt, index)
+
     def take_flaw(self, mode: str) -> bool:
-        """True once if this trial injects `mode` (a chain applies its flaw at the first chance only)."""
-        if self.flaw == mode and not self._flaw_spent:
-            self._flaw_spent = True
+        """One chance of `mode`: True if it fires here (then no other flaw fires in this trial)."""
+        if self._fires(mode, spend=True):
+            self.injected = mode
             return True
         return False
 
     def has_flaw(self, mode: str) -> bool:
-        """True while `mode` is injected and not yet spent."""
-        return self.flaw == mode and not self._flaw_spent
+        """Whether the next chance of `mode` will fire (to prepare it, e.g. find the sibling row to write)."""
+        return self._fires(mode, spend=False)
 
     async def receive(self, message: Message) -> None:
         """Deliver a customer message to the plan."""
@@ -223,12 +268,17 @@ class ReferenceAgent:
                 "run it: give TaskType(reference=...) or replay your own agent (agent.factory = module:function)"
             )
         self.flaws = flaws or FlawConfig.off()
-        self.flaw = self.flaws.choose(task.name, task.failure_modes, context.scenario.scenario_id, context.attempt)
+        self._chosen = self.flaws.choose(task.name, task.failure_modes, context.scenario.scenario_id, context.attempt)
         self._plan: ReferencePlan = task.reference
         self._outbox: asyncio.Queue[Message | BaseException] = asyncio.Queue()
-        self._run = ReferenceRun(context, self.flaw, self._outbox)
+        self._run = ReferenceRun(context, self._chosen, self._outbox, self.flaws)
         self._task: asyncio.Task[None] | None = None
         self._done = False
+
+    @property
+    def flaw(self) -> str | None:
+        """The failure mode injected in this trial (known once the plan has run), or None."""
+        return self._run.flaw
 
     @classmethod
     def factory(cls, flaws: FlawConfig | None = None) -> Callable[[TrialContext], ReferenceAgent]:
@@ -266,104 +316,3 @@ class ReferenceAgent:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-
-
-# -- procedures shared by every domain's plans ------------------------------------------------------------
-
-
-def mangle(value: str) -> str:
-    """A plausible typo of an identifier (the empty-lookup failure: the agent mistypes what it was told)."""
-    if "@" in value:
-        local, _, host = value.partition("@")
-        return f"{local}x@{host}"
-    if value and value[-1].isdigit():
-        return value[:-1] + str((int(value[-1]) + 1) % 10)
-    return value + "x"
-
-
-async def identify_customer(
-    run: ReferenceRun,
-    by_email: tuple[str, str] = ("find_customer_by_email", "email"),
-    by_name: tuple[str, tuple[str, ...]] = ("find_customer_by_name_zip", ("first_name", "last_name", "zip")),
-    id_key: str = "customer_id",
-) -> str | None:
-    """Identify the customer (email first, then name and zip); None when the plan skips it (a flaw).
-
-    Injected here: `skip_precondition` (no identification at all), `empty_lookup` (a mistyped identifier,
-    then giving up) and `unresolved` (closing the conversation before looking anything up).
-    """
-    if run.take_flaw("skip_precondition"):
-        return None
-    email_tool, email_key = by_email
-    name_tool, name_keys = by_name
-    facts = await run.ask("I can help with that. First, could you give me your email address?", email_key)
-    if run.take_flaw("unresolved"):
-        await run.end("Thank you, I have noted your request and a colleague will follow up. Goodbye!")
-    if email_key in facts:
-        email = str(facts[email_key])
-        typo = run.take_flaw("empty_lookup")
-        found = await run.call(email_tool, {email_key: mangle(email) if typo else email})
-        if typo and not found.ok:
-            await run.end("I'm sorry, I could not find an account with that email. Please contact us again later.")
-    else:
-        facts = await run.ask("No problem. Could you give me your first name, last name and zip code?", *name_keys)
-        arguments = {key: str(facts.get(key, "")) for key in name_keys}
-        if run.take_flaw("empty_lookup"):
-            arguments[name_keys[-1]] = mangle(arguments[name_keys[-1]])
-            found = await run.call(name_tool, arguments)
-            if not found.ok:
-                await run.end("I'm sorry, I could not find an account with those details. Goodbye.")
-        found = await run.call(name_tool, arguments)
-    if not found.ok:
-        await run.finish("I'm sorry, I could not verify your identity, so I cannot help with this request.")
-    return str(found.data[id_key])
-
-
-def _broken(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The same call with one argument the tool rejects as invalid (not a missing row: that is a lookup)."""
-    broken = dict(arguments)
-    if isinstance(broken.get("item_ids"), list) and broken["item_ids"]:
-        broken["item_ids"] = [broken["item_ids"][0], broken["item_ids"][0]]
-    elif "reason" in broken:
-        broken["reason"] = "changed my mind"
-    elif "zip" in broken:
-        broken["zip"] = ""
-    elif "payment_method_id" in broken:
-        broken["payment_method_id"] = ""
-    else:
-        raise DomainError("no argument to break for the error_not_retried flaw")
-    return broken
-
-
-async def perform_write(
-    run: ReferenceRun,
-    tool: str,
-    arguments: Mapping[str, Any],
-    *,
-    summary: str,
-    sibling: Mapping[str, Any] | None = None,
-) -> ToolResult:
-    """Confirm, then make one write the way the policy says, injecting the write-side failure modes.
-
-    `no_write` confirms and then closes without writing; `wrong_entity` writes `sibling` (the same kind of
-    change to another row of the same customer); `error_not_retried` sends a broken identifier and repeats
-    the identical call; `skip_precondition` (identity already skipped) also skips the confirmation.
-    Returns the successful result; every failure path ends the plan.
-    """
-    skipping = run.flaw == "skip_precondition"
-    if not skipping and not await run.confirm(summary):
-        await run.finish("Understood, I have not changed anything.")
-    if run.take_flaw("no_write"):
-        await run.finish("Thank you for confirming. Everything is in order now. Is there anything else?")
-    if sibling is not None and run.take_flaw("wrong_entity"):
-        arguments = sibling
-    if run.take_flaw("error_not_retried"):
-        arguments = _broken(arguments)
-        first = await run.call(tool, arguments)
-        if not first.ok:
-            await run.call(tool, arguments)
-            await run.finish("I'm sorry, the system returned an error and I could not complete this request.")
-    result = await run.call(tool, arguments)
-    if not result.ok:
-        await run.finish(f"I'm sorry, I could not complete this: {result.error_message}")
-    return result

@@ -1,9 +1,9 @@
 """The domain contract: what every sandbox domain provides, and how domains are found.
 
-A domain is a folder `passhat/sandbox/domains/<name>/` with the same files (`models.py`, `seed.py`,
-`tools.py`, `policy.md`, `tasks.py`) and a module-level `domain` object of type `Domain`, registered in the
-`passhat.domains` entry-point group. Listing domains reads entry-point metadata only; a domain's modules are
-imported when it is loaded.
+A domain is a package `passhat/sandbox/domains/<name>/` (or any package of yours) with its tables, seed, a
+module or package per system, `policy.md`, its task families, and a module-level `domain` object of type
+`Domain`, registered in the `passhat.domains` entry-point group. Listing domains reads entry-point metadata
+only; a domain's modules are imported when it is loaded.
 """
 
 from __future__ import annotations
@@ -13,6 +13,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any, Literal
+
+from passhat.checks import ERROR_CATEGORIES
+from passhat.sandbox.domain._identity import IdentityCheck
+from passhat.sandbox.domain._systems import System, SystemsServer
+from passhat.sandbox.domain._toolkit import STANDARD_ERRORS
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -57,10 +62,15 @@ class DomainError(Exception):
 class CustomerScript:
     """What the simulated customer knows and wants; the agent must find out everything else.
 
-    `facts` are things the customer can tell when asked (email, name and zip, an order number, which items).
+    `facts` are things the customer can tell when asked (an email, an employee id, a card's last four digits).
+    `asked_as` gives, per fact, the words an agent may use to ask for it in free text ("employee id", "staff
+    number"); a fact without an entry is asked for by its key's words ("card_last_four": "card last four").
     `unknown` names what the customer does not know (ids, balances): they say so when asked.
     `stated` names the facts already given in the opening message.
     `fallback` holds second choices the customer accepts when the first fails (another payment method).
+    `subject` names whom the ticket is about when the caller is someone else (a manager calling for an
+    employee: the caller's own facts verify the requester, `subject` the person whose records change); empty
+    when the caller asks about themselves.
     """
 
     goal: str
@@ -70,6 +80,12 @@ class CustomerScript:
     unknown: tuple[str, ...] = ()
     persona: str = "polite, brief, answers exactly what is asked"
     fallback: Mapping[str, Any] = field(default_factory=dict)
+    asked_as: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    subject: Mapping[str, Any] = field(default_factory=dict)
+
+    def words_for(self, key: str) -> tuple[str, ...]:
+        """The words that, in an agent's question, ask for the fact `key`."""
+        return self.asked_as.get(key) or (key.replace("_", " "),)
 
 
 @dataclass(frozen=True)
@@ -130,12 +146,20 @@ class TaskType:
 
 @dataclass(frozen=True)
 class Domain:
-    """A sandbox backend: tables, a seed generator, an MCP tool server factory, a policy and task types.
+    """A sandbox backend: tables, a seed generator, its systems' tools over MCP, a policy and task types.
 
-    `build_server(engine)` returns a fresh `MCPServer` whose tools act on that one trial's database and
-    keep their session state (who was identified) per server; a domain whose agents use the database directly
-    leaves it out. `lookup_tools` / `write_tools` classify the tools (MCP ones or the agent's own
-    `@passhat.tool` functions) so a trial record can tell an empty lookup from a rejected write.
+    `systems` are the domain's backends, each with its own tables and `@tool` methods; from them the domain
+    derives `build_server(engine)` (a fresh `MCPServer` per trial, every system's tools on it, each described
+    with its system, keeping session state such as who was identified per server), `lookup_tools` and
+    `write_tools`. A domain may instead give `build_server` and the two tool sets by hand (contract v1), or
+    leave out both systems and `build_server` when its agents use the trial's database directly; then
+    `lookup_tools` / `write_tools` classify the agent's own `@passhat.tool` functions, so a trial record can
+    still tell an empty lookup from a rejected write. `errors` is the domain's error vocabulary: each error type
+    its tools return, mapped onto the classifier's categories (`passhat.checks.ERROR_CATEGORIES`). `identity`
+    says how a caller is verified (one factor, two factors, or a requester's authority over the subject); the
+    ReferenceAgent's `identify` follows it. `grade` is `benchmark` (every contract property, reference plans
+    included) or `light` (a user's own domain without reference plans: the properties that need no
+    ReferenceAgent).
     """
 
     name: str
@@ -147,9 +171,47 @@ class Domain:
     """None for a backend without MCP tools: its agents use the trial's database (`Toolbox.engine`) directly."""
     lookup_tools: frozenset[str] = frozenset()
     write_tools: frozenset[str] = frozenset()
+    systems: tuple[System, ...] = ()
+    errors: Mapping[str, str] = field(default_factory=lambda: dict(STANDARD_ERRORS))
+    identity: IdentityCheck | None = None
+    grade: Literal["benchmark", "light"] = "benchmark"
+    instructions: str = ""
     policy_resource: tuple[str, str] | None = None
     policy_text: str = ""
     sizes: tuple[str, ...] = ("small", "default")
+
+    def __post_init__(self) -> None:
+        unknown = sorted({c for c in self.errors.values() if c not in ERROR_CATEGORIES})
+        if unknown:
+            raise DomainError(
+                f"domain {self.name!r} maps error types onto unknown categories {unknown}; "
+                f"known: {', '.join(ERROR_CATEGORIES)}"
+            )
+        if not self.systems:
+            return
+        server = SystemsServer(
+            f"passhat-{self.name}", self.instructions or f"{self.description} (passhat sandbox)", self.systems
+        )
+        kinds = server.tool_kinds
+        # Frozen: the derived fields are set once, here, from the systems' declarations.
+        object.__setattr__(self, "build_server", server.build)
+        object.__setattr__(self, "lookup_tools", frozenset(n for n, k in kinds.items() if k == "lookup"))
+        object.__setattr__(self, "write_tools", frozenset(n for n, k in kinds.items() if k == "write"))
+        object.__setattr__(self, "_tool_systems", server.tool_systems)
+
+    @property
+    def tool_systems(self) -> Mapping[str, str]:
+        """Tool name -> the system it belongs to (empty for a domain without declared systems)."""
+        systems: Mapping[str, str] = getattr(self, "_tool_systems", {})
+        return systems
+
+    def system(self, name: str) -> System:
+        """The system called `name`, or a DomainError listing the domain's systems."""
+        for system in self.systems:
+            if system.name == name:
+                return system
+        known = ", ".join(s.name for s in self.systems) or "none"
+        raise DomainError(f"domain {self.name!r} has no system {name!r}; systems: {known}")
 
     @property
     def policy(self) -> str:

@@ -6,8 +6,10 @@ import ast
 import json
 import math
 import operator
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from passhat.checks import ERROR_CATEGORIES
 
 try:
     import sqlalchemy  # noqa: F401  (the trial databases)
@@ -19,14 +21,12 @@ except ModuleNotFoundError as exc:  # the first sandbox module to load: name the
         f"passhat.sandbox needs {exc.name}, which is not installed: pip install 'passhat[sandbox]'", name=exc.name
     ) from None
 
-ToolErrorType = Literal["not_found", "precondition_failed", "not_allowed", "insufficient_funds", "invalid_argument"]
-TOOL_ERROR_TYPES: tuple[str, ...] = (
-    "not_found",
-    "precondition_failed",
-    "not_allowed",
-    "insufficient_funds",
-    "invalid_argument",
-)
+STANDARD_ERRORS: Mapping[str, str] = {category: category for category in ERROR_CATEGORIES}
+"""The error vocabulary a domain gets unless it declares its own: each classifier category under its own name
+(`not_found`, `precondition_failed`, `not_allowed`, `conflict`, `approval_required`, `permission_denied`,
+`insufficient_funds`, `invalid_argument`)."""
+
+TOOL_ERROR_TYPES: tuple[str, ...] = tuple(STANDARD_ERRORS)
 
 
 _BINARY: dict[type, Callable[[float, float], float]] = {
@@ -72,21 +72,27 @@ def ok(data: Any) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
-def fail(error_type: ToolErrorType, message: str) -> CallToolResult:
-    """A tool error the agent must handle (returned, never raised): `{"error": type, "message": ...}`."""
+def fail(error_type: str, message: str) -> CallToolResult:
+    """A tool error the agent must handle (returned, never raised): `{"error": type, "message": ...}`.
+
+    `error_type` is one of the domain's error vocabulary (`Domain.errors`); raising `ToolError` from a tool
+    declared with `@tool` does the same.
+    """
     text = json.dumps({"error": error_type, "message": message})
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-def parse_error(text: str) -> tuple[str | None, str]:
-    """Read an error result's type and message; errors not produced by `fail` get type None."""
+def parse_error(text: str, vocabulary: Mapping[str, str] | None = STANDARD_ERRORS) -> tuple[str | None, str]:
+    """Read an error result's type and message; a type outside `vocabulary` (the domain's error types), or an
+    error not produced by `fail` / `ToolError`, gets type None. With `vocabulary=None` any type is read."""
     try:
         payload = json.loads(text)
     except ValueError:
         return None, text
     if isinstance(payload, dict) and isinstance(payload.get("error"), str):
         error_type = payload["error"]
-        return (error_type if error_type in TOOL_ERROR_TYPES else None), str(payload.get("message", ""))
+        known = vocabulary is None or error_type in vocabulary
+        return (error_type if known else None), str(payload.get("message", ""))
     return None, text
 
 

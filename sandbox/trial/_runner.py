@@ -220,6 +220,7 @@ async def run_trial(
                         write_tools=domain.write_tools,
                         on_call=trace.tool_called,
                         engine=database.engine,
+                        errors=domain.errors,
                     )
                     # An agent that uses its backend directly calls its own @passhat.tool functions: those
                     # calls join the record in call order, by the same outcome rule as MCP calls.
@@ -250,6 +251,7 @@ async def run_trial(
             simulator_error=simulator_error,
             infra_error=infra_error,
             expected_write_tables=set(scenario.expected_write_tables),
+            error_categories=domain.errors,
         )
         signature = classify_failure(record)
         _record_outcome(runtime, ticket, record, signature, diff, production=production)

@@ -310,3 +310,17 @@ def test_a_missing_disclosure_after_the_right_write_is_a_policy_violation() -> N
         final_response="Done.",
     )
     assert _label(record) == "policy_violation"
+
+
+def test_a_domains_own_error_types_are_read_through_its_vocabulary() -> None:
+    # IT & HR calls a skipped step "approval_missing" and an empty lookup "no_such_employee".
+    vocabulary = {"approval_missing": "precondition_failed", "no_such_employee": "not_found"}
+    skipped = ToolCallRecord("grant_access", {"employee_id": "E1"}, "error", "approval_missing", is_write=True)
+    assert _label(_trial([], [LOOKUP, skipped], error_categories=vocabulary)) == "tool_usage.precondition"
+    missing = ToolCallRecord("find_employee", {"employee_id": "E9"}, "error", "no_such_employee")
+    assert _label(_trial([], [missing], error_categories=vocabulary)) == "tool_usage.empty_lookup"
+
+
+def test_without_the_vocabulary_an_unknown_error_type_is_only_an_error() -> None:
+    skipped = ToolCallRecord("grant_access", {"employee_id": "E1"}, "error", "approval_missing", is_write=True)
+    assert _label(_trial([], [LOOKUP, skipped])) == "tool_usage.error_not_retried"

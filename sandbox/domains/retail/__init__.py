@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import Domain
-from passhat.sandbox.domains.retail import models, seed, tasks, tools
+from passhat.sandbox.domain import Domain, Factor, one_factor
+from passhat.sandbox.domains.retail import models, seed, systems, tasks
 
 domain = Domain(
     name="retail",
     description="Online retail customer service: returns, exchanges, cancellations and order changes.",
     metadata=models.metadata,
     seed=seed.seed,
-    build_server=tools.build_server,
-    policy_resource=("passhat.sandbox.domains.retail", "policy.md"),
     task_types=tasks.TASK_TYPES,
-    lookup_tools=tools.LOOKUP_TOOLS,
-    write_tools=tools.WRITE_TOOLS,
+    systems=(systems.accounts.system, systems.catalog.system, systems.orders.system, systems.support.system),
+    identity=one_factor(
+        Factor("find_customer_by_email", ("email",), "customer_id"),
+        Factor("find_customer_by_name_zip", ("first_name", "last_name", "zip"), "customer_id"),
+    ),
+    instructions="Retail customer-service backend (passhat sandbox). Follow the retail policy.",
+    policy_resource=("passhat.sandbox.domains.retail", "policy.md"),
 )
 
 __all__ = ["domain"]

@@ -7,12 +7,14 @@ import random
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
+from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.retail import models as m
-from passhat.sandbox.domains.retail.tools import days_since
+from passhat.sandbox.domains.retail.systems import days_since
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,19 @@ def identity(data: RetailData, customer_id: str) -> Intent:
         "last_name": customer["last_name"],
         "zip": default["zip"],
     }
+
+
+ASKED_AS: dict[str, tuple[str, ...]] = {
+    "email": ("email",),
+    "first_name": ("full name", "your name", "first name"),
+    "last_name": ("full name", "your name", "last name"),
+    "zip": ("zip", "postal"),
+    "order_id": ("order number", "order id", "which order"),
+}
+"""The words a retail agent uses to ask for a customer's facts (the scripted customer answers to these)."""
+
+retail_script = partial(CustomerScript, asked_as=ASKED_AS)
+"""A CustomerScript in retail's words."""
 
 
 def facts_of(intent: Mapping[str, Any], *keys: str) -> dict[str, Any]:

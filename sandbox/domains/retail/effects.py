@@ -1,8 +1,8 @@
 """The bookkeeping the retail backend does alongside an action, declared once for every check that expects it.
 
 A correct action must never fail its check for its own bookkeeping, and a check must still catch bookkeeping
-gone wrong. Money moves the same way whichever tool moves it (`RetailBackend._move_money`): a row in
-`payment_transactions`, and for a gift card a new balance. `settlement` computes what one movement should
+gone wrong. Money moves the same way whichever tool moves it (`RetailSystem._move_money`, systems/common.py): a
+row in `payment_transactions`, and for a gift card a new balance. `settlement` computes what one movement should
 leave behind from the starting state (at scenario generation, into the intent); `money_moved` turns those
 expectations into checks. Cancelling, changing items and changing the payment method all use the pair.
 """

@@ -11,7 +11,7 @@ from typing import Any
 
 from passhat.sandbox.agents import ReferenceRun, identify_customer, perform_write
 from passhat.sandbox.domains.retail import models as m
-from passhat.sandbox.domains.retail.tools import days_since
+from passhat.sandbox.domains.retail.systems import days_since
 
 Order = dict[str, Any]
 

@@ -26,6 +26,7 @@ from passhat.sandbox.domains.retail.data import (
     data_for,
     facts_of,
     identity,
+    retail_script,
     sorted_orders,
 )
 
@@ -64,7 +65,7 @@ def return_candidates(connection: Connection, *, to_gift_card: bool) -> list[Int
 
 def return_script(intent: Mapping[str, Any]) -> CustomerScript:
     names = " and ".join(intent["items"])
-    return CustomerScript(
+    return retail_script(
         goal=f"Return the {names} from order {intent['order_id']}, refund to {intent['refund_to']}.",
         opening=f"Hi, I'd like to return the {names} from my order {intent['order_id']}. "
         f"Please refund {intent['refund_to']}.",
@@ -135,7 +136,7 @@ def _options_text(options: Mapping[str, Any]) -> str:
 def exchange_script(intent: Mapping[str, Any]) -> CustomerScript:
     name = intent["items"][0]
     wanted = _options_text(intent["new_options"][name])
-    return CustomerScript(
+    return retail_script(
         goal=f"Exchange the {name} from order {intent['order_id']} for the {wanted} version.",
         opening=f"Hello, I want to exchange the {name} from order {intent['order_id']} for one with {wanted}.",
         facts=facts_of(intent, "order_id", "items", "new_options"),
@@ -198,7 +199,7 @@ def multi_candidates(connection: Connection) -> list[Intent]:
 
 def multi_script(intent: Mapping[str, Any]) -> CustomerScript:
     parts = [f"the {r['items'][0]} from order {r['order_id']}" for r in intent["returns"]]
-    return CustomerScript(
+    return retail_script(
         goal=f"Return {' and '.join(parts)}, refunds to the original payment methods.",
         opening=f"Hi, I need to return {' and also '.join(parts)}. Refunds to the original payment, please.",
         facts=facts_of(intent, "order_ids", "items_by_order"),

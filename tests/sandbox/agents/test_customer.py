@@ -52,8 +52,44 @@ async def test_an_agent_that_never_asks_runs_out_the_customers_patience() -> Non
     assert [r.stop for r in replies] == [False, False, True]
 
 
-def test_free_text_questions_are_read_by_keywords() -> None:
-    assert infer_asks("Could you give me the email on the account?") == ("email",)
-    assert infer_asks("What is your full name and zip code?") == ("first_name", "last_name", "zip")
-    assert infer_asks("I will cancel it. Shall I proceed?") == ("confirm",)
-    assert infer_asks("Your order is cancelled.") == ()
+RETAIL_WORDS = CustomerScript(
+    goal="Cancel order #W1.",
+    opening="Please cancel my order #W1.",
+    facts={"email": "a@example.com", "first_name": "Ann", "last_name": "Lee", "zip": "10001", "order_id": "#W1"},
+    asked_as={"first_name": ("full name",), "last_name": ("full name",), "order_id": ("order number",)},
+)
+
+IT_REQUEST = CustomerScript(
+    goal="Reset the MFA device of my report Bo Chen.",
+    opening="Hi, I manage Bo Chen and he lost his phone; please reset his MFA.",
+    facts={"requester_employee_id": "E100", "employee_id": "E207", "card_last_four": "4242"},
+    unknown=("ticket_number",),
+    asked_as={"requester_employee_id": ("your employee id", "your staff number"), "employee_id": ("his employee id",)},
+    subject={"name": "Bo Chen"},
+)
+
+
+def test_free_text_questions_are_read_by_the_scripts_words() -> None:
+    assert infer_asks("Could you give me the email on the account?", RETAIL_WORDS) == ("email",)
+    assert infer_asks("What is your full name and zip code?", RETAIL_WORDS) == ("first_name", "last_name", "zip")
+    assert infer_asks("What is the order number?", RETAIL_WORDS) == ("order_id",)
+    assert infer_asks("I will cancel it. Shall I proceed?", RETAIL_WORDS) == ("confirm",)
+    assert infer_asks("Your order is cancelled.", RETAIL_WORDS) == ()
+
+
+def test_a_customer_answers_in_its_own_domains_words() -> None:
+    asks = infer_asks("Before I start: what is your staff number, and his employee id?", IT_REQUEST)
+    assert asks == ("requester_employee_id", "employee_id")
+    # A fact without declared words is asked for by its key's words.
+    assert infer_asks("What are the card last four digits?", IT_REQUEST) == ("card_last_four",)
+    assert infer_asks("What is your email?", IT_REQUEST) == ()
+
+
+async def test_a_free_text_question_about_an_unknown_fact_is_admitted() -> None:
+    reply = await ScriptedCustomer(IT_REQUEST).respond([Message("agent", "What is the ticket number?")])
+    assert reply.facts == {} and "don't know" in reply.text
+
+
+def test_the_requester_and_the_subject_can_differ() -> None:
+    assert IT_REQUEST.subject == {"name": "Bo Chen"}
+    assert SCRIPT.subject == {}

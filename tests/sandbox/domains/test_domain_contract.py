@@ -31,8 +31,15 @@ def test_unknown_domain_names_the_installed_ones() -> None:
 def test_every_domain_folder_has_the_same_file_set() -> None:
     for name in available_domains():
         folder = resources.files(f"passhat.sandbox.domains.{name}")
-        for required in ("models.py", "seed.py", "tools.py", "policy.md", "tasks.py"):
+        for required in ("models.py", "seed.py", "policy.md", "tasks.py"):
             assert folder.joinpath(required).is_file(), f"{name} lacks {required}"
+
+
+def test_every_system_lives_in_its_own_module() -> None:
+    for name in available_domains():
+        systems = load_domain(name).systems
+        modules = [system.backend.__module__ for system in systems]
+        assert systems and len(set(modules)) == len(modules), name
 
 
 def test_policy_is_package_data() -> None:

@@ -71,9 +71,13 @@ async def test_a_trial_is_reproducible_from_scenario_and_attempt(retail: Sandbox
 
 
 def test_default_rates_vary_by_scenario_and_stay_in_bounds() -> None:
+    # A one-write task: one chance of every mode per trial.
     flaws = FlawConfig.default()
-    modes = frozenset(FAILURE_MODES)
-    chosen = [flaws.choose("t", modes, f"retail/t/0/{i:04d}", a) for i in range(200) for a in range(5)]
+
+    def fails(scenario: str, attempt: int) -> bool:
+        return any(flaws.step("t", mode, scenario, attempt, 0) for mode in FAILURE_MODES)
+
+    chosen = [True if fails(f"retail/t/0/{i:04d}", a) else None for i in range(200) for a in range(5)]
     share = sum(c is not None for c in chosen) / len(chosen)
     assert 0.05 < share < 0.35
     never = [i for i in range(200) if all(chosen[i * 5 + a] is None for a in range(5))]

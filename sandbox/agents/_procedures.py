@@ -1,0 +1,179 @@
+"""Procedures every domain's reference plans share: identify the caller, look something up, make a write.
+
+Each is where failure modes get their chances (`ReferenceRun.take_flaw`): identification and every lookup
+can be mistyped and given up on (`empty_lookup`) or closed early (`unresolved`); every write can skip its
+precondition, land on a sibling row, send a broken argument and repeat it, or not happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from passhat.sandbox.agents._conversation import ToolResult
+from passhat.sandbox.agents._reference import ReferenceRun
+from passhat.sandbox.domain import DomainError, Factor, IdentityCheck, one_factor
+
+
+def mangle(value: str) -> str:
+    """A plausible typo of an identifier (the empty-lookup failure: the agent mistypes what it was told)."""
+    if "@" in value:
+        local, _, host = value.partition("@")
+        return f"{local}x@{host}"
+    if value and value[-1].isdigit():
+        return value[:-1] + str((int(value[-1]) + 1) % 10)
+    return value + "x"
+
+
+def _words(factor: Factor) -> str:
+    names = [key.replace("_", " ") for key in factor.facts]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+async def _verify(run: ReferenceRun, factor: Factor, facts: Mapping[str, Any], carried: str | None) -> str:
+    """Call one factor's tool (one chance of a mistyped lookup); the verified id, or the plan ends."""
+    arguments = factor.call_arguments(facts, carried)
+    if run.take_flaw("empty_lookup"):
+        typo = factor.arguments.get(factor.facts[-1], factor.facts[-1])
+        found = await run.call(factor.tool, {**arguments, typo: mangle(arguments[typo])})
+        if not found.ok:
+            await run.end("I'm sorry, I could not find a record with those details. Please contact us again later.")
+    found = await run.call(factor.tool, arguments)
+    if not found.ok:
+        await run.finish("I'm sorry, I could not verify your identity, so I cannot help with this request.")
+    return str(found.data[factor.id_field])
+
+
+async def _any_factor(run: ReferenceRun, factors: tuple[Factor, ...], opening: str) -> str:
+    """Ask for each factor's facts in turn and verify with the first the caller knows."""
+    for index, factor in enumerate(factors):
+        lead = opening if index == 0 else "No problem. Could you"
+        facts = await run.ask(f"{lead} give me your {_words(factor)}?", *factor.facts)
+        if index == 0 and run.take_flaw("unresolved"):
+            await run.end("Thank you, I have noted your request and a colleague will follow up. Goodbye!")
+        if all(key in facts for key in factor.facts):
+            return await _verify(run, factor, facts, None)
+    await run.finish("I'm sorry, without those details I cannot verify your identity, so I cannot help.")
+    raise AssertionError("unreachable")
+
+
+async def identify(run: ReferenceRun, check: IdentityCheck | None = None) -> str | None:
+    """Verify the caller the way the domain declares (`Domain.identity`); the id the plan acts on.
+
+    One factor: the first factor whose facts the caller knows. Two factors: each in turn, the second carrying
+    the id the first verified. Requester authority: the requester by one factor, then the authority step for
+    the subject (the id returned is the subject's); a refusal there ends the plan with a refusal.
+    None when the plan skips identification (the `skip_precondition` flaw).
+    """
+    check = check or run.context.domain.identity
+    if check is None:
+        raise DomainError(f"domain {run.context.domain.name!r} declares no identity check (Domain.identity)")
+    if run.take_flaw("skip_precondition"):
+        return None
+    opening = "I can help with that. First, could you"
+    if check.kind == "two_factors":
+        verified: str | None = None
+        for index, factor in enumerate(check.factors):
+            lead = opening if index == 0 else "Thank you. And could you"
+            facts = await run.ask(f"{lead} give me your {_words(factor)}?", *factor.facts)
+            if index == 0 and run.take_flaw("unresolved"):
+                await run.end("Thank you, I have noted your request and a colleague will follow up. Goodbye!")
+            if not all(key in facts for key in factor.facts):
+                await run.finish("I'm sorry, I need both verification details before I can help with this.")
+            verified = await _verify(run, factor, facts, verified)
+        return verified
+    verified = await _any_factor(run, check.factors, opening)
+    if check.authority is None:
+        return verified
+    authority = check.authority
+    facts = await run.ask(f"Thank you. Who is this request for: their {_words(authority)}?", *authority.facts)
+    granted = await run.call(authority.tool, authority.call_arguments(facts, verified))
+    if not granted.ok:
+        await run.finish(f"I'm sorry, I cannot act on this request for that person: {granted.error_message}")
+    return str(granted.data[authority.id_field])
+
+
+async def identify_customer(
+    run: ReferenceRun,
+    by_email: tuple[str, str] = ("find_customer_by_email", "email"),
+    by_name: tuple[str, tuple[str, ...]] = ("find_customer_by_name_zip", ("first_name", "last_name", "zip")),
+    id_key: str = "customer_id",
+) -> str | None:
+    """Identify the customer by email, else by name and zip (a one-factor check); None when skipped (a flaw)."""
+    email_tool, email_key = by_email
+    name_tool, name_keys = by_name
+    check = one_factor(Factor(email_tool, (email_key,), id_key), Factor(name_tool, name_keys, id_key))
+    return await identify(run, check)
+
+
+async def lookup(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], *, typed: str, missing: str) -> ToolResult:
+    """One lookup by an identifier the customer gave (`typed`, an argument name): a chance of `empty_lookup`.
+
+    The flawed lookup mistypes `typed`, gets nothing back and gives up; otherwise a failed lookup finishes the
+    plan with `missing` (what the agent tells the customer).
+    """
+    if run.take_flaw("empty_lookup"):
+        mistyped = await run.call(tool, {**arguments, typed: mangle(str(arguments[typed]))})
+        if not mistyped.ok:
+            await run.end("I'm sorry, I could not find anything under that number. Please contact us again later.")
+    found = await run.call(tool, arguments)
+    if not found.ok:
+        await run.finish(missing)
+    return found
+
+
+def _broken(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The same call with one argument the tool rejects as invalid (not a missing row: that is a lookup)."""
+    broken = dict(arguments)
+    if isinstance(broken.get("item_ids"), list) and broken["item_ids"]:
+        broken["item_ids"] = [broken["item_ids"][0], broken["item_ids"][0]]
+    elif "reason" in broken:
+        broken["reason"] = "changed my mind"
+    elif "zip" in broken:
+        broken["zip"] = ""
+    elif "payment_method_id" in broken:
+        broken["payment_method_id"] = ""
+    else:
+        raise DomainError("no argument to break for the error_not_retried flaw: give perform_write(broken=...)")
+    return broken
+
+
+async def perform_write(
+    run: ReferenceRun,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    summary: str,
+    sibling: Mapping[str, Any] | None = None,
+    broken: Mapping[str, Any] | None = None,
+    precondition: Callable[[], Awaitable[object]] | None = None,
+) -> ToolResult:
+    """Confirm, then make one write the way the policy says; each call is one chance of each write-side mode.
+
+    `precondition` is this write's own required step (an approval to record, a check to run): the
+    `skip_precondition` flaw skips it and the write is rejected by the backend. Without one, the write's
+    precondition is the caller's identification (`identify` offers that chance). `no_write` confirms and then
+    closes without writing; `wrong_entity` writes `sibling` (the same kind of change to another row of the same
+    customer); `error_not_retried` sends `broken` (the same call with an argument the tool rejects; derived
+    for retail's arguments when not given) and repeats it identically. After a skipped identification the
+    confirmation is skipped too. Returns the successful result; every failure path ends the plan.
+    """
+    skipping = run.injected == "skip_precondition"
+    if not skipping and not await run.confirm(summary):
+        await run.finish("Understood, I have not changed anything.")
+    if precondition is not None and not run.take_flaw("skip_precondition"):
+        await precondition()
+    if run.take_flaw("no_write"):
+        await run.finish("Thank you for confirming. Everything is in order now. Is there anything else?")
+    if sibling is not None and run.take_flaw("wrong_entity"):
+        arguments = sibling
+    if run.take_flaw("error_not_retried"):
+        arguments = dict(broken) if broken is not None else _broken(arguments)
+        first = await run.call(tool, arguments)
+        if not first.ok:
+            await run.call(tool, arguments)
+            await run.finish("I'm sorry, the system returned an error and I could not complete this request.")
+    result = await run.call(tool, arguments)
+    if not result.ok:
+        await run.finish(f"I'm sorry, I could not complete this: {result.error_message}")
+    return result

@@ -1,0 +1,28 @@
+"""The mock domain: a tiny library (two tables, three tools, three task types) for the contract's own tests.
+
+Not registered as an installed domain: tests use it as `passhat.sandbox.domains.mock.domain`.
+"""
+
+from __future__ import annotations
+
+from passhat.sandbox.domain import Domain, Factor, one_factor
+from passhat.sandbox.domains.mock import circulation, members, models, seed, tasks
+
+domain = Domain(
+    name="mock",
+    description="A library desk: members renew their loans.",
+    metadata=models.metadata,
+    seed=seed.seed,
+    task_types=tasks.TASK_TYPES,
+    systems=(members.system, circulation.system),
+    errors={
+        "no_such_record": "not_found",
+        "member_not_verified": "precondition_failed",
+        "renewal_limit_reached": "not_allowed",
+        "bad_request": "invalid_argument",
+    },
+    identity=one_factor(Factor("find_member_by_email", ("email",), "member_id")),
+    policy_resource=("passhat.sandbox.domains.mock", "policy.md"),
+)
+
+__all__ = ["domain"]
