@@ -85,7 +85,7 @@ def serve(
     """Run the collector: OTLP/HTTP on /v1/traces and the query API on /api; with --config, the scheduler too."""
     import uvicorn
 
-    from passhat.collector.ingest import create_app
+    from passhat.collector.ingest import TimedHttpProtocol, create_app
 
     settings = _settings(data_dir, store_url).model_copy(
         update={"max_body_bytes": max(int(max_body_mb * 1024 * 1024), 1024)}
@@ -122,12 +122,20 @@ def serve(
             port=port,
             log_level=log_level,
             access_log=False,
+            http=TimedHttpProtocol,
         )
         if scheduler is not None:
             scheduler.stop()
         return
     try:
-        uvicorn.run(create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False)
+        uvicorn.run(
+            create_app(settings, store=store),
+            host=host,
+            port=port,
+            log_level=log_level,
+            access_log=False,
+            http=TimedHttpProtocol,
+        )
     finally:
         if scheduler is not None:
             scheduler.stop()

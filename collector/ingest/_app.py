@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from passhat import __version__
 from passhat.collector.ingest import _routes_ingest, _routes_ops, _routes_query
+from passhat.collector.ingest._http import HEADER_TIMEOUT_STATE
 from passhat.collector.ingest._metrics import CollectorMetrics
 from passhat.collector.ingest._otlp import (
     PROTOBUF,
@@ -46,7 +47,7 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
     metrics = CollectorMetrics()
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, float]]:
         active = store if store is not None else open_store(settings.resolved_store_url())
         writer = GroupCommitWriter(
             active,
@@ -57,7 +58,8 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
         )
         app.state.passhat = AppState(settings, active, writer, metrics)
         try:
-            yield
+            # Lifespan state reaches uvicorn's connections: TimedHttpProtocol reads its header timeout there.
+            yield {HEADER_TIMEOUT_STATE: settings.header_timeout_s}
         finally:
             writer.close()
             if store is None:

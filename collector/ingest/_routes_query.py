@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable
 from typing import Annotated, Literal, TypeVar
 
@@ -14,6 +15,7 @@ from passhat.collector.ingest._state import CurrentState
 from passhat.collector.store import StoreError
 
 _T = TypeVar("_T")
+log = logging.getLogger("passhat.collector.query")
 
 # The bearer scheme is declared here, not in `project_of`, so the OpenAPI schema names it on these routes only:
 # an OTLP exporter does not read it.
@@ -74,4 +76,5 @@ def _query(call: Callable[[], _T]) -> _T:
     try:
         return call()
     except StoreError as exc:
-        raise HTTPException(503, f"the store is unavailable: {exc}", headers={"Retry-After": "5"}) from exc
+        log.error("a query failed: %r", exc)  # the answer stays generic: it may reach anyone with a key
+        raise HTTPException(503, "the store is unavailable: retry later", headers={"Retry-After": "5"}) from exc

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from collections import deque
@@ -22,8 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from passhat.collector.ingest._metrics import CollectorMetrics
-from passhat.collector.ingest._otlp import DecodedTraces
-from passhat.collector.store import SpanBatch, Store, StoreError, WriteResult
+from passhat.collector.ingest._otlp import DecodedTraces, OtlpError
+from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreDataError, StoreError, WriteResult
+
+log = logging.getLogger("passhat.collector.ingest")
 
 Decoder = Callable[[bytes, "str | None", str], DecodedTraces]
 """(body, Content-Encoding, media type) -> the request's spans; raises OtlpError for a refused request."""
@@ -123,8 +126,13 @@ class GroupCommitWriter:
             while job is not None:
                 try:
                     decoded = self._decode(job.body, job.encoding, job.media)
-                except Exception as exc:  # OtlpError: the request's own fault; anything else: answered as such
+                except OtlpError as exc:  # the request's own fault, named
                     _answer(job, exc)
+                except MemoryError:
+                    _answer(job, QueueFullError("not enough memory to decode the request"))
+                except Exception as exc:  # a body no check foresaw: still the body's fault
+                    log.exception("a request body failed to decode")
+                    _answer(job, OtlpError(400, f"the body could not be decoded ({type(exc).__name__})"))
                 else:
                     if decoded.rejected:
                         self._metrics.spans_rejected.inc(len(decoded.rejected))
@@ -140,30 +148,63 @@ class GroupCommitWriter:
     def _commit(self, group: list[tuple[_Job, DecodedTraces]], spans: int) -> None:
         writing = [(job, decoded) for job, decoded in group if decoded.spans]
         started = time.perf_counter()
-        outcome: list[WriteResult] | StoreError = []
+        outcomes: list[WriteResult | StoreError] = []
         if writing:
             try:
-                outcome = self._store.write_batches([SpanBatch(job.project, decoded.spans) for job, decoded in writing])
-            except StoreError as exc:
-                outcome = exc
-            except Exception as exc:  # an unexpected store failure must not kill the thread
-                outcome = StoreError(f"store write failed: {exc!r}")
+                outcomes = list(
+                    self._store.write_batches([SpanBatch(job.project, decoded.spans) for job, decoded in writing])
+                )
+            except Exception as exc:  # whatever failed, each request is retried alone
+                outcomes = self._isolated(writing, exc)
             self._metrics.store_write_seconds.observe(time.perf_counter() - started)
             self._metrics.commit_spans.observe(spans)
         self._pending_spans = 0
         self._metrics.queue_spans.set(0)
-        results = iter(outcome) if isinstance(outcome, list) else None
+        results = iter(outcomes)
         for job, decoded in group:
             if not decoded.spans:
                 _answer(job, Ingested(decoded, WriteResult(0, 0)))
-            elif results is None:
+                continue
+            written = next(results)
+            if isinstance(written, StoreError):
                 self._metrics.spans_rejected.inc(len(decoded.spans))
-                _answer(job, outcome)  # type: ignore[arg-type]
+                _answer(job, written)
             else:
-                written = next(results)
                 self._metrics.spans_accepted.inc(written.accepted)
                 self._metrics.spans_duplicate.inc(written.duplicates)
                 _answer(job, Ingested(decoded, written))
+
+    def _isolated(
+        self, writing: list[tuple[_Job, DecodedTraces]], failure: Exception
+    ) -> list[WriteResult | StoreError]:
+        """A failed group commit, retried one request at a time: a request's bad row fails that request only.
+
+        A request whose own commit fails for a value in it (`StoreDataError`) is split in halves until the
+        spans at fault are found: they are rejected with a reason, the others are stored. Any other failure
+        (the store is down, its disk is full) fails the request as a whole, to be retried by its exporter."""
+        log.warning("a group commit of %d requests failed, retrying each alone: %r", len(writing), failure)
+        outcomes: list[WriteResult | StoreError] = []
+        for job, decoded in writing:
+            if len(writing) == 1:
+                error: Exception = failure
+            else:
+                try:
+                    [written] = self._store.write_batches([SpanBatch(job.project, decoded.spans)])
+                except Exception as exc:  # classified below
+                    error = exc
+                else:
+                    outcomes.append(written)
+                    continue
+            if not _is_data_error(error):
+                log.error("project %r: a request's commit failed: %r", job.project, error)
+                outcomes.append(error if isinstance(error, StoreError) else StoreError(repr(error)))
+                continue
+            try:
+                outcomes.append(_Bisection(self._store, job.project).store(decoded))
+            except StoreError as exc:
+                log.error("project %r: a request's commit failed while isolating a bad span: %r", job.project, exc)
+                outcomes.append(exc)
+        return outcomes
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop taking requests, commit what is queued, and stop the thread."""
@@ -171,6 +212,59 @@ class GroupCommitWriter:
             self._closing = True
             self._cond.notify_all()
         self._thread.join(timeout)
+
+
+def _is_data_error(exc: Exception) -> bool:
+    # Not a StoreError at all: a store that let a binding error through (OverflowError, TypeError...).
+    return isinstance(exc, StoreDataError) or not isinstance(exc, StoreError)
+
+
+class _Bisection:
+    """Stores a request's spans in ever smaller halves around the ones the store refuses."""
+
+    MAX_FAILURES = 64  # failed commits per request: a few bad spans are found in ~2 log2(n) commits each
+
+    def __init__(self, store: Store, project: str) -> None:
+        self._store = store
+        self._project = project
+        self._failures = 1  # the request's own commit
+        self._accepted = 0
+        self._duplicates = 0
+
+    def store(self, decoded: DecodedTraces) -> WriteResult:
+        """Commits what can be; each refused span goes to `decoded.rejected` with its reason."""
+        spans = decoded.spans
+        middle = len(spans) // 2
+        for half in (spans[:middle], spans[middle:]) if middle else (spans,):
+            self._split(half, decoded.rejected, known_bad=not middle)
+        return WriteResult(self._accepted, self._duplicates)
+
+    def _split(self, spans: list[NormalizedSpan], rejected: list[str], *, known_bad: bool = False) -> None:
+        if not spans:
+            return
+        if not known_bad:
+            try:
+                [written] = self._store.write_batches([SpanBatch(self._project, spans)])
+            except Exception as exc:  # a real storage failure is raised again below
+                if not _is_data_error(exc):
+                    raise exc if isinstance(exc, StoreError) else StoreError(repr(exc)) from exc
+                self._failures += 1
+                reason = exc
+            else:
+                self._accepted += written.accepted
+                self._duplicates += written.duplicates
+                return
+        else:
+            reason = None
+        if len(spans) == 1 or self._failures >= self.MAX_FAILURES:
+            log.warning("project %r: %d span(s) the store refused: %r", self._project, len(spans), reason)
+            rejected.extend(
+                f"span {span.span_id} ({span.name[:80]!r}): the store cannot hold one of its values" for span in spans
+            )
+            return
+        middle = len(spans) // 2
+        self._split(spans[:middle], rejected)
+        self._split(spans[middle:], rejected)
 
 
 def _answer(job: _Job, result: Ingested | BaseException) -> None:

@@ -1,6 +1,6 @@
 """Stores for the collector: the `Store` interface, `SqlStore`, and `open_store(url)`."""
 
-from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._interface import Store, StoreDataError, StoreError
 from passhat.collector.store._open import default_store_url, open_store
 from passhat.collector.store._period import Period, parse_period, week_of
 from passhat.collector.store._rows import (
@@ -38,6 +38,7 @@ __all__ = [
     "StateWriteRow",
     "StatusCode",
     "Store",
+    "StoreDataError",
     "StoreError",
     "TicketDetail",
     "TicketRow",
