@@ -104,9 +104,10 @@ def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
 
 
 def _short(exc: BaseException) -> str:
-    """An exception's message, cut: a parser's may quote a large part of the body."""
+    """An exception's message, cut: a parser's may quote a large part of the body. The end stays: protobuf's
+    JSON parser names the field path first and the problem last."""
     text = str(exc)
-    return text if len(text) <= 300 else text[:300] + "..."
+    return text if len(text) <= 400 else text[:100] + " ... " + text[-300:]
 
 
 def _hex_ids_to_base64(document: dict[str, Any]) -> None:
@@ -150,19 +151,7 @@ class _TooLargeError(Exception):
         self.key = "?"
 
 
-class _TooDeepError(Exception):
-    def __init__(self) -> None:
-        super().__init__()
-        self.key = "?"
-
-
-MAX_VALUE_DEPTH = 64
-"""How deeply an attribute's arrays and maps may nest; deeper would exhaust the stack of a JSON encoder."""
-
-
-def _value(value: AnyValue, limit: int, depth: int = 1) -> Any:
-    if depth > MAX_VALUE_DEPTH:
-        raise _TooDeepError
+def _value(value: AnyValue, limit: int) -> Any:
     which = value.WhichOneof("value")
     if which == "string_value":
         text = value.string_value
@@ -176,9 +165,9 @@ def _value(value: AnyValue, limit: int, depth: int = 1) -> Any:
     if which == "double_value":
         return value.double_value
     if which == "array_value":
-        return [_value(v, limit, depth + 1) for v in value.array_value.values]
+        return [_value(v, limit) for v in value.array_value.values]
     if which == "kvlist_value":
-        return _attributes(value.kvlist_value.values, limit, depth)
+        return _attributes(value.kvlist_value.values, limit)
     if which == "bytes_value":
         if len(value.bytes_value) > limit:
             raise _TooLargeError(len(value.bytes_value))
@@ -186,7 +175,7 @@ def _value(value: AnyValue, limit: int, depth: int = 1) -> Any:
     return None
 
 
-def _attributes(pairs: Any, limit: int, depth: int = 0) -> dict[str, Any]:
+def _attributes(pairs: Any, limit: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     kv: KeyValue
     for kv in pairs:
@@ -209,11 +198,11 @@ def _attributes(pairs: Any, limit: int, depth: int = 0) -> dict[str, Any]:
                             raise _TooLargeError(len(text))
                         items.append(text)
                     else:
-                        items.append(_value(item, limit, depth + 2))
+                        items.append(_value(item, limit))
                 out[kv.key] = items
             else:
-                out[kv.key] = _value(value, limit, depth + 1)
-        except (_TooLargeError, _TooDeepError) as exc:
+                out[kv.key] = _value(value, limit)
+        except _TooLargeError as exc:
             exc.key = kv.key  # the outermost key names the attribute
             raise
     return out
@@ -225,7 +214,7 @@ def decode_traces(request: ExportTraceServiceRequest, *, max_attribute_bytes: in
     for r_index, resource_spans in enumerate(request.resource_spans):
         try:
             resource = _attributes(resource_spans.resource.attributes, max_attribute_bytes)
-        except (_TooLargeError, _TooDeepError) as exc:
+        except _TooLargeError as exc:
             count = sum(len(s.spans) for s in resource_spans.scope_spans)
             reason = _value_problem(exc, max_attribute_bytes)
             decoded.rejected.extend([f"resourceSpans[{r_index}]: resource attribute {reason}"] * count)
@@ -246,7 +235,7 @@ def decode_traces(request: ExportTraceServiceRequest, *, max_attribute_bytes: in
                         SpanEvent(e.name, e.time_unix_nano, _attributes(e.attributes, max_attribute_bytes))
                         for e in span.events
                     ]
-                except (_TooLargeError, _TooDeepError) as exc:
+                except _TooLargeError as exc:
                     decoded.rejected.append(f"{_label(span)}: attribute {_value_problem(exc, max_attribute_bytes)}")
                     continue
                 problem = _invalid_times(span.start_time_unix_nano, span.end_time_unix_nano, events)
@@ -341,9 +330,7 @@ def _invalid_ids(trace_id: bytes, span_id: bytes, parent_span_id: bytes) -> str 
     return None
 
 
-def _value_problem(exc: _TooLargeError | _TooDeepError, limit: int) -> str:
-    if isinstance(exc, _TooDeepError):
-        return f"{exc.key!r} nests arrays or maps more than {MAX_VALUE_DEPTH} levels deep"
+def _value_problem(exc: _TooLargeError, limit: int) -> str:
     return f"{exc.key!r} is {exc.size} bytes, above the {limit}-byte limit"
 
 
