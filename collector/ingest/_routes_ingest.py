@@ -89,7 +89,9 @@ async def export_traces(request: Request, project: Project, state: CurrentState)
         # free for health checks and small requests.
         outcome = await state.writer.submit(project, raw, request.headers.get("content-encoding"), media)
     except OtlpError as exc:
-        return _otlp_error(exc.status, exc.message, media)
+        # A body left unread (too slow, too large) must not be taken for the connection's next request.
+        unread = {"connection": "close"} if exc.status in (408, 413) else None
+        return _otlp_error(exc.status, exc.message, media, unread)
     except QueueFullError as exc:
         return _otlp_error(429, f"the collector is busy ({exc}): retry later", media, retry)
     except StoreError:  # logged by the ingest thread: the body stays generic, it may reach anyone
