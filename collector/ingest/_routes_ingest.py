@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
@@ -35,7 +35,7 @@ def _media_type(request: Request) -> str:
     return PROTOBUF if media == "application/protobuf" else media
 
 
-def _otlp_error(status: int, message: str, media: str, headers: dict[str, str] | None = None) -> Response:
+def _otlp_error(status: int, message: str, media: str, headers: Mapping[str, str] | None = None) -> Response:
     body_type = PROTOBUF if media == PROTOBUF else JSON
     return Response(encode_status(status, message, body_type), status, headers, media_type=body_type)
 
@@ -51,7 +51,7 @@ class _OtlpRoute(APIRoute):
             try:
                 response = await handler(request)
             except HTTPException as exc:  # from the authentication dependency
-                response = _otlp_error(exc.status_code, str(exc.detail), _media_type(request))
+                response = _otlp_error(exc.status_code, str(exc.detail), _media_type(request), exc.headers)
             metrics = (await app_state(request)).metrics
             metrics.requests.labels(_ROUTE, str(response.status_code)).inc()
             metrics.request_seconds.labels(_ROUTE).observe(time.perf_counter() - started)
@@ -74,7 +74,7 @@ router = APIRouter(tags=["ingest"], route_class=_OtlpRoute)
         408: {"description": "The body did not arrive within the body timeout"},
         413: {"description": "Body above the size limit"},
         415: {"description": "Unsupported content type or encoding"},
-        429: {"description": "Write queue full: retry after Retry-After seconds"},
+        429: {"description": "Write queue full, or too many refused keys from this address: see Retry-After"},
         503: {"description": "The store is unavailable: retry after Retry-After seconds"},
     },
 )
