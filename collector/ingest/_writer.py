@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from passhat.collector.ingest._metrics import CollectorMetrics
 from passhat.collector.ingest._otlp import DecodedTraces, OtlpError
@@ -30,6 +32,9 @@ log = logging.getLogger("passhat.collector.ingest")
 
 Decoder = Callable[[bytes, "str | None", str], DecodedTraces]
 """(body, Content-Encoding, media type) -> the request's spans; raises OtlpError for a refused request."""
+Preparer = Callable[[bytes, "str | None", str], list[bytes]]
+"""(body, Content-Encoding, media type) -> the body decompressed, in one part or (a large one) several, each a
+request of its own; raises OtlpError for a refused request."""
 
 
 @dataclass(slots=True)
@@ -48,6 +53,35 @@ class _Job:
     media: str
     future: asyncio.Future[Ingested]
     loop: asyncio.AbstractEventLoop
+    whole: _Whole | None = None  # a part of a request split by `prepare`: answered through the whole
+    prepared: bool = False
+
+
+@dataclass(slots=True)
+class _Whole:
+    """A request decoded and committed in parts: answered once every part is, with all their rejections."""
+
+    job: _Job
+    remaining: int
+    rejected: list[str] = field(default_factory=list)
+    accepted: int = 0
+    duplicates: int = 0
+    failure: BaseException | None = None
+
+    def settle(self, result: Ingested | BaseException) -> None:
+        if isinstance(result, BaseException):
+            self.failure = self.failure or result
+        else:
+            self.rejected += result.decoded.rejected
+            self.accepted += result.written.accepted
+            self.duplicates += result.written.duplicates
+        self.remaining -= 1
+        if self.remaining == 0:
+            # A failed part fails the request: the exporter re-sends it, and the parts already stored are
+            # de-duplicated then.
+            whole = Ingested(DecodedTraces(rejected=self.rejected), WriteResult(self.accepted, self.duplicates))
+            _answer(self.job, self.failure or whole)
+            _return_memory()
 
 
 class QueueFullError(Exception):
@@ -63,15 +97,19 @@ class GroupCommitWriter:
         metrics: CollectorMetrics,
         decode: Decoder,
         *,
+        prepare: Preparer | None = None,
         max_queued_bytes: int,
         max_commit_spans: int,
     ) -> None:
         self._store = store
         self._metrics = metrics
         self._decode = decode
+        self._prepare = prepare
         self._max_queued = max_queued_bytes
         self._max_commit = max_commit_spans
         self._jobs: deque[_Job] = deque()
+        self._parts: deque[_Job] = deque()  # parts of large requests, decoded in turn with whole ones
+        self._part_turn = False
         self._queued_bytes = 0
         self._pending_spans = 0  # decoded, waiting for their group's commit
         self._cond = threading.Condition()
@@ -105,34 +143,40 @@ class GroupCommitWriter:
             self._cond.notify()
         return future
 
-    def _next(self, *, wait: bool) -> _Job | None:
+    def _next(self, *, wait: bool, first: bool = False) -> _Job | None:
+        """The next request to decode. A large request's parts are taken only as the `first` of a group, and
+        in turn with the requests waiting: one part, then a group of whole requests, then a part..., so a
+        small request waits for one part's decode and commit at most, not for the whole large request."""
         with self._cond:
-            while wait and not self._jobs and not self._closing:
+            while wait and not self._jobs and not self._parts and not self._closing:
                 self._cond.wait()
+            if first and self._parts and (self._part_turn or not self._jobs):
+                self._part_turn = False
+                return self._parts.popleft()
             if not self._jobs:
                 return None
+            self._part_turn = self._part_turn or first
             job = self._jobs.popleft()
-            self._queued_bytes -= len(job.body)
+            if job.whole is None:  # parts were never counted: their request's bytes already left the queue
+                self._queued_bytes -= len(job.body)
             self._metrics.queue_bytes.set(self._queued_bytes)
             return job
 
     def _run(self) -> None:
         while True:
-            job = self._next(wait=True)
+            job = self._next(wait=True, first=True)
             if job is None:
                 return  # closing and drained
             group: list[tuple[_Job, DecodedTraces]] = []
             spans = 0
             while job is not None:
+                if self._prepare is not None and not job.prepared and self._split(job):
+                    job = self._next(wait=False)  # it was refused, or its parts were queued
+                    continue
                 try:
                     decoded = self._decode(job.body, job.encoding, job.media)
-                except OtlpError as exc:  # the request's own fault, named
-                    _answer(job, exc)
-                except MemoryError:
-                    _answer(job, QueueFullError("not enough memory to decode the request"))
-                except Exception as exc:  # a body no check foresaw: still the body's fault
-                    log.exception("a request body failed to decode")
-                    _answer(job, OtlpError(400, f"the body could not be decoded ({type(exc).__name__})"))
+                except Exception as exc:
+                    _refuse(job, exc)
                 else:
                     if decoded.rejected:
                         self._metrics.spans_rejected.inc(len(decoded.rejected))
@@ -144,6 +188,24 @@ class GroupCommitWriter:
                     break
                 job = self._next(wait=False)
             self._commit(group, spans)
+
+    def _split(self, job: _Job) -> bool:
+        """Decompresses the job's body and queues its parts first in line when it was split into several, or
+        refuses it; False when it stays one request, decompressed."""
+        assert self._prepare is not None
+        try:
+            parts = self._prepare(job.body, job.encoding, job.media)
+        except Exception as exc:
+            _refuse(job, exc)
+            return True
+        job.body, job.encoding, job.prepared = parts[0], None, True
+        if len(parts) == 1:
+            return False
+        whole = _Whole(job, len(parts))
+        pieces = [_Job(job.project, part, None, job.media, job.future, job.loop, whole, True) for part in parts]
+        with self._cond:
+            self._parts.extend(pieces)
+        return True
 
     def _commit(self, group: list[tuple[_Job, DecodedTraces]], spans: int) -> None:
         writing = [(job, decoded) for job, decoded in group if decoded.spans]
@@ -267,7 +329,21 @@ class _Bisection:
         self._split(spans[middle:], rejected)
 
 
+def _refuse(job: _Job, exc: Exception) -> None:
+    """Answers a request whose body could not be decoded."""
+    if isinstance(exc, OtlpError):  # the request's own fault, named
+        _answer(job, exc)
+    elif isinstance(exc, MemoryError):
+        _answer(job, QueueFullError("not enough memory to decode the request"))
+    else:  # a body no check foresaw: still the body's fault
+        log.error("a request body failed to decode", exc_info=exc)
+        _answer(job, OtlpError(400, f"the body could not be decoded ({type(exc).__name__})"))
+
+
 def _answer(job: _Job, result: Ingested | BaseException) -> None:
+    if job.whole is not None:
+        job.whole.settle(result)
+        return
     # RuntimeError: the request's event loop is gone, so nobody is waiting for this answer.
     with contextlib.suppress(RuntimeError):
         job.loop.call_soon_threadsafe(_settle, job.future, result)
@@ -280,3 +356,22 @@ def _settle(future: asyncio.Future[Ingested], result: Ingested | BaseException) 
         future.set_exception(result)
     else:
         future.set_result(result)
+
+
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc: its allocator returns memory its own way
+        return None
+    return trim
+
+
+_malloc_trim = _load_malloc_trim()
+
+
+def _return_memory() -> None:
+    """After a large request, hands the freed heap back to the system: glibc keeps it otherwise, and a burst of
+    large requests left the process at its peak size for good."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
