@@ -191,7 +191,8 @@ def test_markdown_shows_what_came_from_tickets_as_text() -> None:
     trials = [dataclasses.replace(t, final_response=hostile) if isinstance(t, TrialResult) else t for t in base.trials]
     text = render_markdown(build_report(dataclasses.replace(base, trials=trials, agent="<b>agent</b>")))
     assert "<img" not in text and "<b>" not in text
-    assert "&lt;img src=x onerror=alert(1)&gt; \\| \\[click\\](javascript:alert(1)) \\*bold\\* \\\\\\| \\`code\\`" in text
+    escaped = "&lt;img src=x onerror=alert(1)&gt; \\| \\[click\\](javascript:alert(1)) \\*bold\\* \\\\\\| \\`code\\`"
+    assert escaped in text
     assert "agent &lt;b&gt;agent&lt;/b&gt;" in text
     side_by_side = text.split("attempts side by side", 1)[1].split("## Week over week", 1)[0]
     rows = [line for line in side_by_side.splitlines() if line.startswith("| ")]
