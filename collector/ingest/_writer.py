@@ -9,6 +9,9 @@ lock, and when they ran on two threads of one process the writer spent most of i
 between rows, holding the database's write lock all the while. With one thread per process doing both, the
 CPU-bound work of a collector scales with processes (`passhat serve --workers N`): while one process holds the
 database's write lock, the others decode.
+
+A large request is split into parts (`prepare`), decoded and committed in turn with whole requests, and a
+failed group commit is retried one request at a time (see `_isolated`).
 """
 
 from __future__ import annotations
@@ -157,8 +160,7 @@ class GroupCommitWriter:
                 return None
             self._part_turn = self._part_turn or first
             job = self._jobs.popleft()
-            if job.whole is None:  # parts were never counted: their request's bytes already left the queue
-                self._queued_bytes -= len(job.body)
+            self._queued_bytes -= len(job.body)  # parts never count: their request's bytes already left
             self._metrics.queue_bytes.set(self._queued_bytes)
             return job
 
@@ -190,8 +192,8 @@ class GroupCommitWriter:
             self._commit(group, spans)
 
     def _split(self, job: _Job) -> bool:
-        """Decompresses the job's body and queues its parts first in line when it was split into several, or
-        refuses it; False when it stays one request, decompressed."""
+        """Decompresses the job's body and queues its parts when `prepare` split it into several, or refuses
+        it; False when it stays one request, decompressed."""
         assert self._prepare is not None
         try:
             parts = self._prepare(job.body, job.encoding, job.media)
