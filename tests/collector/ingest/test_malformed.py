@@ -75,3 +75,15 @@ def test_a_store_failure_is_a_503_that_names_no_internals(collector: Collector, 
     assert response.headers["retry-after"] == "1"
     message = Status.FromString(response.content).message
     assert message == "the store could not commit the spans, none were kept: retry later"
+
+
+def test_an_unavailable_store_is_a_503_health_check_that_names_no_internals(
+    collector: Collector, sqlite_url: str
+) -> None:
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        db.execute("DROP TABLE passhat_schema_versions")  # and a broken one in its place: reading it fails
+        db.execute("CREATE TABLE passhat_schema_versions (unrelated INTEGER)")
+    with collector.client(None) as client:
+        response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json() == {"status": "unavailable", "store": "unavailable"}
