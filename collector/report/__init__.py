@@ -1,6 +1,6 @@
 """The weekly reliability report: build its figures from a period's trials and traffic, render HTML, JSON, Markdown."""
 
-from passhat.collector.report._build import build_report
+from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS, build_report
 from passhat.collector.report._html import render_html
 from passhat.collector.report._input import (
     AlertFired,
@@ -15,10 +15,12 @@ from passhat.collector.report._input import (
 from passhat.collector.report._markdown import render_markdown
 from passhat.collector.report._model import Report
 from passhat.collector.report._schema import report_schema
+from passhat.collector.report._unreplayed import UnreplayedReport, reason_counts, write_unreplayed_report
 from passhat.collector.report._write import ReportWriteError, render_json, write_report
 from passhat.collector.store import NotReplayable
 
 __all__ = [
+    "MIN_EXTRAPOLATION_TICKETS",
     "AlertFired",
     "BackendChange",
     "DailyTraffic",
@@ -29,11 +31,14 @@ __all__ = [
     "ReportInputError",
     "ReportWriteError",
     "TrialResult",
+    "UnreplayedReport",
     "build_report",
     "period_days",
+    "reason_counts",
     "render_html",
     "render_json",
     "render_markdown",
     "report_schema",
     "write_report",
+    "write_unreplayed_report",
 ]

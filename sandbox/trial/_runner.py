@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from passhat.sandbox.agents import (
     usage_of,
 )
 from passhat.sandbox.domain import Scenario
+from passhat.sandbox.trial._curtailed import Curtailment, run_curtailed
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase
 from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._serve import Transport, connect
@@ -220,9 +221,12 @@ async def run_trial(
                         on_call=trace.tool_called,
                         engine=database.engine,
                     )
-                    messages, reason, simulator_error, infra_error = await _converse(
-                        agent, customer, tools, config, trace
-                    )
+                    # An agent that uses its backend directly calls its own @passhat.tool functions: those
+                    # calls join the record in call order, by the same outcome rule as MCP calls.
+                    with passhat.collect_tool_calls(on_call=tools.record_own_call):
+                        messages, reason, simulator_error, infra_error = await _converse(
+                            agent, customer, tools, config, trace
+                        )
                     calls = tools.calls
         except TimeoutError:
             reason = "timeout"
@@ -320,7 +324,10 @@ def _local_runtime() -> passhat.Passhat:
     if _runtime is None:
         from opentelemetry.sdk.trace import TracerProvider
 
-        _runtime = passhat.configure(tracer_provider=TracerProvider(), source="sandbox", make_global=False)
+        # Nothing leaves this provider (it has no exporter), so there is no personal data to replace.
+        _runtime = passhat.configure(
+            tracer_provider=TracerProvider(), source="sandbox", redact=False, make_global=False
+        )
     return _runtime
 
 
@@ -333,8 +340,12 @@ async def run_trials(
     customer_factory: CustomerFactory = ScriptedCustomer.for_trial,
     config: RunConfig | None = None,
     runtime: passhat.Passhat | None = None,
+    curtailment: Curtailment | None = None,
 ) -> list[TrialResult]:
-    """Run k attempts of every scenario, `config.parallel` at a time; results in scenario × attempt order."""
+    """Run k attempts of every scenario, `config.parallel` at a time; results in scenario × attempt order.
+
+    With ``curtailment`` a scenario's attempts stop once its pass^k and pass@k are settled (see `Curtailment`).
+    """
     config = config or RunConfig()
     limit = asyncio.Semaphore(max(1, config.parallel))
 
@@ -350,4 +361,27 @@ async def run_trials(
                 runtime=runtime,
             )
 
-    return list(await asyncio.gather(*(one(s, a) for s in scenarios for a in range(k))))
+    if curtailment is None:
+        return list(await asyncio.gather(*(one(s, a) for s in scenarios for a in range(k))))
+    return await _run_curtailed(scenarios, k, curtailment, one)
+
+
+async def _run_curtailed(
+    scenarios: Sequence[Scenario],
+    k: int,
+    curtailment: Curtailment,
+    one: Callable[[Scenario, int], Awaitable[TrialResult]],
+) -> list[TrialResult]:
+    by_scenario: list[dict[int, TrialResult]] = [{} for _ in scenarios]
+
+    async def ticket(index: int) -> None:
+        async def attempt(a: int) -> bool | None:
+            result = await one(scenarios[index], a)
+            by_scenario[index][a] = result
+            usable = result.record.simulator_error is None and result.record.infra_error is None
+            return result.passed if usable else None
+
+        await run_curtailed(attempt, k, curtailment)
+
+    await asyncio.gather(*(ticket(i) for i in range(len(scenarios))))
+    return [results[a] for results in by_scenario for a in sorted(results)]
