@@ -86,7 +86,7 @@ def serve(
     scheduler too."""
     import uvicorn
 
-    from passhat.collector.ingest import create_app
+    from passhat.collector.ingest import TimedHttpProtocol, create_app
     from passhat.collector.ui import ui_router
 
     settings = _settings(data_dir, store_url).model_copy(
@@ -125,13 +125,14 @@ def serve(
             port=port,
             log_level=log_level,
             access_log=False,
+            http=TimedHttpProtocol,
         )
         if scheduler is not None:
             scheduler.stop()
         return
     try:
         app = create_app(settings, store=store, routers=[ui_router()])
-        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=TimedHttpProtocol)
     finally:
         if scheduler is not None:
             scheduler.stop()

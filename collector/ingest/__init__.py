@@ -1,11 +1,13 @@
 """Ingest: the collector's HTTP app (OTLP/HTTP traces, the query API), decoding, normalising and the writer."""
 
 from passhat.collector.ingest._app import create_app
+from passhat.collector.ingest._http import TimedHttpProtocol
 from passhat.collector.ingest._keys import create_api_key
 from passhat.collector.ingest._settings import CollectorSettings
 
 __all__ = [
     "CollectorSettings",
+    "TimedHttpProtocol",
     "create_api_key",
     "create_app",
 ]

@@ -9,6 +9,7 @@ from fastapi import APIRouter, FastAPI
 
 from passhat import __version__
 from passhat.collector.ingest import _routes_ingest, _routes_ops, _routes_query
+from passhat.collector.ingest._http import HEADER_TIMEOUT_STATE
 from passhat.collector.ingest._metrics import CollectorMetrics
 from passhat.collector.ingest._otlp import (
     PROTOBUF,
@@ -20,18 +21,36 @@ from passhat.collector.ingest._otlp import (
     parse_request,
 )
 from passhat.collector.ingest._settings import CollectorSettings
+from passhat.collector.ingest._split import split_request
 from passhat.collector.ingest._state import AppState
-from passhat.collector.ingest._writer import Decoder, GroupCommitWriter
+from passhat.collector.ingest._writer import Decoder, GroupCommitWriter, Preparer
 from passhat.collector.store import Store, open_store
 
+SPLIT_BYTES = 2 * 1024 * 1024
+"""Protobuf bodies above this size (decompressed) are decoded and committed in parts of `max_commit_spans`."""
 
-def _decoder(settings: CollectorSettings) -> Decoder:
-    """The ingest thread's decoder: body limits from `settings`, protobuf or JSON by media type."""
 
-    def decode(raw: bytes, encoding: str | None, media: str) -> DecodedTraces:
+def _preparer(settings: CollectorSettings) -> Preparer:
+    """The ingest thread's first step: the body decompressed (within `max_body_bytes`), a large protobuf one in
+    parts, so its decoded spans never all sit in memory at once (see _split.py)."""
+
+    def prepare(raw: bytes, encoding: str | None, media: str) -> list[bytes]:
         body = decompress(raw, encoding, limit=settings.max_body_bytes)
         if not body:
             raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
+        if media == PROTOBUF and len(body) > SPLIT_BYTES:
+            parts = split_request(body, settings.max_commit_spans)
+            if parts is not None:
+                return parts
+        return [body]
+
+    return prepare
+
+
+def _decoder(settings: CollectorSettings) -> Decoder:
+    """The ingest thread's second step: a prepared (decompressed) body's spans, protobuf or JSON."""
+
+    def decode(body: bytes, encoding: str | None, media: str) -> DecodedTraces:
         if media == PROTOBUF:
             return decode_protobuf(body, max_attribute_bytes=settings.max_attribute_bytes)
         return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
@@ -51,19 +70,21 @@ def create_app(
     metrics = CollectorMetrics()
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, float]]:
         active = store if store is not None else open_store(settings.resolved_store_url())
         writer = GroupCommitWriter(
             active,
             metrics,
             _decoder(settings),
+            prepare=_preparer(settings),
             max_queued_bytes=settings.max_queued_bytes,
             max_commit_spans=settings.max_commit_spans,
         )
         app.state.passhat = AppState(settings, active, writer, metrics)
         app.state.passhat_store = active  # for `routers`, which cannot know AppState
         try:
-            yield
+            # Lifespan state reaches uvicorn's connections: TimedHttpProtocol reads its header timeout there.
+            yield {HEADER_TIMEOUT_STATE: settings.header_timeout_s}
         finally:
             writer.close()
             if store is None:

@@ -24,12 +24,24 @@ def _bearer_key(request: Request) -> str | None:
 
 
 async def project_of(request: Request, state: CurrentState) -> str:
-    """The project of the request's API key, or a 401. Async: a cache hit must not cost a thread-pool hop."""
+    """The project of the request's API key, or a 401 (a 429 for an address refused too often). Async: a cache
+    hit must not cost a thread-pool hop."""
     key = _bearer_key(request)
-    project = state.keys.project_for(key) if key else None
-    if project is None:
+    if key is None:
         raise HTTPException(401, NO_KEY, headers={"WWW-Authenticate": "Bearer"})
-    return project
+    address = request.client.host if request.client is not None else ""
+    wait_s = state.auth_failures.wait_s(address)
+    project = state.keys.project_for(key, look_up=not wait_s)
+    if project is not None:
+        return project
+    if wait_s:
+        raise HTTPException(
+            429,
+            f"too many refused API keys from {address}: retry in {wait_s:.0f} s with a valid key",
+            headers={"Retry-After": str(max(1, round(wait_s)))},
+        )
+    state.auth_failures.refused(address)
+    raise HTTPException(401, NO_KEY, headers={"WWW-Authenticate": "Bearer"})
 
 
 Project = Annotated[str, Depends(project_of)]

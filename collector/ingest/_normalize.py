@@ -122,15 +122,25 @@ def _json_object(value: Any) -> dict[str, Any] | None:
 _loads = orjson.loads
 
 
+_INT64_MAX = 2**63 - 1
+_INT64_DIGITS = 19
+
+
 def _int(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
+    """A counter attribute (an attempt number, a row count) as a 64-bit integer, or None when it is not one.
+
+    Any value can arrive: a digit string of 5,000 digits, "²" (a digit to `isdigit`, not to `int`) or an
+    integer beyond 64 bits would fail the span's commit, so they read as absent, like any other non-integer."""
+    if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+        return value if -_INT64_MAX <= value <= _INT64_MAX else None
+    if isinstance(value, str):
+        digits = value.strip()
+        unsigned = digits.removeprefix("-")
+        if unsigned.isascii() and unsigned.isdigit() and len(unsigned) <= _INT64_DIGITS:
+            number = int(digits)
+            return number if -_INT64_MAX <= number <= _INT64_MAX else None
     return None
 
 

@@ -33,6 +33,8 @@ JSON = "application/json"
 _STATUS: dict[int, StatusCode] = {0: "unset", 1: "ok", 2: "error"}
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
+MAX_TIME_NS = 2**63 - 1
+"""The latest time a span or event may carry: OTLP's are uint64, the stores' columns int64."""
 
 
 class OtlpError(Exception):
@@ -83,16 +85,29 @@ def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
         return request
     try:
         document = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise OtlpError(400, f"the body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise OtlpError(400, "the JSON body nests arrays or objects too deeply to decode") from exc
+    except (ValueError, UnicodeDecodeError) as exc:  # also an integer of more than 4,300 digits
+        raise OtlpError(400, f"the body is not valid JSON: {_short(exc)}") from exc
     if not isinstance(document, dict):
         raise OtlpError(400, "the JSON body must be an object with a resourceSpans list")
     try:
         _hex_ids_to_base64(document)
         json_format.ParseDict(document, request, ignore_unknown_fields=True)
+    except RecursionError as exc:
+        raise OtlpError(400, "the JSON body nests attribute values too deeply to decode") from exc
+    except OverflowError as exc:  # 1e999 where an integer is expected
+        raise OtlpError(400, f"the JSON body has a number out of range: {_short(exc)}") from exc
     except (json_format.ParseError, TypeError, ValueError, AttributeError) as exc:
-        raise OtlpError(400, f"the JSON body is not an OTLP ExportTraceServiceRequest: {exc}") from exc
+        raise OtlpError(400, f"the JSON body is not an OTLP ExportTraceServiceRequest: {_short(exc)}") from exc
     return request
+
+
+def _short(exc: BaseException) -> str:
+    """An exception's message, cut: a parser's may quote a large part of the body. The end stays: protobuf's
+    JSON parser names the field path first and the problem last."""
+    text = str(exc)
+    return text if len(text) <= 400 else text[:100] + " ... " + text[-300:]
 
 
 def _hex_ids_to_base64(document: dict[str, Any]) -> None:
@@ -201,13 +216,8 @@ def decode_traces(request: ExportTraceServiceRequest, *, max_attribute_bytes: in
             resource = _attributes(resource_spans.resource.attributes, max_attribute_bytes)
         except _TooLargeError as exc:
             count = sum(len(s.spans) for s in resource_spans.scope_spans)
-            decoded.rejected.extend(
-                [
-                    f"resourceSpans[{r_index}]: resource attribute {exc.key!r} is {exc.size} "
-                    f"bytes, above the {max_attribute_bytes}-byte limit"
-                ]
-                * count
-            )
+            reason = _value_problem(exc, max_attribute_bytes)
+            decoded.rejected.extend([f"resourceSpans[{r_index}]: resource attribute {reason}"] * count)
             continue
         service = resource.get("service.name")
         service_name = service if isinstance(service, str) else None
@@ -226,10 +236,11 @@ def decode_traces(request: ExportTraceServiceRequest, *, max_attribute_bytes: in
                         for e in span.events
                     ]
                 except _TooLargeError as exc:
-                    decoded.rejected.append(
-                        f"{_label(span)}: attribute {exc.key!r} is {exc.size} bytes, above the "
-                        f"{max_attribute_bytes}-byte limit"
-                    )
+                    decoded.rejected.append(f"{_label(span)}: attribute {_value_problem(exc, max_attribute_bytes)}")
+                    continue
+                problem = _invalid_times(span.start_time_unix_nano, span.end_time_unix_nano, events)
+                if problem:
+                    decoded.rejected.append(f"{_label(span)}: {problem}")
                     continue
                 if len(span.name) > max_attribute_bytes:
                     decoded.rejected.append(
@@ -319,6 +330,20 @@ def _invalid_ids(trace_id: bytes, span_id: bytes, parent_span_id: bytes) -> str 
     return None
 
 
+def _value_problem(exc: _TooLargeError, limit: int) -> str:
+    return f"{exc.key!r} is {exc.size} bytes, above the {limit}-byte limit"
+
+
+def _invalid_times(start_ns: int, end_ns: int, events: list[SpanEvent]) -> str | None:
+    # OTLP times are uint64; the stores' columns are int64, so a time past 2262 would fail the whole commit.
+    if start_ns > MAX_TIME_NS or end_ns > MAX_TIME_NS:
+        return f"start and end times must be below 2^63 ns (year 2262), got {start_ns} and {end_ns}"
+    late = next((e for e in events if e.time_ns > MAX_TIME_NS), None)
+    if late is not None:
+        return f"event {late.name[:80]!r}: its time must be below 2^63 ns (year 2262), got {late.time_ns}"
+    return None
+
+
 def encode_response(rejected: list[str], content_type: str) -> bytes:
     """An `ExportTraceServiceResponse`: empty when everything was accepted, else a partial success."""
     response = ExportTraceServiceResponse()
@@ -336,7 +361,7 @@ def encode_status(code: int, message: str, content_type: str) -> bytes:
     """A google.rpc.Status body, as OTLP/HTTP asks for 4xx answers (protobuf or JSON like the request)."""
     from google.rpc.status_pb2 import Status
 
-    grpc_code = {400: 3, 401: 16, 403: 7, 413: 8, 415: 3, 429: 8}.get(code, 2)
+    grpc_code = {400: 3, 401: 16, 403: 7, 408: 4, 413: 8, 415: 3, 429: 8}.get(code, 2)
     if content_type == PROTOBUF:
         encoded: bytes = Status(code=grpc_code, message=message).SerializeToString()
         return encoded

@@ -522,6 +522,9 @@ static int parse_event(Ctx *ctx, const uint8_t *p, const uint8_t *end, int depth
             EV_EXPECT(WT_I64);
             EV_ONCE(when);
             time_value = f.value;
+            if (time_value > (uint64_t)INT64_MAX) {
+                rc = FALLBACK; /* past 2262: the upb path rejects the span */
+            }
             break;
         case 2:
             EV_EXPECT(WT_LEN);
@@ -682,6 +685,10 @@ static int parse_span_fields(Ctx *ctx, const uint8_t *p, const uint8_t *end, int
         return FALLBACK;
     }
     if (name->size > ctx->limit) {
+        return FALLBACK;
+    }
+    /* A time past 2262 (>= 2^63 ns) is legal OTLP but no store column holds it: the upb path rejects the span. */
+    if (times[0] > (uint64_t)INT64_MAX || times[1] > (uint64_t)INT64_MAX) {
         return FALLBACK;
     }
     return OK;

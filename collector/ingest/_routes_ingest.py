@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.routing import APIRoute
+from starlette.requests import ClientDisconnect
 
 from passhat.collector.ingest._auth import Project
 from passhat.collector.ingest._otlp import JSON, PROTOBUF, OtlpError, encode_response, encode_status
@@ -33,7 +35,7 @@ def _media_type(request: Request) -> str:
     return PROTOBUF if media == "application/protobuf" else media
 
 
-def _otlp_error(status: int, message: str, media: str, headers: dict[str, str] | None = None) -> Response:
+def _otlp_error(status: int, message: str, media: str, headers: Mapping[str, str] | None = None) -> Response:
     body_type = PROTOBUF if media == PROTOBUF else JSON
     return Response(encode_status(status, message, body_type), status, headers, media_type=body_type)
 
@@ -49,7 +51,7 @@ class _OtlpRoute(APIRoute):
             try:
                 response = await handler(request)
             except HTTPException as exc:  # from the authentication dependency
-                response = _otlp_error(exc.status_code, str(exc.detail), _media_type(request))
+                response = _otlp_error(exc.status_code, str(exc.detail), _media_type(request), exc.headers)
             metrics = (await app_state(request)).metrics
             metrics.requests.labels(_ROUTE, str(response.status_code)).inc()
             metrics.request_seconds.labels(_ROUTE).observe(time.perf_counter() - started)
@@ -69,9 +71,10 @@ router = APIRouter(tags=["ingest"], route_class=_OtlpRoute)
         200: {"description": "Accepted (possibly a partial success naming the rejected spans)"},
         400: {"description": "Malformed body"},
         401: {"description": "Missing or invalid API key"},
+        408: {"description": "The body did not arrive within the body timeout"},
         413: {"description": "Body above the size limit"},
         415: {"description": "Unsupported content type or encoding"},
-        429: {"description": "Write queue full: retry after Retry-After seconds"},
+        429: {"description": "Write queue full, or too many refused keys from this address: see Retry-After"},
         503: {"description": "The store is unavailable: retry after Retry-After seconds"},
     },
 )
@@ -81,28 +84,36 @@ async def export_traces(request: Request, project: Project, state: CurrentState)
         return _otlp_error(415, f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'!r}", media)
     retry = {"Retry-After": str(state.settings.retry_after_s)}
     try:
-        raw = await _read_body(request, state.settings.max_body_bytes)
+        raw = await _read_body(request, state.settings.max_body_bytes, state.settings.body_timeout_s)
         # Decoding is CPU-bound: the ingest thread decodes and commits (see _writer.py), so the event loop stays
         # free for health checks and small requests.
         outcome = await state.writer.submit(project, raw, request.headers.get("content-encoding"), media)
     except OtlpError as exc:
-        return _otlp_error(exc.status, exc.message, media)
+        # A body left unread (too slow, too large) must not be taken for the connection's next request.
+        unread = {"connection": "close"} if exc.status in (408, 413) else None
+        return _otlp_error(exc.status, exc.message, media, unread)
     except QueueFullError as exc:
         return _otlp_error(429, f"the collector is busy ({exc}): retry later", media, retry)
-    except StoreError as exc:
-        return _otlp_error(503, f"the store could not commit the spans, none were kept: {exc}", media, retry)
+    except StoreError:  # logged by the ingest thread: the body stays generic, it may reach anyone
+        return _otlp_error(503, "the store could not commit the spans, none were kept: retry later", media, retry)
     return Response(encode_response(outcome.decoded.rejected, media), 200, media_type=media)
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def _read_body(request: Request, limit: int, timeout: float) -> bytes:
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise OtlpError(413, f"the body is {declared} bytes, above the {limit}-byte limit")
+    if declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
+        raise OtlpError(413, f"the body is {declared[:40]} bytes, above the {limit}-byte limit")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise OtlpError(413, f"the body exceeds the {limit}-byte limit")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise OtlpError(413, f"the body exceeds the {limit}-byte limit")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise OtlpError(408, f"the body did not arrive within {timeout:g} s: send it faster, or smaller") from None
+    except ClientDisconnect:
+        raise OtlpError(400, "the client disconnected before sending its whole body") from None
     return b"".join(chunks)

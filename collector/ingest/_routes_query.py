@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable
 from typing import Annotated, Literal, TypeVar
 
@@ -10,10 +11,11 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
 from passhat.collector.ingest._api_models import TicketDetailOut, TicketList, TicketOut, TrafficList, TrafficOut
 from passhat.collector.ingest._auth import Project, bearer
-from passhat.collector.ingest._state import CurrentState
-from passhat.collector.store import StoreError
+from passhat.collector.ingest._state import AppState, CurrentState
+from passhat.collector.store import Source, StoreError
 
 _T = TypeVar("_T")
+log = logging.getLogger("passhat.collector.query")
 
 # The bearer scheme is declared here, not in `project_of`, so the OpenAPI schema names it on these routes only:
 # an OTLP exporter does not read it.
@@ -42,17 +44,33 @@ def list_tickets(
     return TicketList(tickets=[TicketOut.of(r) for r in rows])
 
 
-@router.get(
-    "/api/tickets/{ticket_id}",
-    response_model=TicketDetailOut,
-    responses={404: {"description": "No such ticket in this project"}},
-)
+_TICKET_RESPONSES: dict[int | str, dict[str, object]] = {404: {"description": "No such ticket in this project"}}
+
+
+@router.get("/api/ticket", response_model=TicketDetailOut, responses=_TICKET_RESPONSES)
+def get_ticket_by_query(
+    project: Project,
+    state: CurrentState,
+    ticket_id: Annotated[str, Query(alias="id", min_length=1, max_length=400, description="Any characters")],
+    source: Literal["production", "sandbox"] | None = None,
+) -> TicketDetailOut:
+    """One ticket, its id in the query string: the form for any id (`a/b`, `../x`, `?`), percent-encoded."""
+    return _ticket(state, project, ticket_id, source)
+
+
+@router.get("/api/tickets/{ticket_id:path}", response_model=TicketDetailOut, responses=_TICKET_RESPONSES)
 def get_ticket(
     project: Project,
     state: CurrentState,
     ticket_id: Annotated[str, Path(max_length=400)],
     source: Literal["production", "sandbox"] | None = None,
 ) -> TicketDetailOut:
+    """One ticket by path. An id holding `/` works percent-encoded or not; `..` segments need `%2E%2E`, as
+    HTTP clients resolve them before sending (or use `GET /api/ticket?id=`)."""
+    return _ticket(state, project, ticket_id, source)
+
+
+def _ticket(state: AppState, project: str, ticket_id: str, source: Source | None) -> TicketDetailOut:
     detail = _query(lambda: state.store.get_ticket(project, ticket_id, source=source))
     if detail is None:
         raise HTTPException(404, f"no ticket {ticket_id!r} in this project")
@@ -74,4 +92,5 @@ def _query(call: Callable[[], _T]) -> _T:
     try:
         return call()
     except StoreError as exc:
-        raise HTTPException(503, f"the store is unavailable: {exc}", headers={"Retry-After": "5"}) from exc
+        log.error("a query failed: %r", exc)  # the answer stays generic: it may reach anyone with a key
+        raise HTTPException(503, "the store is unavailable: retry later", headers={"Retry-After": "5"}) from exc

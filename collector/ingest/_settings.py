@@ -25,6 +25,11 @@ class CollectorSettings(BaseModel):
     max_commit_spans: int = Field(default=20_000, ge=1)  # spans per group commit
     retry_after_s: int = Field(default=1, ge=1)
     key_cache_s: float = Field(default=5.0, ge=0.0)  # how long a key lookup is reused (revocation delay)
+    auth_failures_per_minute: int = Field(default=120, ge=1)  # refused keys per client address; beyond: 429
+    # Slow clients: a request's headers must arrive within header_timeout_s of its first byte (or of the
+    # connection's opening), its body within body_timeout_s of its headers; else 408 and the connection closes.
+    header_timeout_s: float = Field(default=10.0, gt=0.0)
+    body_timeout_s: float = Field(default=30.0, gt=0.0)
 
     def resolved_store_url(self) -> str:
         return self.store_url or default_store_url(self.data_dir)

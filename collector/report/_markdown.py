@@ -5,6 +5,27 @@ from __future__ import annotations
 from passhat.collector.report._format import change_lines, ci, pct, points, volume, volume_interval
 from passhat.collector.report._model import Report
 
+_MARKDOWN = str.maketrans(
+    {
+        "\\": "\\\\",
+        "`": "\\`",
+        "*": "\\*",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "\n": " ",
+        "\r": " ",
+    }
+)
+
+
+def _user(text: object) -> str:
+    """Text that came from tickets, tools or configuration, as literal Markdown: a tool's output holding
+    `<script>` or `[a link](...)` must render as neither HTML nor a link (`_cell` escapes table pipes)."""
+    return str(text).translate(_MARKDOWN)
+
 
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
@@ -34,8 +55,8 @@ def render_markdown(report: Report) -> str:
     """The report's figures and lists as Markdown tables (the HTML's interactive parts are left out)."""
     k, o = report.k, report.overall
     w, u = o.weighted, o.unweighted
-    out = [f"# Reliability report {report.period}", ""]
-    agent = f", agent {report.agent}" if report.agent else ""
+    out = [f"# Reliability report {_user(report.period)}", ""]
+    agent = f", agent {_user(report.agent)}" if report.agent else ""
     out += [
         f"{report.first_day} to {report.last_day}{agent}, k = {k}, generated {report.generated_at.isoformat()}.",
         "",
@@ -56,14 +77,14 @@ def render_markdown(report: Report) -> str:
         "",
     ]
     if o.unmeasured_task_types:
-        names = ", ".join(f"{d}/{t} ({volume(v)}/day)" for d, t, v in o.unmeasured_task_types)
+        names = ", ".join(f"{_user(d)}/{_user(t)} ({volume(v)}/day)" for d, t, v in o.unmeasured_task_types)
         out += [f"Traffic with no replayed tickets this period: {names}.", ""]
     out += ["## Domains", ""]
     out += _table(
         ["domain", "task types", "tickets/day", "sampled", "pass@1", f"pass@{k}", f"pass^{k}", "failed/day"],
         [
             [
-                d.domain,
+                _user(d.domain),
                 str(d.task_types),
                 volume(d.daily_volume),
                 str(d.tickets_sampled),
@@ -80,7 +101,7 @@ def render_markdown(report: Report) -> str:
         ["task type", "tickets/day", "sampled", "trials/ticket", "pass@1", f"pass@{k}", f"pass^{k}", "failed/day"],
         [
             [
-                t.name,
+                _user(t.name),
                 volume(t.daily_volume),
                 str(t.tickets_sampled),
                 str(t.trials_per_ticket),
@@ -97,9 +118,9 @@ def render_markdown(report: Report) -> str:
         ["task type", "failed trials", "signatures"],
         [
             [
-                t.name,
+                _user(t.name),
                 f"{t.failed_trials} of {t.trials}",
-                ", ".join(f"{label} {count}" for label, count in t.signatures.items()) or "none",
+                ", ".join(f"{_user(label)} {count}" for label, count in t.signatures.items()) or "none",
             ]
             for t in report.task_types
         ],
@@ -107,9 +128,9 @@ def render_markdown(report: Report) -> str:
     side = report.least_reliable
     if side is not None:
         out += [
-            f"## {side.domain}/{side.task_type}: {len(side.attempts)} attempts side by side",
+            f"## {_user(side.domain)}/{_user(side.task_type)}: {len(side.attempts)} attempts side by side",
             "",
-            side.why + ".",
+            _user(side.why) + ".",
             "",
         ]
         out += _table(
@@ -118,10 +139,10 @@ def render_markdown(report: Report) -> str:
                 [
                     str(a.attempt),
                     "PASS" if a.passed else "FAIL",
-                    a.signature or "",
-                    a.termination_reason,
-                    "; ".join(" ".join(change_lines(ch)) for ch in a.changes) or "none",
-                    a.final_response[:160],
+                    _user(a.signature or ""),
+                    _user(a.termination_reason),
+                    "; ".join(_user(" ".join(change_lines(ch))) for ch in a.changes) or "none",
+                    _user(a.final_response[:160]),
                 ]
                 for a in side.attempts
             ],
@@ -131,7 +152,7 @@ def render_markdown(report: Report) -> str:
         ["period", "k", "pass@1", "change", "pass^k", "change", "failed/day"],
         [
             [
-                p.period,
+                _user(p.period),
                 str(p.k),
                 pct(p.pass_at_1),
                 points(p.pass_at_1_change),
@@ -146,7 +167,10 @@ def render_markdown(report: Report) -> str:
     if report.not_replayable:
         out += _table(
             ["ticket", "task type", "reason"],
-            [[r.ticket_id, r.task_type, r.reason + (f" ({r.fix})" if r.fix else "")] for r in report.not_replayable],
+            [
+                [_user(r.ticket_id), _user(r.task_type), _user(r.reason + (f" ({r.fix})" if r.fix else ""))]
+                for r in report.not_replayable
+            ],
         )
     else:
         out += ["Every sampled ticket could be replayed.", ""]
@@ -154,7 +178,10 @@ def render_markdown(report: Report) -> str:
     if report.alerts:
         out += _table(
             ["fired at", "rule", "task type", "message"],
-            [[a.fired_at.isoformat(), a.rule, a.task_type or "overall", a.message] for a in report.alerts],
+            [
+                [a.fired_at.isoformat(), _user(a.rule), _user(a.task_type or "overall"), _user(a.message)]
+                for a in report.alerts
+            ],
         )
     else:
         out += ["No alert fired this period.", ""]

@@ -1,6 +1,6 @@
 """Stores for the collector: the `Store` interface, `SqlStore`, and `open_store(url)`."""
 
-from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._interface import Store, StoreDataError, StoreError
 from passhat.collector.store._key_hash import hash_api_key
 from passhat.collector.store._not_replayable import NotReplayable
 from passhat.collector.store._open import default_store_url, open_store
@@ -41,6 +41,7 @@ __all__ = [
     "StateWriteRow",
     "StatusCode",
     "Store",
+    "StoreDataError",
     "StoreError",
     "TicketDetail",
     "TicketRow",

@@ -42,6 +42,11 @@ class StoreError(Exception):
     """A store could not do what was asked (connection lost, schema too new, ...); the message says why."""
 
 
+class StoreDataError(StoreError):
+    """A write refused for a value in it (an integer beyond 64 bits, text the database cannot hold): retrying the
+    same rows fails again, other rows are unaffected. Nothing of the write was stored."""
+
+
 class Store(abc.ABC):
     """Durable storage for the collector. Implementations must be safe to call from several threads."""
 

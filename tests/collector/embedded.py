@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import uvicorn
 from fastapi import APIRouter, FastAPI
 
+from passhat.collector.ingest import TimedHttpProtocol
 from passhat.collector.ingest._app import create_app
 from passhat.collector.ingest._settings import CollectorSettings
 from passhat.collector.store import Store
@@ -41,7 +42,8 @@ def running_collector(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", http=TimedHttpProtocol)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="passhat-collector")
     thread.start()
     deadline = time.monotonic() + 20

@@ -19,10 +19,10 @@ except ImportError:  # not on Windows: writers there rely on SQLite's busy handl
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DataError, IntegrityError, SQLAlchemyError
 
 from passhat.collector.store._codec import dumps, from_us, to_us
-from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._interface import Store, StoreDataError, StoreError
 from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
@@ -137,6 +137,7 @@ class SqlStore(Store):
         if self._is_sqlite and parsed.database and parsed.database != ":memory:" and fcntl is not None:
             self._lock_path = str(pathlib.Path(parsed.database).expanduser()) + "-writers.lock"
         self._driver_error: type[Exception] = getattr(self._engine.dialect.dbapi, "Error", SQLAlchemyError)
+        self._driver_data_error: type[Exception] = getattr(self._engine.dialect.dbapi, "DataError", DataError)
         self._inserter = RowInserter()
 
     @contextlib.contextmanager
@@ -270,10 +271,15 @@ class SqlStore(Store):
             return []
         # Rows are built before the write lock is taken, as if every span were new (the usual case): other
         # writers of the file wait only for the inserts and the commit.
-        prepared = Prepared.of(batches)
         try:
+            prepared = Prepared.of(batches)
             with self._writing() as conn:
                 return write_group(conn, self._inserter, batches, prepared)
+        # A value the database cannot hold: the driver's DataError (PostgreSQL's out-of-range integer), or
+        # the binding's own refusal before it reaches the database (SQLite's OverflowError, an encoder's
+        # TypeError or ValueError). The rows are at fault, not the database.
+        except (DataError, self._driver_data_error, OverflowError, TypeError, ValueError) as exc:
+            raise StoreDataError(f"a value could not be stored, nothing was stored: {exc}") from exc
         except (SQLAlchemyError, self._driver_error) as exc:  # rows are inserted through the driver itself
             raise StoreError(f"write failed, nothing was stored: {exc}") from exc
 

@@ -344,6 +344,11 @@ INVALID: dict[str, bytes] = {
     "the same oneof member twice": _span_with_value(_ANY + _ANY),
     "a string-table index": _span_with_value(_field(8, 0, 1)),
     "a name twice": _request_with_span(_SPAN + _field(5, 2, b"other")),
+    "a start time past 2262": _request_with_span(_SPAN + Span(start_time_unix_nano=2**63).SerializeToString()),
+    "an end time past 2262": _request_with_span(_SPAN + Span(end_time_unix_nano=2**64 - 1).SerializeToString()),
+    "an event time past 2262": _request_with_span(
+        _SPAN + Span(events=[Span.Event(name="e", time_unix_nano=2**63)]).SerializeToString()
+    ),
 }
 
 

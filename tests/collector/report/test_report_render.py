@@ -185,6 +185,21 @@ def test_markdown_lists_the_figures(synthetic_report: Report) -> None:
     assert "pass_hat_k_drop" in text
 
 
+def test_markdown_shows_what_came_from_tickets_as_text() -> None:
+    base = synthetic_input(k=3, resamples=30)
+    hostile = "<img src=x onerror=alert(1)> | [click](javascript:alert(1)) *bold* \\| `code`"
+    trials = [dataclasses.replace(t, final_response=hostile) if isinstance(t, TrialResult) else t for t in base.trials]
+    text = render_markdown(build_report(dataclasses.replace(base, trials=trials, agent="<b>agent</b>")))
+    assert "<img" not in text and "<b>" not in text
+    escaped = "&lt;img src=x onerror=alert(1)&gt; \\| \\[click\\](javascript:alert(1)) \\*bold\\* \\\\\\| \\`code\\`"
+    assert escaped in text
+    assert "agent &lt;b&gt;agent&lt;/b&gt;" in text
+    side_by_side = text.split("attempts side by side", 1)[1].split("## Week over week", 1)[0]
+    rows = [line for line in side_by_side.splitlines() if line.startswith("| ")]
+    # every row keeps the header's six cells: no pipe of the response ends a cell
+    assert {len(re.findall(r"(?<!\\)\|", row.replace("\\\\", ""))) for row in rows} == {7}
+
+
 def test_partly_simulated_trials_are_counted_in_the_statement() -> None:
     base = synthetic_input(k=3, resamples=30)
     trials = [dataclasses.replace(t, simulated=t.task_type == "refund") for t in base.trials]
