@@ -28,13 +28,15 @@ from passhat.collector.store import Store, open_store
 def _decoder(settings: CollectorSettings) -> Decoder:
     """The ingest thread's decoder: body limits from `settings`, protobuf or JSON by media type."""
 
+    rules = settings.ticket_rules()
+
     def decode(raw: bytes, encoding: str | None, media: str) -> DecodedTraces:
         body = decompress(raw, encoding, limit=settings.max_body_bytes)
         if not body:
             raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
         if media == PROTOBUF:
-            return decode_protobuf(body, max_attribute_bytes=settings.max_attribute_bytes)
-        return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
+            return decode_protobuf(body, max_attribute_bytes=settings.max_attribute_bytes, rules=rules)
+        return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes, rules=rules)
 
     return decode
 

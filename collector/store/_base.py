@@ -23,7 +23,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Source = Literal["production", "sandbox"]
-SpanOperation = Literal["invoke_agent", "execute_tool", "chat", "other"]
+SpanOperation = Literal[
+    "invoke_agent",
+    "invoke_workflow",
+    "create_agent",
+    "execute_tool",
+    "chat",
+    "generate_content",
+    "text_completion",
+    "embeddings",
+    "retrieval",
+    "other",
+]  # passhat.semconv.OPERATIONS, plus "other"
 StatusCode = Literal["unset", "ok", "error"]
 ToolOutcome = Literal["ok", "error", "empty"]
 RunStatus = Literal["running", "finished", "failed"]
