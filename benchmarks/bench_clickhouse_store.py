@@ -30,6 +30,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+from passhat import ticket_hash
 from passhat.collector.store import (
     NormalizedSpan,
     SpanBatch,
@@ -38,7 +39,6 @@ from passhat.collector.store import (
     TicketRow,
     ToolCallRow,
 )
-from passhat.collector.store.clickhouse._rows import ticket_hash
 from passhat.collector.store.clickhouse._store import ClickHouseStore
 
 NS = 1_000_000_000

@@ -35,8 +35,8 @@ from passhat.checks._signatures import (
     classify_failure,
 )
 from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, diff_snapshots, take_snapshot
-from passhat.checks._values import values_equal
-from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
+from passhat.checks._values import Unordered, unordered, values_equal
+from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
 
 # Plain sorted order (tests/test_public_api.py), not ruff's constants-first order.
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "ChangeLogError",
     "Check",
     "CheckContext",
+    "Claim",
     "Diagnostic",
     "FailureSignature",
     "RowChange",
@@ -61,6 +62,7 @@ __all__ = [
     "ToolKind",
     "ToolOutcome",
     "TrialRecord",
+    "Unordered",
     "Verdict",
     "all_of",
     "any_of",
@@ -81,6 +83,7 @@ __all__ = [
     "response_omits",
     "take_snapshot",
     "unchanged",
+    "unordered",
     "updated",
     "values_equal",
 ]

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from passhat.checks._registry import as_checks, check, check_name, claims_of, evaluate, matches_of
-from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
+from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
 
 
 class _AllOf:
@@ -20,7 +20,7 @@ class _AllOf:
         member_matches = [matches_of(member, ctx) for member in self.members]
         verdicts: list[Verdict] = []
         for index, member in enumerate(self.members):
-            # Rows a sibling accounts for are not collateral damage for this member's no_other_writes, and
+            # What a sibling accounts for is not collateral damage for this member's no_other_writes, and
             # rows a sibling matched exactly are not near misses of this member's inserted.
             claimed = set().union(*(rows for other, rows in enumerate(member_claims) if other != index))
             matched = set().union(*(rows for other, rows in enumerate(member_matches) if other != index))
@@ -36,7 +36,7 @@ class _AllOf:
         )
         return Verdict(not failed, self.name, diagnostics, verdicts)
 
-    def claims(self, ctx: CheckContext) -> set[tuple[str, str]]:
+    def claims(self, ctx: CheckContext) -> set[Claim]:
         return set().union(*(claims_of(member, ctx) for member in self.members))
 
     def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
@@ -56,7 +56,7 @@ class _AnyOf:
         diagnostics = [] if passed else [Diagnostic(self.name, f"any_of: none of {names} passed")]
         return Verdict(passed, self.name, diagnostics, verdicts)
 
-    def claims(self, ctx: CheckContext) -> set[tuple[str, str]]:
+    def claims(self, ctx: CheckContext) -> set[Claim]:
         # Only the alternative that holds accounts for rows; a failed alternative claims nothing.
         return set().union(*(claims_of(member, ctx) for member in self._passing(ctx)))
 

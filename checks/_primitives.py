@@ -1,4 +1,9 @@
-"""State check primitives: the right rows changed to the right values, and nothing else was touched."""
+"""State check primitives: the right rows changed to the right values, and nothing else was touched.
+
+The claim rule: a check accounts for the columns it names, not the whole row it names. ``updated`` claims the
+columns of ``to`` (and those it ``allow``s); a new row (``inserted``) and a removed one (``deleted``) are
+claimed whole, since every column of them was written. ``no_other_writes`` reports anything else that changed.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +14,28 @@ from typing import Any
 from passhat.checks._diff import RowChange, row_matches
 from passhat.checks._registry import check
 from passhat.checks._values import describe_key, display, values_equal
-from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
+from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
+
+ANY_COLUMN = "*"
+"""In ``updated(..., allow=[...])``: the check claims every column of its rows (a looser claim, spelled out)."""
+
+NO_WRITE = "no write"
+"""The ``expected`` of a ``no_other_writes`` diagnostic about a row nothing claims (not one column of a claimed row)."""
 
 
 @dataclass(frozen=True)
 class _StateCheck:
-    """A primitive: a function listing what is wrong, and the rows it accounts for."""
+    """A primitive: a function listing what is wrong, and what it accounts for.
+
+    ``claim`` gives the rows it targets; ``columns`` the columns of them it claims (None: the whole row, as for
+    a new or deleted row); ``near`` rows it reports as near misses (claimed whole).
+    """
 
     name: str
     find_problems: Callable[[CheckContext], list[Diagnostic]]
     claim: Callable[[CheckContext], list[RowChange]] | None = None
     near: Callable[[CheckContext], list[RowChange]] | None = None
+    columns: frozenset[str] | None = None
 
     def __call__(self, ctx: CheckContext, /) -> Verdict:
         problems = self.find_problems(ctx)
@@ -28,9 +44,16 @@ class _StateCheck:
     def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
         return {change.sort_key() for change in self.claim(ctx)} if self.claim else set()
 
-    def claims(self, ctx: CheckContext) -> set[tuple[str, str]]:
-        near = {change.sort_key() for change in self.near(ctx)} if self.near else set()
-        return self.matches(ctx) | near
+    def claims(self, ctx: CheckContext) -> set[Claim]:
+        claimed: set[Claim] = set()
+        for row in self.matches(ctx):
+            if self.columns is None:
+                claimed.add(row)
+            else:
+                claimed.update((*row, column) for column in self.columns)
+        if self.near:
+            claimed.update(change.sort_key() for change in self.near(ctx))
+        return claimed
 
 
 def _describe_where(where: Mapping[str, Any]) -> str:
@@ -66,16 +89,25 @@ def _targets(
 
 
 @check
-def updated(table: str, where: dict[str, Any], to: dict[str, Any], *, strict: bool = False) -> Check:
+def updated(
+    table: str, where: dict[str, Any], to: dict[str, Any], *, allow: Iterable[str] = (), strict: bool = False
+) -> Check:
     """Exactly the row(s) matching ``where`` (on the starting image) changed, and now hold the values ``to``.
 
-    With ``strict=True`` no column outside ``to`` may change on those rows.
+    The check claims the columns of ``to`` and ``allow`` on those rows, nothing else: ``no_other_writes``
+    reports any other column that changed there as collateral damage. ``allow`` names columns that may also
+    change to any value (``updated_at``); ``allow=["*"]`` claims the whole row. With ``strict=True`` this check
+    itself fails when a column outside ``to`` and ``allow`` changed (for use without ``no_other_writes``).
     """
     table = _require_table("updated", table)
     where = _require_mapping("updated", "where", where)
     to = _require_mapping("updated", "to", to)
     if not to:
         raise ValueError("updated(): `to` names no column; use unchanged() or deleted() for other expectations")
+    if isinstance(allow, str) or not all(isinstance(name, str) for name in allow):
+        raise TypeError(f"updated(): allow must be a list of column names (or ['*'] for the whole row), got {allow!r}")
+    allowed = frozenset(allow)
+    columns = None if ANY_COLUMN in allowed else frozenset(to) | allowed
 
     def claim(ctx: CheckContext) -> list[RowChange]:
         return [change for change in ctx.diff.for_table(table) if row_matches(change.before, where)]
@@ -109,14 +141,14 @@ def updated(table: str, where: dict[str, Any], to: dict[str, Any], *, strict: bo
                     actual = change.after[name]
                     message = f"{row}: {name} is {display(actual)}, expected {display(expected)}"
                     problems.append(Diagnostic("updated", message, table, key, name, expected, actual))
-            if strict:
+            if strict and columns is not None:
                 for name, (old, new) in change.changed_fields.items():
-                    if name not in to:
+                    if name not in columns:
                         message = f"{row}: {name} also changed, {display(old)} -> {display(new)}"
                         problems.append(Diagnostic("updated", message, table, key, name, old, new))
         return problems
 
-    return _StateCheck("updated", find_problems, claim)
+    return _StateCheck("updated", find_problems, claim, columns=columns)
 
 
 @check
@@ -211,52 +243,91 @@ def unchanged(table: str, where: dict[str, Any] | None = None) -> Check:
     return _StateCheck("unchanged", find_problems)
 
 
-def _parse_allow(allow: Iterable[Any]) -> tuple[set[str], list[tuple[str, dict[str, Any]]]]:
+AllowRule = tuple[str, dict[str, Any], frozenset[str] | None]
+"""A ``no_other_writes`` allowance: a table, a ``where`` on its rows, and the columns (None: any column)."""
+
+
+def _parse_allow(allow: Iterable[Any]) -> tuple[set[str], list[AllowRule]]:
     if isinstance(allow, str | Mapping):
-        raise TypeError(f"no_other_writes(): allow must be a list of table names or (table, where), got {allow!r}")
+        raise TypeError(
+            f"no_other_writes(): allow must be a list of table names, (table, where) or (table, where, columns), "
+            f"got {allow!r}"
+        )
     tables: set[str] = set()
-    rows: list[tuple[str, dict[str, Any]]] = []
+    rules: list[AllowRule] = []
     for item in allow:
         if isinstance(item, str):
             tables.add(item)
-        elif isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
-            rows.append((item[0], _require_mapping("no_other_writes", "an allow `where`", item[1])))
+        elif isinstance(item, list | tuple) and len(item) in (2, 3) and isinstance(item[0], str):
+            where = _require_mapping("no_other_writes", "an allow `where`", item[1])
+            columns = None
+            if len(item) == 3:
+                if isinstance(item[2], str) or not all(isinstance(name, str) for name in item[2]):
+                    raise TypeError(f"no_other_writes(): the columns of an allow item are a list, got {item[2]!r}")
+                columns = frozenset(item[2])
+            rules.append((item[0], where, columns))
         else:
-            raise TypeError(f"no_other_writes(): an allow item is a table name or (table, where), got {item!r}")
-    return tables, rows
+            raise TypeError(
+                f"no_other_writes(): an allow item is a table name, (table, where) or (table, where, columns), "
+                f"got {item!r}"
+            )
+    return tables, rules
 
 
 @check
 def no_other_writes(allow: Iterable[Any] = ()) -> Check:
     """Nothing was written beyond what the task needed (collateral damage, the wrong customer's row).
 
-    ``allow`` lists table names (any write there is fine) and ``(table, where)`` pairs (writes to rows
-    matching ``where``, before or after, are fine). Inside ``all_of``, rows that its sibling checks account
-    for are allowed.
+    A check claims the columns it names, not the whole row: inside ``all_of``, the rows and columns its sibling
+    checks account for are allowed, and any other column that changed on a claimed row is reported as a
+    collateral write, column by column. ``allow`` spells out looser claims: table names (any write there is
+    fine), ``(table, where)`` pairs (any write to rows matching ``where``, before or after) and
+    ``(table, where, columns)`` triples (changes to those columns of matching rows: a declared side effect).
     """
-    tables, rows = _parse_allow(allow)
+    tables, rules = _parse_allow(allow)
 
-    def allowed(change: RowChange, ctx: CheckContext) -> bool:
-        if change.table in tables or change.sort_key() in ctx.claimed:
-            return True
-        return any(
-            table == change.table and (row_matches(change.before, where) or row_matches(change.after, where))
-            for table, where in rows
-        )
+    def allowance(change: RowChange, ctx: CheckContext) -> frozenset[str] | None:
+        """The columns of this row that may change; None when the whole row may."""
+        row = change.sort_key()
+        if change.table in tables or row in ctx.claimed:
+            return None
+        columns: set[str] = {claim[2] for claim in ctx.claimed if len(claim) == 3 and claim[:2] == row}
+        for table, where, allowed in rules:
+            if table == change.table and (row_matches(change.before, where) or row_matches(change.after, where)):
+                if allowed is None:
+                    return None
+                columns |= allowed
+        return frozenset(columns)
 
     def find_problems(ctx: CheckContext) -> list[Diagnostic]:
-        return [
-            Diagnostic(
-                "no_other_writes",
-                f"unexpected write: {change.describe()}",
-                change.table,
-                change.key,
-                next(iter(change.changed_fields), None) if change.op == "update" else None,
-                "no write",
-                change.op,
+        problems: list[Diagnostic] = []
+        for change in ctx.diff:
+            columns = allowance(change, ctx)
+            if columns is None:
+                continue
+            if columns and change.op == "update":
+                where = f"{change.table} {describe_key(change.key)}"
+                claimed = ", ".join(sorted(columns))
+                for name, (old, new) in change.changed_fields.items():
+                    if name not in columns:
+                        message = (
+                            f"collateral write: {where}: {name} {display(old)} -> {display(new)} "
+                            f"(the task changes only {claimed} of this row)"
+                        )
+                        diagnostic = Diagnostic("no_other_writes", message, change.table, change.key, name, old, new)
+                        problems.append(diagnostic)
+                continue
+            problems.append(
+                Diagnostic(
+                    "no_other_writes",
+                    f"unexpected write: {change.describe()}",
+                    change.table,
+                    change.key,
+                    next(iter(change.changed_fields), None) if change.op == "update" else None,
+                    NO_WRITE,
+                    change.op,
+                )
             )
-            for change in ctx.diff
-            if not allowed(change, ctx)
-        ]
+        return problems
 
     return _StateCheck("no_other_writes", find_problems)

@@ -2,8 +2,8 @@
 
 A spec is plain JSON: ``{"check": "updated", "args": {"table": "orders", "where": {...}, "to": {...}}}``.
 Values JSON cannot hold are tagged: ``{"$decimal": "45.50"}``, ``{"$datetime": "..."}``,
-``{"$date": "..."}``, a nested check ``{"$check": spec}``, a module-level function
-``{"$callable": "module:qualname"}``.
+``{"$date": "..."}``, a list whose order does not matter ``{"$unordered": [...]}``, a nested check
+``{"$check": spec}``, a module-level function ``{"$callable": "module:qualname"}``.
 
 Third-party checks are found through the entry-point group ``passhat.checks`` (entry-point name = check name).
 """
@@ -20,7 +20,8 @@ from decimal import Decimal
 from importlib.metadata import entry_points
 from typing import Any, ParamSpec, overload
 
-from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
+from passhat.checks._values import Unordered, unordered
+from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
 
 ENTRY_POINT_GROUP = "passhat.checks"
 
@@ -52,12 +53,12 @@ class BuiltCheck:
             spec = None
         return dataclasses.replace(verdict, spec=spec)
 
-    def claims(self, ctx: CheckContext) -> set[tuple[str, str]]:
-        """Rows this check accounts for (``no_other_writes`` inside the same ``all_of`` allows them)."""
+    def claims(self, ctx: CheckContext) -> set[Claim]:
+        """What this check accounts for: rows and columns ``no_other_writes`` in the same ``all_of`` allows."""
         return claims_of(self._inner, ctx)
 
     def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
-        """Rows this check found exactly as expected (a subset of its claims)."""
+        """Rows this check found exactly as expected (among the rows it claims)."""
         return matches_of(self._inner, ctx)
 
     @property
@@ -66,16 +67,18 @@ class BuiltCheck:
         return {"check": self.name, "args": {name: encode(value) for name, value in self.arguments.items()}}
 
 
-def claims_of(candidate: object, ctx: CheckContext) -> set[tuple[str, str]]:
-    """The rows a check accounts for, right or near misses; none for a plain callable."""
+def claims_of(candidate: object, ctx: CheckContext) -> set[Claim]:
+    """What a check accounts for, right or near misses (whole rows and single columns); none for a plain callable."""
     method = getattr(candidate, "claims", None)
-    return set(method(ctx)) if callable(method) else set()
+    return {tuple(claim) for claim in method(ctx)} if callable(method) else set()
 
 
 def matches_of(candidate: object, ctx: CheckContext) -> set[tuple[str, str]]:
-    """The rows a check found exactly as expected; its claims when it does not say."""
+    """The rows a check found exactly as expected; the rows of its claims when it does not say."""
     method = getattr(candidate, "matches", None)
-    return set(method(ctx)) if callable(method) else claims_of(candidate, ctx)
+    if callable(method):
+        return set(method(ctx))
+    return {(claim[0], claim[1]) for claim in claims_of(candidate, ctx)}
 
 
 def check_name(candidate: object) -> str:
@@ -220,6 +223,8 @@ def encode(value: Any) -> Any:
         return {"$date": value.isoformat()}
     if isinstance(value, BuiltCheck):
         return {"$check": value.spec}
+    if isinstance(value, Unordered):
+        return {"$unordered": [encode(item) for item in value.items]}
     if isinstance(value, Mapping):
         if not all(isinstance(name, str) for name in value):
             raise SpecError(f"a check argument mapping has a non-string key: {dict(value)!r}")
@@ -264,6 +269,8 @@ def decode(value: Any) -> Any:
             return _dt.date.fromisoformat(payload)
         if tag == "$check":
             return build_check(payload)
+        if tag == "$unordered":
+            return unordered(decode(payload))
         if tag == "$callable":
             return _import_callable(payload)
     return {name: decode(item) for name, item in value.items()}

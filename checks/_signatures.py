@@ -8,9 +8,10 @@ Labels are tried in the order of ``SIGNATURES``; the first that fits wins:
    writes to holds an unexpected write (another order, another customer), or a new row missed only on an
    identifier column (``id`` or ``*_id``: a refund filed against another order).
 4. ``policy_violation`` - the targeted rows were written with values the task does not allow (a wrong amount,
-   a wrong status), a row the task must leave alone changed, a write landed in a table the task never writes,
-   a confidential value was revealed, or a required disclosure is missing after the right writes. (On a task
-   with nothing to write, a missing answer is explained by the tool-usage labels below, else ``unresolved``.)
+   a wrong status, a column nobody asked to change), a row the task must leave alone changed, a write landed
+   in a table the task never writes, a confidential value was revealed, or a required disclosure is missing
+   after the right writes. (On a task with nothing to write, a missing answer is explained by the tool-usage
+   labels below, else ``unresolved``.)
 5. ``tool_usage.precondition`` - a call was rejected because a required step was skipped
    (``precondition_failed``) and the agent never got that call through.
 6. ``tool_usage.empty_lookup`` - a lookup (a call that is not a write) came back empty or ``not_found`` and
@@ -33,6 +34,7 @@ from typing import Any
 
 from passhat import ToolOutcome
 from passhat.checks._diff import StateDiff
+from passhat.checks._primitives import NO_WRITE
 from passhat.checks._verdict import Diagnostic, Verdict
 
 SIGNATURES: tuple[str, ...] = (
@@ -66,6 +68,11 @@ TERMINATION_REASONS: frozenset[str] = frozenset(
 _WRITE_CHECKS = frozenset({"updated", "inserted", "deleted"})
 _RESPONSE_CHECKS = frozenset({"response_contains", "response_omits"})
 _GUARD_CHECKS = frozenset({"no_other_writes", "unchanged"})
+
+
+def _on_claimed_row(diagnostic: Diagnostic) -> bool:
+    """A collateral write: ``no_other_writes`` found another column changed on a row a sibling check claims."""
+    return diagnostic.check == "no_other_writes" and diagnostic.expected != NO_WRITE
 
 
 def _is_identifier(column: str) -> bool:
@@ -170,7 +177,9 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     failures = record.verdict.failures()
     expected = _expected_tables(record, failures)
     collateral = [d for d in failures if d.check == "no_other_writes"]
-    wrong_rows = [d for d in failures if d.check in _GUARD_CHECKS and d.table in expected]
+    # A write to a row nothing claims, in a table the task writes to, is the right kind of write to the wrong
+    # row; another column of a targeted row (a collateral write) is a value the task does not allow.
+    wrong_rows = [d for d in failures if d.check in _GUARD_CHECKS and d.table in expected and not _on_claimed_row(d)]
     # A new row that missed on an identifier column (an order id, a customer id) went to the wrong entity.
     wrong_rows += [d for d in failures if d.check == "inserted" and d.field is not None and _is_identifier(d.field)]
     if wrong_rows:

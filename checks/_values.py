@@ -4,6 +4,9 @@ A refund amount stored as ``Decimal("45.50")`` equals an expected ``45.5`` and t
 timestamp read back as a ``datetime`` equals its ISO string; a JSON column equals the same document whether
 it arrives as text or as a parsed object; ``NULL`` equals only ``NULL``. Strings that are not numbers, times
 or JSON compare exactly: ``"Refunded"`` is not ``"refunded"`` in a status column.
+
+Lists compare in order; ``unordered([...])`` says the order does not matter (a set of item ids stored in
+whatever order the backend chose).
 """
 
 from __future__ import annotations
@@ -12,13 +15,31 @@ import datetime as _dt
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 _NUMERIC_TEXT = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+
+
+@dataclass(frozen=True)
+class Unordered:
+    """An expected list whose order does not matter: it equals any list with the same items, each as often."""
+
+    items: tuple[Any, ...]
+
+    def __repr__(self) -> str:
+        return f"unordered({list(self.items)!r})"
+
+
+def unordered(items: Iterable[Any]) -> Unordered:
+    """Expect these items in any order (a JSON list held as text matches too)."""
+    if isinstance(items, str | bytes | Mapping):
+        raise TypeError(f"unordered() takes a list of items, got {items!r}")
+    return Unordered(tuple(items.items if isinstance(items, Unordered) else items))
 
 
 def _as_decimal(value: Any) -> Decimal | None:
@@ -84,6 +105,8 @@ def values_equal(left: Any, right: Any) -> bool:
         return True
     if isinstance(left, bytes | bytearray | memoryview) and isinstance(right, bytes | bytearray | memoryview):
         return bytes(left) == bytes(right)
+    if isinstance(left, Unordered) or isinstance(right, Unordered):
+        return _same_items(left, right)
     if isinstance(left, Mapping) or isinstance(right, Mapping):
         return _mappings_equal(left, right)
     if _is_sequence(left) or _is_sequence(right):
@@ -126,10 +149,27 @@ def _sequences_equal(left: Any, right: Any) -> bool:
     return all(values_equal(a, b) for a, b in zip(left, right, strict=True))
 
 
+def _same_items(left: Any, right: Any) -> bool:
+    """Whether two lists hold the same items, each as often, in any order."""
+    left = list(left.items) if isinstance(left, Unordered) else _as_json(left) if isinstance(left, str) else left
+    right = list(right.items) if isinstance(right, Unordered) else _as_json(right) if isinstance(right, str) else right
+    if not _is_sequence(left) or not _is_sequence(right) or len(left) != len(right):
+        return False
+    remaining = list(right)
+    for item in left:
+        index = next((i for i, other in enumerate(remaining) if values_equal(item, other)), None)
+        if index is None:
+            return False
+        remaining.pop(index)
+    return True
+
+
 def display(value: Any) -> str:
     """A short, readable rendering of a column value for a diagnostic sentence."""
     if value is None:
         return "NULL"
+    if isinstance(value, Unordered):
+        return f"{display(list(value.items))} in any order"
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, _dt.datetime | _dt.date):
@@ -152,6 +192,8 @@ def to_jsonable(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
+    if isinstance(value, Unordered):
+        return [to_jsonable(item) for item in value.items]
     if isinstance(value, Mapping):
         return {str(name): to_jsonable(item) for name, item in value.items()}
     if isinstance(value, Sequence):

@@ -11,6 +11,9 @@ from passhat.checks._diff import StateDiff
 from passhat.checks._snapshot import Snapshot
 from passhat.checks._values import to_jsonable
 
+Claim = tuple[str, ...]
+"""What a check accounts for: ``(table, key)`` claims a whole row, ``(table, key, column)`` one column of it."""
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -124,16 +127,17 @@ class Verdict:
 class CheckContext:
     """Everything a check may look at after a trial: the state diff, what the agent said, the starting state.
 
-    ``claimed`` holds rows that sibling checks inside ``all_of`` account for (``(table, key)`` as produced by
-    ``RowChange.sort_key``); ``no_other_writes`` allows them. ``matched`` holds the rows siblings found exactly
-    as expected; ``inserted`` does not report them as near misses. ``all_of`` sets both.
+    ``claimed`` holds what sibling checks inside ``all_of`` account for: ``(table, key)`` for a whole row and
+    ``(table, key, column)`` for one column of it (``key`` as produced by ``RowChange.sort_key``);
+    ``no_other_writes`` allows exactly those. ``matched`` holds the rows siblings found exactly as expected;
+    ``inserted`` does not report them as near misses. ``all_of`` sets both.
     """
 
     diff: StateDiff
     final_response: str = ""
     agent_messages: list[str] = field(default_factory=list)
     initial: Snapshot | None = None
-    claimed: frozenset[tuple[str, str]] = frozenset()
+    claimed: frozenset[Claim] = frozenset()
     matched: frozenset[tuple[str, str]] = frozenset()
 
 

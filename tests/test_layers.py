@@ -1,7 +1,7 @@
 """The import rules of the code base, read from the source (AST), so a violation fails here and not in review.
 
 Data flows one way: ``sdk < checks < sandbox < collector``. Inside the sandbox ``domain < agents < trial <
-domains``. Inside the collector a sub-package imports only sub-packages of a lower rank (``store``,
+domains, testing``. Inside the collector a sub-package imports only sub-packages of a lower rank (``store``,
 ``reliability`` and ``config`` at the bottom; ``cli`` the leaf nothing imports). And nobody imports another
 package's private module (``passhat.x._y`` is for ``passhat.x`` alone): use the names its ``__init__`` exports.
 """
@@ -18,7 +18,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FOLDERS = {"sdk": "passhat", "checks": "passhat.checks", "sandbox": "passhat.sandbox", "collector": "passhat.collector"}
 TOP_RANK = {"passhat": 0, "passhat.checks": 1, "passhat.sandbox": 2, "passhat.collector": 3}
 
-SANDBOX_RANK = {"domain": 0, "agents": 1, "trial": 2, "domains": 3}
+# The contract tests (testing) drive trials of any domain: above trial, level with the domains they test.
+SANDBOX_RANK = {"domain": 0, "agents": 1, "trial": 2, "domains": 3, "testing": 3}
 COLLECTOR_RANK = {
     "store": 0,
     "reliability": 0,
@@ -82,7 +83,7 @@ def _sub(module: str, top: str) -> str | None:
 
 
 def _private_owner(module: str) -> str | None:
-    """``passhat.collector.store._base.X`` -> ``passhat.collector.store``: who may import it."""
+    """``passhat.collector.store._rows.X`` -> ``passhat.collector.store``: who may import it."""
     parts = module.split(".")
     for index, part in enumerate(parts):
         if part.startswith("_") and not part.startswith("__"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -21,6 +22,12 @@ def _time(ns: int) -> dt.datetime:
     return dt.datetime.fromtimestamp(ns // 1_000_000_000, tz=dt.UTC) + dt.timedelta(
         microseconds=(ns % 1_000_000_000) // 1000
     )
+
+
+def _same_fields(row: Any, model: type[BaseModel], *, without: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The values of the fields a response model shows as the store row has them (same name, same value)."""
+    shown = model.model_fields
+    return {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name in shown and f.name not in without}
 
 
 class TicketOut(BaseModel):
@@ -47,25 +54,11 @@ class TicketOut(BaseModel):
     @classmethod
     def of(cls, row: TicketRow) -> TicketOut:
         return cls(
-            ticket_id=row.ticket_id,
-            trace_id=row.trace_id,
-            span_id=row.span_id,
-            task_type=row.task_type,
-            source=row.source,
+            **_same_fields(row, cls),
             start_time=_time(row.start_time_ns),
             end_time=_time(row.end_time_ns),
             start_time_unix_nano=row.start_time_ns,
             duration_ms=(row.end_time_ns - row.start_time_ns) / 1e6,
-            status=row.status,
-            ticket_hash=row.ticket_hash,
-            agent_name=row.agent_name,
-            conversation_id=row.conversation_id,
-            intent=row.intent,
-            domain=row.domain,
-            outcome=row.outcome,
-            replay_run_id=row.replay_run_id,
-            trial_attempt=row.trial_attempt,
-            service_name=row.service_name,
         )
 
 
@@ -87,19 +80,9 @@ class ToolCallOut(BaseModel):
     @classmethod
     def of(cls, row: ToolCallRow) -> ToolCallOut:
         return cls(
-            trace_id=row.trace_id,
-            span_id=row.span_id,
-            parent_span_id=row.parent_span_id,
-            tool_name=row.tool_name,
-            outcome=row.outcome,
+            **_same_fields(row, cls),
             start_time=_time(row.start_time_ns),
             duration_ms=(row.end_time_ns - row.start_time_ns) / 1e6,
-            call_id=row.call_id,
-            tool_type=row.tool_type,
-            error_type=row.error_type,
-            error_message=row.error_message,
-            arguments=row.arguments,
-            result=row.result,
         )
 
 
@@ -118,19 +101,7 @@ class StateWriteOut(BaseModel):
 
     @classmethod
     def of(cls, row: StateWriteRow) -> StateWriteOut:
-        return cls(
-            trace_id=row.trace_id,
-            span_id=row.span_id,
-            seq=row.seq,
-            time=_time(row.time_ns),
-            table=row.table,
-            key=row.key,
-            op=row.op,
-            before=row.before,
-            after=row.after,
-            changed=row.changed,
-            rowcount=row.rowcount,
-        )
+        return cls(**_same_fields(row, cls), time=_time(row.time_ns))
 
 
 class SpanEventOut(BaseModel):
@@ -156,17 +127,9 @@ class SpanOut(BaseModel):
     @classmethod
     def of(cls, span: NormalizedSpan) -> SpanOut:
         return cls(
-            trace_id=span.trace_id,
-            span_id=span.span_id,
-            parent_span_id=span.parent_span_id,
-            name=span.name,
-            operation=span.operation,
+            **_same_fields(span, cls, without=("events",)),
             start_time=_time(span.start_time_ns),
             duration_ms=(span.end_time_ns - span.start_time_ns) / 1e6,
-            status=span.status,
-            status_message=span.status_message,
-            service_name=span.service_name,
-            attributes=span.attributes,
             events=[SpanEventOut(name=e.name, time=_time(e.time_ns), attributes=e.attributes) for e in span.events],
         )
 

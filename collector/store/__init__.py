@@ -1,6 +1,9 @@
 """Stores for the collector: the `Store` interface, `SqlStore`, and `open_store(url)`."""
 
-from passhat.collector.store._base import (
+from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._open import default_store_url, open_store
+from passhat.collector.store._period import Period, parse_period, week_of
+from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
@@ -12,8 +15,6 @@ from passhat.collector.store._base import (
     SpanOperation,
     StateWriteRow,
     StatusCode,
-    Store,
-    StoreError,
     TicketDetail,
     TicketRow,
     ToolCallRow,
@@ -22,8 +23,6 @@ from passhat.collector.store._base import (
     TrialRow,
     WriteResult,
 )
-from passhat.collector.store._open import default_store_url, open_store
-from passhat.collector.store._period import Period, parse_period, week_of
 
 __all__ = [
     "AlertEvent",

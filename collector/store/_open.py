@@ -6,7 +6,7 @@ import importlib
 import pathlib
 from typing import cast
 
-from passhat.collector.store._base import Store, StoreError
+from passhat.collector.store._interface import Store, StoreError
 
 CLICKHOUSE_SCHEMES = ("chdb://", "http://", "https://", "clickhouse://", "clickhouses://")
 

@@ -140,7 +140,7 @@ def test_no_other_writes_names_collateral_damage(engine: Engine) -> None:
 def test_no_other_writes_inside_all_of_allows_rows_claimed_by_siblings(engine: Engine) -> None:
     ctx = _run(engine, *REFUND_O1)
     refund = all_of(
-        updated("orders", where={"id": "O-1"}, to={"status": "refunded"}),
+        updated("orders", where={"id": "O-1"}, to={"status": "refunded", "refunded": "45.50"}),
         inserted("refunds", match={"order_id": "O-1", "amount": "45.50"}),
         no_other_writes(),
     )

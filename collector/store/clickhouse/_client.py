@@ -19,7 +19,7 @@ import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
-from passhat.collector.store._base import StoreError
+from passhat.collector.store._interface import StoreError
 from passhat.collector.store.clickhouse._schema import Retention, check_database_name
 
 DEFAULT_DATABASE = "passhat"

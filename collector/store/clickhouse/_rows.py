@@ -1,16 +1,17 @@
-"""Rows of the ClickHouse tables <-> the Store dataclasses: column lists, encoders and decoders."""
+"""Rows of the ClickHouse tables <-> the Store's rows: column lists, encoders and decoders (the helpers' names
+are explained in `passhat.collector.store._codec`)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, cast
 
-import orjson
-
-from passhat.collector.store._base import (
+from passhat import semconv, ticket_hash
+from passhat.collector.store._codec import columns, dumps, dumps_opt, fields_of, from_us_opt, utc_day
+from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
@@ -22,49 +23,13 @@ from passhat.collector.store._base import (
     TrialRow,
 )
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_EPOCH_DAY = dt.date(1970, 1, 1)
-_DAY_NS = 86_400 * 1_000_000_000
-
-
-def ticket_hash(text: str) -> int:
-    """`passhat.ticket_hash`: the first 8 bytes of sha256 as a big-endian unsigned 64-bit integer.
-
-    Repeated here (not imported from the SDK: a lower layer never depends on the SDK's tracing setup);
-    the tests check ClickHouse's own SHA256 agrees with it.
-    """
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
-
-
-def utc_day(time_ns: int) -> dt.date:
-    """The UTC calendar day of a nanosecond timestamp (integer arithmetic: exact at midnight)."""
-    return _EPOCH_DAY + dt.timedelta(days=time_ns // _DAY_NS)
-
-
-def from_micros(value: int | None) -> dt.datetime | None:
-    """A `toUnixTimestamp64Micro(...)` value as an aware UTC datetime (exact, whatever the server's zone)."""
-    return None if value is None else _EPOCH + dt.timedelta(microseconds=value)
+#: Where a ClickHouse column is spelled differently from its row field: `table` (a keyword) is `table_name`.
+RENAMED = {"table": "table_name"}
 
 
 def to_utc(value: dt.datetime) -> dt.datetime:
-    """An aware datetime in UTC; a naive one is taken as UTC already."""
+    """An aware datetime in UTC (what a DateTime64(6, 'UTC') column takes); a naive one is taken as UTC already."""
     return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def dump(value: Any) -> str:
-    """Compact JSON text: orjson (several times faster; JSON was a third of a write's Python time), or the
-    standard library for what orjson refuses (integers past 64 bits, non-string keys). NaN becomes null."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return _JSON.encode(value)
-
-
-def dump_opt(value: Any) -> str | None:
-    return None if value is None else dump(value)
 
 
 def load_opt(text: str | None) -> Any:
@@ -98,22 +63,13 @@ def _opt_int(value: Any) -> int | None:
 
 
 # --- spans -------------------------------------------------------------------------------------------------
-SPAN_COLUMNS = (
-    "project",
-    "day",
-    "trace_hash",
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "name",
-    "start_time_ns",
-    "end_time_ns",
-    "operation",
-    "kind",
-    "status",
-    "status_message",
-    "service_name",
-    "scope_name",
+#: The columns a read needs to rebuild a NormalizedSpan (the wide columns are for queries only).
+SPAN_READ_COLUMNS = fields_of(NormalizedSpan, without=("ticket", "tool_call", "state_writes"))
+_JSON_FIELDS = ("attributes", "resource_attributes", "events")
+_SCALARS = tuple(name for name in SPAN_READ_COLUMNS if name not in _JSON_FIELDS)
+#: What a span row adds to the span's own fields: partition and sampling keys before them, typed copies of the
+#: attributes passhat queries after them (then the JSON fields).
+_WIDE_COLUMNS = (
     "ticket_id",
     "task_type",
     "source",
@@ -125,63 +81,34 @@ SPAN_COLUMNS = (
     "input_tokens",
     "output_tokens",
     "replay_run_id",
-    "attributes",
-    "resource_attributes",
-    "events",
 )
-#: The columns a read needs to rebuild a NormalizedSpan (the wide columns are for queries only).
-SPAN_READ_COLUMNS = (
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "name",
-    "start_time_ns",
-    "end_time_ns",
-    "operation",
-    "kind",
-    "status",
-    "status_message",
-    "service_name",
-    "scope_name",
-    "attributes",
-    "resource_attributes",
-    "events",
-)
+SPAN_COLUMNS = ("project", "day", "trace_hash", *_SCALARS, *_WIDE_COLUMNS, *_JSON_FIELDS)
+_span_scalars = attrgetter(*_SCALARS)
 
 
-def span_row(project: str, span: NormalizedSpan) -> list[Any]:
+def span_values(project: str, span: NormalizedSpan) -> list[Any]:
+    """A spans row: the span's own fields and, typed for queries, what its attributes or derived rows say."""
     a = span.attributes
     ticket = span.ticket
     return [
         project,
         utc_day(span.start_time_ns),
         ticket_hash(span.trace_id),
-        span.trace_id,
-        span.span_id,
-        span.parent_span_id,
-        span.name,
-        span.start_time_ns,
-        span.end_time_ns,
-        span.operation,
-        span.kind,
-        span.status,
-        span.status_message,
-        span.service_name,
-        span.scope_name,
-        ticket.ticket_id if ticket else _opt_str(a.get("passhat.ticket.id")),
-        ticket.task_type if ticket else _opt_str(a.get("passhat.task_type")),
-        ticket.source if ticket else _opt_str(a.get("passhat.source")),
-        _opt_str(_attr(a, "gen_ai.agent.name")),
-        span.tool_call.tool_name if span.tool_call else _opt_str(_attr(a, "gen_ai.tool.name", "tool.name")),
-        span.tool_call.outcome if span.tool_call else _opt_str(a.get("passhat.tool.outcome")),
-        _opt_str(a.get("error.type")),
-        _opt_str(_attr(a, "gen_ai.request.model")),
-        _opt_int(a.get("gen_ai.usage.input_tokens")),
-        _opt_int(a.get("gen_ai.usage.output_tokens")),
-        _opt_str(a.get("passhat.replay.run_id")),
-        dump(span.attributes),
-        dump(span.resource_attributes),
-        dump([[e.name, e.time_ns, e.attributes] for e in span.events]),
+        *_span_scalars(span),
+        ticket.ticket_id if ticket else _opt_str(a.get(semconv.TICKET_ID)),
+        ticket.task_type if ticket else _opt_str(a.get(semconv.TASK_TYPE)),
+        ticket.source if ticket else _opt_str(a.get(semconv.SOURCE)),
+        _opt_str(a.get(semconv.AGENT_NAME)),
+        span.tool_call.tool_name if span.tool_call else _opt_str(_attr(a, semconv.TOOL_NAME, "tool.name")),
+        span.tool_call.outcome if span.tool_call else _opt_str(a.get(semconv.TOOL_OUTCOME)),
+        _opt_str(a.get(semconv.ERROR_TYPE)),
+        _opt_str(a.get(semconv.REQUEST_MODEL)),
+        _opt_int(a.get(semconv.USAGE_INPUT_TOKENS)),
+        _opt_int(a.get(semconv.USAGE_OUTPUT_TOKENS)),
+        _opt_str(a.get(semconv.REPLAY_RUN_ID)),
+        dumps(span.attributes),
+        dumps(span.resource_attributes),
+        dumps([[e.name, e.time_ns, e.attributes] for e in span.events]),
     ]
 
 
@@ -192,21 +119,9 @@ def span_from_row(
     tool_call: ToolCallRow | None,
     state_writes: list[StateWriteRow],
 ) -> NormalizedSpan:
-    (trace_id, span_id, parent, name, start, end, operation, kind, status, message, service, scope) = row[:12]
-    attributes, resource_attributes, events = row[12:15]
+    attributes, resource_attributes, events = row[len(_SCALARS) : len(SPAN_READ_COLUMNS)]
     return NormalizedSpan(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name,
-        start_time_ns=start,
-        end_time_ns=end,
-        operation=operation,
-        kind=kind,
-        status=status,
-        status_message=message,
-        service_name=service,
-        scope_name=scope,
+        **dict(zip(_SCALARS, row, strict=False)),
         attributes=json.loads(attributes),
         resource_attributes=json.loads(resource_attributes),
         events=[SpanEvent(e[0], e[1], e[2]) for e in json.loads(events)],
@@ -217,49 +132,19 @@ def span_from_row(
 
 
 # --- tickets -----------------------------------------------------------------------------------------------
-TICKET_COLUMNS = (
-    "ticket_id",
-    "trace_id",
-    "span_id",
-    "task_type",
-    "source",
-    "start_time_ns",
-    "end_time_ns",
-    "ticket_hash",
-    "status",
-    "agent_name",
-    "conversation_id",
-    "intent",
-    "domain",
-    "outcome",
-    "replay_run_id",
-    "trial_attempt",
-    "service_name",
-)
+TICKET_COLUMNS = columns(TicketRow, RENAMED)
 TICKET_INSERT_COLUMNS = ("project", "day", *TICKET_COLUMNS, "sign", "version")
 
 
+_ticket_fields = attrgetter(*fields_of(TicketRow))
+_INTENT = TICKET_COLUMNS.index("intent")
+
+
 def ticket_values(ticket: TicketRow) -> list[Any]:
-    """The TICKET_COLUMNS values of a ticket."""
-    return [
-        ticket.ticket_id,
-        ticket.trace_id,
-        ticket.span_id,
-        ticket.task_type,
-        ticket.source,
-        ticket.start_time_ns,
-        ticket.end_time_ns,
-        ticket.ticket_hash,
-        ticket.status,
-        ticket.agent_name,
-        ticket.conversation_id,
-        dump_opt(ticket.intent),
-        ticket.domain,
-        ticket.outcome,
-        ticket.replay_run_id,
-        ticket.trial_attempt,
-        ticket.service_name,
-    ]
+    """The TICKET_COLUMNS values of a ticket (the insert adds project, day, sign and version around them)."""
+    values = list(_ticket_fields(ticket))
+    values[_INTENT] = dumps_opt(ticket.intent)
+    return values
 
 
 def ticket_from_row(row: Sequence[Any]) -> TicketRow:
@@ -269,49 +154,24 @@ def ticket_from_row(row: Sequence[Any]) -> TicketRow:
 
 
 # --- tool calls and state writes ---------------------------------------------------------------------------
-TOOL_COLUMNS = (
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "tool_name",
-    "outcome",
-    "start_time_ns",
-    "end_time_ns",
-    "call_id",
-    "tool_type",
-    "error_type",
-    "error_message",
-    "arguments",
-    "result",
-)
-TOOL_INSERT_COLUMNS = ("project", "day", *TOOL_COLUMNS)
+TOOL_CALL_COLUMNS = columns(ToolCallRow, RENAMED)
+TOOL_CALL_INSERT_COLUMNS = ("project", "day", *TOOL_CALL_COLUMNS)
+_tool_call_fields = attrgetter(*fields_of(ToolCallRow))
 
 
-def tool_row(project: str, call: ToolCallRow) -> list[Any]:
-    return [project, utc_day(call.start_time_ns), *(getattr(call, name) for name in TOOL_COLUMNS)]
+def tool_call_values(project: str, call: ToolCallRow) -> list[Any]:
+    return [project, utc_day(call.start_time_ns), *_tool_call_fields(call)]
 
 
-def tool_from_row(row: Sequence[Any]) -> ToolCallRow:
-    return ToolCallRow(**dict(zip(TOOL_COLUMNS, row, strict=True)))
+def tool_call_from_row(row: Sequence[Any]) -> ToolCallRow:
+    return ToolCallRow(*row)
 
 
-STATE_COLUMNS = (
-    "trace_id",
-    "span_id",
-    "seq",
-    "time_ns",
-    "table_name",
-    "key",
-    "op",
-    "before",
-    "after",
-    "changed",
-    "rowcount",
-)
-STATE_INSERT_COLUMNS = ("project", "day", *STATE_COLUMNS)
+STATE_WRITE_COLUMNS = columns(StateWriteRow, RENAMED)
+STATE_WRITE_INSERT_COLUMNS = ("project", "day", *STATE_WRITE_COLUMNS)
 
 
-def state_row(project: str, write: StateWriteRow) -> list[Any]:
+def state_write_values(project: str, write: StateWriteRow) -> list[Any]:
     return [
         project,
         utc_day(write.time_ns),
@@ -320,16 +180,16 @@ def state_row(project: str, write: StateWriteRow) -> list[Any]:
         write.seq,
         write.time_ns,
         write.table,
-        dump(write.key),
+        dumps(write.key),
         write.op,
-        dump_opt(write.before),
-        dump_opt(write.after),
+        dumps_opt(write.before),
+        dumps_opt(write.after),
         list(write.changed),
         write.rowcount,
     ]
 
 
-def state_from_row(row: Sequence[Any]) -> StateWriteRow:
+def state_write_from_row(row: Sequence[Any]) -> StateWriteRow:
     trace_id, span_id, seq, time_ns, table, key, op, before, after, changed, rowcount = row
     return StateWriteRow(
         trace_id=trace_id,
@@ -347,25 +207,25 @@ def state_from_row(row: Sequence[Any]) -> StateWriteRow:
 
 
 # --- administrative rows -----------------------------------------------------------------------------------
-API_KEY_COLUMNS = ("prefix", "project", "key_hash", "created_at", "label", "revoked_at", "version")
+API_KEY_COLUMNS = (*fields_of(ApiKey), "version")
 API_KEY_SELECT = ", ".join(micros_col(c) if c in ("created_at", "revoked_at") else c for c in API_KEY_COLUMNS[:-1])
 
 
-def api_key_row(key: ApiKey, version: int) -> list[Any]:
+def api_key_values(key: ApiKey, version: int) -> list[Any]:
     revoked = to_utc(key.revoked_at) if key.revoked_at else None
     return [key.prefix, key.project, key.key_hash, to_utc(key.created_at), key.label, revoked, version]
 
 
 def api_key_from_row(row: Sequence[Any]) -> ApiKey:
     prefix, project, key_hash, created, label, revoked = row
-    return ApiKey(prefix, project, key_hash, cast(dt.datetime, from_micros(created)), label, from_micros(revoked))
+    return ApiKey(prefix, project, key_hash, cast(dt.datetime, from_us_opt(created)), label, from_us_opt(revoked))
 
 
-RUN_COLUMNS = ("project", "run_id", "created_at", "k", "status", "params", "finished_at", "summary", "error")
+RUN_COLUMNS = ("project", *fields_of(ReplayRun))
 RUN_SELECT = ", ".join(micros_col(c) if c in ("created_at", "finished_at") else c for c in RUN_COLUMNS[1:])
 
 
-def run_row(project: str, run: ReplayRun, version: int) -> list[Any]:
+def run_values(project: str, run: ReplayRun, version: int) -> list[Any]:
     finished = to_utc(run.finished_at) if run.finished_at else None
     return [
         project,
@@ -373,9 +233,9 @@ def run_row(project: str, run: ReplayRun, version: int) -> list[Any]:
         to_utc(run.created_at),
         run.k,
         run.status,
-        dump(run.params),
+        dumps(run.params),
         finished,
-        dump_opt(run.summary),
+        dumps_opt(run.summary),
         run.error,
         version,
     ]
@@ -385,59 +245,42 @@ def run_from_row(row: Sequence[Any]) -> ReplayRun:
     run_id, created, k, status, params, finished, summary, error = row
     return ReplayRun(
         run_id=run_id,
-        created_at=cast(dt.datetime, from_micros(created)),
+        created_at=cast(dt.datetime, from_us_opt(created)),
         k=k,
         status=status,
         params=json.loads(params),
-        finished_at=from_micros(finished),
+        finished_at=from_us_opt(finished),
         summary=load_opt(summary),
         error=error,
     )
 
 
-TRIAL_FIELDS = (
-    "run_id",
-    "ticket_id",
-    "task_type",
-    "attempt",
-    "passed",
-    "termination_reason",
-    "started_at",
-    "duration_s",
-    "domain",
-    "trace_id",
-    "failure_label",
-    "failure_evidence",
-    "verdict",
-    "simulator_error",
-    "infra_error",
-    "details",
-)
-TRIAL_SELECT = ", ".join(micros_col(c) if c == "started_at" else c for c in TRIAL_FIELDS)
+TRIAL_COLUMNS = fields_of(TrialRow)
+TRIAL_SELECT = ", ".join(micros_col(c) if c == "started_at" else c for c in TRIAL_COLUMNS)
 
 
-def trial_row(project: str, trial: TrialRow) -> list[Any]:
-    values = {name: getattr(trial, name) for name in TRIAL_FIELDS}
+def trial_values(project: str, trial: TrialRow) -> list[Any]:
+    values = {name: getattr(trial, name) for name in TRIAL_COLUMNS}
     values["started_at"] = to_utc(trial.started_at)
-    values["verdict"] = dump_opt(trial.verdict)
-    values["details"] = dump_opt(trial.details or None)
+    values["verdict"] = dumps_opt(trial.verdict)
+    values["details"] = dumps_opt(trial.details or None)
     return [project, *values.values()]
 
 
 def trial_from_row(row: Sequence[Any]) -> TrialRow:
-    values = dict(zip(TRIAL_FIELDS, row, strict=True))
-    values["started_at"] = from_micros(values["started_at"])
+    values = dict(zip(TRIAL_COLUMNS, row, strict=True))
+    values["started_at"] = from_us_opt(values["started_at"])
     values["verdict"] = load_opt(values["verdict"])
     values["details"] = load_opt(values["details"]) or {}
     values["passed"] = bool(values["passed"])
     return TrialRow(**values)
 
 
-ALERT_FIELDS = ("alert_id", "rule", "fired_at", "message", "severity", "task_type", "payload", "deliveries")
-ALERT_SELECT = ", ".join(micros_col(c) if c == "fired_at" else c for c in ALERT_FIELDS)
+ALERT_COLUMNS = fields_of(AlertEvent)
+ALERT_SELECT = ", ".join(micros_col(c) if c == "fired_at" else c for c in ALERT_COLUMNS)
 
 
-def alert_row(project: str, event: AlertEvent) -> list[Any]:
+def alert_values(project: str, event: AlertEvent) -> list[Any]:
     return [
         project,
         event.alert_id,
@@ -446,8 +289,8 @@ def alert_row(project: str, event: AlertEvent) -> list[Any]:
         event.message,
         event.severity,
         event.task_type,
-        dump(event.payload),
-        dump(event.deliveries),
+        dumps(event.payload),
+        dumps(event.deliveries),
     ]
 
 
@@ -456,7 +299,7 @@ def alert_from_row(row: Sequence[Any]) -> AlertEvent:
     return AlertEvent(
         alert_id=alert_id,
         rule=rule,
-        fired_at=cast(dt.datetime, from_micros(fired)),
+        fired_at=cast(dt.datetime, from_us_opt(fired)),
         message=message,
         severity=severity,
         task_type=task_type,

@@ -15,7 +15,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from passhat.collector.store._base import (
+from passhat import ticket_hash
+from passhat.collector.store._codec import utc_day
+from passhat.collector.store._rows import (
     NormalizedSpan,
     Source,
     SpanBatch,
@@ -30,22 +32,20 @@ from passhat.collector.store.clickhouse._client import ClickHouseConnection
 from passhat.collector.store.clickhouse._rows import (
     SPAN_COLUMNS,
     SPAN_READ_COLUMNS,
-    STATE_COLUMNS,
-    STATE_INSERT_COLUMNS,
+    STATE_WRITE_COLUMNS,
+    STATE_WRITE_INSERT_COLUMNS,
     TICKET_COLUMNS,
     TICKET_INSERT_COLUMNS,
-    TOOL_COLUMNS,
-    TOOL_INSERT_COLUMNS,
+    TOOL_CALL_COLUMNS,
+    TOOL_CALL_INSERT_COLUMNS,
     span_from_row,
-    span_row,
-    state_from_row,
-    state_row,
+    span_values,
+    state_write_from_row,
+    state_write_values,
     ticket_from_row,
-    ticket_hash,
     ticket_values,
-    tool_from_row,
-    tool_row,
-    utc_day,
+    tool_call_from_row,
+    tool_call_values,
 )
 
 SpanKey = tuple[str, str, str]  # (project, trace_id, span_id)
@@ -103,13 +103,13 @@ class SpanTables:
         return stored & keys
 
     def _insert_fresh(self, fresh: list[tuple[str, NormalizedSpan]]) -> None:
-        tools = [tool_row(p, s.tool_call) for p, s in fresh if s.tool_call is not None]
-        states = [state_row(p, w) for p, s in fresh for w in s.state_writes]
-        self._conn.insert("tool_calls", tools, TOOL_INSERT_COLUMNS)
-        self._conn.insert("state_writes", states, STATE_INSERT_COLUMNS)
+        tools = [tool_call_values(p, s.tool_call) for p, s in fresh if s.tool_call is not None]
+        states = [state_write_values(p, w) for p, s in fresh for w in s.state_writes]
+        self._conn.insert("tool_calls", tools, TOOL_CALL_INSERT_COLUMNS)
+        self._conn.insert("state_writes", states, STATE_WRITE_INSERT_COLUMNS)
         self._conn.insert("tickets", self._ticket_rows(fresh), TICKET_INSERT_COLUMNS)
         # The span rows last: their presence is what makes a re-delivered span a duplicate.
-        self._conn.insert("spans", [span_row(p, s) for p, s in fresh], SPAN_COLUMNS)
+        self._conn.insert("spans", [span_values(p, s) for p, s in fresh], SPAN_COLUMNS)
 
     def _ticket_rows(self, fresh: list[tuple[str, NormalizedSpan]]) -> list[list[Any]]:
         """+1 rows for new tickets, and a -1 cancel row for each stored ticket an earlier span displaces."""
@@ -220,19 +220,19 @@ class SpanTables:
 
     def _tool_calls(self, project: str, trace_ids: Sequence[str]) -> list[ToolCallRow]:
         rows = self._conn.query(
-            f"SELECT {', '.join(TOOL_COLUMNS)} FROM {self._db}.tool_calls FINAL"
+            f"SELECT {', '.join(TOOL_CALL_COLUMNS)} FROM {self._db}.tool_calls FINAL"
             " WHERE project = %(p)s AND trace_id IN %(traces)s ORDER BY start_time_ns, span_id",
             {"p": project, "traces": list(trace_ids)},
         )
-        return [tool_from_row(r) for r in rows]
+        return [tool_call_from_row(r) for r in rows]
 
     def _state_rows(self, project: str, trace_ids: Sequence[str]) -> list[StateWriteRow]:
         rows = self._conn.query(
-            f"SELECT {', '.join(STATE_COLUMNS)} FROM {self._db}.state_writes FINAL"
+            f"SELECT {', '.join(STATE_WRITE_COLUMNS)} FROM {self._db}.state_writes FINAL"
             " WHERE project = %(p)s AND trace_id IN %(traces)s ORDER BY time_ns, span_id, seq",
             {"p": project, "traces": list(trace_ids)},
         )
-        return [state_from_row(r) for r in rows]
+        return [state_write_from_row(r) for r in rows]
 
     def list_tickets(
         self,

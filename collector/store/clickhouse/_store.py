@@ -11,7 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from passhat.collector.store._base import (
+from passhat.collector.store._codec import from_us_opt
+from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
@@ -20,8 +22,6 @@ from passhat.collector.store._base import (
     RunStatus,
     Source,
     SpanBatch,
-    Store,
-    StoreError,
     TicketDetail,
     TicketRow,
     TrafficDay,
@@ -30,24 +30,23 @@ from passhat.collector.store._base import (
 )
 from passhat.collector.store.clickhouse._client import ClickHouseConnection, ClickHouseTarget, parse_url
 from passhat.collector.store.clickhouse._rows import (
-    ALERT_FIELDS,
+    ALERT_COLUMNS,
     ALERT_SELECT,
     API_KEY_COLUMNS,
     API_KEY_SELECT,
     RUN_COLUMNS,
     RUN_SELECT,
-    TRIAL_FIELDS,
+    TRIAL_COLUMNS,
     TRIAL_SELECT,
     alert_from_row,
-    alert_row,
+    alert_values,
     api_key_from_row,
-    api_key_row,
-    from_micros,
+    api_key_values,
     run_from_row,
-    run_row,
+    run_values,
     to_utc,
     trial_from_row,
-    trial_row,
+    trial_values,
 )
 from passhat.collector.store.clickhouse._schema import (
     LATEST_VERSION,
@@ -166,7 +165,7 @@ class ClickHouseStore(Store):
             " GROUP BY name ORDER BY name",
             params,
         )
-        return [Project(r[0], from_micros(r[1]) or dt.datetime.now(dt.UTC)) for r in rows]
+        return [Project(r[0], from_us_opt(r[1]) or dt.datetime.now(dt.UTC)) for r in rows]
 
     def add_api_key(self, key: ApiKey) -> None:
         with self._conn.lock:
@@ -178,7 +177,7 @@ class ClickHouseStore(Store):
             )
             if clash[0][0]:
                 raise StoreError(f"an API key with prefix {key.prefix!r} or the same hash is already stored")
-            self._conn.insert("api_keys", [api_key_row(key, 1)], API_KEY_COLUMNS)
+            self._conn.insert("api_keys", [api_key_values(key, 1)], API_KEY_COLUMNS)
 
     def _keys(self, where: str, params: dict[str, Any]) -> list[tuple[ApiKey, int]]:
         rows = self._conn.query(
@@ -210,7 +209,7 @@ class ClickHouseStore(Store):
                 key.label,
                 at or dt.datetime.now(dt.UTC),
             )
-            self._conn.insert("api_keys", [api_key_row(revoked, version + 1)], API_KEY_COLUMNS)
+            self._conn.insert("api_keys", [api_key_values(revoked, version + 1)], API_KEY_COLUMNS)
             return True
 
     # --- spans and tickets ---------------------------------------------------------------------------------
@@ -266,7 +265,7 @@ class ClickHouseStore(Store):
         with self._conn.lock:
             if self._run(project, run.run_id) is not None:
                 raise StoreError(f"replay run {run.run_id!r} already exists in project {project!r}")
-            self._conn.insert("replay_runs", [run_row(project, run, 1)], (*RUN_COLUMNS, "version"))
+            self._conn.insert("replay_runs", [run_values(project, run, 1)], (*RUN_COLUMNS, "version"))
 
     def get_replay_run(self, project: str, run_id: str) -> ReplayRun | None:
         found = self._run(project, run_id)
@@ -304,7 +303,7 @@ class ClickHouseStore(Store):
             if stored or len(set(keys)) != len(keys):
                 clash = stored[0] if stored else next(k for k in keys if keys.count(k) > 1)
                 raise StoreError(f"a trial was already recorded (run, ticket, attempt) = {tuple(clash)!r}")
-            self._conn.insert("trials", [trial_row(project, t) for t in trials], ("project", *TRIAL_FIELDS))
+            self._conn.insert("trials", [trial_values(project, t) for t in trials], ("project", *TRIAL_COLUMNS))
 
     def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
         rows = self._conn.query(
@@ -339,7 +338,7 @@ class ClickHouseStore(Store):
                 summary=summary if summary is not None else run.summary,
                 error=error,
             )
-            self._conn.insert("replay_runs", [run_row(project, done, version + 1)], (*RUN_COLUMNS, "version"))
+            self._conn.insert("replay_runs", [run_values(project, done, version + 1)], (*RUN_COLUMNS, "version"))
 
     # --- alerts --------------------------------------------------------------------------------------------
     def add_alert_event(self, project: str, event: AlertEvent) -> None:
@@ -350,7 +349,7 @@ class ClickHouseStore(Store):
             )
             if stored[0][0]:
                 raise StoreError(f"alert {event.alert_id!r} already recorded in project {project!r}")
-            self._conn.insert("alert_events", [alert_row(project, event)], ("project", *ALERT_FIELDS))
+            self._conn.insert("alert_events", [alert_values(project, event)], ("project", *ALERT_COLUMNS))
 
     def list_alert_events(
         self, project: str, *, since: dt.datetime | None = None, rule: str | None = None, limit: int = 100

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from passhat.collector.store._base import NormalizedSpan, SpanBatch, TicketRow, WriteResult
+from passhat.collector.store._rows import NormalizedSpan, SpanBatch, TicketRow, WriteResult
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._rows import (
     SPAN_COLUMNS,
@@ -19,7 +19,7 @@ from passhat.collector.store.sql._rows import (
     TOOL_CALL_COLUMNS,
     span_values,
     state_write_values,
-    ticket_to_row,
+    ticket_values,
     tool_call_values,
 )
 
@@ -156,7 +156,7 @@ class Prepared:
             chunked(self.tool_rows, self.tool_offsets),
             chunked(self.write_rows, self.write_offsets),
         )
-        self.ticket_rows = {slot: ticket_to_row(slot[0], t) for slot, t in self.candidates.items()}
+        self.ticket_rows = {slot: ticket_values(slot[0], t) for slot, t in self.candidates.items()}
         return self
 
 

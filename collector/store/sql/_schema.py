@@ -1,8 +1,8 @@
 """The SQL schema (SQLAlchemy Core tables) and its versioned migrations.
 
 Times are BIGINTs: span times in nanoseconds, administrative times in microseconds since the epoch, so both
-round-trip exactly on SQLite and Postgres. JSON values are stored as text. The unsigned 64-bit ticket hash is
-stored shifted by -2**63 into a signed BIGINT, which keeps its order (`ticket_hash < x` stays a range scan).
+round-trip exactly on SQLite and Postgres. JSON values are stored as text. How `ticket_hash` is stored is
+explained once, on `TicketRow`.
 """
 
 from __future__ import annotations

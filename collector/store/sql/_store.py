@@ -21,7 +21,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
-from passhat.collector.store._base import (
+from passhat.collector.store._codec import dumps, from_us, to_us
+from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
@@ -31,8 +33,6 @@ from passhat.collector.store._base import (
     Source,
     SpanBatch,
     StateWriteRow,
-    Store,
-    StoreError,
     TicketDetail,
     TicketRow,
     ToolCallRow,
@@ -43,18 +43,16 @@ from passhat.collector.store._base import (
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, without_nul, write_group
 from passhat.collector.store.sql._rows import (
+    HASH_SHIFT,
     alert_from_row,
-    alert_to_row,
-    dumps,
-    from_us,
+    alert_values,
     run_from_row,
     span_from_row,
     state_write_from_row,
     ticket_from_row,
-    to_us,
     tool_call_from_row,
     trial_from_row,
-    trial_to_row,
+    trial_values,
 )
 
 
@@ -333,7 +331,7 @@ class SqlStore(Store):
         if until_ns is not None:
             query = query.where(t.c.start_ns < _int64(until_ns))
         if max_hash is not None and max_hash <= 2**64 - 1:  # a larger bound keeps every ticket
-            query = query.where(t.c.ticket_hash < _int64(max_hash - 2**63))
+            query = query.where(t.c.ticket_hash < _int64(max_hash - HASH_SHIFT))
         query = query.order_by(t.c.start_ns.desc(), t.c.trace_id, t.c.ticket_id)
         query = query.limit(max(limit, 0)).offset(max(offset, 0))
         with self._engine.connect() as conn:
@@ -434,7 +432,7 @@ class SqlStore(Store):
                 missing = [run_id for run_id in wanted if run_id not in found]
                 if missing:
                     raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
-                conn.execute(sa.insert(schema.trials), [trial_to_row(project, t) for t in trials])
+                conn.execute(sa.insert(schema.trials), [trial_values(project, t) for t in trials])
         except IntegrityError as exc:
             raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
 
@@ -473,7 +471,7 @@ class SqlStore(Store):
     def add_alert_event(self, project: str, event: AlertEvent) -> None:
         try:
             with self._writing() as conn:
-                conn.execute(sa.insert(schema.alert_events).values(alert_to_row(project, event)))
+                conn.execute(sa.insert(schema.alert_events).values(alert_values(project, event)))
         except IntegrityError as exc:
             raise StoreError(f"alert {event.alert_id!r} already recorded in project {project!r}") from exc
 

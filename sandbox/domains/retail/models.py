@@ -75,6 +75,7 @@ orders = Table(
     Column("ship_country", String, nullable=False),
     Column("ship_zip", String, nullable=False),
     Column("items_modified", Boolean, nullable=False, default=False),
+    Column("cancel_reason", String, nullable=True),  # what the customer confirmed, when cancelled
 )
 
 order_items = Table(
@@ -148,3 +149,6 @@ TODAY = "2026-05-15"
 """The sandbox's fixed 'today': return windows and timestamps are computed from it, so trials reproduce."""
 
 RETURN_WINDOW_DAYS = 30
+
+CANCEL_REASONS = ("no longer needed", "ordered by mistake")
+"""The reasons a pending order may be cancelled for (the backend stores the one the customer confirmed)."""

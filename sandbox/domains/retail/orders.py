@@ -11,7 +11,6 @@ from sqlalchemy import Connection
 from passhat.checks import (
     Check,
     all_of,
-    inserted,
     no_other_writes,
     response_contains,
     response_omits,
@@ -29,6 +28,7 @@ from passhat.sandbox.domains.retail.data import (
     new_address,
     sorted_orders,
 )
+from passhat.sandbox.domains.retail.effects import money_moved, settlement
 
 # -- pending orders -----------------------------------------------------------------------------------------
 
@@ -57,9 +57,8 @@ def cancel_candidates(connection: Connection, *, by_name: bool = False) -> list[
             "reason": random.Random(order_id).choice(("no longer needed", "ordered by mistake")),
             "payment_method_id": method["payment_method_id"],
             "refund_amount": amount,
+            "settlements": [settlement(method, "refund", amount)],
         }
-        if method["kind"] == "gift_card":
-            intent["gift_card_balance_after"] = round((method["balance"] or 0.0) + amount, 2)
         found.append(intent)
     return found
 
@@ -78,27 +77,13 @@ def cancel_script(intent: Mapping[str, Any], *, by_name: bool = False) -> Custom
 
 
 def cancel_check(intent: Mapping[str, Any]) -> Check:
-    parts: list[Check] = [
-        updated("orders", {"order_id": intent["order_id"]}, {"status": "cancelled"}),
-        inserted(
-            "payment_transactions",
-            {
-                "order_id": intent["order_id"],
-                "kind": "refund",
-                "amount": intent["refund_amount"],
-                "payment_method_id": intent["payment_method_id"],
-            },
-        ),
-    ]
-    if "gift_card_balance_after" in intent:
-        parts.append(
-            updated(
-                "payment_methods",
-                {"payment_method_id": intent["payment_method_id"]},
-                {"balance": intent["gift_card_balance_after"]},
-            )
-        )
-    return all_of(*parts, no_other_writes())
+    order_id = intent["order_id"]
+    return all_of(
+        # The reason is what the customer confirmed; the backend keeps it with the order.
+        updated("orders", {"order_id": order_id}, {"status": "cancelled", "cancel_reason": intent["reason"]}),
+        *money_moved(order_id, intent["settlements"]),
+        no_other_writes(),
+    )
 
 
 def address_candidates(connection: Connection) -> list[Intent]:
@@ -166,9 +151,10 @@ def items_candidates(connection: Connection) -> list[Intent]:
             "new_options": {name: variant["options"]},
             "payment_method_id": method["payment_method_id"],
             "price_difference": difference,
+            "settlements": [settlement(method, "charge" if difference > 0 else "refund", abs(difference))]
+            if difference
+            else [],
         }
-        if method["kind"] == "gift_card" and difference:
-            intent["gift_card_balance_after"] = round((method["balance"] or 0.0) - difference, 2)
         found.append(intent)
     return found
 
@@ -185,39 +171,23 @@ def items_script(intent: Mapping[str, Any]) -> CustomerScript:
 
 
 def items_check(intent: Mapping[str, Any]) -> Check:
-    parts: list[Check] = [
+    return all_of(
         updated(
             "order_items",
             {"item_id": intent["item_id"]},
             {"variant_id": intent["new_variant_id"], "price": intent["new_price"]},
         ),
         updated("orders", {"order_id": intent["order_id"]}, {"items_modified": True}),
-    ]
-    difference = intent["price_difference"]
-    if difference:
-        parts.append(
-            inserted(
-                "payment_transactions",
-                {
-                    "order_id": intent["order_id"],
-                    "kind": "charge" if difference > 0 else "refund",
-                    "amount": round(abs(difference), 2),
-                    "payment_method_id": intent["payment_method_id"],
-                },
-            )
-        )
-    if "gift_card_balance_after" in intent:
-        parts.append(
-            updated(
-                "payment_methods",
-                {"payment_method_id": intent["payment_method_id"]},
-                {"balance": intent["gift_card_balance_after"]},
-            )
-        )
-    return all_of(*parts, no_other_writes())
+        *money_moved(intent["order_id"], intent["settlements"]),
+        no_other_writes(),
+    )
 
 
-def payment_candidates(connection: Connection, *, insufficient_gift_card: bool = False) -> list[Intent]:
+def payment_candidates(
+    connection: Connection, *, insufficient_gift_card: bool = False, to_gift_card: bool = False
+) -> list[Intent]:
+    """Pending orders to pay another way: with another card or PayPal account, with a gift card that covers
+    the order (`to_gift_card`), or with a gift card that does not, then a fallback (`insufficient_gift_card`)."""
     data = data_for(connection)
     pending = is_pending(data)
     found: list[Intent] = []
@@ -227,6 +197,14 @@ def payment_candidates(connection: Connection, *, insufficient_gift_card: bool =
         old = data.method(order["payment_method_id"])
         amount = data.paid[order_id]
         others = [p for p in methods if p["kind"] != "gift_card" and p["payment_method_id"] != old["payment_method_id"]]
+        cards = [p for p in methods if p["kind"] == "gift_card"]
+        if to_gift_card:
+            # The first gift card is the one a customer asking for "my gift card" means.
+            if not cards or cards[0]["payment_method_id"] == old["payment_method_id"]:
+                continue
+            if (cards[0]["balance"] or 0.0) < amount:
+                continue
+            others = cards[:1]
         if not others:
             continue
         new = others[0]
@@ -239,13 +217,11 @@ def payment_candidates(connection: Connection, *, insufficient_gift_card: bool =
             "amount": amount,
         }
         if insufficient_gift_card:
-            cards = [p for p in methods if p["kind"] == "gift_card"]
             if old["kind"] == "gift_card" or not cards or (cards[0]["balance"] or 0.0) >= amount:
                 continue
             intent["payment"] = "gift_card"
             intent["fallback"] = {"payment": new["kind"]}
-        if old["kind"] == "gift_card":
-            intent["old_balance_after"] = round((old["balance"] or 0.0) + amount, 2)
+        intent["settlements"] = [settlement(old, "refund", amount), settlement(new, "charge", amount)]
 
         def other_payable(other: str, new_id: str = new["payment_method_id"]) -> bool:
             return pending(other) and data.orders[other]["payment_method_id"] != new_id
@@ -275,37 +251,13 @@ def payment_script(intent: Mapping[str, Any]) -> CustomerScript:
 
 
 def payment_check(intent: Mapping[str, Any]) -> Check:
-    order_id, amount = intent["order_id"], intent["amount"]
-    parts: list[Check] = [
+    order_id = intent["order_id"]
+    return all_of(
         updated("orders", {"order_id": order_id}, {"payment_method_id": intent["payment_method_id"]}),
-        inserted(
-            "payment_transactions",
-            {
-                "order_id": order_id,
-                "kind": "refund",
-                "amount": amount,
-                "payment_method_id": intent["old_payment_method_id"],
-            },
-        ),
-        inserted(
-            "payment_transactions",
-            {
-                "order_id": order_id,
-                "kind": "charge",
-                "amount": amount,
-                "payment_method_id": intent["payment_method_id"],
-            },
-        ),
-    ]
-    if "old_balance_after" in intent:
-        parts.append(
-            updated(
-                "payment_methods",
-                {"payment_method_id": intent["old_payment_method_id"]},
-                {"balance": intent["old_balance_after"]},
-            )
-        )
-    return all_of(*parts, no_other_writes())
+        # The old method is refunded and the new one charged, gift card balances included.
+        *money_moved(order_id, intent["settlements"]),
+        no_other_writes(),
+    )
 
 
 # -- account, inquiries, refusals, confidentiality ------------------------------------------------

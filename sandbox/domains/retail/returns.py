@@ -15,6 +15,7 @@ from passhat.checks import (
     inserted,
     no_other_writes,
     response_contains,
+    unordered,
     updated,
 )
 from passhat.sandbox.domain import CustomerScript
@@ -79,7 +80,7 @@ def return_check(intent: Mapping[str, Any]) -> Check:
             "returns",
             {
                 "order_id": intent["order_id"],
-                "item_ids": json.dumps(sorted(intent["item_ids"])),
+                "item_ids": unordered(intent["item_ids"]),
                 "payment_method_id": intent["payment_method_id"],
                 "refund_amount": intent["refund_amount"],
                 "status": "requested",
@@ -144,13 +145,16 @@ def exchange_script(intent: Mapping[str, Any]) -> CustomerScript:
 
 
 def exchange_check(intent: Mapping[str, Any]) -> Check:
+    # Which items is a set; each new variant belongs to its item, so the variants are compared in the order
+    # the backend stores them: that of the sorted item ids.
+    pairs = sorted(zip(intent["item_ids"], intent["new_variant_ids"], strict=True))
     return all_of(
         inserted(
             "exchanges",
             {
                 "order_id": intent["order_id"],
-                "item_ids": json.dumps(intent["item_ids"]),
-                "new_variant_ids": json.dumps(intent["new_variant_ids"]),
+                "item_ids": unordered(intent["item_ids"]),
+                "new_variant_ids": json.dumps([variant for _, variant in pairs]),
                 "payment_method_id": intent["payment_method_id"],
                 "price_difference": intent["price_difference"],
                 "status": "requested",
@@ -210,7 +214,7 @@ def multi_check(intent: Mapping[str, Any]) -> Check:
                 "returns",
                 {
                     "order_id": ret["order_id"],
-                    "item_ids": json.dumps(ret["item_ids"]),
+                    "item_ids": unordered(ret["item_ids"]),
                     "payment_method_id": ret["payment_method_id"],
                     "refund_amount": ret["refund_amount"],
                 },

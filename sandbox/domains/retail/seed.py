@@ -256,6 +256,8 @@ def seed(connection: Connection, seed: int = 0, size: str = "small") -> None:
                     "ship_country": address["country"],
                     "ship_zip": address["zip"],
                     "items_modified": False,
+                    # Chosen without the generator so the rest of the seed stays as it was.
+                    "cancel_reason": m.CANCEL_REASONS[order_counter % 2] if status == "cancelled" else None,
                 }
             )
             total = 0.0

@@ -49,7 +49,7 @@ TOOL_NAMES = (
     "transfer_to_human",
     "calculate",
 )
-CANCEL_REASONS = ("no longer needed", "ordered by mistake")
+CANCEL_REASONS = m.CANCEL_REASONS
 
 
 def days_since(date: str) -> int:
@@ -267,7 +267,9 @@ class RetailBackend:
         if isinstance(method, CallToolResult):
             return method
         amount = self._paid(order_id)
-        self._db.execute(update(m.orders).where(m.orders.c.order_id == order_id).values(status="cancelled"))
+        self._db.execute(
+            update(m.orders).where(m.orders.c.order_id == order_id).values(status="cancelled", cancel_reason=reason)
+        )
         self._move_money(order_id, method, "refund", amount)
         self._db.commit()
         return ok(

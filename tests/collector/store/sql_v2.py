@@ -12,7 +12,13 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from passhat.collector.store import NormalizedSpan, SpanBatch, Store, WriteResult
-from passhat.collector.store.sql._rows import span_values, state_write_values, ticket_to_row, tool_call_values
+from passhat.collector.store.sql._rows import (
+    SPAN_COLUMNS,
+    span_values,
+    state_write_values,
+    ticket_values,
+    tool_call_values,
+)
 from passhat.collector.store.sql._schema import MIGRATIONS, schema_versions
 from passhat.collector.store.sql._store import SqlStore
 from tests.collector.store.store_contract import ticket_span, tool_span
@@ -41,8 +47,7 @@ V2_TABLES = (
     " key TEXT NOT NULL, op VARCHAR(16) NOT NULL, before TEXT, after TEXT, changed TEXT NOT NULL, rowcount INTEGER,"
     " PRIMARY KEY (project, trace_id, span_id, seq))",
 )
-_SPAN = "project, trace_id, span_id, parent_span_id, name, operation, kind, status, status_message, service_name"
-_SPAN += ", scope_name, start_ns, end_ns, attributes, resource_attributes, events"
+_SPAN = ", ".join(SPAN_COLUMNS[1:])  # version 2's span columns: today's without the span id
 _TOOL = "project, trace_id, span_id, parent_span_id, tool_name, outcome, start_ns, end_ns, call_id, tool_type"
 _TOOL += ", error_type, error_message, arguments, result"
 _WRITE = "project, trace_id, span_id, seq, time_ns, table_name, key, op, before, after, changed, rowcount"
@@ -83,7 +88,7 @@ def create_v2_database(url: str, project: str, spans: Sequence[NormalizedSpan]) 
             traffic: Counter[tuple[str, str, str]] = Counter()
             for span in spans:
                 if span.ticket is not None:
-                    row = ticket_to_row(project, span.ticket)
+                    row = ticket_values(project, span.ticket)
                     del row["span_ref"]
                     _insert(conn, "tickets", ", ".join(row), [tuple(row.values())])
                     traffic[(row["day"], row["task_type"], row["source"])] += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -233,3 +234,40 @@ def test_rows_bound_by_sqlalchemy_get_the_same_span_ids(tmp_path: pathlib.Path) 
     engine.dispose()
     assert [ids[s.span_id] for s in spans] == list(range(100, 100 + len(spans)))
     assert len(refs) == 6 and all(ids[span_id] == ref for span_id, ref in refs)
+
+
+def test_row_builders_give_each_field_under_its_column() -> None:
+    """The SQL row builders name each field by hand (the ingest path's speed); each value lands in the column
+    derived from its field, so a builder and its column list cannot drift apart."""
+    from dataclasses import fields
+
+    from passhat.collector.store.sql._rows import (
+        RENAMED,
+        SPAN_COLUMNS,
+        STATE_WRITE_COLUMNS,
+        TICKET_COLUMNS,
+        TOOL_CALL_COLUMNS,
+        span_values,
+        state_write_values,
+        ticket_values,
+        tool_call_values,
+    )
+
+    encoded = {"attributes", "resource_attributes", "events", "intent", "ticket_hash", "key", "before", "after"}
+    encoded |= {"changed", "ticket", "tool_call", "state_writes"}
+
+    def check(row: dict[str, Any], value: Any) -> None:
+        for f in fields(value):
+            if f.name not in encoded:
+                assert row[RENAMED.get(f.name, f.name)] == getattr(value, f.name), f.name
+
+    for span in three_traces():
+        check(dict(zip(SPAN_COLUMNS, span_values("p", span), strict=True)), span)
+        if span.tool_call is not None:
+            check(dict(zip(TOOL_CALL_COLUMNS, tool_call_values("p", span.tool_call), strict=True)), span.tool_call)
+        for write in span.state_writes:
+            check(dict(zip(STATE_WRITE_COLUMNS, state_write_values("p", write), strict=True)), write)
+        if span.ticket is not None:
+            row = ticket_values("p", span.ticket)
+            assert list(row) == list(TICKET_COLUMNS)
+            check(row, span.ticket)

@@ -9,6 +9,7 @@ from importlib import resources
 import pytest
 
 from passhat.sandbox import DomainError, Sandbox, available_domains, load_domain
+from passhat.sandbox.testing import PROBES, check_collateral
 
 
 def test_listing_domains_does_not_import_them() -> None:
@@ -101,3 +102,12 @@ def test_every_failure_mode_is_reachable_in_every_domain() -> None:
     for name in available_domains():
         reachable = set().union(*(task.failure_modes for task in load_domain(name).task_types.values()))
         assert reachable == set(FAILURE_MODES), name
+
+
+def test_every_domain_catches_collateral_damage() -> None:
+    # For each task type: the reference path plus one unrequested write (another column of a claimed row,
+    # another row of a written table, another table) fails naming the write; extra lookups still pass.
+    for name in available_domains():
+        results = check_collateral(name, scenarios_per_task_type=2)
+        assert {result.probe for result in results} == set(PROBES), name
+        assert {result.task_type for result in results} == set(load_domain(name).task_types), name

@@ -1,26 +1,17 @@
-"""The Store interface: what the collector, the replay loop and the reports need from a database.
+"""The rows the Store reads and writes: one dataclass per kind of row, in the domain's words.
 
-Two implementations are written against it: `SqlStore` (SQLAlchemy 2; SQLite by default, any URL) and
-`ClickHouseStore` (clickhouse-connect; embedded chdb or a server). Both pass the same contract suite
-(tests/collector/store_contract.py).
-
-Conventions shared by every implementation:
-- Every data method takes the project name first; rows never carry their project, and no method can return
-  another project's rows.
-- Span-derived times are integers, nanoseconds since the Unix epoch (exact in both stores); administrative
-  times (`created_at`, `fired_at`, ...) are timezone-aware UTC `datetime`s.
-- Ids are lowercase hex: trace ids 32 characters, span ids 16.
-- JSON-like fields (`attributes`, `intent`, `key`, `before`, ...) are plain dicts / lists of JSON values.
+Both backends derive their column lists from these dataclasses (`dataclasses.fields`), so a field is named
+once, here; each backend's `_rows` module says in one place where its column is spelled differently.
 """
 
 from __future__ import annotations
 
-import abc
 import datetime as dt
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from passhat.collector.store._codec import utc_day
 
 Source = Literal["production", "sandbox"]
 SpanOperation = Literal[
@@ -41,10 +32,6 @@ RunStatus = Literal["running", "finished", "failed"]
 
 #: The `op` of a state write; `read` marks a before-image captured from a `passhat.state_read` event.
 StateOp = Literal["insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert", "read"]
-
-
-class StoreError(Exception):
-    """A store could not do what was asked (connection lost, schema too new, ...); the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +82,11 @@ class TicketRow:
     row is identified by (trace_id, ticket_id). When two spans of one trace claim the same ticket id, the
     store keeps the one that started first (the outermost agent span). Without a `passhat.ticket.id`, the
     normaliser uses the trace id as the ticket id.
+
+    `ticket_hash` is `passhat.ticket_hash(ticket_id)` (the SDK's sampling hash, the one definition), an
+    unsigned 64-bit integer; `list_tickets(max_hash=...)` keeps `ticket_hash < max_hash`. How it is stored:
+    the SQL store shifts it by -2**63 into a signed BIGINT (`sql._rows.HASH_SHIFT`: order kept, so the filter
+    stays a range scan); ClickHouse keeps it as a UInt64 and samples by it (docs/clickhouse.md).
     """
 
     ticket_id: str
@@ -104,7 +96,7 @@ class TicketRow:
     source: Source
     start_time_ns: int
     end_time_ns: int
-    ticket_hash: int  # passhat.ticket_hash(ticket_id): unsigned 64-bit
+    ticket_hash: int
     status: StatusCode = "unset"
     agent_name: str | None = None
     conversation_id: str | None = None
@@ -118,7 +110,7 @@ class TicketRow:
     @property
     def day(self) -> dt.date:
         """The UTC day the ticket started: the unit of daily traffic."""
-        return _utc_day(self.start_time_ns // _NS_PER_DAY)
+        return utc_day(self.start_time_ns)
 
 
 @dataclass(slots=True)
@@ -279,161 +271,3 @@ class AlertEvent:
     task_type: str | None = None
     payload: dict[str, Any] = field(default_factory=dict)
     deliveries: dict[str, str] = field(default_factory=dict)  # channel -> "ok" | error text
-
-
-class Store(abc.ABC):
-    """Durable storage for the collector. Implementations must be safe to call from several threads."""
-
-    # --- lifecycle -------------------------------------------------------------------------------------
-    @abc.abstractmethod
-    def migrate(self) -> int:
-        """Bring the schema to the newest version (idempotent); return that version."""
-
-    @abc.abstractmethod
-    def schema_version(self) -> int:
-        """The schema version applied (0 before any migration)."""
-
-    @abc.abstractmethod
-    def close(self) -> None:
-        """Release connections. The store is unusable afterwards."""
-
-    def ping(self) -> bool:
-        """True when the database answers (for /healthz)."""
-        self.schema_version()
-        return True
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # --- projects and keys -----------------------------------------------------------------------------
-    @abc.abstractmethod
-    def ensure_project(self, name: str) -> Project:
-        """Return the project, creating it first if needed."""
-
-    @abc.abstractmethod
-    def get_project(self, name: str) -> Project | None: ...
-
-    @abc.abstractmethod
-    def list_projects(self) -> list[Project]:
-        """All projects, by name."""
-
-    @abc.abstractmethod
-    def add_api_key(self, key: ApiKey) -> None:
-        """Store a key (its project must exist). A prefix or hash already stored raises `StoreError`."""
-
-    @abc.abstractmethod
-    def find_api_key(self, key_hash: str) -> ApiKey | None:
-        """The key with this hash, revoked or not (callers check `active`)."""
-
-    @abc.abstractmethod
-    def list_api_keys(self, project: str | None = None) -> list[ApiKey]:
-        """Keys (all projects when None), by creation time."""
-
-    @abc.abstractmethod
-    def revoke_api_key(self, prefix: str, *, at: dt.datetime | None = None) -> bool:
-        """Revoke the key with this prefix. False when there is no such active key."""
-
-    # --- spans -----------------------------------------------------------------------------------------
-    @abc.abstractmethod
-    def write_batches(self, batches: Sequence[SpanBatch]) -> list[WriteResult]:
-        """Write several projects' batches as one atomic unit (all committed, or none and an exception).
-
-        Spans whose (project, trace_id, span_id) is already stored, or repeated earlier in the call, are
-        counted as duplicates and none of their derived rows are written. Daily traffic counts each new
-        ticket row once. Returns one result per batch, in order. Returning means durable.
-        """
-
-    def write_batch(self, project: str, spans: Sequence[NormalizedSpan]) -> WriteResult:
-        """Write one project's spans atomically (see `write_batches`)."""
-        return self.write_batches([SpanBatch(project, spans)])[0]
-
-    @abc.abstractmethod
-    def count_spans(self, project: str) -> int: ...
-
-    @abc.abstractmethod
-    def get_trace(self, project: str, trace_id: str) -> list[NormalizedSpan]:
-        """The stored spans of a trace (with events and derived rows), by start time."""
-
-    # --- tickets and traffic ---------------------------------------------------------------------------
-    @abc.abstractmethod
-    def list_tickets(
-        self,
-        project: str,
-        *,
-        task_type: str | None = None,
-        source: Source | None = None,
-        since_ns: int | None = None,
-        until_ns: int | None = None,
-        max_hash: int | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[TicketRow]:
-        """Ticket attempts, newest first. `since_ns` inclusive, `until_ns` exclusive (start time);
-        `max_hash` keeps tickets whose `ticket_hash < max_hash` (the deterministic sampler's filter)."""
-
-    @abc.abstractmethod
-    def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
-        """A ticket with its attempts and their spans, tool calls, state writes and reads; None if unknown."""
-
-    @abc.abstractmethod
-    def traffic(
-        self, project: str, *, days: int, source: Source = "production", today: dt.date | None = None
-    ) -> list[TrafficDay]:
-        """Tickets per task type per UTC day for the `days` days ending with `today` (default: UTC today),
-        ordered by day then task type. Days without tickets are absent."""
-
-    # --- replay runs and trials ------------------------------------------------------------------------
-    @abc.abstractmethod
-    def create_replay_run(self, project: str, run: ReplayRun) -> None:
-        """Record a new run. A run id already used in the project raises `StoreError`."""
-
-    @abc.abstractmethod
-    def get_replay_run(self, project: str, run_id: str) -> ReplayRun | None: ...
-
-    @abc.abstractmethod
-    def list_replay_runs(self, project: str, *, limit: int = 50) -> list[ReplayRun]:
-        """Runs, newest first."""
-
-    @abc.abstractmethod
-    def add_trials(self, project: str, trials: Sequence[TrialRow]) -> None:
-        """Append trials to existing runs (an unknown run id raises `StoreError`)."""
-
-    @abc.abstractmethod
-    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
-        """A run's trials ordered by ticket id, then attempt."""
-
-    @abc.abstractmethod
-    def finish_replay_run(
-        self,
-        project: str,
-        run_id: str,
-        *,
-        status: RunStatus = "finished",
-        summary: dict[str, Any] | None = None,
-        error: str | None = None,
-        at: dt.datetime | None = None,
-    ) -> None:
-        """Mark a run finished or failed (an unknown run id raises `StoreError`)."""
-
-    # --- alerts ----------------------------------------------------------------------------------------
-    @abc.abstractmethod
-    def add_alert_event(self, project: str, event: AlertEvent) -> None: ...
-
-    @abc.abstractmethod
-    def list_alert_events(
-        self, project: str, *, since: dt.datetime | None = None, rule: str | None = None, limit: int = 100
-    ) -> list[AlertEvent]:
-        """Alert events, newest first."""
-
-
-_NS_PER_DAY = 86_400 * 10**9
-_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
-
-
-@functools.lru_cache(maxsize=1024)
-def _utc_day(days_since_epoch: int) -> dt.date:
-    # Integer nanoseconds, not a float timestamp: exact at midnight, and cached (ingest asks once per ticket).
-    return dt.date.fromordinal(_EPOCH_ORDINAL + days_since_epoch)

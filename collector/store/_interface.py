@@ -1,0 +1,189 @@
+"""The Store interface: what the collector, the replay loop and the reports need from a database.
+
+Two implementations are written against it: `SqlStore` (SQLAlchemy 2; SQLite by default, any URL) and
+`ClickHouseStore` (clickhouse-connect; embedded chdb or a server). Both pass the same contract suite
+(tests/collector/store_contract.py).
+
+Conventions shared by every implementation:
+- Every data method takes the project name first; rows never carry their project, and no method can return
+  another project's rows.
+- Span-derived times are integers, nanoseconds since the Unix epoch (exact in both stores); administrative
+  times (`created_at`, `fired_at`, ...) are timezone-aware UTC `datetime`s.
+- Ids are lowercase hex: trace ids 32 characters, span ids 16.
+- JSON-like fields (`attributes`, `intent`, `key`, `before`, ...) are plain dicts / lists of JSON values.
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from passhat.collector.store._rows import (
+    AlertEvent,
+    ApiKey,
+    NormalizedSpan,
+    Project,
+    ReplayRun,
+    RunStatus,
+    Source,
+    SpanBatch,
+    TicketDetail,
+    TicketRow,
+    TrafficDay,
+    TrialRow,
+    WriteResult,
+)
+
+
+class StoreError(Exception):
+    """A store could not do what was asked (connection lost, schema too new, ...); the message says why."""
+
+
+class Store(abc.ABC):
+    """Durable storage for the collector. Implementations must be safe to call from several threads."""
+
+    # --- lifecycle -------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def migrate(self) -> int:
+        """Bring the schema to the newest version (idempotent); return that version."""
+
+    @abc.abstractmethod
+    def schema_version(self) -> int:
+        """The schema version applied (0 before any migration)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release connections. The store is unusable afterwards."""
+
+    def ping(self) -> bool:
+        """True when the database answers (for /healthz)."""
+        self.schema_version()
+        return True
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- projects and keys -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def ensure_project(self, name: str) -> Project:
+        """Return the project, creating it first if needed."""
+
+    @abc.abstractmethod
+    def get_project(self, name: str) -> Project | None: ...
+
+    @abc.abstractmethod
+    def list_projects(self) -> list[Project]:
+        """All projects, by name."""
+
+    @abc.abstractmethod
+    def add_api_key(self, key: ApiKey) -> None:
+        """Store a key (its project must exist). A prefix or hash already stored raises `StoreError`."""
+
+    @abc.abstractmethod
+    def find_api_key(self, key_hash: str) -> ApiKey | None:
+        """The key with this hash, revoked or not (callers check `active`)."""
+
+    @abc.abstractmethod
+    def list_api_keys(self, project: str | None = None) -> list[ApiKey]:
+        """Keys (all projects when None), by creation time."""
+
+    @abc.abstractmethod
+    def revoke_api_key(self, prefix: str, *, at: dt.datetime | None = None) -> bool:
+        """Revoke the key with this prefix. False when there is no such active key."""
+
+    # --- spans -----------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def write_batches(self, batches: Sequence[SpanBatch]) -> list[WriteResult]:
+        """Write several projects' batches as one atomic unit (all committed, or none and an exception).
+
+        Spans whose (project, trace_id, span_id) is already stored, or repeated earlier in the call, are
+        counted as duplicates and none of their derived rows are written. Daily traffic counts each new
+        ticket row once. Returns one result per batch, in order. Returning means durable.
+        """
+
+    def write_batch(self, project: str, spans: Sequence[NormalizedSpan]) -> WriteResult:
+        """Write one project's spans atomically (see `write_batches`)."""
+        return self.write_batches([SpanBatch(project, spans)])[0]
+
+    @abc.abstractmethod
+    def count_spans(self, project: str) -> int: ...
+
+    @abc.abstractmethod
+    def get_trace(self, project: str, trace_id: str) -> list[NormalizedSpan]:
+        """The stored spans of a trace (with events and derived rows), by start time."""
+
+    # --- tickets and traffic ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def list_tickets(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        source: Source | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        max_hash: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        """Ticket attempts, newest first. `since_ns` inclusive, `until_ns` exclusive (start time);
+        `max_hash` keeps tickets whose `ticket_hash < max_hash` (the deterministic sampler's filter)."""
+
+    @abc.abstractmethod
+    def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
+        """A ticket with its attempts and their spans, tool calls, state writes and reads; None if unknown."""
+
+    @abc.abstractmethod
+    def traffic(
+        self, project: str, *, days: int, source: Source = "production", today: dt.date | None = None
+    ) -> list[TrafficDay]:
+        """Tickets per task type per UTC day for the `days` days ending with `today` (default: UTC today),
+        ordered by day then task type. Days without tickets are absent."""
+
+    # --- replay runs and trials ------------------------------------------------------------------------
+    @abc.abstractmethod
+    def create_replay_run(self, project: str, run: ReplayRun) -> None:
+        """Record a new run. A run id already used in the project raises `StoreError`."""
+
+    @abc.abstractmethod
+    def get_replay_run(self, project: str, run_id: str) -> ReplayRun | None: ...
+
+    @abc.abstractmethod
+    def list_replay_runs(self, project: str, *, limit: int = 50) -> list[ReplayRun]:
+        """Runs, newest first."""
+
+    @abc.abstractmethod
+    def add_trials(self, project: str, trials: Sequence[TrialRow]) -> None:
+        """Append trials to existing runs (an unknown run id raises `StoreError`)."""
+
+    @abc.abstractmethod
+    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
+        """A run's trials ordered by ticket id, then attempt."""
+
+    @abc.abstractmethod
+    def finish_replay_run(
+        self,
+        project: str,
+        run_id: str,
+        *,
+        status: RunStatus = "finished",
+        summary: dict[str, Any] | None = None,
+        error: str | None = None,
+        at: dt.datetime | None = None,
+    ) -> None:
+        """Mark a run finished or failed (an unknown run id raises `StoreError`)."""
+
+    # --- alerts ----------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def add_alert_event(self, project: str, event: AlertEvent) -> None: ...
+
+    @abc.abstractmethod
+    def list_alert_events(
+        self, project: str, *, since: dt.datetime | None = None, rule: str | None = None, limit: int = 100
+    ) -> list[AlertEvent]:
+        """Alert events, newest first."""
