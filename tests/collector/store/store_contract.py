@@ -423,6 +423,35 @@ class StoreContract:
         assert [(t.span_id, t.task_type) for t in rows] == [(outer.span_id, "outer")]
         assert [(t.task_type, t.tickets) for t in store.traffic("shop", days=1)] == [("outer", 1)]
 
+    @pytest.mark.parametrize("together", [False, True], ids=["inner first", "one batch"])
+    def test_one_ticket_per_trace_the_named_ticket_over_a_nested_framework_agent(
+        self, store: Store, together: bool
+    ) -> None:
+        store.ensure_project("shop")
+        outer = ticket_span("T-6", task_type="refund")
+        # A framework's nested agent span names no ticket: its ticket id would be the trace id.
+        inner = ticket_span(
+            outer.trace_id, task_type="agent", trace_id=outer.trace_id, start_ns=outer.start_time_ns + 1000
+        )
+        if together:
+            store.write_batch("shop", [inner, outer])
+        else:
+            store.write_batch("shop", [inner])
+            store.write_batch("shop", [outer])
+        assert [(t.ticket_id, t.task_type) for t in store.list_tickets("shop")] == [("T-6", "refund")]
+        assert [(t.task_type, t.tickets) for t in store.traffic("shop", days=1)] == [("refund", 1)]
+
+    def test_a_named_ticket_ranks_before_an_earlier_unnamed_agent_root(self, store: Store) -> None:
+        store.ensure_project("shop")
+        named = ticket_span("T-7", task_type="refund")
+        unnamed = ticket_span(
+            named.trace_id, task_type="workflow", trace_id=named.trace_id, start_ns=named.start_time_ns - 1000
+        )
+        store.write_batch("shop", [named])
+        store.write_batch("shop", [unnamed])
+        assert [t.ticket_id for t in store.list_tickets("shop")] == ["T-7"]
+        assert [(t.task_type, t.tickets) for t in store.traffic("shop", days=1)] == [("refund", 1)]
+
     # --- traffic -------------------------------------------------------------------------------------
     def test_traffic_counts_tickets_per_task_type_per_day(self, store: Store) -> None:
         store.ensure_project("shop")
