@@ -235,9 +235,10 @@ def _ticket(
 
 
 def _unprefixed(name: str) -> str:
-    """A span name without its operation: `invoke_agent support` names the agent `support`."""
+    """A span name without its agent operation: `invoke_agent support` names the agent `support`. Other names
+    are kept whole (`chat gpt-4o` names a model, not a kind of ticket)."""
     operation, _, rest = name.partition(" ")
-    return rest.strip() if rest.strip() and operation in _GENAI else name
+    return rest.strip() if rest.strip() and operation in _TICKET_ROOTS else name
 
 
 def _tool_call(

@@ -231,6 +231,7 @@ class ClickHouseStore(Store):
         since_ns: int | None = None,
         until_ns: int | None = None,
         max_hash: int | None = None,
+        outcome: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[TicketRow]:
@@ -243,6 +244,7 @@ class ClickHouseStore(Store):
             max_hash=max_hash,
             limit=limit,
             offset=offset,
+            outcome=outcome,
         )
 
     def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:

@@ -388,6 +388,14 @@ class StoreContract:
         sandbox = store.list_tickets("shop", source="sandbox")
         assert sandbox[0].replay_run_id == "r1"
 
+    def test_list_tickets_filters_by_outcome(self, store: Store) -> None:
+        store.ensure_project("shop")
+        resolved = ticket_span("T-11", outcome="resolved")
+        escalated = ticket_span("T-12", outcome="escalated")
+        store.write_batch("shop", [resolved, escalated])
+        assert [t.ticket_id for t in store.list_tickets("shop", outcome="escalated")] == ["T-12"]
+        assert {t.ticket_id for t in store.list_tickets("shop")} == {"T-11", "T-12"}
+
     def test_ticket_with_its_attempts_tool_calls_and_writes(self, store: Store) -> None:
         store.ensure_project("shop")
         prod = ticket_span("T-9")
