@@ -14,6 +14,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from passhat import semconv
+from passhat._baggage import with_ticket_baggage
 from passhat._content import cap, to_json
 from passhat._sampling import is_sampled
 
@@ -136,7 +137,8 @@ class Ticket:
                     trace_flags=TraceFlags(TraceFlags.DEFAULT),
                 )
             )
-        self._context_token = otel_context.attach(trace.set_span_in_context(self.span))
+        context = with_ticket_baggage(trace.set_span_in_context(self.span), self.ticket_id, self.task_type, self.source)
+        self._context_token = otel_context.attach(context)
         self._ticket_token = _current_ticket.set(self)
         return self
 
