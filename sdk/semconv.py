@@ -58,6 +58,8 @@ OPERATIONS: Final = (
     OP_EMBEDDINGS,
     OP_RETRIEVAL,
 )
+# The operations that are one call of a model that can ask for tools.
+MODEL_CALL_OPERATIONS: Final = (OP_CHAT, OP_GENERATE_CONTENT, OP_TEXT_COMPLETION)
 
 # passhat's own namespace.
 TICKET_ID: Final = "passhat.ticket.id"

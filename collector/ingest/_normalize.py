@@ -48,10 +48,10 @@ from passhat.semconv import (
     EXCEPTION_MESSAGE,
     EXCEPTION_TYPE,
     INTENT,
+    MODEL_CALL_OPERATIONS,
     OP_CHAT,
     OP_EMBEDDINGS,
     OP_EXECUTE_TOOL,
-    OP_GENERATE_CONTENT,
     OP_INVOKE_AGENT,
     OP_INVOKE_WORKFLOW,
     OP_RETRIEVAL,
@@ -98,7 +98,7 @@ _OPENLLMETRY = {"agent": OP_INVOKE_AGENT, "workflow": OP_INVOKE_WORKFLOW, "tool"
 _LLM_REQUEST_TYPES = {"chat": OP_CHAT, "completion": OP_TEXT_COMPLETION, "embedding": OP_EMBEDDINGS}
 _GENAI: frozenset[str] = frozenset(OPERATIONS)
 _TICKET_ROOTS: frozenset[str] = frozenset((OP_INVOKE_AGENT, OP_INVOKE_WORKFLOW))
-_MODEL_CALLS: frozenset[str] = frozenset((OP_CHAT, OP_GENERATE_CONTENT, OP_TEXT_COMPLETION))
+_MODEL_CALLS: frozenset[str] = frozenset(MODEL_CALL_OPERATIONS)
 _WRITE_OPS: frozenset[str] = frozenset(WRITE_OPS)
 _OUTCOMES: frozenset[str] = frozenset(TOOL_OUTCOMES)
 DEFAULT_TASK_TYPE = "unknown"

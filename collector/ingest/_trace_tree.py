@@ -9,7 +9,9 @@ from pydantic import BaseModel
 
 from passhat.collector.ingest._api_models import SpanOut, TicketOut, ToolCallOut
 from passhat.collector.store import NormalizedSpan
-from passhat.semconv import CHAT_TOOL_CALL_IDS
+from passhat.semconv import CHAT_TOOL_CALL_IDS, MODEL_CALL_OPERATIONS
+
+_MODEL_CALLS = frozenset(MODEL_CALL_OPERATIONS)
 
 
 class TraceNode(BaseModel):
@@ -20,6 +22,9 @@ class TraceNode(BaseModel):
     tool_call: ToolCallOut | None
     # For a tool call: the span id of the LLM call whose output asked for it (matched by tool-call id).
     requested_by: str | None
+    # For a model call traced twice (two instrumentations of one client call: one span inside the other): the
+    # span id of the outer one, which counts; this one is a duplicate.
+    duplicate_of: str | None
     children: list[TraceNode]
 
 
@@ -47,6 +52,7 @@ def trace_tree(trace_id: str, spans: Sequence[NormalizedSpan]) -> TraceOut:
             ticket=TicketOut.of(span.ticket) if span.ticket is not None else None,
             tool_call=ToolCallOut.of(call) if call is not None else None,
             requested_by=asked_by.get(call.call_id) if call is not None and call.call_id else None,
+            duplicate_of=None,
             children=[],
         )
     parents = {span.span_id: span.parent_span_id for span in ordered}
@@ -57,6 +63,9 @@ def trace_tree(trace_id: str, spans: Sequence[NormalizedSpan]) -> TraceOut:
             roots.append(nodes[span.span_id])
         else:
             parent.children.append(nodes[span.span_id])
+            if span.operation in _MODEL_CALLS and parent.span.operation in _MODEL_CALLS:
+                # A model call never contains another one: this is the same call, recorded twice.
+                nodes[span.span_id].duplicate_of = parent.duplicate_of or parent.span.span_id
     ticket = next((n.ticket for n in nodes.values() if n.ticket is not None), None)
     return TraceOut(trace_id=trace_id, span_count=len(ordered), ticket=ticket, roots=roots)
 

@@ -297,3 +297,28 @@ def test_ticket_listing_filters_by_time_and_outcome(collector: Collector) -> Non
         assert listed(outcome="resolved") == []
         assert listed(until="2000-01-01T00:00:00Z") == []
         assert listed(since="2000-01-01T00:00:00Z", until="2999-01-01T00:00:00Z") == ["T-4"]
+
+
+def test_an_llm_call_traced_twice_is_marked_a_duplicate_and_tools_link_to_the_outer_span(
+    collector: Collector, encoding: str
+) -> None:
+    trace = Trace()
+    root = trace.add("invoke_agent", {"gen_ai.operation.name": "invoke_agent", "passhat.ticket.id": "T-8"})
+    ours = trace.add("chat claude", {"gen_ai.operation.name": "chat", "passhat.chat.tool_call_ids": ["toolu_1"]}, root)
+    theirs = trace.add(
+        "anthropic.messages.create",
+        {"openinference.span.kind": "LLM", "llm.output_messages.0.message.tool_calls.0.tool_call.id": "toolu_1"},
+        ours,
+    )
+    trace.add(
+        "execute_tool refund",
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "refund", "gen_ai.tool.call.id": "toolu_1"},
+        root,
+    )
+    with collector.client(collector.shop_key) as client:
+        send(client, trace.exported(), encoding)
+        [top] = client.get(f"/api/traces/{trace.hex}").json()["roots"]
+    chat, tool = top["children"]
+    assert (chat["duplicate_of"], chat["children"][0]["duplicate_of"]) == (None, ours.hex())
+    assert chat["children"][0]["span"]["span_id"] == theirs.hex()
+    assert tool["requested_by"] == ours.hex()
