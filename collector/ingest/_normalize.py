@@ -280,7 +280,7 @@ def _tool_call(
         outcome=outcome,
         start_time_ns=start_ns,
         end_time_ns=end_ns,
-        call_id=_text(_first(attributes, TOOL_CALL_ID, "tool_call.id", "tool.call.id")),
+        call_id=_text(_first(attributes, TOOL_CALL_ID, "tool_call.id", "tool.id", "tool.call.id")),
         tool_type=_text(attributes.get(TOOL_TYPE)),
         error_type=error_type,
         error_message=error_message,
