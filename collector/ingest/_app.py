@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from passhat import __version__
 from passhat.collector.ingest import _routes_ingest, _routes_ops, _routes_query
+from passhat.collector.ingest._business import BusinessGauges
 from passhat.collector.ingest._metrics import CollectorMetrics
 from passhat.collector.ingest._otlp import (
     PROTOBUF,
@@ -58,9 +59,12 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
             max_commit_spans=settings.max_commit_spans,
         )
         app.state.passhat = AppState(settings, active, writer, metrics)
+        gauges = BusinessGauges(active)
+        metrics.registry.register(gauges)
         try:
             yield
         finally:
+            metrics.registry.unregister(gauges)
             writer.close()
             if store is None:
                 active.close()
