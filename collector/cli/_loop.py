@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import datetime as dt
 import os
 from pathlib import Path
@@ -70,38 +69,12 @@ def period_from(period: str | None, since: str | None) -> Period:
 
 
 def trial_table_rows(trials: list[TrialRow], k: int) -> list[dict[str, Any]]:
-    """Per (domain, task type): the same fields `passhat replay --domain` prints."""
-    import numpy as np
+    """Per (domain, task type): the same fields `passhat replay --domain` prints, from the trials that speak
+    about the agent (a simulator or infrastructure error is not the agent's failure)."""
+    from passhat.collector.reliability import summarize_trials
 
-    from passhat.collector.reliability import summarize_task_type
-
-    passed: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
-    signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for trial in trials:
-        if trial.simulator_error or trial.infra_error:
-            continue
-        key = (trial.domain or "unknown", trial.task_type)
-        passed[key].setdefault(trial.ticket_id, []).append(trial.passed)
-        if trial.failure_label and not trial.passed:
-            signatures[key][trial.failure_label] += 1
-    rows = []
-    for key in sorted(passed):
-        tickets = {t: v for t, v in passed[key].items() if len(v) >= k}
-        if not tickets:
-            continue
-        n = np.array([len(v) for v in tickets.values()])
-        c = np.array([sum(v) for v in tickets.values()])
-        summary = summarize_task_type(n, c, k).to_dict()
-        rows.append(
-            {
-                "domain": key[0],
-                "task_type": key[1],
-                **{name: summary[name] for name in ("tickets", "trials_per_ticket")},
-                **{name: summary[name] for name in ("pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci")},
-                "signatures": dict(sorted(signatures[key].items())),
-            }
-        )
-    return rows
+    usable = [trial for trial in trials if not (trial.simulator_error or trial.infra_error)]
+    return [row.to_dict() for row in summarize_trials(usable, k)]
 
 
 def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:

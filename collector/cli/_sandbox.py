@@ -112,39 +112,19 @@ def summarize(
 
     `price_in` / `price_out` are the model's prices in USD per million input / output tokens.
     """
-    import numpy as np
+    from passhat.collector.reliability import summarize_trials
 
-    from passhat.collector.reliability import summarize_task_type
-
-    by_type: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
-    signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
     tokens: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
     for result in results:
-        key = (result.scenario.domain, result.scenario.task_type)
-        by_type[key].setdefault(result.scenario.scenario_id, []).append(result.passed)
-        if result.signature is not None:
-            signatures[key][result.signature.label] += 1
+        key = (result.domain, result.task_type)
         tokens[key][0] += result.usage.input_tokens
         tokens[key][1] += result.usage.output_tokens
     rows = []
-    for key in sorted(by_type):
-        tickets = by_type[key]
-        n = np.array([len(v) for v in tickets.values()])
-        c = np.array([sum(v) for v in tickets.values()])
-        summary = summarize_task_type(n, c, k).to_dict()
-        rows.append(
-            {
-                "domain": key[0],
-                "task_type": key[1],
-                **{name: summary[name] for name in ("tickets", "trials_per_ticket")},
-                **{name: summary[name] for name in ("pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci")},
-                "signatures": dict(sorted(signatures[key].items())),
-                "input_tokens": tokens[key][0],
-                "output_tokens": tokens[key][1],
-            }
-        )
+    for by_type in summarize_trials(results, k):
+        used = tokens[(by_type.domain, by_type.task_type)]
+        rows.append({**by_type.to_dict(), "input_tokens": used[0], "output_tokens": used[1]})
         if price_in is not None and price_out is not None:
-            rows[-1]["cost_usd"] = round((tokens[key][0] * price_in + tokens[key][1] * price_out) / 1e6, 6)
+            rows[-1]["cost_usd"] = round((used[0] * price_in + used[1] * price_out) / 1e6, 6)
     return rows
 
 

@@ -34,7 +34,6 @@ from passhat.collector.replay import (
 )
 from passhat.collector.report import (
     AlertFired,
-    BackendChange,
     DailyTraffic,
     NotReplayable,
     PeriodFigures,
@@ -104,28 +103,6 @@ def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[No
     return kept, dropped
 
 
-def _trial_result(trial: TrialRow) -> TrialResult:
-    details = trial.details or {}
-    changes = []
-    for change in details.get("changes", []):
-        try:
-            changes.append(BackendChange.from_dict(change))
-        except (ValueError, TypeError):
-            continue  # a change the report cannot draw is left out of the side-by-side view, not the figures
-    return TrialResult(
-        domain=trial.domain or "unknown",
-        task_type=trial.task_type,
-        ticket_id=trial.ticket_id,
-        attempt=trial.attempt + 1,  # the sandbox counts attempts from 0, the report from 1
-        passed=trial.passed,
-        signature=None if trial.passed else trial.failure_label,
-        termination_reason=trial.termination_reason,
-        changes=changes,
-        final_response=str(details.get("final_response", "")),
-        simulated=bool(details.get("simulated", False)),
-    )
-
-
 def previous_figures(store: Store, project: str, period: Period, *, count: int = 8) -> list[PeriodFigures]:
     """Earlier periods' overall figures, newest first, from the summaries their finished runs kept."""
     found: list[PeriodFigures] = []
@@ -152,7 +129,7 @@ def report_input_for(
 ) -> ReportInput:
     """Everything the period's report needs, read from the store."""
     trials, dropped = _usable(store.list_trials(project, run.run_id), run.k)
-    results = [_trial_result(t) for t in trials]
+    results = [TrialResult.from_row(t) for t in trials]
     owner = {r.task_type: r.domain for r in results}
     for domain in (domains or {}).values():
         for name in domain.task_types:
@@ -161,10 +138,7 @@ def report_input_for(
         DailyTraffic(owner.get(task_type, "unknown"), task_type, day, tickets)
         for day, task_type, tickets in _traffic_rows(store, project, period)
     ]
-    not_replayable = [
-        NotReplayable(str(n.get("ticket_id")), str(n.get("task_type")), str(n.get("reason")))
-        for n in run.params.get("not_replayable", [])
-    ] + dropped
+    not_replayable = [NotReplayable.from_dict(n) for n in run.params.get("not_replayable", [])] + dropped
     return ReportInput(
         period=period.name,
         k=run.k,

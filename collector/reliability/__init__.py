@@ -24,6 +24,7 @@ from passhat.collector.reliability._traffic import (
     calculate,
     traffic_impact,
 )
+from passhat.collector.reliability._trials import GradedTrial, TaskTypeTrials, summarize_trials
 
 __all__ = [
     "AggregatePoint",
@@ -33,12 +34,14 @@ __all__ = [
     "Curve",
     "DropTest",
     "FloatArray",
+    "GradedTrial",
     "IntArray",
     "Mixture",
     "MixtureFit",
     "PointsFit",
     "TaskTypeSummary",
     "TaskTypeTraffic",
+    "TaskTypeTrials",
     "TrafficImpact",
     "as_counts",
     "bootstrap_means",
@@ -55,5 +58,6 @@ __all__ = [
     "reliability_curve",
     "simulate_alarm_rate",
     "summarize_task_type",
+    "summarize_trials",
     "traffic_impact",
 ]

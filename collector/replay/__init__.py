@@ -2,7 +2,6 @@
 
 from passhat.collector.replay._adapters import (
     DomainAdapter,
-    NotReplayable,
     NotReplayableError,
     ReplayTicket,
     ScenarioAdapter,
@@ -25,6 +24,7 @@ from passhat.collector.replay._run import (
     trial_row,
 )
 from passhat.collector.replay._sampling import StratumSample, sample_tickets
+from passhat.collector.store import NotReplayable
 
 __all__ = [
     "AgentSpec",

@@ -12,24 +12,12 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from passhat.collector.store import StateWriteRow, TicketDetail, TicketRow
+from passhat.collector.store import NotReplayable, StateWriteRow, TicketDetail, TicketRow
 from passhat.sandbox import Domain, RowImage, Scenario
 
 
 class NotReplayableError(Exception):
     """This ticket cannot be replayed; the message says why and what would fix it."""
-
-
-@dataclass(frozen=True)
-class NotReplayable:
-    """A sampled ticket the sandbox could not rebuild, and why."""
-
-    ticket_id: str
-    task_type: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"ticket_id": self.ticket_id, "task_type": self.task_type, "reason": self.reason}
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ finds the unfinished run and runs only the trials it lacks.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import time
 import uuid
@@ -17,7 +18,6 @@ from typing import Any
 
 import passhat
 from passhat.collector.replay._adapters import (
-    NotReplayable,
     ReplayTicket,
     RowLookup,
     ScenarioAdapter,
@@ -27,7 +27,7 @@ from passhat.collector.replay._adapters import (
 )
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._sampling import sample_tickets
-from passhat.collector.store import Period, ReplayRun, Store, TicketRow, TrialRow
+from passhat.collector.store import NotReplayable, Period, ReplayRun, Store, TicketRow, TrialRow
 from passhat.sandbox import AgentFactory, Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial
 
 ProgressCallback = Callable[[int, int], None]
@@ -138,7 +138,7 @@ def runs_for_period(store: Store, project: str, period: str) -> list[ReplayRun]:
 
 
 def trial_row(run_id: str, agent: AgentSpec, result: TrialResult) -> TrialRow:
-    """The stored form of a graded trial (the check verdict and the trial record's details as JSON)."""
+    """The stored form of a graded trial: its row, the check verdict, and its details as the replayed agent."""
     record = result.record
     signature = result.signature
     started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=result.duration_s)
@@ -158,20 +158,9 @@ def trial_row(run_id: str, agent: AgentSpec, result: TrialResult) -> TrialRow:
         verdict=record.verdict.to_dict(),
         simulator_error=record.simulator_error,
         infra_error=record.infra_error,
-        details={
-            "changes": [change.to_dict() for change in record.diff.changes],
-            "final_response": record.final_response,
-            "tool_calls": [
-                {"name": c.name, "outcome": c.outcome, "error_type": c.error_type, "is_write": c.is_write}
-                for c in record.tool_calls
-            ],
-            "transcript": [[role, text] for role, text in record.transcript],
-            "usage": {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens},
-            "agent": agent.label,
-            "agent_version": agent.version,
-            "simulated": agent.simulated,
-            "injected": result.injected,
-        },
+        details=dataclasses.replace(
+            result.details, agent=agent.label, agent_version=agent.version, simulated=agent.simulated
+        ),
     )
 
 

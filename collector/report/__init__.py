@@ -6,7 +6,6 @@ from passhat.collector.report._input import (
     AlertFired,
     BackendChange,
     DailyTraffic,
-    NotReplayable,
     PeriodFigures,
     ReportInput,
     ReportInputError,
@@ -17,6 +16,7 @@ from passhat.collector.report._markdown import render_markdown
 from passhat.collector.report._model import Report
 from passhat.collector.report._schema import report_schema
 from passhat.collector.report._write import ReportWriteError, render_json, write_report
+from passhat.collector.store import NotReplayable
 
 __all__ = [
     "AlertFired",

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from passhat.collector.store import Period, parse_period
+from passhat.collector.store import NotReplayable, Period, TrialRow, parse_period
 
 CHANGE_OPS = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
 
@@ -68,7 +68,12 @@ class BackendChange:
 
 @dataclass(frozen=True)
 class TrialResult:
-    """One graded sandbox trial of one sampled ticket."""
+    """One graded sandbox trial of one sampled ticket, as the report reads it.
+
+    A view of a stored trial (`from_row`) kept as its own small type because a report is also built by hand,
+    with no store (see docs/reports.md): it names only what the report shows, counts attempts from 1 as the page
+    does, and carries a signature only on a failed trial.
+    """
 
     domain: str
     task_type: str
@@ -81,6 +86,23 @@ class TrialResult:
     final_response: str = ""
     simulated: bool = False
 
+    @classmethod
+    def from_row(cls, trial: TrialRow) -> TrialResult:
+        """The report's view of a stored trial and its details."""
+        details = trial.details
+        return cls(
+            domain=trial.domain or "unknown",
+            task_type=trial.task_type,
+            ticket_id=trial.ticket_id,
+            attempt=trial.attempt + 1,  # the sandbox counts attempts from 0, the report from 1
+            passed=trial.passed,
+            signature=None if trial.passed else trial.failure_label,
+            termination_reason=trial.termination_reason,
+            changes=[BackendChange(c.table, dict(c.key), c.op, c.before, c.after) for c in details.changes],
+            final_response=details.final_response,
+            simulated=details.simulated,
+        )
+
 
 @dataclass(frozen=True)
 class DailyTraffic:
@@ -90,18 +112,6 @@ class DailyTraffic:
     task_type: str
     day: dt.date
     tickets: int
-
-
-@dataclass(frozen=True)
-class NotReplayable:
-    """A sampled ticket that could not be turned into a scenario, and why."""
-
-    ticket_id: str
-    task_type: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"ticket_id": self.ticket_id, "task_type": self.task_type, "reason": self.reason}
 
 
 @dataclass(frozen=True)

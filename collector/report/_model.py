@@ -6,7 +6,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from passhat.collector.report._input import AlertFired, BackendChange, NotReplayable
+from passhat.collector.report._input import AlertFired, BackendChange
+from passhat.collector.store import NotReplayable
 
 Interval = tuple[float, float]
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from passhat.sandbox import TrialDetails
 
 from passhat.collector.store._codec import utc_day
 
@@ -246,6 +249,14 @@ class ReplayRun:
     error: str | None = None
 
 
+def _no_details() -> TrialDetails:
+    # Imported on use: the sandbox loads MCP and SQLAlchemy, which the ingest path (it never builds a trial
+    # row) should not pay for.
+    from passhat.sandbox import TrialDetails
+
+    return TrialDetails()
+
+
 @dataclass(frozen=True, slots=True)
 class TrialRow:
     """One sandbox trial of one ticket in a replay run, graded by its checks."""
@@ -265,9 +276,9 @@ class TrialRow:
     verdict: dict[str, Any] | None = None  # the check Verdict as JSON
     simulator_error: str | None = None
     infra_error: str | None = None
-    # The rest of the trial record, as JSON: backend changes, final response, tool calls, transcript, usage,
-    # the agent's label and any injected failure (schema version 2).
-    details: dict[str, Any] = field(default_factory=dict)
+    # The rest of the trial record (backend changes, final response, tool calls, transcript, usage, the agent's
+    # label and any injected failure), kept as its JSON document (schema version 2).
+    details: TrialDetails = field(default_factory=_no_details)
 
 
 @dataclass(frozen=True, slots=True)

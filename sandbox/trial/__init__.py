@@ -1,6 +1,7 @@
 """One trial: the per-trial database copy, the row overlay, the MCP transports, the runner and its grading."""
 
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase, build_database
+from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
 from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
 from passhat.sandbox.trial._serve import TOKEN_ENV, TRANSPORTS, connect, main, new_token, require_bearer, serve
@@ -13,6 +14,7 @@ __all__ = [
     "RunConfig",
     "Sandbox",
     "TrialDatabase",
+    "TrialDetails",
     "TrialResult",
     "apply_overlay",
     "build_database",

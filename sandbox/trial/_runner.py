@@ -31,6 +31,7 @@ from passhat.sandbox.agents import (
 )
 from passhat.sandbox.domain import Scenario
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase
+from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._serve import Transport, connect
 
 if TYPE_CHECKING:
@@ -62,11 +63,35 @@ class TrialResult:
     overhead_s: float
     usage: Usage
     trace_id: str
+    agent: str = ""
 
     @property
     def passed(self) -> bool:
         """Whether the trial's check passed."""
         return self.record.passed
+
+    @property
+    def ticket_id(self) -> str:
+        """The ticket (scenario) this trial attempted."""
+        return self.scenario.scenario_id
+
+    @property
+    def task_type(self) -> str:
+        return self.scenario.task_type
+
+    @property
+    def domain(self) -> str:
+        return self.scenario.domain
+
+    @property
+    def failure_label(self) -> str | None:
+        """The failure signature's label (None when the trial passed)."""
+        return None if self.signature is None else self.signature.label
+
+    @property
+    def details(self) -> TrialDetails:
+        """What the trial's stored record holds beyond its row (derived from the record, never kept twice)."""
+        return TrialDetails.of_record(self.record, usage=self.usage, injected=self.injected, agent=self.agent)
 
 
 class _Trace:
@@ -166,6 +191,7 @@ async def run_trial(
     context = TrialContext(domain, scenario, attempt, config.run_id, runtime.tracer)
     agent = agent_factory(context)
     customer = customer_factory(context)
+    agent_name = str(getattr(agent, "label", type(agent).__name__))
     replay: dict[str, Any] = {} if production else {"replay_run_id": config.run_id, "trial_attempt": attempt}
     ticket = runtime.ticket(
         ticket_id or f"{scenario.scenario_id}#{attempt}",
@@ -173,7 +199,7 @@ async def run_trial(
         intent=dict(scenario.intent),
         source="production" if production else "sandbox",
         domain=domain.name,
-        agent_name=str(getattr(agent, "label", type(agent).__name__)),
+        agent_name=agent_name,
         **replay,
     )
     infra_error: str | None = None
@@ -237,6 +263,7 @@ async def run_trial(
         overhead_s=overhead,
         usage=usage_of(agent) + usage_of(customer),
         trace_id=ticket.trace_id,
+        agent=agent_name,
     )
 
 

@@ -263,15 +263,17 @@ def trial_values(project: str, trial: TrialRow) -> list[Any]:
     values = {name: getattr(trial, name) for name in TRIAL_COLUMNS}
     values["started_at"] = to_utc(trial.started_at)
     values["verdict"] = dumps_opt(trial.verdict)
-    values["details"] = dumps_opt(trial.details or None)
+    values["details"] = dumps(trial.details.to_json())
     return [project, *values.values()]
 
 
 def trial_from_row(row: Sequence[Any]) -> TrialRow:
+    from passhat.sandbox import TrialDetails  # on use: only trial rows need the sandbox (see TrialRow.details)
+
     values = dict(zip(TRIAL_COLUMNS, row, strict=True))
     values["started_at"] = from_us_opt(values["started_at"])
     values["verdict"] = load_opt(values["verdict"])
-    values["details"] = load_opt(values["details"]) or {}
+    values["details"] = TrialDetails.from_json(load_opt(values["details"]) or {})
     values["passed"] = bool(values["passed"])
     return TrialRow(**values)
 

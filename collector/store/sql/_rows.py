@@ -261,11 +261,13 @@ def trial_values(project: str, trial: TrialRow) -> dict[str, Any]:
         "verdict": None if trial.verdict is None else dumps(trial.verdict),
         "simulator_error": trial.simulator_error,
         "infra_error": trial.infra_error,
-        "details": dumps(trial.details) if trial.details else None,
+        "details": dumps(trial.details.to_json()),
     }
 
 
 def trial_from_row(row: Any) -> TrialRow:
+    from passhat.sandbox import TrialDetails  # on use: only trial rows need the sandbox (see TrialRow.details)
+
     return TrialRow(
         run_id=row.run_id,
         ticket_id=row.ticket_id,
@@ -282,7 +284,7 @@ def trial_from_row(row: Any) -> TrialRow:
         verdict=_loads(row.verdict),
         simulator_error=row.simulator_error,
         infra_error=row.infra_error,
-        details=_loads(row.details) or {},
+        details=TrialDetails.from_json(_loads(row.details) or {}),
     )
 
 

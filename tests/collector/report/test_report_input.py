@@ -175,3 +175,20 @@ def test_a_mapping_in_place_of_a_backend_change_is_named() -> None:
     odd = TrialResult("retail", "refund", "t1", 1, True, changes=[{"table": "orders"}])  # type: ignore[list-item]
     with pytest.raises(ReportInputError, match="changes must be BackendChange items"):
         build_report(_input([odd, TrialResult("retail", "refund", "t1", 2, True)]))
+
+
+def test_a_stored_trial_is_read_with_its_typed_details() -> None:
+    import datetime as dt
+
+    from passhat.checks import RowChange
+    from passhat.collector.store import TrialRow
+    from passhat.sandbox import TrialDetails
+
+    change = RowChange("orders", {"id": "O-2"}, "update", {"s": "a"}, {"s": "b"})
+    details = TrialDetails(changes=(change,), final_response="Done.", simulated=True)
+    row = TrialRow("r", "T-1", "refund", 0, False, "agent_stop", dt.datetime.now(dt.UTC), 1.0, "retail",
+                   failure_label="wrong_entity", details=details)  # fmt: skip
+    assert TrialResult.from_row(row) == TrialResult(
+        "retail", "refund", "T-1", 1, False, "wrong_entity", "agent_stop",
+        [BackendChange("orders", {"id": "O-2"}, "update", {"s": "a"}, {"s": "b"})], "Done.", simulated=True,
+    )  # fmt: skip

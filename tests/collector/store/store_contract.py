@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from passhat.checks import RowChange
 from passhat.collector.store import (
     AlertEvent,
     ApiKey,
@@ -29,6 +30,7 @@ from passhat.collector.store import (
     ToolCallRow,
     TrialRow,
 )
+from passhat.sandbox import TrialDetails
 
 NS = 1_000_000_000
 _counter = itertools.count(1)
@@ -584,10 +586,8 @@ def _trial(run_id: str, ticket_id: str, attempt: int, *, passed: bool = True) ->
         failure_label=None if passed else "wrong_entity",
         failure_evidence=None if passed else "refunded order O-2, not O-1",
         verdict={"passed": passed, "check": "refund", "diagnostics": [], "children": []},
-        details={
-            "changes": [
-                {"table": "orders", "key": {"id": "O-1"}, "op": "update", "before": {"s": "a"}, "after": {"s": "b"}}
-            ],
-            "final_response": "Your refund of $45.50 is on its way.",
-        },
+        details=TrialDetails(
+            changes=(RowChange("orders", {"id": "O-1"}, "update", {"s": "a"}, {"s": "b"}),),
+            final_response="Your refund of $45.50 is on its way.",
+        ),
     )

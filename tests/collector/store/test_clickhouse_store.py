@@ -5,6 +5,7 @@ across a killed process, and the shipped server config."""
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import subprocess
@@ -19,12 +20,14 @@ import pytest
 
 from passhat.collector import CollectorSettings
 from passhat.collector.store import SpanBatch, Store, StoreError, open_store
+from passhat.collector.store.clickhouse._rows import TRIAL_COLUMNS, trial_from_row
 from passhat.collector.store.clickhouse._schema import LATEST_VERSION, MIGRATIONS_TABLE, Retention
 from passhat.collector.store.clickhouse._schema import server_config_xml as shipped_config
 from passhat.collector.store.clickhouse._store import ClickHouseStore
 from tests.collector.ingest.otlp_payloads import passhat_ticket, request
 from tests.collector.server import new_key, running_collector
 from tests.collector.store.store_contract import StoreContract, ticket_hash, ticket_span, tool_span
+from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
 
 HERE = pathlib.Path(__file__).resolve().parent
 BACKENDS = ["chdb", "http", "server"]
@@ -217,6 +220,14 @@ def test_rows_past_their_ttl_are_dropped(ch_store: ClickHouseStore) -> None:
     ch_store._conn.command(f"ALTER TABLE {db}.spans MODIFY TTL day + INTERVAL 30 DAY")
     ch_store._conn.command(f"OPTIMIZE TABLE {db}.spans FINAL")
     assert ch_store.count_spans("shop") == 1
+
+
+def test_a_trial_stored_with_details_as_a_plain_document_still_loads() -> None:
+    stored = {name: None for name in TRIAL_COLUMNS} | {
+        "run_id": "r", "ticket_id": "T-1", "task_type": "refund", "attempt": 0, "passed": 1,
+        "termination_reason": "customer_stop", "started_at": 0, "duration_s": 0.5, "details": json.dumps(OLD_DETAILS),
+    }  # fmt: skip
+    assert trial_from_row([stored[name] for name in TRIAL_COLUMNS]).details == OLD_DETAILS_READ
 
 
 # --- de-duplication ----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
 from tests.collector.store.sql_v2 import check_migration_from_v2, three_traces
 from tests.collector.store.store_contract import StoreContract, ticket_span, tool_span
+from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
 
 
 class TestSqlStore(StoreContract):
@@ -147,6 +148,7 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
 
     from passhat.collector.store import ReplayRun, TrialRow
     from passhat.collector.store.sql._schema import schema_versions
+    from passhat.sandbox import TrialDetails
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     engine = sa.create_engine(url)
@@ -170,9 +172,10 @@ def test_a_version_1_database_gains_trial_details(tmp_path: pathlib.Path) -> Non
         store.ensure_project("shop")
         now = dt.datetime.now(dt.UTC)
         store.create_replay_run("shop", ReplayRun(run_id="r", created_at=now, k=1))
-        trial = TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5, details={"final_response": "ok"})
+        details = TrialDetails(final_response="ok")
+        trial = TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5, details=details)
         store.add_trials("shop", [trial])
-        assert store.list_trials("shop", "r")[0].details == {"final_response": "ok"}
+        assert store.list_trials("shop", "r")[0].details == details
     finally:
         store.close()
 
@@ -271,3 +274,23 @@ def test_row_builders_give_each_field_under_its_column() -> None:
             row = ticket_values("p", span.ticket)
             assert list(row) == list(TICKET_COLUMNS)
             check(row, span.ticket)
+
+
+def test_a_trial_stored_with_details_as_a_plain_document_still_loads(sqlite_url: str) -> None:
+    import datetime as dt
+    import json
+
+    from passhat.collector.store import ReplayRun, TrialRow
+
+    store = SqlStore(sqlite_url)
+    try:
+        store.migrate()
+        store.ensure_project("shop")
+        now = dt.datetime.now(dt.UTC)
+        store.create_replay_run("shop", ReplayRun(run_id="r", created_at=now, k=1))
+        store.add_trials("shop", [TrialRow("r", "T-1", "refund", 0, True, "customer_stop", now, 0.5)])
+        with sa.create_engine(sqlite_url).begin() as conn:  # the column as an older version wrote it
+            conn.execute(sa.text("UPDATE trials SET details = :d"), {"d": json.dumps(OLD_DETAILS)})
+        assert store.list_trials("shop", "r")[0].details == OLD_DETAILS_READ
+    finally:
+        store.close()

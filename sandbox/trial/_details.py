@@ -1,0 +1,108 @@
+"""What a trial's stored record holds beyond its row, and its JSON form.
+
+A stored trial row has columns for what is queried (task type, passed, termination reason, signature, verdict,
+errors); everything else the runner learned goes into one JSON document: the backend changes, the final response,
+the tool calls, the transcript, the tokens used and who ran it. `TrialDetails` is that document, typed, declared
+once: the sandbox builds it from a graded trial, the store keeps it, the report reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from passhat.checks import RowChange, ToolCallRecord, TrialRecord
+from passhat.sandbox.agents import Usage
+
+
+@dataclass(frozen=True)
+class TrialDetails:
+    """A trial's record beyond its row: backend changes, final response, tool calls, transcript, usage, agent.
+
+    `to_json()` and `from_json()` round-trip exactly; `from_json` also reads documents written by older versions
+    (missing keys take their defaults, keys it does not know are ignored).
+    """
+
+    changes: tuple[RowChange, ...] = ()
+    final_response: str = ""
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    transcript: tuple[tuple[str, str], ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    agent: str = ""
+    agent_version: str = ""
+    simulated: bool = False
+    injected: str | None = None
+
+    @classmethod
+    def of_record(cls, record: TrialRecord, *, usage: Usage, injected: str | None, agent: str) -> TrialDetails:
+        """The details of a graded trial: its backend changes in their JSON form, so the stored copy is equal."""
+        return cls(
+            changes=tuple(RowChange.from_dict(change.to_dict()) for change in record.diff.changes),
+            final_response=record.final_response,
+            tool_calls=tuple(record.tool_calls),
+            transcript=tuple((role, text) for role, text in record.transcript),
+            usage=usage,
+            agent=agent,
+            injected=injected,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document the store keeps."""
+        return {
+            "changes": [change.to_dict() for change in self.changes],
+            "final_response": self.final_response,
+            "tool_calls": [_call_to_json(call) for call in self.tool_calls],
+            "transcript": [[role, text] for role, text in self.transcript],
+            "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
+            "agent": self.agent,
+            "agent_version": self.agent_version,
+            "simulated": self.simulated,
+            "injected": self.injected,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TrialDetails:
+        """Read a stored document (any version: older rows lack keys, and tool calls without their arguments).
+
+        A backend change the checks cannot read raises ValueError naming it: a stored row is never silently
+        thinned here.
+        """
+        usage = data.get("usage") or {}
+        injected = data.get("injected")
+        return cls(
+            changes=tuple(RowChange.from_dict(change) for change in data.get("changes") or ()),
+            final_response=str(data.get("final_response") or ""),
+            tool_calls=tuple(_call_from_json(call) for call in data.get("tool_calls") or ()),
+            transcript=tuple((str(role), str(text)) for role, text in data.get("transcript") or ()),
+            usage=Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
+            agent=str(data.get("agent") or ""),
+            agent_version=str(data.get("agent_version") or ""),
+            simulated=bool(data.get("simulated", False)),
+            injected=None if injected is None else str(injected),
+        )
+
+
+def _call_to_json(call: ToolCallRecord) -> dict[str, Any]:
+    return {
+        "name": call.name,
+        "arguments": call.arguments,
+        "outcome": call.outcome,
+        "error_type": call.error_type,
+        "error_message": call.error_message,
+        "is_write": call.is_write,
+    }
+
+
+def _call_from_json(call: Mapping[str, Any]) -> ToolCallRecord:
+    outcome = call.get("outcome")
+    if outcome not in ("ok", "error", "empty"):
+        raise ValueError(f"a stored tool call's outcome must be ok, error or empty, got {dict(call)!r}")
+    return ToolCallRecord(
+        name=str(call["name"]),
+        arguments=dict(call.get("arguments") or {}),
+        outcome=outcome,
+        error_type=call.get("error_type"),
+        error_message=call.get("error_message"),
+        is_write=bool(call.get("is_write", False)),
+    )

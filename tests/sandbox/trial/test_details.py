@@ -1,0 +1,43 @@
+"""A trial's details: built from the graded trial, kept as JSON, read back equal, and old documents still read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from passhat.sandbox import FlawConfig, ReferenceAgent, Sandbox, TrialDetails, run_trial
+from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
+
+
+async def test_a_trials_details_hold_its_changes_calls_transcript_and_agent(retail: Sandbox) -> None:
+    scenario = next(s for s in retail.scenarios(count=4) if s.expected_write_tables)
+    result = await run_trial(retail, scenario, 0, ReferenceAgent.factory(FlawConfig.off()))
+    details = result.details
+    assert [c.table for c in details.changes] == [c.table for c in result.record.diff.changes]
+    assert details.tool_calls == tuple(result.record.tool_calls)
+    assert details.transcript == tuple(result.record.transcript)
+    assert details.final_response == result.record.final_response
+    assert (details.usage, details.injected, details.agent) == (result.usage, None, result.agent)
+    assert details.agent  # the runner names the agent it built
+
+
+async def test_details_survive_the_json_text_the_store_keeps(retail: Sandbox) -> None:
+    scenario = next(s for s in retail.scenarios(count=4) if s.expected_write_tables)
+    details = (await run_trial(retail, scenario, 0, ReferenceAgent.factory(FlawConfig.off()))).details
+    assert details.changes and details.tool_calls
+    assert TrialDetails.from_json(json.loads(json.dumps(details.to_json()))) == details
+
+
+def test_details_written_by_an_older_version_still_read() -> None:
+    assert TrialDetails.from_json(OLD_DETAILS) == OLD_DETAILS_READ
+
+
+def test_an_empty_document_reads_as_no_details() -> None:
+    assert TrialDetails.from_json({}) == TrialDetails()
+    assert TrialDetails.from_json(TrialDetails().to_json()) == TrialDetails()
+
+
+def test_a_tool_call_with_an_unknown_outcome_is_refused_with_the_call() -> None:
+    with pytest.raises(ValueError, match="outcome must be ok, error or empty"):
+        TrialDetails.from_json({"tool_calls": [{"name": "get_order", "outcome": "maybe"}]})
