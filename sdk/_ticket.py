@@ -111,6 +111,7 @@ class Ticket:
         self.span: trace.Span = trace.INVALID_SPAN
         self.pending_tool_calls: list[tuple[str, str]] = []
         self.read_rows: set[tuple[str, str]] = set()  # before-images already recorded in this ticket
+        self._provider: str | None = None
         self._context_token: object | None = None
         self._ticket_token: contextvars.Token[Ticket | None] | None = None
 
@@ -194,6 +195,12 @@ class Ticket:
             raise TypeError(f"passhat: outcome must be a non-empty str, got {outcome!r}")
         self.outcome = outcome
         self.span.set_attribute(semconv.TICKET_OUTCOME, outcome)
+
+    def uses_provider(self, provider: str) -> None:
+        """Record on the ticket span the model provider its LLM calls go to (`gen_ai.provider.name`; the first)."""
+        if self._provider is None:
+            self._provider = provider
+            self.span.set_attribute(semconv.PROVIDER_NAME, provider)
 
     def set_intent(self, intent: Mapping[str, Any]) -> None:
         """Add or replace intent parameters found during the ticket (e.g. the order id once known)."""

@@ -307,7 +307,10 @@ def _start(runtime: Passhat | None, kwargs: dict[str, Any]) -> tuple[_ChatRecord
     name = f"{semconv.OP_CHAT} {model}" if isinstance(model, str) else semconv.OP_CHAT
     span = active.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes, start_time=active.now())
     token = otel_context.attach(trace.set_span_in_context(span))
-    return _ChatRecord(active, span, current_ticket()), token
+    ticket = current_ticket()
+    if ticket is not None:
+        ticket.uses_provider("anthropic")
+    return _ChatRecord(active, span, ticket), token
 
 
 def instrument(runtime: Passhat | None = None) -> Instrumentation:

@@ -135,6 +135,14 @@ def test_messages_are_not_recorded_without_content_capture(api: MessagesApiServe
     assert not {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.definitions"} & set(attributes)
 
 
+def test_the_ticket_span_names_the_provider_of_its_llm_calls(
+    api: MessagesApiServer, instrumented: passhat.Instrumentation, passhat_capture: Capture
+) -> None:
+    with passhat.ticket("T-7", task_type="refund"), _client(api) as client:
+        client.messages.create(model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    assert (passhat_capture.one("invoke_agent").attributes or {})["gen_ai.provider.name"] == "anthropic"
+
+
 def test_tool_use_ids_link_the_following_tool_spans(
     api: MessagesApiServer, instrumented: passhat.Instrumentation, passhat_capture: Capture
 ) -> None:
