@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct, print_design_notes
 from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
@@ -68,13 +68,17 @@ def period_from(period: str | None, since: str | None) -> Period:
     return Period(f"since-{start.isoformat()}", start, end)
 
 
-def trial_table_rows(trials: list[TrialRow], k: int) -> list[dict[str, Any]]:
+def trial_table_rows(trials: list[TrialRow], k: int, *, min_trials: int | None = None) -> list[dict[str, Any]]:
     """Per (domain, task type): the same fields `passhat replay --domain` prints, from the trials that speak
-    about the agent (a simulator or infrastructure error is not the agent's failure)."""
+    about the agent (a simulator or infrastructure error is not the agent's failure).
+
+    Tickets whose usable trials do not settle pass^k are counted as ``unsettled_tickets``; ``min_trials``
+    (curtailed replay) takes pass@1 from each ticket's first attempts.
+    """
     from passhat.collector.reliability import summarize_trials
 
     usable = [trial for trial in trials if not (trial.simulator_error or trial.infra_error)]
-    return [row.to_dict() for row in summarize_trials(usable, k)]
+    return [row.to_dict() for row in summarize_trials(usable, k, min_trials=min_trials)]
 
 
 def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
@@ -102,6 +106,8 @@ def replay_store(
     agent: str | None,
     parallel: int | None,
     as_json: bool,
+    stop_early: bool | None = None,
+    min_trials: int | None = None,
 ) -> None:
     """`passhat replay --period P | --since T`: the production loop on the store's tickets for one period."""
     from passhat.collector.loop import agent_spec, alert_setup, domains_of
@@ -123,6 +129,8 @@ def replay_store(
                 k=k or config.replay.k,
                 tickets_per_task_type=tickets_per_task_type or config.replay.tickets_per_task_type,
                 parallel=parallel or config.replay.concurrency,
+                stop_early=config.replay.stop_early if stop_early is None else stop_early,
+                min_trials=min_trials or config.replay.min_trials,
             )
         except (DomainError, ValueError) as exc:
             fail(str(exc))
@@ -144,7 +152,9 @@ def replay_store(
                 fail(str(exc))
     finally:
         store.close()
-    rows = trial_table_rows(result.outcome.trials, settings.k)
+    design = result.outcome.run.params.get("design", {"name": "fixed", "k": settings.k})
+    first = design.get("min_trials") if design.get("name") == "curtailed" else None
+    rows = trial_table_rows(result.outcome.trials, settings.k, min_trials=first)
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
     if as_json:
         emit_json(
@@ -154,6 +164,8 @@ def replay_store(
                 "period": chosen.name,
                 "run_id": result.outcome.run.run_id,
                 "agent": spec.label,
+                "design": design,
+                "trials": len(result.outcome.trials),
                 "not_replayable": not_replayable,
                 "report": {kind: str(path) for kind, path in result.report_paths.items()},
             }
@@ -162,6 +174,10 @@ def replay_store(
     print_trial_table(
         f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, agent {spec.label}", rows, settings.k
     )
+    print_design_notes(rows, len(result.outcome.trials), settings.k, first)
+    unsettled = sum(int(row["unsettled_tickets"]) for row in rows)
+    if unsettled:
+        console.print(f"{unsettled} ticket(s) left out: too few usable trials (simulator or infra errors).")
     if not_replayable:
         console.print(f"{len(not_replayable)} sampled ticket(s) could not be replayed (listed in the report).")
     console.print(f"Report: {result.report_paths.get('html')}")
