@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,6 +18,7 @@ from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
     from passhat.collector.config import PasshatConfig
+    from passhat.collector.report import UnreplayedReport
     from passhat.collector.store import Store, TrialRow
 
 ConfigPath = Annotated[
@@ -110,7 +112,7 @@ def replay_store(
     min_trials: int | None = None,
 ) -> None:
     """`passhat replay --period P | --since T`: the production loop on the store's tickets for one period."""
-    from passhat.collector.loop import agent_spec, alert_setup, domains_of
+    from passhat.collector.loop import agent_spec, alert_setup, replay_targets
 
     config = load_loop_config(config_path)
     chosen = period_from(period, since)
@@ -124,7 +126,7 @@ def replay_store(
 
         try:
             spec = agent_spec(config, agent)
-            domains = domains_of(config)
+            targets = replay_targets(config)
             settings = ReplaySettings(
                 k=k or config.replay.k,
                 tickets_per_task_type=tickets_per_task_type or config.replay.tickets_per_task_type,
@@ -143,8 +145,8 @@ def replay_store(
             try:
                 result = asyncio.run(
                 run_period(
-                    store, name, chosen, spec, settings=settings, domains=domains,
-                    alerts=alert_setup(config), report_dir=config.report_dir(),
+                    store, name, chosen, spec, settings=settings, domains=targets.domains,
+                    adapters=targets.adapters, alerts=alert_setup(config), report_dir=config.report_dir(),
                     progress=lambda done, total: progress.update(task, completed=done, total=total),
                 )
             )  # fmt: skip
@@ -152,10 +154,13 @@ def replay_store(
                 fail(str(exc))
     finally:
         store.close()
+    from passhat.collector.report import UnreplayedReport, reason_counts
+
     design = result.outcome.run.params.get("design", {"name": "fixed", "k": settings.k})
     first = design.get("min_trials") if design.get("name") == "curtailed" else None
     rows = trial_table_rows(result.outcome.trials, settings.k, min_trials=first)
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
+    reasons = reason_counts(list(result.report.not_replayable))
     if as_json:
         emit_json(
             {
@@ -167,20 +172,41 @@ def replay_store(
                 "design": design,
                 "trials": len(result.outcome.trials),
                 "not_replayable": not_replayable,
+                "not_replayable_reasons": [
+                    {"reason": reason, "fix": fix, "tickets": count} for reason, fix, count in reasons
+                ],
+                "measured": not isinstance(result.report, UnreplayedReport),
                 "report": {kind: str(path) for kind, path in result.report_paths.items()},
             }
         )
         return
-    print_trial_table(
-        f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, agent {spec.label}", rows, settings.k
-    )
-    print_design_notes(rows, len(result.outcome.trials), settings.k, first)
-    unsettled = sum(int(row["unsettled_tickets"]) for row in rows)
-    if unsettled:
-        console.print(f"{unsettled} ticket(s) left out: too few usable trials (simulator or infra errors).")
-    if not_replayable:
-        console.print(f"{len(not_replayable)} sampled ticket(s) could not be replayed (listed in the report).")
+    if isinstance(result.report, UnreplayedReport):
+        console.print(f"[bold red]{result.report.why}[/]")
+    else:
+        print_trial_table(
+            f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, agent {spec.label}", rows, settings.k
+        )
+        print_design_notes(rows, len(result.outcome.trials), settings.k, first)
+    if reasons:  # the unreplayable tickets and the tickets left out for too few usable trials, with fixes
+        print_reasons(reasons)
     console.print(f"Report: {result.report_paths.get('html')}")
+
+
+def print_reasons(reasons: list[tuple[str, str, int]]) -> None:
+    """The reasons sampled tickets were not measured, with how many tickets each and what fixes it."""
+    total = sum(count for _, _, count in reasons)
+    table = Table(title=f"{total} sampled ticket(s) not measured (also listed in the report)")
+    for column in ("tickets", "reason", "fix"):
+        table.add_column(column, overflow="fold")
+    for reason, fix, count in reasons:
+        table.add_row(str(count), reason, fix or "-")
+    console.print(table)
+
+
+def reason_counts_of(report: UnreplayedReport) -> list[tuple[str, str, int]]:
+    from passhat.collector.report import reason_counts
+
+    return reason_counts(report.not_replayable)
 
 
 def report(
@@ -192,9 +218,10 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json to stdout as well.")] = False,
 ) -> None:
     """Write a period's reliability report (HTML, JSON, Markdown) from its replay run in the store."""
-    from passhat.collector.loop import alerts_fired, domains_of, report_input_for
+    from passhat.collector.loop import alerts_fired, domains_of, period_report, report_input_for, write_period_report
     from passhat.collector.replay import runs_for_period
-    from passhat.collector.report import ReportInputError, build_report, render_json, write_report
+    from passhat.collector.report import ReportInputError, UnreplayedReport
+    from passhat.sandbox import DomainError
 
     config = load_loop_config(config_path)
     try:
@@ -217,15 +244,21 @@ def report(
             report_input = report_input_for(
                 store, name, chosen, runs[0], domains=domains_of(config), alerts=alerts_fired(store, name, chosen)
             )
-            built = build_report(report_input)
-        except ReportInputError as exc:
+            built = period_report(report_input, len(runs[0].params.get("tickets", [])))
+        except (ReportInputError, DomainError) as exc:
             fail(str(exc))
         folder = out or config.report_dir() / chosen.name
-        paths = write_report(built, folder)
+        paths = write_period_report(built, folder)
     finally:
         store.close()
     if as_json:
-        typer.echo(render_json(built))
+        typer.echo(json.dumps(built.to_json(), indent=2, ensure_ascii=False))
+        return
+    if isinstance(built, UnreplayedReport):
+        console.print(f"[bold red]{built.why}[/]")
+        print_reasons(reason_counts_of(built))
+        for kind, path in paths.items():
+            console.print(f"  {kind}: {path}")
         return
     data = built.to_json()
     overall = data["overall"]

@@ -5,28 +5,36 @@ from passhat.collector.loop._cycle import (
     PeriodResult,
     alerts_fired,
     baseline_counts,
+    nothing_measured,
     period_counts,
+    period_report,
     previous_figures,
     report_input_for,
     run_period,
     traffic_weights,
+    write_period_report,
 )
 from passhat.collector.loop._scheduler import Scheduler, period_due
-from passhat.collector.loop._setup import agent_spec, alert_setup, domains_of
+from passhat.collector.loop._setup import ReplayTargets, agent_spec, alert_setup, domains_of, replay_targets
 
 __all__ = [
     "AlertSetup",
     "PeriodResult",
+    "ReplayTargets",
     "Scheduler",
     "agent_spec",
     "alert_setup",
     "alerts_fired",
     "baseline_counts",
     "domains_of",
+    "nothing_measured",
     "period_counts",
     "period_due",
+    "period_report",
     "previous_figures",
+    "replay_targets",
     "report_input_for",
     "run_period",
     "traffic_weights",
+    "write_period_report",
 ]

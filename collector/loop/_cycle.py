@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from passhat.collector.replay import (
     ReplayOutcome,
     ReplaySettings,
     SandboxPool,
+    ScenarioAdapter,
     replay_period,
     runs_for_period,
 )
@@ -40,8 +41,10 @@ from passhat.collector.report import (
     Report,
     ReportInput,
     TrialResult,
+    UnreplayedReport,
     build_report,
     write_report,
+    write_unreplayed_report,
 )
 from passhat.collector.store import Period, ReplayRun, Store, TrialRow
 from passhat.sandbox import Domain
@@ -62,7 +65,7 @@ class PeriodResult:
     """What one period of the loop produced."""
 
     outcome: ReplayOutcome
-    report: Report
+    report: Report | UnreplayedReport
     report_paths: dict[str, Path]
     alerts: PeriodOutcome | None
 
@@ -99,12 +102,15 @@ def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[No
             kept.extend(good)
         else:
             bad = len(rows) - len(good)
-            reason = (
-                f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error, leaving fewer than k={k}"
-                if bad
-                else f"only {len(rows)} of k={k} trials have run: resume the replay run"
-            )
-            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason))
+            if bad:
+                reason = (
+                    f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error (fewer than k={k} left)"
+                )
+                fix = "read the trials' simulator_error / infra_error, fix the customer or tool server, replay again"
+            else:
+                reason = f"only {len(rows)} of k={k} trials have run"
+                fix = "resume the replay run (run the same passhat replay --period again)"
+            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason, fix))
     return kept, dropped
 
 
@@ -120,6 +126,13 @@ def previous_figures(store: Store, project: str, period: Period, *, count: int =
                     found.append(PeriodFigures.from_report_json(figures))
                 break
     return found
+
+
+def _recorded_not_replayable(run: ReplayRun) -> list[dict[str, Any]]:
+    """The run's unreplayable tickets: as it finished (overlay failures included), else as it was sampled."""
+    final = (run.summary or {}).get("not_replayable_tickets")
+    listed = final if isinstance(final, list) else run.params.get("not_replayable", [])
+    return [item for item in listed if isinstance(item, dict)]
 
 
 def report_input_for(
@@ -143,7 +156,7 @@ def report_input_for(
         DailyTraffic(owner.get(task_type, "unknown"), task_type, day, tickets)
         for day, task_type, tickets in _traffic_rows(store, project, period)
     ]
-    not_replayable = [NotReplayable.from_dict(n) for n in run.params.get("not_replayable", [])] + dropped
+    not_replayable = [NotReplayable.from_dict(n) for n in _recorded_not_replayable(run)] + dropped
     return ReportInput(
         period=period.name,
         k=run.k,
@@ -186,6 +199,36 @@ def alerts_fired(store: Store, project: str, period: Period) -> list[AlertFired]
     ]
 
 
+def nothing_measured(report_input: ReportInput, sampled: int) -> UnreplayedReport:
+    """The report of a period none of whose sampled tickets could be measured, saying why."""
+    unreplayable = len({item.ticket_id for item in report_input.not_replayable})
+    why = (
+        f"None of the {sampled} sampled tickets of {report_input.period} could be measured: "
+        f"{unreplayable} could not be replayed or had too few usable trials. The reasons and their fixes are below."
+    )
+    return UnreplayedReport(
+        period=report_input.period,
+        k=report_input.k,
+        agent=report_input.agent,
+        why=why,
+        not_replayable=sorted(report_input.not_replayable, key=lambda r: (r.task_type, r.ticket_id)),
+    )
+
+
+def period_report(report_input: ReportInput, sampled: int) -> Report | UnreplayedReport:
+    """The period's report: its figures, or (when no ticket could be measured) why not."""
+    if not report_input.trials:
+        return nothing_measured(report_input, sampled)
+    return build_report(report_input)
+
+
+def write_period_report(report: Report | UnreplayedReport, folder: Path) -> dict[str, Path]:
+    """Write either kind of period report as report.html, .json and .md into ``folder``."""
+    if isinstance(report, UnreplayedReport):
+        return write_unreplayed_report(report, folder)
+    return write_report(report, folder)
+
+
 async def run_period(
     store: Store,
     project: str,
@@ -194,6 +237,7 @@ async def run_period(
     *,
     settings: ReplaySettings | None = None,
     domains: Mapping[str, Domain] | None = None,
+    adapters: Mapping[str, ScenarioAdapter] | None = None,
     alerts: AlertSetup | None = None,
     report_dir: Path | None = None,
     runtime: passhat.Passhat | None = None,
@@ -201,29 +245,71 @@ async def run_period(
     progress: ProgressCallback | None = None,
     resamples: int = 1000,
 ) -> PeriodResult:
-    """Replay the period (resuming an interrupted run), evaluate the alert rules, build and write the report."""
+    """Replay the period (resuming an interrupted run), evaluate the alert rules, build and write the report.
+
+    ``adapters`` turn tickets of your own domains into scenarios (``domains`` holds their sandbox Domains).
+    A period none of whose tickets could be measured still gets a report saying why, and its run finishes;
+    a run whose report or alerts fail is marked ``failed`` with the error, never left ``running``.
+    """
     settings = settings or ReplaySettings()
     outcome = await replay_period(
-        store, project, period, agent, domains=domains, settings=settings, runtime=runtime, pool=pool, progress=progress
+        store,
+        project,
+        period,
+        agent,
+        domains=domains,
+        adapters=adapters,
+        settings=settings,
+        runtime=runtime,
+        pool=pool,
+        progress=progress,
     )
     run = outcome.run
+    try:
+        result = _conclude(store, project, period, run, outcome, domains, alerts, report_dir, resamples)
+    except Exception as exc:
+        store.finish_replay_run(project, run.run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
+        raise
+    return result
+
+
+def _conclude(
+    store: Store,
+    project: str,
+    period: Period,
+    run: ReplayRun,
+    outcome: ReplayOutcome,
+    domains: Mapping[str, Domain] | None,
+    alerts: AlertSetup | None,
+    report_dir: Path | None,
+    resamples: int,
+) -> PeriodResult:
+    not_replayable = [n.to_dict() for n in outcome.not_replayable]
+    # The report reads the unreplayable tickets from the run: give it the final list (with overlay failures).
+    run = replace(run, summary={**(run.summary or {}), "not_replayable_tickets": not_replayable})
+    report_input = report_input_for(
+        store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples
+    )
     alert_outcome: PeriodOutcome | None = None
-    if alerts is not None and alerts.rules:
+    if alerts is not None and alerts.rules and report_input.trials:
         current = period_counts(store, project, period, run)
         baseline = baseline_counts(store, project, period, periods=alerts.baseline_periods, k=run.k)
         alert_outcome = AlertLog(store, project).run_period(
             alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k
         )
-    report_input = report_input_for(
-        store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples
-    )
-    report = build_report(report_input)
-    paths = write_report(report, report_dir / period.name) if report_dir is not None else {}
+        report_input = replace(report_input, alerts=alerts_fired(store, project, period))
+    sampled = len(run.params.get("tickets", [])) or len(outcome.not_replayable)
+    report = period_report(report_input, sampled)
+    paths = write_period_report(report, report_dir / period.name) if report_dir is not None else {}
     summary: dict[str, Any] = {
-        "figures": {key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted")},
         "trials": len(outcome.trials),
         "not_replayable": len(report_input.not_replayable),
+        "not_replayable_tickets": not_replayable,
         "report": {name: str(path) for name, path in paths.items()},
     }
+    if isinstance(report, Report):
+        summary["figures"] = {key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted")}
+    else:
+        summary["nothing_measured"] = report.why
     store.finish_replay_run(project, run.run_id, summary=summary)
     return PeriodResult(outcome=outcome, report=report, report_paths=paths, alerts=alert_outcome)

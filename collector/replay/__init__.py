@@ -8,6 +8,7 @@ from passhat.collector.replay._adapters import (
     adapters_for,
     prepare,
     production_attempt,
+    restore_redacted,
     row_images,
 )
 from passhat.collector.replay._pool import SandboxPool
@@ -45,6 +46,7 @@ __all__ = [
     "production_attempt",
     "production_tickets",
     "replay_period",
+    "restore_redacted",
     "row_images",
     "runs_for_period",
     "sample_tickets",
