@@ -14,6 +14,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
+from passhat._baggage import TicketBaggageProcessor
 from passhat._config import ConfigurationError, resolve
 from passhat._export import ExportStats, OtlpHttpExporter, QueueingSpanProcessor
 from passhat._redact import RedactCallback, Redactor, key_from_environment
@@ -180,6 +181,7 @@ def configure(
     id_generator: IdGenerator | None = None,
     clock: Callable[[], int] | None = None,
     make_global: bool = True,
+    set_global: bool = False,
 ) -> Passhat:
     """Set up passhat once at start-up; every argument falls back to its ``PASSHAT_*`` environment variable.
 
@@ -190,6 +192,10 @@ def configure(
     Builds a TracerProvider exporting OTLP/HTTP protobuf (gzip, ``Authorization: Bearer <api_key>``) to
     ``{endpoint}/v1/traces`` through a bounded queue, unless ``tracer_provider`` is given: then passhat
     traces into that provider and adds no exporter to it (pass ``send=True`` to add one anyway).
+
+    ``set_global=True`` also makes passhat's provider OpenTelemetry's global one, so every instrumented
+    framework and client library (pydantic-ai, LangGraph, OpenInference, OpenLLMetry...) exports its spans to
+    passhat too. ``make_global`` is about passhat's own module-level functions, not OpenTelemetry.
     """
     global _atexit_registered
     settings = {
@@ -253,6 +259,10 @@ def configure(
         _add_processor(tracer_provider, processor)
     for extra in span_processors:
         _add_processor(tracer_provider, extra)
+    if owns_provider or set_global:
+        _add_processor(tracer_provider, TicketBaggageProcessor())
+    if set_global:
+        _set_global_provider(tracer_provider)
     instance = Passhat(
         tracer_provider=tracer_provider,
         owns_provider=owns_provider,
@@ -274,6 +284,18 @@ def configure(
                 atexit.register(_shutdown_at_exit)
                 _atexit_registered = True
     return instance
+
+
+def _set_global_provider(provider: trace.TracerProvider) -> None:
+    current = trace.get_tracer_provider()
+    if current is provider:
+        return
+    if not isinstance(current, trace.ProxyTracerProvider):
+        raise ConfigurationError(
+            "passhat: OpenTelemetry already has a global tracer provider (set by another library); pass it as "
+            "configure(tracer_provider=opentelemetry.trace.get_tracer_provider(), send=True) instead of set_global"
+        )
+    trace.set_tracer_provider(provider)
 
 
 def _add_processor(provider: trace.TracerProvider, processor: SpanProcessor) -> None:

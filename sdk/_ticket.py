@@ -14,6 +14,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from passhat import semconv
+from passhat._baggage import with_ticket_baggage
 from passhat._content import cap, to_json
 from passhat._sampling import is_sampled
 
@@ -110,6 +111,7 @@ class Ticket:
         self.span: trace.Span = trace.INVALID_SPAN
         self.pending_tool_calls: list[tuple[str, str]] = []
         self.read_rows: set[tuple[str, str]] = set()  # before-images already recorded in this ticket
+        self._provider: str | None = None
         self._context_token: object | None = None
         self._ticket_token: contextvars.Token[Ticket | None] | None = None
 
@@ -136,7 +138,8 @@ class Ticket:
                     trace_flags=TraceFlags(TraceFlags.DEFAULT),
                 )
             )
-        self._context_token = otel_context.attach(trace.set_span_in_context(self.span))
+        context = with_ticket_baggage(trace.set_span_in_context(self.span), self.ticket_id, self.task_type, self.source)
+        self._context_token = otel_context.attach(context)
         self._ticket_token = _current_ticket.set(self)
         return self
 
@@ -192,6 +195,12 @@ class Ticket:
             raise TypeError(f"passhat: outcome must be a non-empty str, got {outcome!r}")
         self.outcome = outcome
         self.span.set_attribute(semconv.TICKET_OUTCOME, outcome)
+
+    def uses_provider(self, provider: str) -> None:
+        """Record on the ticket span the model provider its LLM calls go to (`gen_ai.provider.name`; the first)."""
+        if self._provider is None:
+            self._provider = provider
+            self.span.set_attribute(semconv.PROVIDER_NAME, provider)
 
     def set_intent(self, intent: Mapping[str, Any]) -> None:
         """Add or replace intent parameters found during the ticket (e.g. the order id once known)."""

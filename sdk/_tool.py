@@ -97,6 +97,9 @@ class _ToolSpan:
             semconv.TOOL_NAME: name,
             semconv.TOOL_TYPE: "function",
         }
+        summary = (inspect.getdoc(func) or "").strip().split("\n\n", 1)[0].replace("\n", " ")
+        if summary:  # the docstring's first paragraph: what the model is told the tool does
+            self.base_attributes[semconv.TOOL_DESCRIPTION] = summary
         try:
             self.signature: inspect.Signature | None = inspect.signature(func)
         except (TypeError, ValueError):

@@ -20,6 +20,16 @@ RESPONSE_ID: Final = "gen_ai.response.id"
 USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
+USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+# Message content, opt-in (capture_content) and redacted like tool arguments: JSON arrays of messages of parts.
+INPUT_MESSAGES: Final = "gen_ai.input.messages"
+OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
+TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+# Older conventions named a workflow by its own attribute; current ones use gen_ai.agent.name on invoke_workflow.
+WORKFLOW_NAME: Final = "gen_ai.workflow.name"
 ERROR_TYPE: Final = "error.type"
 # OpenTelemetry's exception event, recorded when an exception leaves a span.
 EVENT_EXCEPTION: Final = "exception"
@@ -30,6 +40,26 @@ MCP_METHOD_NAME: Final = "mcp.method.name"
 OP_INVOKE_AGENT: Final = "invoke_agent"
 OP_EXECUTE_TOOL: Final = "execute_tool"
 OP_CHAT: Final = "chat"
+OP_INVOKE_WORKFLOW: Final = "invoke_workflow"
+OP_CREATE_AGENT: Final = "create_agent"
+OP_GENERATE_CONTENT: Final = "generate_content"
+OP_TEXT_COMPLETION: Final = "text_completion"
+OP_EMBEDDINGS: Final = "embeddings"
+OP_RETRIEVAL: Final = "retrieval"
+# Every `gen_ai.operation.name` of the conventions: the collector keeps these as they are, anything else is "other".
+OPERATIONS: Final = (
+    OP_INVOKE_AGENT,
+    OP_INVOKE_WORKFLOW,
+    OP_CREATE_AGENT,
+    OP_EXECUTE_TOOL,
+    OP_CHAT,
+    OP_GENERATE_CONTENT,
+    OP_TEXT_COMPLETION,
+    OP_EMBEDDINGS,
+    OP_RETRIEVAL,
+)
+# The operations that are one call of a model that can ask for tools.
+MODEL_CALL_OPERATIONS: Final = (OP_CHAT, OP_GENERATE_CONTENT, OP_TEXT_COMPLETION)
 
 # passhat's own namespace.
 TICKET_ID: Final = "passhat.ticket.id"

@@ -9,6 +9,7 @@ from fastapi import APIRouter, FastAPI
 
 from passhat import __version__
 from passhat.collector.ingest import _routes_ingest, _routes_ops, _routes_query
+from passhat.collector.ingest._business import BusinessGauges
 from passhat.collector.ingest._http import HEADER_TIMEOUT_STATE
 from passhat.collector.ingest._metrics import CollectorMetrics
 from passhat.collector.ingest._otlp import (
@@ -49,11 +50,12 @@ def _preparer(settings: CollectorSettings) -> Preparer:
 
 def _decoder(settings: CollectorSettings) -> Decoder:
     """The ingest thread's second step: a prepared (decompressed) body's spans, protobuf or JSON."""
+    rules = settings.ticket_rules()
 
     def decode(body: bytes, encoding: str | None, media: str) -> DecodedTraces:
         if media == PROTOBUF:
-            return decode_protobuf(body, max_attribute_bytes=settings.max_attribute_bytes)
-        return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes)
+            return decode_protobuf(body, max_attribute_bytes=settings.max_attribute_bytes, rules=rules)
+        return decode_traces(parse_request(body, media), max_attribute_bytes=settings.max_attribute_bytes, rules=rules)
 
     return decode
 
@@ -82,10 +84,13 @@ def create_app(
         )
         app.state.passhat = AppState(settings, active, writer, metrics)
         app.state.passhat_store = active  # for `routers`, which cannot know AppState
+        gauges = BusinessGauges(active)
+        metrics.registry.register(gauges)
         try:
             # Lifespan state reaches uvicorn's connections: TimedHttpProtocol reads its header timeout there.
             yield {HEADER_TIMEOUT_STATE: settings.header_timeout_s}
         finally:
+            metrics.registry.unregister(gauges)
             writer.close()
             if store is None:
                 active.close()

@@ -1,15 +1,20 @@
 """Normalisation: what a span means for passhat (a ticket, a tool call, state writes), whatever emitted it.
 
-Four shapes are understood: the passhat SDK's spans; plain OpenTelemetry GenAI spans
-(`gen_ai.operation.name` = `invoke_agent` / `execute_tool` / `chat`); OpenInference spans
-(`openinference.span.kind` = `AGENT` / `TOOL` / `LLM`); OpenLLMetry spans (`traceloop.span.kind` = `agent` /
-`tool`, LLM spans by `llm.request.type`). Without a `passhat.ticket.id`, an agent span is a ticket whose id is
-its trace id; the store keeps the earliest-starting one per trace, i.e. the trace's root agent span.
+Four shapes are understood (docs/sdk.md lists what is read from each): the passhat SDK's spans; plain
+OpenTelemetry GenAI spans (every `gen_ai.operation.name` of the conventions); OpenInference spans
+(`openinference.span.kind`); OpenLLMetry spans (`traceloop.span.kind`, LLM spans by `llm.request.type`).
+
+Ticket candidates are agent and workflow spans (`invoke_agent` / `invoke_workflow`, OpenInference `AGENT` /
+`CHAIN`, OpenLLMetry `agent` / `workflow`, a root `task`) and spans carrying a `passhat.ticket.id` (set by
+`passhat.ticket()`, or copied from its OpenTelemetry baggage onto a framework's spans). Without a ticket id, a
+candidate's ticket id is its trace id. The store keeps one ticket per trace: the outermost candidate, preferring
+one with a ticket id (see `TicketRow.rank`); nested agent spans are that ticket's sub-agents.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -33,6 +38,7 @@ from passhat.collector.store import (
 # The contract's names, bound here one by one: the per-span code reads them as globals, not module attributes.
 from passhat.semconv import (
     AGENT_NAME,
+    CHAT_TOOL_CALL_IDS,
     CONVERSATION_ID,
     DOMAIN,
     ERROR_TYPE,
@@ -42,10 +48,17 @@ from passhat.semconv import (
     EXCEPTION_MESSAGE,
     EXCEPTION_TYPE,
     INTENT,
+    MODEL_CALL_OPERATIONS,
     OP_CHAT,
+    OP_EMBEDDINGS,
     OP_EXECUTE_TOOL,
     OP_INVOKE_AGENT,
+    OP_INVOKE_WORKFLOW,
+    OP_RETRIEVAL,
+    OP_TEXT_COMPLETION,
     OPERATION_NAME,
+    OPERATIONS,
+    OUTPUT_MESSAGES,
     REPLAY_RUN_ID,
     SOURCE,
     STATE_READ_KEY,
@@ -69,12 +82,23 @@ from passhat.semconv import (
     TOOL_OUTCOMES,
     TOOL_TYPE,
     TRIAL_ATTEMPT,
+    WORKFLOW_NAME,
     WRITE_OPS,
 )
 
-_OPENINFERENCE = {"AGENT": OP_INVOKE_AGENT, "TOOL": OP_EXECUTE_TOOL, "LLM": OP_CHAT}
-_OPENLLMETRY = {"agent": OP_INVOKE_AGENT, "tool": OP_EXECUTE_TOOL}
-_GENAI = {OP_INVOKE_AGENT, OP_EXECUTE_TOOL, OP_CHAT}
+_OPENINFERENCE = {
+    "AGENT": OP_INVOKE_AGENT,
+    "CHAIN": OP_INVOKE_WORKFLOW,
+    "TOOL": OP_EXECUTE_TOOL,
+    "LLM": OP_CHAT,
+    "EMBEDDING": OP_EMBEDDINGS,
+    "RETRIEVER": OP_RETRIEVAL,
+}
+_OPENLLMETRY = {"agent": OP_INVOKE_AGENT, "workflow": OP_INVOKE_WORKFLOW, "tool": OP_EXECUTE_TOOL}
+_LLM_REQUEST_TYPES = {"chat": OP_CHAT, "completion": OP_TEXT_COMPLETION, "embedding": OP_EMBEDDINGS}
+_GENAI: frozenset[str] = frozenset(OPERATIONS)
+_TICKET_ROOTS: frozenset[str] = frozenset((OP_INVOKE_AGENT, OP_INVOKE_WORKFLOW))
+_MODEL_CALLS: frozenset[str] = frozenset(MODEL_CALL_OPERATIONS)
 _WRITE_OPS: frozenset[str] = frozenset(WRITE_OPS)
 _OUTCOMES: frozenset[str] = frozenset(TOOL_OUTCOMES)
 DEFAULT_TASK_TYPE = "unknown"
@@ -91,9 +115,26 @@ def operation_of(attributes: Mapping[str, Any]) -> SpanOperation:
     traceloop = attributes.get("traceloop.span.kind")
     if isinstance(traceloop, str) and traceloop.lower() in _OPENLLMETRY:
         return _OPENLLMETRY[traceloop.lower()]  # type: ignore[return-value]
-    if attributes.get("llm.request.type") in ("chat", "completion"):
-        return "chat"
+    request_type = attributes.get("llm.request.type")
+    if type(request_type) is str and request_type in _LLM_REQUEST_TYPES:
+        return _LLM_REQUEST_TYPES[request_type]  # type: ignore[return-value]
     return "other"
+
+
+@dataclass(frozen=True, slots=True)
+class TicketRules:
+    """How the collector finds tickets beyond the defaults (CollectorSettings: `task_types`, `root_tickets`).
+
+    `task_types` maps a workflow or agent name (the task type a span would otherwise get) to the task type to
+    record, e.g. {"Agent workflow": "refund"}; an explicit `passhat.task_type` is never remapped.
+    `root_tickets` makes every root span a ticket candidate: for LLM-only apps, where nothing names an agent.
+    """
+
+    task_types: Mapping[str, str] = field(default_factory=dict)
+    root_tickets: bool = False
+
+
+DEFAULT_RULES = TicketRules()
 
 
 def _text(value: Any) -> str | None:
@@ -161,23 +202,39 @@ def _ticket(
     attributes: Mapping[str, Any],
     name: str,
     service_name: str | None,
+    rules: TicketRules,
 ) -> TicketRow:
     ticket_id = _text(attributes.get(TICKET_ID)) or trace_id
-    task_type = _text(_first(attributes, TASK_TYPE, AGENT_NAME, "traceloop.entity.name", "agent.name"))
+    task_type = _text(attributes.get(TASK_TYPE))
+    if not task_type:
+        named = _text(
+            _first(
+                attributes,
+                WORKFLOW_NAME,
+                AGENT_NAME,
+                "traceloop.entity.name",
+                "traceloop.workflow.name",
+                "agent.name",
+            )
+        )
+        named = named or _unprefixed(name)
+        task_type = rules.task_types.get(named, named) if rules.task_types else named
     source_attr = attributes.get(SOURCE)
     source: Source = "sandbox" if source_attr == "sandbox" else "production"
     return TicketRow(
         ticket_id=ticket_id,
         trace_id=trace_id,
         span_id=span_id,
-        task_type=task_type or name or DEFAULT_TASK_TYPE,
+        task_type=task_type or DEFAULT_TASK_TYPE,
         source=source,
         start_time_ns=start_ns,
         end_time_ns=end_ns,
         ticket_hash=ticket_hash(ticket_id),
         status=status,
         agent_name=_text(_first(attributes, AGENT_NAME, "agent.name", "traceloop.entity.name")),
-        conversation_id=_text(_first(attributes, CONVERSATION_ID, "session.id")),
+        conversation_id=_text(
+            _first(attributes, CONVERSATION_ID, "session.id", "traceloop.association.properties.session_id")
+        ),
         intent=_json_object(attributes.get(INTENT)),
         domain=_text(attributes.get(DOMAIN)),
         outcome=_text(attributes.get(TICKET_OUTCOME)),
@@ -185,6 +242,13 @@ def _ticket(
         trial_attempt=_int(attributes.get(TRIAL_ATTEMPT)),
         service_name=service_name,
     )
+
+
+def _unprefixed(name: str) -> str:
+    """A span name without its agent operation: `invoke_agent support` names the agent `support`. Other names
+    are kept whole (`chat gpt-4o` names a model, not a kind of ticket)."""
+    operation, _, rest = name.partition(" ")
+    return rest.strip() if rest.strip() and operation in _TICKET_ROOTS else name
 
 
 def _tool_call(
@@ -226,16 +290,71 @@ def _tool_call(
         outcome=outcome,
         start_time_ns=start_ns,
         end_time_ns=end_ns,
-        call_id=_text(_first(attributes, TOOL_CALL_ID, "tool_call.id", "tool.call.id")),
+        call_id=_text(_first(attributes, TOOL_CALL_ID, "tool_call.id", "tool.id", "tool.call.id")),
         tool_type=_text(attributes.get(TOOL_TYPE)),
         error_type=error_type,
         error_message=error_message,
-        arguments=_text(_first(attributes, TOOL_CALL_ARGUMENTS, "input.value", "traceloop.entity.input")),
+        arguments=_arguments(attributes),
         result=result,
     )
 
 
+def _arguments(attributes: Mapping[str, Any]) -> str | None:
+    """A tool call's arguments as JSON; Traceloop's `{"args": [], "kwargs": {...}}` wrapper unwrapped."""
+    direct = _first(attributes, TOOL_CALL_ARGUMENTS, "input.value")
+    if direct is not None:
+        return _text(direct)
+    wrapped = attributes.get("traceloop.entity.input")
+    if type(wrapped) is not str:
+        return _text(wrapped)
+    try:
+        parsed = _loads(wrapped)
+    except orjson.JSONDecodeError:
+        return wrapped
+    if type(parsed) is dict and parsed.keys() <= {"args", "kwargs"} and not parsed.get("args"):
+        kwargs = parsed.get("kwargs")
+        return orjson.dumps(kwargs if isinstance(kwargs, dict) else {}).decode()
+    return wrapped
+
+
+def requested_call_ids(attributes: Mapping[str, Any]) -> list[str]:
+    """The tool-call ids an LLM call asked for, from GenAI output messages, OpenInference or OpenLLMetry."""
+    found: list[tuple[tuple[int, ...], str]] = []
+    messages = attributes.get(OUTPUT_MESSAGES)
+    if type(messages) is str:
+        try:
+            messages = _loads(messages)
+        except orjson.JSONDecodeError:
+            messages = None
+    if type(messages) is list:
+        for message in messages:
+            parts = message.get("parts") if type(message) is dict else None
+            for part in parts if type(parts) is list else ():
+                if type(part) is dict and part.get("type") == "tool_call" and type(part.get("id")) is str:
+                    found.append(((len(found),), part["id"]))
+    for key, value in attributes.items():
+        if type(value) is not str or not key.endswith("id"):
+            continue
+        # llm.output_messages.0.message.tool_calls.1.tool_call.id (OpenInference),
+        # gen_ai.completion.0.tool_calls.1.id (OpenLLMetry)
+        openinference = key.startswith("llm.output_messages.") and key.endswith(".tool_call.id")
+        if openinference or (key.startswith("gen_ai.completion.") and ".tool_calls." in key and key.endswith(".id")):
+            found.append((_indices(key), value))
+    found.sort(key=lambda item: item[0])
+    return list(dict.fromkeys(call_id for _, call_id in found))
+
+
+def _indices(key: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in key.split(".") if part.isdigit())
+
+
 _NOT_CAPTURED = object()
+
+
+def _is_root_task(attributes: Mapping[str, Any]) -> bool:
+    """A Traceloop `@task` with no parent: the whole unit of work of an app without workflows."""
+    kind = attributes.get("traceloop.span.kind")
+    return type(kind) is str and kind.lower() == "task"
 
 
 def _result_value(text: str) -> Any:
@@ -305,14 +424,13 @@ def normalize_span(
     attributes: dict[str, Any],
     resource_attributes: dict[str, Any],
     events: list[SpanEvent],
+    rules: TicketRules = DEFAULT_RULES,
 ) -> NormalizedSpan:
     """A decoded span plus its derived ticket, tool call and state-write rows."""
     operation = operation_of(attributes)
     ticket = None
     tool_call = None
-    if operation == OP_INVOKE_AGENT or TICKET_ID in attributes:
-        ticket = _ticket(trace_id, span_id, start_time_ns, end_time_ns, status, attributes, name, service_name)
-    elif operation == OP_EXECUTE_TOOL:
+    if operation == OP_EXECUTE_TOOL:
         tool_call = _tool_call(
             trace_id,
             span_id,
@@ -325,6 +443,18 @@ def normalize_span(
             events,
             name,
         )
+    elif (
+        operation in _TICKET_ROOTS
+        or (operation == "other" and TICKET_ID in attributes)
+        or (parent_span_id is None and (rules.root_tickets or _is_root_task(attributes)))
+    ):
+        ticket = _ticket(trace_id, span_id, start_time_ns, end_time_ns, status, attributes, name, service_name, rules)
+    if operation in _MODEL_CALLS and CHAT_TOOL_CALL_IDS not in attributes:
+        # Recorded under passhat's name so a tool call's `call_id` finds the LLM call that asked for it,
+        # whichever instrumentation recorded the call.
+        call_ids = requested_call_ids(attributes)
+        if call_ids:
+            attributes[CHAT_TOOL_CALL_IDS] = call_ids
     # Positional: the ingest path builds one per span, and keyword arguments cost a dict each.
     return NormalizedSpan(
         trace_id,

@@ -20,7 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from passhat.collector.ingest._normalize import normalize_span
+from passhat.collector.ingest._normalize import DEFAULT_RULES, TicketRules, normalize_span
 
 try:  # the compiled fast path is optional: an install without a C compiler decodes with upb only
     from passhat.collector.ingest import _otlpfast
@@ -208,7 +208,9 @@ def _attributes(pairs: Any, limit: int) -> dict[str, Any]:
     return out
 
 
-def decode_traces(request: ExportTraceServiceRequest, *, max_attribute_bytes: int) -> DecodedTraces:
+def decode_traces(
+    request: ExportTraceServiceRequest, *, max_attribute_bytes: int, rules: TicketRules = DEFAULT_RULES
+) -> DecodedTraces:
     """Validate and normalise every span of a request; reject (with a reason) only the spans at fault."""
     decoded = DecodedTraces()
     for r_index, resource_spans in enumerate(request.resource_spans):
@@ -263,12 +265,13 @@ def decode_traces(request: ExportTraceServiceRequest, *, max_attribute_bytes: in
                         attributes=attributes,
                         resource_attributes=resource,
                         events=events,
+                        rules=rules,
                     )
                 )
     return decoded
 
 
-def decode_protobuf(body: bytes, *, max_attribute_bytes: int) -> DecodedTraces:
+def decode_protobuf(body: bytes, *, max_attribute_bytes: int, rules: TicketRules = DEFAULT_RULES) -> DecodedTraces:
     """`decode_traces(parse_request(body, PROTOBUF))`, through the compiled decoder when it can take the body.
 
     The C decoder answers None for anything not plain (an invalid id, an over-long value, malformed or unusual
@@ -276,7 +279,7 @@ def decode_protobuf(body: bytes, *, max_attribute_bytes: int) -> DecodedTraces:
     """
     rows = _otlpfast.decode(body, max_attribute_bytes) if _otlpfast is not None else None
     if rows is None:
-        return decode_traces(parse_request(body, PROTOBUF), max_attribute_bytes=max_attribute_bytes)
+        return decode_traces(parse_request(body, PROTOBUF), max_attribute_bytes=max_attribute_bytes, rules=rules)
     decoded = DecodedTraces()
     append = decoded.spans.append
     for (
@@ -311,6 +314,7 @@ def decode_protobuf(body: bytes, *, max_attribute_bytes: int) -> DecodedTraces:
                 attributes=attributes,
                 resource_attributes=resource,
                 events=[SpanEvent(e_name, e_time, e_attributes) for e_name, e_time, e_attributes in events],
+                rules=rules,
             )
         )
     return decoded

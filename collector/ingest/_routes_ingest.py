@@ -1,23 +1,34 @@
-"""`POST /v1/traces`: OTLP/HTTP trace export, answered in OTLP (protobuf or JSON) whatever the outcome."""
+"""`POST /v1/traces`, `/v1/logs`, `/v1/metrics`: OTLP/HTTP export, answered in OTLP (protobuf or JSON) whatever
+the outcome. Logs keep their GenAI events (as event spans, see _signals.py); metrics are acknowledged only."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
 from passhat.collector.ingest._auth import Project
-from passhat.collector.ingest._otlp import JSON, PROTOBUF, OtlpError, encode_response, encode_status
+from passhat.collector.ingest._otlp import JSON, PROTOBUF, OtlpError, decompress, encode_response, encode_status
+from passhat.collector.ingest._signals import (
+    check_metrics,
+    encode_logs_response,
+    encode_metrics_response,
+    logs_as_traces,
+)
 from passhat.collector.ingest._state import CurrentState, app_state
 from passhat.collector.ingest._writer import QueueFullError
 from passhat.collector.store import StoreError
 
 _ROUTE = "/v1/traces"
+_LOGS = "/v1/logs"
+_METRICS = "/v1/metrics"
 _OTLP_BODY = {
     "requestBody": {
         "required": True,
@@ -53,12 +64,14 @@ class _OtlpRoute(APIRoute):
             except HTTPException as exc:  # from the authentication dependency
                 response = _otlp_error(exc.status_code, str(exc.detail), _media_type(request), exc.headers)
             metrics = (await app_state(request)).metrics
-            metrics.requests.labels(_ROUTE, str(response.status_code)).inc()
-            metrics.request_seconds.labels(_ROUTE).observe(time.perf_counter() - started)
+            metrics.requests.labels(self.path, str(response.status_code)).inc()
+            metrics.request_seconds.labels(self.path).observe(time.perf_counter() - started)
             return response
 
         return handle
 
+
+log = logging.getLogger("passhat.collector")
 
 router = APIRouter(tags=["ingest"], route_class=_OtlpRoute)
 
@@ -117,3 +130,62 @@ async def _read_body(request: Request, limit: int, timeout: float) -> bytes:
     except ClientDisconnect:
         raise OtlpError(400, "the client disconnected before sending its whole body") from None
     return b"".join(chunks)
+
+
+_SIGNAL_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Accepted"},
+    400: {"description": "Malformed body"},
+    401: {"description": "Missing or invalid API key"},
+    413: {"description": "Body above the size limit"},
+    415: {"description": "Unsupported content type or encoding"},
+    429: {"description": "Write queue full: retry after Retry-After seconds"},
+    503: {"description": "The store is unavailable: retry after Retry-After seconds"},
+}
+
+
+@router.post(
+    _LOGS,
+    summary="OTLP/HTTP logs export: GenAI events (gen_ai.*) with trace context are kept, the rest dropped",
+    openapi_extra=_OTLP_BODY,
+    responses=_SIGNAL_RESPONSES,
+)
+async def export_logs(request: Request, project: Project, state: CurrentState) -> Response:
+    media = _media_type(request)
+    if media not in (PROTOBUF, JSON):
+        return _otlp_error(415, f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'!r}", media)
+    retry = {"Retry-After": str(state.settings.retry_after_s)}
+    limit = state.settings.max_body_bytes
+    try:
+        raw = await _read_body(request, limit, state.settings.body_timeout_s)
+        body = await run_in_threadpool(decompress, raw, request.headers.get("content-encoding"), limit=limit)
+        traces, _dropped = await run_in_threadpool(logs_as_traces, body, media)
+        if traces.resource_spans:
+            await state.writer.submit(project, traces.SerializeToString(), None, PROTOBUF)
+    except OtlpError as exc:
+        return _otlp_error(exc.status, exc.message, media)
+    except QueueFullError as exc:
+        return _otlp_error(429, f"the collector is busy ({exc}): retry later", media, retry)
+    except StoreError as exc:
+        log.error("log events could not be committed: %r", exc)  # the answer stays generic (see export_traces)
+        return _otlp_error(503, "the store could not commit the log events, none were kept: retry later", media, retry)
+    return Response(encode_logs_response(media), 200, media_type=media)
+
+
+@router.post(
+    _METRICS,
+    summary="OTLP/HTTP metrics export: acknowledged and dropped (passhat derives its numbers from spans)",
+    openapi_extra=_OTLP_BODY,
+    responses=_SIGNAL_RESPONSES,
+)
+async def export_metrics(request: Request, project: Project, state: CurrentState) -> Response:
+    media = _media_type(request)
+    if media not in (PROTOBUF, JSON):
+        return _otlp_error(415, f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'!r}", media)
+    limit = state.settings.max_body_bytes
+    try:
+        raw = await _read_body(request, limit, state.settings.body_timeout_s)
+        body = await run_in_threadpool(decompress, raw, request.headers.get("content-encoding"), limit=limit)
+        await run_in_threadpool(check_metrics, body, media)
+    except OtlpError as exc:
+        return _otlp_error(exc.status, exc.message, media)
+    return Response(encode_metrics_response(media), 200, media_type=media)

@@ -1,4 +1,4 @@
-"""The JSON query API (`/api/...`): a project's tickets, one ticket in full, and its daily traffic."""
+"""The JSON query API (`/api/...`): a project's tickets, one ticket in full, traces as trees, daily traffic."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from passhat.collector.ingest._api_models import TicketDetailOut, TicketList, TicketOut, TrafficList, TrafficOut
 from passhat.collector.ingest._auth import Project, bearer
 from passhat.collector.ingest._state import AppState, CurrentState
+from passhat.collector.ingest._trace_tree import TraceOut, trace_tree
 from passhat.collector.store import Source, StoreError
 
 _T = TypeVar("_T")
@@ -28,20 +29,55 @@ def list_tickets(
     state: CurrentState,
     task_type: Annotated[str | None, Query(max_length=400)] = None,
     since: Annotated[dt.datetime | None, Query(description="ISO 8601; tickets started at or after")] = None,
+    until: Annotated[dt.datetime | None, Query(description="ISO 8601; tickets started before")] = None,
     source: Literal["production", "sandbox"] | None = None,
+    outcome: Annotated[str | None, Query(max_length=400, description="passhat.ticket.outcome, e.g. resolved")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> TicketList:
-    since_ns = None
-    if since is not None:
-        moment = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
-        since_ns = min(max(int(moment.timestamp() * 1e6), 0) * 1000, 2**63 - 1)
+    since_ns, until_ns = _ns(since), _ns(until)
     rows = _query(
         lambda: state.store.list_tickets(
-            project, task_type=task_type, source=source, since_ns=since_ns, limit=limit, offset=offset
+            project,
+            task_type=task_type,
+            source=source,
+            since_ns=since_ns,
+            until_ns=until_ns,
+            outcome=outcome,
+            limit=limit,
+            offset=offset,
         )
     )
     return TicketList(tickets=[TicketOut.of(r) for r in rows])
+
+
+def _ns(moment: dt.datetime | None) -> int | None:
+    if moment is None:
+        return None
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    return min(max(int(aware.timestamp() * 1e6), 0) * 1000, 2**63 - 1)
+
+
+@router.get(
+    "/api/tickets/{ticket_id}/trace",
+    response_model=TraceOut,
+    responses={404: {"description": "No such ticket in this project"}},
+)
+def get_ticket_trace(
+    project: Project,
+    state: CurrentState,
+    ticket_id: Annotated[str, Path(max_length=400)],
+    source: Literal["production", "sandbox"] | None = None,
+) -> TraceOut:
+    """The trace of the ticket's latest attempt, as a tree (a sandbox ticket has one trace per trial).
+
+    Registered before `/api/tickets/{ticket_id:path}`, which would otherwise take `T-1/trace` as an id."""
+    detail = _query(lambda: state.store.get_ticket(project, ticket_id, source=source))
+    if detail is None or not detail.attempts:
+        raise HTTPException(404, f"no ticket {ticket_id!r} in this project")
+    latest = max(detail.attempts, key=lambda a: a.start_time_ns)
+    spans = [s for s in detail.spans if s.trace_id == latest.trace_id]
+    return trace_tree(latest.trace_id, spans)
 
 
 _TICKET_RESPONSES: dict[int | str, dict[str, object]] = {404: {"description": "No such ticket in this project"}}
@@ -75,6 +111,23 @@ def _ticket(state: AppState, project: str, ticket_id: str, source: Source | None
     if detail is None:
         raise HTTPException(404, f"no ticket {ticket_id!r} in this project")
     return TicketDetailOut.of(detail)
+
+
+@router.get(
+    "/api/traces/{trace_id}",
+    response_model=TraceOut,
+    responses={404: {"description": "No span of this trace in this project"}},
+)
+def get_trace(
+    project: Project,
+    state: CurrentState,
+    trace_id: Annotated[str, Path(min_length=32, max_length=32, pattern="^[0-9a-fA-F]{32}$")],
+) -> TraceOut:
+    """Every stored span of a trace (a ticket's or not: LLM-only apps send traces without tickets), as a tree."""
+    spans = _query(lambda: state.store.get_trace(project, trace_id.lower()))
+    if not spans:
+        raise HTTPException(404, f"no span of trace {trace_id!r} in this project")
+    return trace_tree(trace_id.lower(), spans)
 
 
 @router.get("/api/traffic", response_model=TrafficList)

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 
 from pydantic import BaseModel, Field
 
+from passhat.collector.ingest._normalize import TicketRules
 from passhat.collector.store import default_store_url
+
+
+def _env_task_types() -> dict[str, str]:
+    raw = os.environ.get("PASSHAT_TASK_TYPES") or ""
+    if not raw.strip():
+        return {}
+    try:
+        mapping = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(
+            f'PASSHAT_TASK_TYPES must be a JSON object like {{"Agent workflow": "refund"}}: {exc}'
+        ) from exc
+    if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
+        raise ValueError('PASSHAT_TASK_TYPES must be a JSON object of names to task types, like {"triage": "refund"}')
+    return {str(k): v for k, v in mapping.items()}
+
+
+def _env_flag(name: str) -> bool:
+    return (os.environ.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _default_data_dir() -> pathlib.Path:
@@ -30,6 +51,13 @@ class CollectorSettings(BaseModel):
     # connection's opening), its body within body_timeout_s of its headers; else 408 and the connection closes.
     header_timeout_s: float = Field(default=10.0, gt=0.0)
     body_timeout_s: float = Field(default=30.0, gt=0.0)
+    # Workflow or agent names (what a ticket would be typed by) to task types: PASSHAT_TASK_TYPES, JSON.
+    task_types: dict[str, str] = Field(default_factory=_env_task_types)
+    # LLM-only apps: every root span is a ticket (PASSHAT_ROOT_TICKETS=1).
+    root_tickets: bool = Field(default_factory=lambda: _env_flag("PASSHAT_ROOT_TICKETS"))
+
+    def ticket_rules(self) -> TicketRules:
+        return TicketRules(task_types=dict(self.task_types), root_tickets=self.root_tickets)
 
     def resolved_store_url(self) -> str:
         return self.store_url or default_store_url(self.data_dir)

@@ -17,7 +17,18 @@ if TYPE_CHECKING:
 from passhat.collector.store._codec import utc_day
 
 Source = Literal["production", "sandbox"]
-SpanOperation = Literal["invoke_agent", "execute_tool", "chat", "other"]
+SpanOperation = Literal[
+    "invoke_agent",
+    "invoke_workflow",
+    "create_agent",
+    "execute_tool",
+    "chat",
+    "generate_content",
+    "text_completion",
+    "embeddings",
+    "retrieval",
+    "other",
+]  # passhat.semconv.OPERATIONS, plus "other"
 StatusCode = Literal["unset", "ok", "error"]
 ToolOutcome = Literal["ok", "error", "empty"]
 RunStatus = Literal["running", "finished", "failed"]
@@ -66,14 +77,20 @@ class SpanEvent:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
+def ticket_rank(ticket_id: str, trace_id: str, start_time_ns: int) -> tuple[bool, int]:
+    """The order of a trace's ticket candidates: a named ticket (`passhat.ticket.id`) first, then the earliest."""
+    return (ticket_id == trace_id, start_time_ns)
+
+
 @dataclass(slots=True)
 class TicketRow:
-    """One ticket attempt: the root agent span of a trace (a production ticket or one sandbox trial).
+    """One ticket attempt: the ticket span of a trace (a production ticket or one sandbox trial).
 
-    A ticket id can appear in many traces (a production ticket, then k sandbox trials replaying it), so a
-    row is identified by (trace_id, ticket_id). When two spans of one trace claim the same ticket id, the
-    store keeps the one that started first (the outermost agent span). Without a `passhat.ticket.id`, the
-    normaliser uses the trace id as the ticket id.
+    A ticket id can appear in many traces (a production ticket, then k sandbox trials replaying it), but a
+    trace holds one ticket: of the spans of a trace the normaliser made ticket candidates, the store keeps the
+    one of lowest `rank` (a span with a `passhat.ticket.id` before one without; then the one that started
+    first, i.e. the outermost agent or workflow span). Without a `passhat.ticket.id`, the normaliser uses the
+    trace id as the ticket id.
 
     `ticket_hash` is `passhat.ticket_hash(ticket_id)` (the SDK's sampling hash, the one definition), an
     unsigned 64-bit integer; `list_tickets(max_hash=...)` keeps `ticket_hash < max_hash`. How it is stored:
@@ -103,6 +120,11 @@ class TicketRow:
     def day(self) -> dt.date:
         """The UTC day the ticket started: the unit of daily traffic."""
         return utc_day(self.start_time_ns)
+
+    @property
+    def rank(self) -> tuple[bool, int]:
+        """Which candidate of a trace is its ticket: the lowest (see `ticket_rank`)."""
+        return ticket_rank(self.ticket_id, self.trace_id, self.start_time_ns)
 
 
 @dataclass(slots=True)

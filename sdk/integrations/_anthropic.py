@@ -12,6 +12,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from passhat import semconv
+from passhat._content import to_json
 from passhat._runtime import Passhat, current
 from passhat._ticket import Ticket, current_ticket, record_exception
 from passhat.integrations._handle import Instrumentation
@@ -30,6 +31,9 @@ class _ChatRecord:
         self.stop_reason: str | None = None
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
+        self.cache_read_tokens: int | None = None
+        self.cache_creation_tokens: int | None = None
+        self.parts: list[dict[str, Any]] = []  # the output message, kept only with content capture on
         self.model: str | None = None
         self.response_id: str | None = None
         self.ended = False
@@ -42,6 +46,8 @@ class _ChatRecord:
         for block in getattr(message, "content", None) or ():
             if getattr(block, "type", None) == "tool_use":
                 self.tool_calls.append((str(block.name), str(block.id)))
+            if self.runtime.capture_content:
+                self.parts.append(_part(block))
 
     def usage(self, usage: Any) -> None:
         if usage is None:
@@ -52,6 +58,12 @@ class _ChatRecord:
             self.input_tokens = input_tokens
         if isinstance(output_tokens, int):
             self.output_tokens = output_tokens
+        cache_read = getattr(usage, "cache_read_input_tokens", None)
+        cache_creation = getattr(usage, "cache_creation_input_tokens", None)
+        if isinstance(cache_read, int):
+            self.cache_read_tokens = cache_read
+        if isinstance(cache_creation, int):
+            self.cache_creation_tokens = cache_creation
 
     def stream_event(self, event: Any) -> None:
         kind = getattr(event, "type", None)
@@ -77,9 +89,14 @@ class _ChatRecord:
             semconv.RESPONSE_ID: self.response_id,
             semconv.USAGE_INPUT_TOKENS: self.input_tokens,
             semconv.USAGE_OUTPUT_TOKENS: self.output_tokens,
+            semconv.USAGE_CACHE_READ_INPUT_TOKENS: self.cache_read_tokens,
+            semconv.USAGE_CACHE_CREATION_INPUT_TOKENS: self.cache_creation_tokens,
             semconv.RESPONSE_FINISH_REASONS: [self.stop_reason] if self.stop_reason else None,
             semconv.CHAT_TOOL_CALL_IDS: [call_id for _, call_id in self.tool_calls] or None,
         }
+        if self.parts:
+            output = [{"role": "assistant", "parts": self.parts, "finish_reason": self.stop_reason or "unknown"}]
+            values[semconv.OUTPUT_MESSAGES] = _content(self.runtime, output)
         span.set_attributes({key: value for key, value in values.items() if value is not None})
         if self.ticket is not None and self.tool_calls:
             self.ticket.expect_tool_calls(self.tool_calls)
@@ -223,6 +240,46 @@ class _StreamManagerProxy:
         return await self._manager.__aexit__(exc_type, exc, tb)
 
 
+def _content(runtime: Passhat, value: Any) -> str:
+    return to_json(value, runtime.redactor, runtime.max_content_length)
+
+
+def _field(block: Any, name: str) -> Any:
+    return block.get(name) if isinstance(block, dict) else getattr(block, name, None)
+
+
+def _part(block: Any) -> dict[str, Any]:
+    """An Anthropic content block as a GenAI message part (`text`, `tool_call`, `tool_call_response`)."""
+    kind = _field(block, "type")
+    if kind == "text":
+        return {"type": "text", "content": _field(block, "text")}
+    if kind == "tool_use":
+        return {
+            "type": "tool_call",
+            "id": _field(block, "id"),
+            "name": _field(block, "name"),
+            "arguments": _field(block, "input"),
+        }
+    if kind == "tool_result":
+        return {"type": "tool_call_response", "id": _field(block, "tool_use_id"), "response": _field(block, "content")}
+    return {"type": str(kind)}  # images, documents, thinking...: named, not copied
+
+
+def _message(message: Any) -> dict[str, Any]:
+    content = _field(message, "content")
+    parts = [{"type": "text", "content": content}] if isinstance(content, str) else [_part(b) for b in content or ()]
+    return {"role": _field(message, "role"), "parts": parts}
+
+
+def _tool_definition(tool: Any) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": _field(tool, "name"),
+        "description": _field(tool, "description"),
+        "parameters": _field(tool, "input_schema"),
+    }
+
+
 def _start(runtime: Passhat | None, kwargs: dict[str, Any]) -> tuple[_ChatRecord, object]:
     active = runtime or current()
     model = kwargs.get("model")
@@ -235,10 +292,25 @@ def _start(runtime: Passhat | None, kwargs: dict[str, Any]) -> tuple[_ChatRecord
     max_tokens = kwargs.get("max_tokens")
     if isinstance(max_tokens, int):
         attributes["gen_ai.request.max_tokens"] = max_tokens
+    if active.capture_content:
+        # The GenAI conventions' message attributes: opt-in, redacted and capped like every other content.
+        messages = kwargs.get("messages")
+        if isinstance(messages, list):
+            attributes[semconv.INPUT_MESSAGES] = _content(active, [_message(m) for m in messages])
+        system = kwargs.get("system")
+        if system:
+            blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system
+            attributes[semconv.SYSTEM_INSTRUCTIONS] = _content(active, [_part(b) for b in blocks])
+        tools = kwargs.get("tools")
+        if isinstance(tools, list):
+            attributes[semconv.TOOL_DEFINITIONS] = _content(active, [_tool_definition(t) for t in tools])
     name = f"{semconv.OP_CHAT} {model}" if isinstance(model, str) else semconv.OP_CHAT
     span = active.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes, start_time=active.now())
     token = otel_context.attach(trace.set_span_in_context(span))
-    return _ChatRecord(active, span, current_ticket()), token
+    ticket = current_ticket()
+    if ticket is not None:
+        ticket.uses_provider("anthropic")
+    return _ChatRecord(active, span, ticket), token
 
 
 def instrument(runtime: Passhat | None = None) -> Instrumentation:

@@ -31,7 +31,12 @@ def _message(model: str, wants_tool: bool) -> dict[str, Any]:
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": 321, "output_tokens": 42},
+        "usage": {
+            "input_tokens": 321,
+            "output_tokens": 42,
+            "cache_read_input_tokens": 200,
+            "cache_creation_input_tokens": 8,
+        },
     }
 
 

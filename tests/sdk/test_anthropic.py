@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import pathlib
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from opentelemetry.trace import SpanKind
 
 import passhat
+import passhat.testing
 from passhat.testing import Capture
 
 
@@ -80,8 +82,65 @@ def test_a_plain_reply_is_a_chat_span_with_usage_and_stop_reason(
         "gen_ai.response.id": "msg_01XYZ",
         "gen_ai.usage.input_tokens": 321,
         "gen_ai.usage.output_tokens": 42,
+        "gen_ai.usage.cache_read.input_tokens": 200,
+        "gen_ai.usage.cache_creation.input_tokens": 8,
         "gen_ai.response.finish_reasons": ("end_turn",),
+        # passhat_capture records content: the GenAI conventions' message attributes
+        "gen_ai.input.messages": json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": "Where is my refund?"}]}], separators=(",", ":")
+        ),
+        "gen_ai.output.messages": json.dumps(
+            [
+                {
+                    "role": "assistant",
+                    "parts": [{"type": "text", "content": "Your refund is on its way."}],
+                    "finish_reason": "end_turn",
+                }
+            ],
+            separators=(",", ":"),
+        ),
     }
+
+
+def test_tool_definitions_system_instructions_and_tool_call_parts_are_recorded_redacted(
+    api: MessagesApiServer, instrumented: passhat.Instrumentation, passhat_capture: Capture
+) -> None:
+    with passhat.ticket("T-5", task_type="refund"), _client(api) as client:
+        client.messages.create(
+            model=MODEL,
+            max_tokens=256,
+            tools=TOOLS,
+            system="You help jane.doe@example.com's customers",
+            messages=[{"role": "user", "content": "Refund O-1, I am jane.doe@example.com"}],
+        )
+    attributes = passhat_capture.one(f"chat {MODEL}").attributes or {}
+    [definition] = json.loads(str(attributes["gen_ai.tool.definitions"]))
+    assert (definition["name"], definition["description"]) == ("find_order", "Look up an order")
+    assert "jane.doe@example.com" not in str(attributes["gen_ai.input.messages"])
+    assert "jane.doe@example.com" not in str(attributes["gen_ai.system_instructions"])
+    [output] = json.loads(str(attributes["gen_ai.output.messages"]))
+    assert [p["type"] for p in output["parts"]] == ["text", "tool_call"]
+    assert (output["parts"][1]["id"], output["parts"][1]["name"]) == ("toolu_01A", "find_order")
+
+
+def test_messages_are_not_recorded_without_content_capture(api: MessagesApiServer) -> None:
+    with (
+        passhat.testing.capture(capture_content=False) as captured,
+        passhat.instrument_anthropic(),
+        passhat.ticket("T-6", task_type="refund"),
+        _client(api) as client,
+    ):
+        client.messages.create(model=MODEL, max_tokens=256, tools=TOOLS, messages=[{"role": "user", "content": "hi"}])
+    attributes = captured.one(f"chat {MODEL}").attributes or {}
+    assert not {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.definitions"} & set(attributes)
+
+
+def test_the_ticket_span_names_the_provider_of_its_llm_calls(
+    api: MessagesApiServer, instrumented: passhat.Instrumentation, passhat_capture: Capture
+) -> None:
+    with passhat.ticket("T-7", task_type="refund"), _client(api) as client:
+        client.messages.create(model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    assert (passhat_capture.one("invoke_agent").attributes or {})["gen_ai.provider.name"] == "anthropic"
 
 
 def test_tool_use_ids_link_the_following_tool_spans(

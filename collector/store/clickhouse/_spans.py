@@ -52,7 +52,7 @@ SpanKey = tuple[str, str, str]  # (project, trace_id, span_id)
 #: Traces per lookup query: 2000 ids and hashes are ~120 kB of SQL, under ClickHouse's default
 #: max_query_size (256 kB) with room for long ids.
 LOOKUP_CHUNK = 2000
-TicketKey = tuple[str, str, str]  # (project, trace_id, ticket_id)
+TraceKey = tuple[str, str]  # (project, trace_id): one ticket per trace
 
 
 class SpanTables:
@@ -112,59 +112,47 @@ class SpanTables:
         self._conn.insert("spans", [span_values(p, s) for p, s in fresh], SPAN_COLUMNS)
 
     def _ticket_rows(self, fresh: list[tuple[str, NormalizedSpan]]) -> list[list[Any]]:
-        """+1 rows for new tickets, and a -1 cancel row for each stored ticket an earlier span displaces."""
-        wanted: dict[TicketKey, TicketRow] = {}
+        """+1 rows for new tickets, and a -1 cancel row for each stored ticket a lower-ranked span displaces
+        (one ticket per trace: `TicketRow.rank`)."""
+        wanted: dict[TraceKey, TicketRow] = {}
         for project, span in fresh:
             ticket = span.ticket
             if ticket is None:
                 continue
-            key = (project, ticket.trace_id, ticket.ticket_id)
+            key = (project, ticket.trace_id)
             held = wanted.get(key)
-            if held is None or ticket.start_time_ns < held.start_time_ns:
+            if held is None or ticket.rank < held.rank:
                 wanted[key] = ticket
         if not wanted:
             return []
-        existing: dict[TicketKey, tuple[TicketRow, int]] = {}
+        existing: dict[TraceKey, list[tuple[TicketRow, int]]] = {}
         projects = sorted({k[0] for k in wanted})
-        by_trace: dict[str, set[int]] = {}
-        for key, ticket in wanted.items():
-            by_trace.setdefault(key[1], set()).add(ticket.ticket_hash)
-        for chunk in _chunks(sorted(by_trace)):
+        # By trace id (its bloom filter): a trace's stored ticket may bear another ticket id, so another hash.
+        for chunk in _chunks(sorted({k[1] for k in wanted})):
             for row in self._conn.query(
                 f"SELECT project, {', '.join(TICKET_COLUMNS)}, version FROM {self._db}.tickets FINAL"
-                " WHERE project IN %(projects)s AND ticket_hash IN %(hashes)s AND trace_id IN %(traces)s"
-                " AND sign = 1",
-                {
-                    "projects": projects,
-                    "hashes": sorted({h for t in chunk for h in by_trace[t]}),
-                    "traces": chunk,
-                },
+                " WHERE project IN %(projects)s AND trace_id IN %(traces)s AND sign = 1",
+                {"projects": projects, "traces": chunk},
             ):
                 stored = ticket_from_row(row[1:-1])
-                key = (row[0], stored.trace_id, stored.ticket_id)
+                key = (row[0], stored.trace_id)
                 if key in wanted:
-                    existing[key] = (stored, int(row[-1]))
+                    existing.setdefault(key, []).append((stored, int(row[-1])))
         rows: list[list[Any]] = []
         version = time.time_ns()
         for key, ticket in wanted.items():
             project = key[0]
             prior = existing.get(key)
-            if prior is not None:
-                old, old_version = prior
-                if old.span_id == ticket.span_id or old.start_time_ns <= ticket.start_time_ns:
-                    continue  # already stored (a retried call), or the stored span started first
-                rows.append([project, utc_day(old.start_time_ns), *ticket_values(old), -1, old_version])
-                rows.append(
-                    [
-                        project,
-                        utc_day(ticket.start_time_ns),
-                        *ticket_values(ticket),
-                        1,
-                        max(version, old_version + 1),
-                    ]
-                )
-            else:
+            if not prior:
                 rows.append([project, utc_day(ticket.start_time_ns), *ticket_values(ticket), 1, version])
+                continue
+            if any(old.span_id == ticket.span_id or old.rank <= ticket.rank for old, _ in prior):
+                continue  # already stored (a retried call), or a stored span ranks first
+            newest = version
+            for old, old_version in prior:
+                rows.append([project, utc_day(old.start_time_ns), *ticket_values(old), -1, old_version])
+                newest = max(newest, old_version + 1)
+            rows.append([project, utc_day(ticket.start_time_ns), *ticket_values(ticket), 1, newest])
         return rows
 
     # --- reads ---------------------------------------------------------------------------------------------
@@ -245,6 +233,7 @@ class SpanTables:
         max_hash: int | None,
         limit: int,
         offset: int,
+        outcome: str | None = None,
     ) -> list[TicketRow]:
         where = ["project = %(p)s", "sign = 1"]
         params: dict[str, Any] = {"p": project, "limit": max(0, limit), "offset": max(0, offset)}
@@ -254,6 +243,7 @@ class SpanTables:
             ("start_time_ns", ">=", since_ns),
             ("start_time_ns", "<", until_ns),
             ("ticket_hash", "<", max_hash),
+            ("outcome", "=", outcome),
         ):
             if value is None or (column == "ticket_hash" and isinstance(value, int) and value > 2**64 - 1):
                 continue  # no filter (every stored hash is below a max_hash past 2**64 - 1)

@@ -234,6 +234,7 @@ class ClickHouseStore(Store):
         since_ns: int | None = None,
         until_ns: int | None = None,
         max_hash: int | None = None,
+        outcome: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[TicketRow]:
@@ -246,6 +247,7 @@ class ClickHouseStore(Store):
             max_hash=max_hash,
             limit=limit,
             offset=offset,
+            outcome=outcome,
         )
 
     def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:

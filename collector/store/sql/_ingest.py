@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from passhat.collector.store._rows import NormalizedSpan, SpanBatch, TicketRow, WriteResult
+from passhat.collector.store._rows import NormalizedSpan, SpanBatch, TicketRow, WriteResult, ticket_rank
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._rows import (
     SPAN_COLUMNS,
@@ -33,9 +33,7 @@ _LAST_SPAN_ID = sa.text("SELECT max(id) FROM spans")
 # PostgreSQL writers of one database take turns on this transaction lock while they give out span ids
 # (SQLite's BEGIN IMMEDIATE already makes a writer the only one).
 _PG_SPAN_ID_LOCK = sa.text("SELECT pg_advisory_xact_lock(7305019283424751)")
-_DELETE_TICKET = sa.text(
-    "DELETE FROM tickets WHERE project = :project AND trace_id = :trace_id AND ticket_id = :ticket_id"
-)
+_DELETE_TICKETS = sa.text("DELETE FROM tickets WHERE project = :project AND trace_id = :trace_id")
 _ADD_TRAFFIC = sa.text(
     "UPDATE traffic_daily SET tickets = tickets + :delta "
     "WHERE project = :project AND day = :day AND task_type = :task_type AND source = :source"
@@ -51,7 +49,7 @@ Rows = list[tuple[Any, ...]]
 # A multi-row statement's parameters: its row count, its values, and the span ids to put in its first column
 # (as offsets into the group; the span ids themselves are given out once the write lock is held).
 Chunks = list[tuple[int, list[Any], list[int]]]
-Slot = tuple[str, str, str]  # (project, trace id, ticket id)
+Slot = tuple[str, str]  # (project, trace id): one ticket per trace
 
 
 def without_nul(values: list[Any]) -> list[Any]:
@@ -93,7 +91,7 @@ class Prepared:
     write_rows: Rows = field(default_factory=list)  # ... for its span's id
     tool_offsets: list[int] = field(default_factory=list)  # each tool row's span, as an offset in span_rows
     write_offsets: list[int] = field(default_factory=list)
-    candidates: dict[Slot, TicketRow] = field(default_factory=dict)  # each trace's earliest ticket span
+    candidates: dict[Slot, TicketRow] = field(default_factory=dict)  # each trace's lowest-ranked ticket span
     ticket_offsets: dict[Slot, int] = field(default_factory=dict)
     ticket_rows: dict[Slot, dict[str, Any]] = field(default_factory=dict)
     chunks: tuple[Chunks, Chunks, Chunks] = ([], [], [])  # spans, tool calls, state writes
@@ -145,9 +143,9 @@ class Prepared:
                     self.write_offsets.extend([offset] * len(span.state_writes))
                 ticket = span.ticket
                 if ticket is not None:
-                    slot = (project, ticket.trace_id, ticket.ticket_id)
+                    slot = (project, ticket.trace_id)
                     held = self.candidates.get(slot)
-                    if held is None or ticket.start_time_ns < held.start_time_ns:
+                    if held is None or ticket.rank < held.rank:
                         self.candidates[slot] = ticket
                         self.ticket_offsets[slot] = offset
                 offset += 1
@@ -251,30 +249,30 @@ def stored_span_ids(conn: sa.Connection, project: str, trace_ids: Sequence[str])
 def _write_tickets(
     conn: sa.Connection, inserter: RowInserter, prepared: Prepared, stored_traces: dict[str, set[str]], first_id: int
 ) -> None:
-    """Insert each trace's ticket (unless a ticket span that started earlier is stored) and count it in the
-    daily traffic."""
+    """Insert each trace's ticket (unless a stored ticket of that trace ranks before it: `TicketRow.rank`) and
+    count it in the daily traffic."""
     by_project: dict[str, set[str]] = defaultdict(set)
-    for project, trace_id, _ in prepared.candidates:
+    for project, trace_id in prepared.candidates:
         if trace_id in stored_traces.get(project, ()):
             by_project[project].add(trace_id)
-    stored: dict[Slot, Any] = {}
+    stored: dict[Slot, list[Any]] = defaultdict(list)
     for project, trace_ids in by_project.items():
         for chunk in id_chunks(sorted(trace_ids)):
             rows = conn.execute(_STORED_TICKETS, {"project": project, "trace_ids": list(chunk)})
-            stored.update(((project, r.trace_id, r.ticket_id), r) for r in rows)
+            for r in rows:
+                stored[(project, r.trace_id)].append(r)
     traffic: dict[tuple[str, str, str, str], int] = defaultdict(int)
     inserts: list[dict[str, Any]] = []
     for slot, ticket in prepared.candidates.items():
-        project = slot[0]
-        old = stored.get(slot)
-        if old is not None:
-            if old.start_ns <= ticket.start_time_ns:
+        project, trace_id = slot
+        held = stored.get(slot)
+        if held:
+            if min(ticket_rank(r.ticket_id, trace_id, r.start_ns) for r in held) <= ticket.rank:
                 continue
-            # An outer agent span arrived after an inner one: it is the ticket.
-            conn.execute(
-                _DELETE_TICKET, {"project": project, "trace_id": ticket.trace_id, "ticket_id": ticket.ticket_id}
-            )
-            traffic[(project, old.day, old.task_type, old.source)] -= 1
+            # An outer agent span (or the passhat ticket) arrived after an inner one: it is the ticket.
+            conn.execute(_DELETE_TICKETS, {"project": project, "trace_id": trace_id})
+            for old in held:
+                traffic[(project, old.day, old.task_type, old.source)] -= 1
         row = prepared.ticket_rows[slot]
         row["span_ref"] = first_id + prepared.ticket_offsets[slot]
         inserts.append(row)

@@ -325,6 +325,7 @@ class SqlStore(Store):
         since_ns: int | None = None,
         until_ns: int | None = None,
         max_hash: int | None = None,
+        outcome: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[TicketRow]:
@@ -338,6 +339,8 @@ class SqlStore(Store):
             query = query.where(t.c.start_ns >= _int64(since_ns))
         if until_ns is not None:
             query = query.where(t.c.start_ns < _int64(until_ns))
+        if outcome is not None:
+            query = query.where(t.c.outcome == outcome)
         if max_hash is not None and max_hash <= 2**64 - 1:  # a larger bound keeps every ticket
             query = query.where(t.c.ticket_hash < _int64(max_hash - HASH_SHIFT))
         query = query.order_by(t.c.start_ns.desc(), t.c.trace_id, t.c.ticket_id)

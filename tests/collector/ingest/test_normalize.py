@@ -109,7 +109,7 @@ def test_openllmetry_agent_and_tool_spans() -> None:
     assert (tool.tool_call.tool_name, tool.tool_call.outcome) == ("refund", "error")
     assert tool.tool_call.error_message == "order not found"
     assert operation_of({"llm.request.type": "chat"}) == "chat"
-    assert operation_of({"traceloop.span.kind": "workflow"}) == "other"
+    assert operation_of({"traceloop.span.kind": "workflow"}) == "invoke_workflow"
 
 
 def test_tool_outcome_error_type_and_exception_event() -> None:

@@ -391,6 +391,14 @@ class StoreContract:
         sandbox = store.list_tickets("shop", source="sandbox")
         assert sandbox[0].replay_run_id == "r1"
 
+    def test_list_tickets_filters_by_outcome(self, store: Store) -> None:
+        store.ensure_project("shop")
+        resolved = ticket_span("T-11", outcome="resolved")
+        escalated = ticket_span("T-12", outcome="escalated")
+        store.write_batch("shop", [resolved, escalated])
+        assert [t.ticket_id for t in store.list_tickets("shop", outcome="escalated")] == ["T-12"]
+        assert {t.ticket_id for t in store.list_tickets("shop")} == {"T-11", "T-12"}
+
     def test_ticket_with_its_attempts_tool_calls_and_writes(self, store: Store) -> None:
         store.ensure_project("shop")
         prod = ticket_span("T-9")
@@ -425,6 +433,35 @@ class StoreContract:
         rows = store.list_tickets("shop")
         assert [(t.span_id, t.task_type) for t in rows] == [(outer.span_id, "outer")]
         assert [(t.task_type, t.tickets) for t in store.traffic("shop", days=1)] == [("outer", 1)]
+
+    @pytest.mark.parametrize("together", [False, True], ids=["inner first", "one batch"])
+    def test_one_ticket_per_trace_the_named_ticket_over_a_nested_framework_agent(
+        self, store: Store, together: bool
+    ) -> None:
+        store.ensure_project("shop")
+        outer = ticket_span("T-6", task_type="refund")
+        # A framework's nested agent span names no ticket: its ticket id would be the trace id.
+        inner = ticket_span(
+            outer.trace_id, task_type="agent", trace_id=outer.trace_id, start_ns=outer.start_time_ns + 1000
+        )
+        if together:
+            store.write_batch("shop", [inner, outer])
+        else:
+            store.write_batch("shop", [inner])
+            store.write_batch("shop", [outer])
+        assert [(t.ticket_id, t.task_type) for t in store.list_tickets("shop")] == [("T-6", "refund")]
+        assert [(t.task_type, t.tickets) for t in store.traffic("shop", days=1)] == [("refund", 1)]
+
+    def test_a_named_ticket_ranks_before_an_earlier_unnamed_agent_root(self, store: Store) -> None:
+        store.ensure_project("shop")
+        named = ticket_span("T-7", task_type="refund")
+        unnamed = ticket_span(
+            named.trace_id, task_type="workflow", trace_id=named.trace_id, start_ns=named.start_time_ns - 1000
+        )
+        store.write_batch("shop", [named])
+        store.write_batch("shop", [unnamed])
+        assert [t.ticket_id for t in store.list_tickets("shop")] == ["T-7"]
+        assert [(t.task_type, t.tickets) for t in store.traffic("shop", days=1)] == [("refund", 1)]
 
     # --- traffic -------------------------------------------------------------------------------------
     def test_traffic_counts_tickets_per_task_type_per_day(self, store: Store) -> None:
