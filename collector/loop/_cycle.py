@@ -29,8 +29,10 @@ from passhat.collector.replay import (
     ReplayOutcome,
     ReplaySettings,
     SandboxPool,
+    exploratory_reasons,
+    keep_promotion,
+    official_run,
     replay_period,
-    runs_for_period,
 )
 from passhat.collector.report import (
     AlertFired,
@@ -104,16 +106,15 @@ def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[No
 
 
 def previous_figures(store: Store, project: str, period: Period, *, count: int = 8) -> list[PeriodFigures]:
-    """Earlier periods' overall figures, newest first, from the summaries their finished runs kept."""
+    """Earlier periods' overall figures, newest first, from the summaries their official runs kept."""
     found: list[PeriodFigures] = []
     for step in range(1, count + 1):
         earlier = period.previous(step)
-        for run in runs_for_period(store, project, earlier.name):
-            figures = (run.summary or {}).get("figures")
-            if isinstance(figures, dict):
-                with contextlib.suppress(ValueError):  # an unreadable summary only thins the trend
-                    found.append(PeriodFigures.from_report_json(figures))
-                break
+        run = official_run(store, project, earlier.name)
+        figures = None if run is None else (run.summary or {}).get("figures")
+        if run is not None and isinstance(figures, dict):
+            with contextlib.suppress(ValueError):  # an unreadable summary only thins the trend
+                found.append(PeriodFigures.from_report_json(figures))
     return found
 
 
@@ -126,8 +127,9 @@ def report_input_for(
     domains: Mapping[str, Domain] | None = None,
     alerts: Sequence[AlertFired] = (),
     resamples: int = 1000,
+    role: str = "official",
 ) -> ReportInput:
-    """Everything the period's report needs, read from the store."""
+    """Everything the report of ``run`` needs, read from the store; ``role`` says how the run stands."""
     trials, dropped = _usable(store.list_trials(project, run.run_id), run.k)
     results = [TrialResult.from_row(t) for t in trials]
     owner = {r.task_type: r.domain for r in results}
@@ -149,9 +151,18 @@ def report_input_for(
         previous=[f for f in previous_figures(store, project, period) if f.k == run.k],
         agent=str(run.params.get("agent", "")),
         simulated=bool(run.params.get("simulated", False)),
+        agent_version=str(run.params.get("agent_version", "")),
+        run_id=run.run_id,
+        run_role=role,
         generated_at=dt.datetime.now(dt.UTC),
         resamples=resamples,
     )
+
+
+def report_folder(report_dir: Path, period: Period, run: ReplayRun, *, official: bool) -> Path:
+    """Where a run's report goes: the period's folder for its official run, a folder of its own otherwise."""
+    base = report_dir / period.name
+    return base if official else base / "runs" / run.run_id
 
 
 def period_counts(store: Store, project: str, period: Period, run: ReplayRun) -> PeriodCounts:
@@ -161,13 +172,15 @@ def period_counts(store: Store, project: str, period: Period, run: ReplayRun) ->
 
 
 def baseline_counts(store: Store, project: str, period: Period, *, periods: int, k: int) -> list[PeriodCounts]:
-    """The counts of up to ``periods`` earlier periods with a finished run at the same k, newest first."""
+    """The counts of up to ``periods`` earlier periods whose official run has the same k, newest first.
+
+    Exploratory runs never enter a baseline (unless promoted, which makes them official)."""
     found: list[PeriodCounts] = []
     for step in range(1, periods + 1):
         earlier = period.previous(step)
-        runs = [r for r in runs_for_period(store, project, earlier.name) if r.k == k]
-        if runs:
-            found.append(period_counts(store, project, earlier, runs[0]))
+        run = official_run(store, project, earlier.name)
+        if run is not None and run.k == k:
+            found.append(period_counts(store, project, earlier, run))
     return found
 
 
@@ -195,30 +208,50 @@ async def run_period(
     pool: SandboxPool | None = None,
     progress: ProgressCallback | None = None,
     resamples: int = 1000,
+    exploratory: Sequence[str] = (),
+    fresh: bool = False,
+    same_tickets_as: ReplayRun | None = None,
 ) -> PeriodResult:
-    """Replay the period (resuming an interrupted run), evaluate the alert rules, build and write the report."""
+    """Replay the period, evaluate the alert rules, build and write the report.
+
+    An interrupted run is resumed and a finished one with the same settings reused (its trials kept) unless
+    ``fresh``. Only the period's official run (see `passhat.collector.replay.official_run`) evaluates alerts
+    and writes the report in ``report_dir/<period>``; an ``exploratory`` run (the reasons say why) writes its
+    report in ``report_dir/<period>/runs/<run id>`` and leaves the period's figures, alerts and baselines alone.
+    """
     settings = settings or ReplaySettings()
     outcome = await replay_period(
-        store, project, period, agent, domains=domains, settings=settings, runtime=runtime, pool=pool, progress=progress
-    )
+        store, project, period, agent, domains=domains, settings=settings, runtime=runtime, pool=pool,
+        progress=progress, exploratory=exploratory, fresh=fresh, same_tickets_as=same_tickets_as,
+    )  # fmt: skip
     run = outcome.run
+    if outcome.reused:
+        current_official = official_run(store, project, period.name)
+        is_official = current_official is not None and current_official.run_id == run.run_id
+    else:
+        is_official = not exploratory_reasons(run)
     alert_outcome: PeriodOutcome | None = None
-    if alerts is not None and alerts.rules:
+    if is_official and alerts is not None and alerts.rules:
         current = period_counts(store, project, period, run)
         baseline = baseline_counts(store, project, period, periods=alerts.baseline_periods, k=run.k)
         alert_outcome = AlertLog(store, project).run_period(
             alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k
         )
     report_input = report_input_for(
-        store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples
-    )
+        store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples,
+        role="official" if is_official else "exploratory",
+    )  # fmt: skip
     report = build_report(report_input)
-    paths = write_report(report, report_dir / period.name) if report_dir is not None else {}
+    paths = write_report(report, report_folder(report_dir, period, run, official=is_official)) if report_dir else {}
     summary: dict[str, Any] = {
-        "figures": {key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted")},
+        "figures": {
+            key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted", "agent", "agent_version")
+        },
         "trials": len(outcome.trials),
         "not_replayable": len(report_input.not_replayable),
         "report": {name: str(path) for name, path in paths.items()},
     }
-    store.finish_replay_run(project, run.run_id, summary=summary)
+    summary = keep_promotion(run.summary, summary)
+    # A reused run keeps its finishing time: that time is when it became official (see official_run).
+    store.finish_replay_run(project, run.run_id, summary=summary, at=run.finished_at if outcome.reused else None)
     return PeriodResult(outcome=outcome, report=report, report_paths=paths, alerts=alert_outcome)

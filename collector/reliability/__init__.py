@@ -15,6 +15,7 @@ from passhat.collector.reliability._estimators import (
     pass_hat_k_array,
 )
 from passhat.collector.reliability._mixture import Component, Mixture, MixtureFit, fit_mixture, mixture_log_likelihood
+from passhat.collector.reliability._paired import MIN_PAIRED_TICKETS, PairedDifference, paired_difference
 from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
 from passhat.collector.reliability._summary import TaskTypeSummary, bootstrap_means, summarize_task_type
 from passhat.collector.reliability._traffic import (
@@ -27,6 +28,7 @@ from passhat.collector.reliability._traffic import (
 from passhat.collector.reliability._trials import GradedTrial, TaskTypeTrials, summarize_trials
 
 __all__ = [
+    "MIN_PAIRED_TICKETS",
     "AggregatePoint",
     "ArrayLike",
     "CalculatorResult",
@@ -38,6 +40,7 @@ __all__ = [
     "IntArray",
     "Mixture",
     "MixtureFit",
+    "PairedDifference",
     "PointsFit",
     "TaskTypeSummary",
     "TaskTypeTraffic",
@@ -51,6 +54,7 @@ __all__ = [
     "fit_mixture_to_points",
     "mixture_curve",
     "mixture_log_likelihood",
+    "paired_difference",
     "pass_at_k",
     "pass_at_k_array",
     "pass_hat_k",

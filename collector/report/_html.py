@@ -7,7 +7,7 @@ from functools import cache
 from html import escape
 from importlib import resources
 
-from passhat.collector.report._format import change_lines, ci, pct, points, volume
+from passhat.collector.report._format import agent_text, change_lines, ci, pct, points, volume
 from passhat.collector.report._model import Figures, Report
 from passhat.collector.report._svg import line_chart
 
@@ -245,7 +245,8 @@ def _trend(report: Report) -> str:
         f"<tr><td>{_e(p.period)}</td><td class='num'>{p.k}</td><td class='num'>{pct(p.pass_at_1)}</td>"
         f"<td class='num'>{points(p.pass_at_1_change)}</td><td class='num'>{pct(p.pass_hat_k)}</td>"
         f"<td class='num {_direction(p.pass_hat_k_change)}'>{points(p.pass_hat_k_change)}</td>"
-        f"<td class='num'>{volume(p.expected_failed_tickets_per_day)}</td></tr>"
+        f"<td class='num'>{volume(p.expected_failed_tickets_per_day)}</td>"
+        f"<td>{_e(agent_text(p.agent, p.agent_version))}</td></tr>"
         for p in report.trend
     )
     known = [p for p in report.trend if p.pass_at_1 is not None and p.pass_hat_k is not None]
@@ -265,7 +266,8 @@ def _trend(report: Report) -> str:
         )
     return f"""<section id="trend"><h2>Week over week</h2><div class="chart-row">
 <table style="width:auto"><thead><tr><th>period</th><th class="num">k</th><th class="num">pass@1</th>
-<th class="num">change</th><th class="num">pass^k</th><th class="num">change</th><th class="num">failed / day</th></tr>
+<th class="num">change</th><th class="num">pass^k</th><th class="num">change</th><th class="num">failed / day</th>
+<th>agent</th></tr>
 </thead><tbody>{rows}</tbody></table>
 {chart}</div><p class="note">Traffic-weighted figures of each period; pass^k changes are shown only between periods
 with the same k.</p></section>"""
@@ -340,7 +342,8 @@ def render_html(report: Report) -> str:
     """The report as one HTML document that needs nothing but itself to display and interact."""
     # "<" escaped as \u003c: no text from a ticket can close the script element or open a comment inside it.
     data = json.dumps(report.to_json(), ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
-    agent = f" · agent {_e(report.agent)}" if report.agent else ""
+    agent = f" · agent {_e(agent_text(report.agent, report.agent_version))}" if report.agent else ""
+    agent += f" · {_e(report.run_role)} run {_e(report.run_id)}" if report.run_id else ""
     days = f"{report.first_day:%d %b} – {report.last_day:%d %b %Y}"
     generated = _e(report.generated_at.isoformat())
     sections = [

@@ -142,6 +142,8 @@ class PeriodFigures:
     pass_hat_k: float | None
     pass_at_k: float | None = None
     expected_failed_tickets_per_day: float | None = None
+    agent: str = ""
+    agent_version: str = ""
 
     @classmethod
     def from_report_json(cls, report: dict[str, Any]) -> PeriodFigures:
@@ -155,6 +157,8 @@ class PeriodFigures:
                 pass_hat_k=overall["pass_hat_k"],
                 pass_at_k=overall.get("pass_at_k"),
                 expected_failed_tickets_per_day=overall.get("expected_failed_tickets_per_day"),
+                agent=str(report.get("agent") or ""),
+                agent_version=str(report.get("agent_version") or ""),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ReportInputError(f"an earlier report.json lacks its period, k or overall figures ({exc})") from None
@@ -173,6 +177,9 @@ class ReportInput:
     previous: list[PeriodFigures] = field(default_factory=list)
     agent: str = ""
     simulated: bool = False
+    agent_version: str = ""
+    run_id: str = ""  # the replay run the figures come from
+    run_role: str = ""  # official or exploratory (see passhat.collector.replay.official_run)
     generated_at: dt.datetime | None = None
     confidence_level: float = 0.95
     resamples: int = 1000

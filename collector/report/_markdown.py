@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from passhat.collector.report._format import change_lines, ci, pct, points, volume
+from passhat.collector.report._format import agent_text, change_lines, ci, pct, points, volume
 from passhat.collector.report._model import Report
 
 
@@ -26,8 +26,10 @@ def render_markdown(report: Report) -> str:
     w, u = o.weighted, o.unweighted
     out = [f"# Reliability report {report.period}", ""]
     agent = f", agent {report.agent}" if report.agent else ""
+    agent += f" version {report.agent_version}" if report.agent_version else ""
+    run = f" From {report.run_role} run {report.run_id}." if report.run_id else ""
     out += [
-        f"{report.first_day} to {report.last_day}{agent}, k = {k}, generated {report.generated_at.isoformat()}.",
+        f"{report.first_day} to {report.last_day}{agent}, k = {k}, generated {report.generated_at.isoformat()}.{run}",
         "",
     ]
     if report.simulated:
@@ -115,7 +117,7 @@ def render_markdown(report: Report) -> str:
         )
     out += ["## Week over week", ""]
     out += _table(
-        ["period", "k", "pass@1", "change", "pass^k", "change", "failed/day"],
+        ["period", "k", "pass@1", "change", "pass^k", "change", "failed/day", "agent"],
         [
             [
                 p.period,
@@ -125,6 +127,7 @@ def render_markdown(report: Report) -> str:
                 pct(p.pass_hat_k),
                 points(p.pass_hat_k_change),
                 volume(p.expected_failed_tickets_per_day),
+                agent_text(p.agent, p.agent_version),
             ]
             for p in report.trend
         ],
