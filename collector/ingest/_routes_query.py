@@ -27,6 +27,7 @@ def list_tickets(
     task_type: Annotated[str | None, Query(max_length=400)] = None,
     since: Annotated[dt.datetime | None, Query(description="ISO 8601; tickets started at or after")] = None,
     source: Literal["production", "sandbox"] | None = None,
+    run: Annotated[str | None, Query(max_length=200, description="Only the sandbox trials of this replay run")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> TicketList:
@@ -36,7 +37,13 @@ def list_tickets(
         since_ns = min(max(int(moment.timestamp() * 1e6), 0) * 1000, 2**63 - 1)
     rows = _query(
         lambda: state.store.list_tickets(
-            project, task_type=task_type, source=source, since_ns=since_ns, limit=limit, offset=offset
+            project,
+            task_type=task_type,
+            source=source,
+            since_ns=since_ns,
+            replay_run_id=run,
+            limit=limit,
+            offset=offset,
         )
     )
     return TicketList(tickets=[TicketOut.of(r) for r in rows])

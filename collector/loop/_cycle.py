@@ -23,6 +23,7 @@ from passhat.collector.alerts import (
     RetryPolicy,
     counts_from_trials,
 )
+from passhat.collector.ingest import StoreSpanExporter
 from passhat.collector.replay import (
     AgentSpec,
     ProgressCallback,
@@ -159,6 +160,17 @@ def report_input_for(
     )
 
 
+def store_runtime(store: Store, project: str) -> passhat.Passhat:
+    """A passhat runtime tracing trials straight into the store, as ``passhat.source = sandbox`` tickets."""
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    exporter = StoreSpanExporter(store, project)
+    return passhat.configure(
+        make_global=False, source="sandbox", service_name="passhat replay", send=False,
+        span_processors=[BatchSpanProcessor(exporter, max_queue_size=100_000, schedule_delay_millis=500)],
+    )  # fmt: skip
+
+
 def report_folder(report_dir: Path, period: Period, run: ReplayRun, *, official: bool) -> Path:
     """Where a run's report goes: the period's folder for its official run, a folder of its own otherwise."""
     base = report_dir / period.name
@@ -215,15 +227,23 @@ async def run_period(
     """Replay the period, evaluate the alert rules, build and write the report.
 
     An interrupted run is resumed and a finished one with the same settings reused (its trials kept) unless
-    ``fresh``. Only the period's official run (see `passhat.collector.replay.official_run`) evaluates alerts
+    ``fresh``. Every trial is traced through ``runtime``, by default straight into ``store`` as a sandbox
+    ticket of the run (`/api/tickets?source=sandbox&run=ID`), never counted as production traffic.
+    Only the period's official run (see `passhat.collector.replay.official_run`) evaluates alerts
     and writes the report in ``report_dir/<period>``; an ``exploratory`` run (the reasons say why) writes its
     report in ``report_dir/<period>/runs/<run id>`` and leaves the period's figures, alerts and baselines alone.
     """
     settings = settings or ReplaySettings()
-    outcome = await replay_period(
-        store, project, period, agent, domains=domains, settings=settings, runtime=runtime, pool=pool,
-        progress=progress, exploratory=exploratory, fresh=fresh, same_tickets_as=same_tickets_as,
-    )  # fmt: skip
+    own_runtime = store_runtime(store, project) if runtime is None else None
+    try:
+        outcome = await replay_period(
+            store, project, period, agent, domains=domains, settings=settings, runtime=runtime or own_runtime,
+            pool=pool, progress=progress, exploratory=exploratory, fresh=fresh, same_tickets_as=same_tickets_as,
+        )  # fmt: skip
+    finally:
+        if own_runtime is not None:
+            own_runtime.flush()
+            own_runtime.shutdown()
     run = outcome.run
     if outcome.reused:
         current_official = official_run(store, project, period.name)

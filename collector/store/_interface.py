@@ -128,11 +128,13 @@ class Store(abc.ABC):
         since_ns: int | None = None,
         until_ns: int | None = None,
         max_hash: int | None = None,
+        replay_run_id: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[TicketRow]:
         """Ticket attempts, newest first. `since_ns` inclusive, `until_ns` exclusive (start time);
-        `max_hash` keeps tickets whose `ticket_hash < max_hash` (the deterministic sampler's filter)."""
+        `max_hash` keeps tickets whose `ticket_hash < max_hash` (the deterministic sampler's filter);
+        `replay_run_id` keeps the sandbox trials of one replay run."""
 
     @abc.abstractmethod
     def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:

@@ -245,6 +245,7 @@ class SpanTables:
         max_hash: int | None,
         limit: int,
         offset: int,
+        replay_run_id: str | None = None,
     ) -> list[TicketRow]:
         where = ["project = %(p)s", "sign = 1"]
         params: dict[str, Any] = {"p": project, "limit": max(0, limit), "offset": max(0, offset)}
@@ -254,6 +255,7 @@ class SpanTables:
             ("start_time_ns", ">=", since_ns),
             ("start_time_ns", "<", until_ns),
             ("ticket_hash", "<", max_hash),
+            ("replay_run_id", "=", replay_run_id),
         ):
             if value is None or (column == "ticket_hash" and isinstance(value, int) and value > 2**64 - 1):
                 continue  # no filter (every stored hash is below a max_hash past 2**64 - 1)

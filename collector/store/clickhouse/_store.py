@@ -231,6 +231,7 @@ class ClickHouseStore(Store):
         since_ns: int | None = None,
         until_ns: int | None = None,
         max_hash: int | None = None,
+        replay_run_id: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[TicketRow]:
@@ -241,6 +242,7 @@ class ClickHouseStore(Store):
             since_ns=since_ns,
             until_ns=until_ns,
             max_hash=max_hash,
+            replay_run_id=replay_run_id,
             limit=limit,
             offset=offset,
         )

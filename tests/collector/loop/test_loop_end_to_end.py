@@ -170,12 +170,11 @@ def test_replay_and_report_commands_on_the_store(tmp_path: pathlib.Path) -> None
     finally:
         store.close()
     config = tmp_path / "passhat.toml"
-    config.write_text(f'project = "shop"\n[report]\nout_dir = "{tmp_path / "reports"}"\n[replay]\nk = 3\n')
+    config.write_text(
+        f'project = "shop"\n[report]\nout_dir = "{tmp_path / "reports"}"\n[replay]\nk = 3\ntickets_per_task_type = 2\n'
+    )
     runner = CliRunner()
-    replayed = runner.invoke(
-        app, ["replay", "--period", "2026-W40", "--config", str(config), "--store", url, "--json",
-              "--tickets-per-task-type", "2"],
-    )  # fmt: skip
+    replayed = runner.invoke(app, ["replay", "--period", "2026-W40", "--config", str(config), "--store", url, "--json"])
     assert replayed.exit_code == 0, replayed.output
     data = json.loads(replayed.stdout)
     assert data["k"] == 3 and data["period"] == "2026-W40"
