@@ -72,7 +72,9 @@ def test_an_alert_the_new_figures_no_longer_fire_is_withdrawn(store: Store, rece
     log.run_period([RULE], channels, FAST, period("2026-W49", cancel=HEALTHY), [], k=K)
 
     withdrawn = receiver.requests[-1]["json"]
-    assert withdrawn["event"] == "alert.resolved" and withdrawn["title"] == "Withdrawn: alert task-floor/cancel:2026-W49"
+    assert (
+        withdrawn["event"] == "alert.resolved" and withdrawn["title"] == "Withdrawn: alert task-floor/cancel:2026-W49"
+    )
     assert "no longer fire it" in withdrawn["text"] and "75.0%" in withdrawn["text"]
     assert log.load_state().open == {}
     log.run_period([RULE], channels, FAST, period("2026-W49", cancel=HEALTHY), [], k=K)

@@ -46,7 +46,9 @@ class Setup:
         return path
 
     def run(self, *args: str, config: pathlib.Path | None = None) -> dict[str, Any]:
-        result = CliRunner().invoke(app, [*args, "--config", str(config or self.config()), "--store", self.url, "--json"])
+        result = CliRunner().invoke(
+            app, [*args, "--config", str(config or self.config()), "--store", self.url, "--json"]
+        )
         assert result.exit_code == 0, result.output
         data: dict[str, Any] = json.loads(result.stdout)
         return data
@@ -79,6 +81,7 @@ def setup(tmp_path: pathlib.Path) -> Iterator[Setup]:
     yield Setup(url, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_one_off_run_changes_neither_the_report_nor_the_next_baseline_until_promoted(setup: Setup) -> None:
     official = setup.run("replay", "--period", "2026-W40")
     one_off = setup.run("replay", "--period", "2026-W40", "--tickets-per-task-type", "1")
@@ -103,6 +106,7 @@ def test_a_one_off_run_changes_neither_the_report_nor_the_next_baseline_until_pr
     assert roles == {one_off["run_id"]: "official", official["run_id"]: "superseded"}
 
 
+@pytest.mark.slow
 def test_report_run_shows_a_named_run_and_says_which(setup: Setup) -> None:
     setup.run("replay", "--period", "2026-W40")
     one_off = setup.run("replay", "--period", "2026-W40", "--task-type", "order_status_inquiry")
@@ -115,6 +119,7 @@ def test_report_run_shows_a_named_run_and_says_which(setup: Setup) -> None:
     assert [t["task_type"] for t in shown["task_types"]] == ["order_status_inquiry"]
 
 
+@pytest.mark.slow
 def test_rerunning_a_finished_period_reuses_its_trials_and_fresh_starts_a_new_run(setup: Setup) -> None:
     first = setup.run("replay", "--period", "2026-W40")
     again = setup.run("replay", "--period", "2026-W40")
@@ -126,6 +131,7 @@ def test_rerunning_a_finished_period_reuses_its_trials_and_fresh_starts_a_new_ru
     assert setup.run("report", "--period", "2026-W40")["run"]["run_id"] == fresh["run_id"]
 
 
+@pytest.mark.slow
 def test_k_given_on_the_command_line_wins_over_the_config(setup: Setup) -> None:
     config = setup.config("k = 20\ntickets_per_task_type = 1")
 
@@ -135,6 +141,7 @@ def test_k_given_on_the_command_line_wins_over_the_config(setup: Setup) -> None:
     assert all(row["trials_per_ticket"] == 5 for row in data["task_types"])
 
 
+@pytest.mark.slow
 def test_replay_trials_are_all_run_and_pass_hat_k_uses_every_one(setup: Setup) -> None:
     config = setup.config("k = 3\ntrials = 8\ntickets_per_task_type = 2")
 
@@ -157,6 +164,7 @@ def test_replay_trials_are_all_run_and_pass_hat_k_uses_every_one(setup: Setup) -
         assert row["pass_hat_k"] == pytest.approx(float(pass_hat_k_array(n, c, 3).mean()))
 
 
+@pytest.mark.slow
 def test_trials_are_stored_as_sandbox_tickets_of_their_run_and_not_counted_as_traffic(setup: Setup) -> None:
     store = open_store(setup.url)
     try:
@@ -186,6 +194,7 @@ def test_trials_are_stored_as_sandbox_tickets_of_their_run_and_not_counted_as_tr
     assert {t["ticket_id"] for t in tickets} == {f"{t.ticket_id}#{t.attempt}" for t in trials}
 
 
+@pytest.mark.slow
 def test_the_report_names_the_agent_version_of_each_period(setup: Setup) -> None:
     setup.run("replay", "--period", "2026-W40", config=setup.config(extra='[agent]\nversion = "1.0"'))
 
@@ -198,6 +207,7 @@ def test_the_report_names_the_agent_version_of_each_period(setup: Setup) -> None
     assert "version 1.1" in markdown.splitlines()[2]
 
 
+@pytest.mark.slow
 def test_a_candidate_replays_the_baseline_tickets_and_is_compared_pairwise(setup: Setup) -> None:
     base = setup.run("replay", "--period", "2026-W40")
 
@@ -213,6 +223,7 @@ def test_a_candidate_replays_the_baseline_tickets_and_is_compared_pairwise(setup
     assert again["task_types"] == comparison["task_types"]
 
 
+@pytest.mark.slow
 def test_flags_that_do_not_apply_are_refused(setup: Setup) -> None:
     runner = CliRunner()
     config = str(setup.config())
