@@ -20,7 +20,7 @@ import pytest
 
 from passhat.collector import CollectorSettings
 from passhat.collector.store import SpanBatch, Store, StoreError, open_store
-from passhat.collector.store.clickhouse._rows import TRIAL_FIELDS, trial_from_row
+from passhat.collector.store.clickhouse._rows import TRIAL_COLUMNS, trial_from_row
 from passhat.collector.store.clickhouse._schema import LATEST_VERSION, MIGRATIONS_TABLE, Retention
 from passhat.collector.store.clickhouse._schema import server_config_xml as shipped_config
 from passhat.collector.store.clickhouse._store import ClickHouseStore
@@ -223,11 +223,11 @@ def test_rows_past_their_ttl_are_dropped(ch_store: ClickHouseStore) -> None:
 
 
 def test_a_trial_stored_with_details_as_a_plain_document_still_loads() -> None:
-    stored = {name: None for name in TRIAL_FIELDS} | {
+    stored = {name: None for name in TRIAL_COLUMNS} | {
         "run_id": "r", "ticket_id": "T-1", "task_type": "refund", "attempt": 0, "passed": 1,
         "termination_reason": "customer_stop", "started_at": 0, "duration_s": 0.5, "details": json.dumps(OLD_DETAILS),
     }  # fmt: skip
-    assert trial_from_row([stored[name] for name in TRIAL_FIELDS]).details == OLD_DETAILS_READ
+    assert trial_from_row([stored[name] for name in TRIAL_COLUMNS]).details == OLD_DETAILS_READ
 
 
 # --- de-duplication ----------------------------------------------------------------------------------------
