@@ -207,7 +207,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     run = result.outcome.run
     rows = trial_table_rows(result.outcome.trials, settings.k)
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
-    role = "exploratory" if reasons else "official"
+    role = "official" if result.official else ("exploratory" if reasons else "superseded")
     if as_json:
         emit_json(
             {

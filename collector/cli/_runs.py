@@ -123,29 +123,35 @@ def promote_command(
     project: ProjectOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Make a run its period's official run: its figures become the period's report and later baselines."""
-    from passhat.collector.replay import promote_run
+    """Make a run its period's official run: its figures become the period's report, its alerts and the baseline
+    of later periods. The alerts are evaluated on it at once (updating or withdrawing what was sent)."""
+    from passhat.collector.loop import alert_setup, domains_of, promote
     from passhat.collector.store import StoreError
+    from passhat.sandbox import DomainError
 
     config = load_loop_config(config_path)
     name = project or config.project
     store = open_loop_store(config, store_url)
     try:
         try:
-            run = promote_run(store, name, run_id)
-        except StoreError as exc:
+            run, alerts, paths = promote(
+                store, name, run_id, alerts=alert_setup(config), domains=domains_of(config),
+                report_dir=config.report_dir(),
+            )  # fmt: skip
+        except (StoreError, DomainError) as exc:
             fail(str(exc))
     finally:
         store.close()
     period = run.params.get("period")
+    sent = sorted(alerts.attempts) if alerts is not None else []
     if as_json:
-        emit_json({"run_id": run.run_id, "period": period, "role": "official"})
+        emit_json(
+            {"run_id": run.run_id, "period": period, "role": "official", "alerts_sent": sent,
+             "report": {kind: str(path) for kind, path in paths.items()}}
+        )  # fmt: skip
         return
     console.print(f"run {run.run_id} is now the official run of {period}.")
-    console.print(
-        f"`passhat report --period {period}` shows its figures; alerts follow them at the next "
-        f"`passhat replay --period {period}`, which reuses its trials."
-    )
+    console.print(f"  alerts sent: {', '.join(sent) or 'none'}; report: {paths.get('html')}")
 
 
 @runs_app.command("compare")

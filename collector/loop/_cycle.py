@@ -33,6 +33,7 @@ from passhat.collector.replay import (
     exploratory_reasons,
     keep_promotion,
     official_run,
+    promote_run,
     replay_period,
 )
 from passhat.collector.report import (
@@ -46,7 +47,7 @@ from passhat.collector.report import (
     build_report,
     write_report,
 )
-from passhat.collector.store import Period, ReplayRun, Store, TrialRow
+from passhat.collector.store import Period, ReplayRun, Store, TrialRow, parse_period
 from passhat.sandbox import Domain
 
 
@@ -68,6 +69,7 @@ class PeriodResult:
     report: Report
     report_paths: dict[str, Path]
     alerts: PeriodOutcome | None
+    official: bool = True  # the run is the period's official run (its figures, alerts and baselines)
 
 
 def _traffic_rows(store: Store, project: str, period: Period) -> list[tuple[dt.date, str, int]]:
@@ -199,11 +201,33 @@ def baseline_counts(store: Store, project: str, period: Period, *, periods: int,
 def alerts_fired(store: Store, project: str, period: Period) -> list[AlertFired]:
     """The notices recorded for this period (fired and resolved), oldest first."""
     notices = AlertLog(store, project).notices(kinds=("fired", "resolved"), limit=500)
-    return [
-        AlertFired(rule=n.rule, task_type=n.task_type, message=n.message, fired_at=n.fired_at)
-        for n in reversed(notices)
-        if n.payload.get("period") == period.name
-    ]
+    found = []
+    for n in reversed(notices):
+        if n.payload.get("period") != period.name:
+            continue
+        details = n.payload.get("details") or {}
+        baseline = details.get("baseline_pass_hat_k")
+        found.append(
+            AlertFired(
+                rule=n.rule, task_type=n.task_type, message=n.message, fired_at=n.fired_at,
+                baseline=float(baseline) if isinstance(baseline, int | float) else None,
+                baseline_note=baseline_note(details, n.task_type, period.name) if baseline is not None else "",
+            )
+        )  # fmt: skip
+    return found
+
+
+def baseline_note(details: Mapping[str, Any], task_type: str | None, period: str) -> str:
+    """How a drop test's baseline was formed, in words: which periods, and how the tickets were weighted.
+
+    The overall baseline weights each task type by *this* period's traffic mix (so the two figures compare the
+    same mix), which is why it can differ from the overall figure an earlier report showed."""
+    periods = ", ".join(str(p) for p in details.get("baseline_periods", [])) or "no earlier period"
+    tickets = details.get("baseline_tickets")
+    pooled = f"{tickets} tickets of {periods}" if tickets is not None else periods
+    if task_type is None:
+        return f"{pooled}, each task type weighted by {period}'s traffic mix (not the mix of those periods)"
+    return f"{pooled} pooled, each ticket counted once"
 
 
 async def run_period(
@@ -250,13 +274,7 @@ async def run_period(
         is_official = current_official is not None and current_official.run_id == run.run_id
     else:
         is_official = not exploratory_reasons(run)
-    alert_outcome: PeriodOutcome | None = None
-    if is_official and alerts is not None and alerts.rules:
-        current = period_counts(store, project, period, run)
-        baseline = baseline_counts(store, project, period, periods=alerts.baseline_periods, k=run.k)
-        alert_outcome = AlertLog(store, project).run_period(
-            alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k
-        )
+    alert_outcome = evaluate_alerts(store, project, period, run, alerts) if is_official else None
     report_input = report_input_for(
         store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples,
         role="official" if is_official else "exploratory",
@@ -274,4 +292,40 @@ async def run_period(
     summary = keep_promotion(run.summary, summary)
     # A reused run keeps its finishing time: that time is when it became official (see official_run).
     store.finish_replay_run(project, run.run_id, summary=summary, at=run.finished_at if outcome.reused else None)
-    return PeriodResult(outcome=outcome, report=report, report_paths=paths, alerts=alert_outcome)
+    return PeriodResult(outcome=outcome, report=report, report_paths=paths, alerts=alert_outcome, official=is_official)
+
+
+def evaluate_alerts(
+    store: Store, project: str, period: Period, run: ReplayRun, alerts: AlertSetup | None
+) -> PeriodOutcome | None:
+    """Evaluate the alert rules on a run's figures (call it for the period's official run only)."""
+    if alerts is None or not alerts.rules:
+        return None
+    current = period_counts(store, project, period, run)
+    baseline = baseline_counts(store, project, period, periods=alerts.baseline_periods, k=run.k)
+    return AlertLog(store, project).run_period(alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k)
+
+
+def promote(
+    store: Store,
+    project: str,
+    run_id: str,
+    *,
+    alerts: AlertSetup | None = None,
+    domains: Mapping[str, Domain] | None = None,
+    report_dir: Path | None = None,
+    resamples: int = 1000,
+) -> tuple[ReplayRun, PeriodOutcome | None, dict[str, Path]]:
+    """Make a run its period's official run, then let the period follow it: the alerts are evaluated on its
+    figures (updating or withdrawing what was sent) and the period's report is rewritten from it."""
+    run = promote_run(store, project, run_id)
+    period = parse_period(str(run.params.get("period")))
+    alert_outcome = evaluate_alerts(store, project, period, run, alerts)
+    paths: dict[str, Path] = {}
+    if report_dir is not None:
+        report_input = report_input_for(
+            store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period),
+            resamples=resamples,
+        )  # fmt: skip
+        paths = write_report(build_report(report_input), report_folder(report_dir, period, run, official=True))
+    return run, alert_outcome, paths

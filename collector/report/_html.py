@@ -323,10 +323,16 @@ def _not_replayable(report: Report) -> str:
     )
 
 
+def _baseline(value: float | None, note: str) -> str:
+    if value is None:
+        return ""
+    return f'<br><span class="note">Baseline used by the test: {pct(value)}, {_e(note)}.</span>'
+
+
 def _alerts(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_e(a.fired_at.isoformat())}</td><td>{_e(a.rule)}</td><td>{_e(a.task_type or 'overall')}</td>"
-        f"<td>{_e(a.message)}</td></tr>"
+        f"<td>{_e(a.message)}{_baseline(a.baseline, a.baseline_note)}</td></tr>"
         for a in report.alerts
     )
     body = (

@@ -122,14 +122,19 @@ class AlertFired:
     task_type: str | None
     message: str
     fired_at: dt.datetime
+    baseline: float | None = None  # the baseline pass^k a drop test compared against
+    baseline_note: str = ""  # which periods it pooled and how they were weighted
 
-    def to_dict(self) -> dict[str, str | None]:
-        return {
+    def to_dict(self) -> dict[str, str | float | None]:
+        data: dict[str, str | float | None] = {
             "rule": self.rule,
             "task_type": self.task_type,
             "message": self.message,
             "fired_at": self.fired_at.isoformat(),
         }
+        if self.baseline is not None:  # a drop test's alert: the figure it compared against, and how
+            data.update(baseline=self.baseline, baseline_note=self.baseline_note)
+        return data
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,15 @@ def render_markdown(report: Report) -> str:
     if report.alerts:
         out += _table(
             ["fired at", "rule", "task type", "message"],
-            [[a.fired_at.isoformat(), a.rule, a.task_type or "overall", a.message] for a in report.alerts],
+            [
+                [
+                    a.fired_at.isoformat(),
+                    a.rule,
+                    a.task_type or "overall",
+                    a.message + ("" if a.baseline is None else f" Baseline: {pct(a.baseline)}, {a.baseline_note}."),
+                ]
+                for a in report.alerts
+            ],
         )
     else:
         out += ["No alert fired this period.", ""]
