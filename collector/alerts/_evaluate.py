@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,15 @@ from passhat.collector.alerts._types import (
     PeriodCounts,
     RuleDecision,
 )
-from passhat.collector.reliability import FloatArray, IntArray, as_counts, detect_drop, pass_hat_k_array
+from passhat.collector.reliability import (
+    FloatArray,
+    IntArray,
+    adjust_p_values,
+    as_counts,
+    detect_drop,
+    pass_hat_k_array,
+    settled,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,7 @@ class _Measure:
     recovered: bool  # clearly back to normal (resolves an open alert)
     reason: str
     details: dict[str, Any]
+    p_value: float | None = None  # drop rules: the test's own p-value, before correction across task types
 
 
 def _key(rule: str, task_type: str | None) -> str:
@@ -42,22 +52,35 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{100.0 * value:.1f}%"
 
 
-def _gather(period: PeriodCounts, task_type: str | None, k: int) -> tuple[IntArray, IntArray, list[str]]:
+@dataclass(frozen=True)
+class _Gathered:
+    """The tickets of one scope in one period whose pass^k is settled, and how many were left out."""
+
+    n: IntArray
+    c: IntArray
+    labels: list[str]
+    unsettled: int
+
+
+def _gather(period: PeriodCounts, task_type: str | None, k: int) -> _Gathered:
     """The counts of one task type, or of all task types with their labels as strata.
 
-    Tickets with fewer than k usable trials (e.g. after simulator errors were left out) cannot estimate pass^k
-    and are left out.
+    A ticket counts when its pass^k is settled: k usable trials, or (curtailed replay) one pass and one failure.
+    Tickets short of that (e.g. after simulator errors were left out) cannot estimate pass^k: they are left out
+    and counted in ``unsettled``, which every decision reports.
     """
     names = sorted(period.task_types) if task_type is None else [task_type]
     ns: list[IntArray] = []
     cs: list[IntArray] = []
     labels: list[str] = []
+    unsettled = 0
     for name in names:
         counts = period.task_types.get(name)
         if counts is None:
             continue
         n, c = as_counts(counts.n, counts.c)
-        usable = n >= k
+        usable = settled(n, c, k) if n.size else np.zeros(0, dtype=bool)
+        unsettled += int(np.count_nonzero(~usable))
         n, c = n[usable], c[usable]
         if n.size == 0:
             continue
@@ -65,8 +88,8 @@ def _gather(period: PeriodCounts, task_type: str | None, k: int) -> tuple[IntArr
         cs.append(c)
         labels.extend([name] * n.size)
     if not ns:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), []
-    return np.concatenate(ns), np.concatenate(cs), labels
+        return _Gathered(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [], unsettled)
+    return _Gathered(np.concatenate(ns), np.concatenate(cs), labels, unsettled)
 
 
 def _weighted_mean(values: FloatArray, labels: list[str], weights: dict[str, float] | None) -> float:
@@ -84,18 +107,43 @@ def _weighted_mean(values: FloatArray, labels: list[str], weights: dict[str, flo
 
 def _threshold(rule: AlertRule, current: PeriodCounts, task_type: str | None, k: int) -> _Measure:
     assert rule.threshold is not None  # enforced by AlertRule
-    n, c, labels = _gather(current, task_type, k)
+    got = _gather(current, task_type, k)
+    n, c, labels = got.n, got.c, got.labels
     if n.size < rule.min_tickets:
-        reason = f"too few tickets to decide: {n.size} (need {rule.min_tickets})"
-        return _Measure(int(n.size), None, False, False, reason, {})
+        reason = f"too few tickets to decide: {n.size} (need {rule.min_tickets}){_left_out(got.unsettled)}"
+        return _Measure(int(n.size), None, False, False, reason, {"unsettled_tickets": got.unsettled})
     weights = dict(current.weights) if (current.weights is not None and task_type is None) else None
-    value = _weighted_mean(pass_hat_k_array(n, c, k), labels, weights)
-    details = {"k": k, "pass_hat_k": value, "threshold": rule.threshold, "tickets": int(n.size)}
+    value = _weighted_mean(pass_hat_k_array(n, c, k, curtailed=True), labels, weights)
+    details = {
+        "k": k,
+        "pass_hat_k": value,
+        "threshold": rule.threshold,
+        "tickets": int(n.size),
+        "unsettled_tickets": got.unsettled,
+    }
     bad = value < rule.threshold
     recovered = value >= rule.threshold + rule.resolve_margin
     relation = "below" if bad else "at or above"
-    reason = f"pass^{k} {_fmt(value)} is {relation} the threshold {_fmt(rule.threshold)} ({n.size} tickets)"
+    reason = (
+        f"pass^{k} {_fmt(value)} is {relation} the threshold {_fmt(rule.threshold)} ({n.size} tickets"
+        f"{_left_out(got.unsettled)})"
+    )
     return _Measure(int(n.size), value, bad, recovered, reason, details)
+
+
+def _left_out(unsettled: int) -> str:
+    return f"; {unsettled} ticket(s) left out with too few usable trials" if unsettled else ""
+
+
+def _pooled(parts: Sequence[_Gathered]) -> _Gathered:
+    if not parts:
+        return _Gathered(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [], 0)
+    return _Gathered(
+        np.concatenate([p.n for p in parts]),
+        np.concatenate([p.c for p in parts]),
+        [label for p in parts for label in p.labels],
+        sum(p.unsettled for p in parts),
+    )
 
 
 def _drop(
@@ -106,33 +154,68 @@ def _drop(
     task_type: str | None,
     k: int,
     seed: int,
+    *,
+    is_open: bool,
+    family: int = 1,
 ) -> _Measure:
-    periods = [p for p in baseline if p.period not in excluded and p.period != current.period]
-    periods = periods[: rule.baseline_periods]
-    n, c, labels = _gather(current, task_type, k)
-    parts = [_gather(p, task_type, k) for p in periods]
-    base_n = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    base_c = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    base_labels = [label for p in parts for label in p[2]]
+    earlier = [p for p in baseline if p.period != current.period]
+    periods = [p for p in earlier if p.period not in excluded][: rule.baseline_periods]
+    now = _gather(current, task_type, k)
+    base = _pooled([_gather(p, task_type, k) for p in periods])
     weights = dict(current.weights) if (current.weights is not None and task_type is None) else None
+    permutations = _permutations(rule, family)
     test = detect_drop(
-        n,
-        c,
-        base_n,
-        base_c,
-        k,
-        confidence=rule.confidence,
-        min_tickets=rule.min_tickets,
-        min_drop=rule.min_drop,
-        permutations=rule.permutations,
-        current_strata=labels,
-        baseline_strata=base_labels,
-        weights=weights,
-        seed=seed,
+        now.n, now.c, base.n, base.c, k, confidence=rule.confidence, min_tickets=rule.min_tickets,
+        min_drop=rule.min_drop, permutations=permutations, current_strata=now.labels,
+        baseline_strata=base.labels, weights=weights, seed=seed,
+    )  # fmt: skip
+    details = {
+        **test.to_dict(),
+        "baseline_periods": [p.period for p in periods],
+        "unsettled_tickets": now.unsettled,
+        "baseline_unsettled_tickets": base.unsettled,
+    }
+    recovered = False
+    if is_open and test.p_value is not None and not test.dropped:
+        # Evidence of recovery: this period is above the periods in alert, beyond noise at resolve_confidence.
+        # "No longer significant" is not enough: at small samples a real, persistent drop often looks like that.
+        alerting = _pooled([_gather(p, task_type, k) for p in earlier if p.period in excluded])
+        if alerting.n.size:
+            back = detect_drop(
+                alerting.n, alerting.c, now.n, now.c, k, confidence=rule.resolve_confidence, min_tickets=1,
+                permutations=permutations, current_strata=alerting.labels, baseline_strata=now.labels,
+                weights=weights, seed=seed,
+            )  # fmt: skip
+            recovered = back.dropped
+            details["recovery_p_value"] = back.p_value
+    reason = test.reason + _left_out(now.unsettled)
+    return _Measure(
+        test.current_tickets, test.current_pass_hat_k, test.dropped, recovered, reason, details, test.p_value
     )
-    details = {**test.to_dict(), "baseline_periods": [p.period for p in periods]}
-    recovered = test.p_value is not None and test.p_value > 1.0 - rule.resolve_confidence
-    return _Measure(test.current_tickets, test.current_pass_hat_k, test.dropped, recovered, test.reason, details)
+
+
+def _permutations(rule: AlertRule, family: int) -> int:
+    """Permutations enough for a corrected family: Holm's smallest p-value must reach α / (task types)."""
+    if rule.correction == "none" or family < 2:
+        return rule.permutations
+    return max(rule.permutations, math.ceil(2.0 * family / (1.0 - rule.confidence)) - 1)
+
+
+def _corrected(rule: AlertRule, measures: dict[str | None, _Measure]) -> dict[str | None, _Measure]:
+    """Drop decisions of one rule's task types, corrected as one family (Holm by default)."""
+    tested = {scope: m for scope, m in measures.items() if m.p_value is not None}
+    if rule.kind != "drop" or rule.correction == "none" or len(tested) < 2:
+        return measures
+    adjusted = adjust_p_values([float(m.p_value or 0.0) for m in tested.values()], rule.correction)
+    alpha = 1.0 - rule.confidence
+    out = dict(measures)
+    for (scope, m), p in zip(tested.items(), adjusted, strict=True):
+        drop = m.details.get("drop")
+        bad = bool(p <= alpha + 1e-12) and drop is not None and drop >= rule.min_drop
+        family = f"{rule.correction} across {len(tested)} task types: adjusted p = {p:.3g}"
+        details = {**m.details, "adjusted_p_value": float(p), "correction": rule.correction, "family": len(tested)}
+        out[scope] = _Measure(m.tickets, m.value, bad, m.recovered, f"{m.reason} ({family})", details, m.p_value)
+    return out
 
 
 def _fired_text(rule: AlertRule, task_type: str | None, period: str, m: _Measure, k: int) -> tuple[str, str]:
@@ -146,9 +229,14 @@ def _fired_text(rule: AlertRule, task_type: str | None, period: str, m: _Measure
         return title, text
     d = m.details
     title = f"pass^{k} of {scope} dropped"
+    corrected = (
+        f", {d['correction']}-adjusted across {d['family']} task types p = {d['adjusted_p_value']:.3g}"
+        if "adjusted_p_value" in d
+        else ""
+    )
     text = (
         f"pass^{k} of {scope} dropped from {_fmt(d['baseline_pass_hat_k'])} to {_fmt(d['current_pass_hat_k'])} "
-        f"in {period} (permutation test p = {d['p_value']:.3g}, {100 * rule.confidence:g}% confidence; "
+        f"in {period} (permutation test p = {d['p_value']:.3g}{corrected}, {100 * rule.confidence:g}% confidence; "
         f"{d['current_tickets']} tickets vs {d['baseline_tickets']} in {len(d['baseline_periods'])} baseline "
         f"periods; rule {rule.name})."
     )
@@ -192,12 +280,19 @@ def evaluate(
     just_resolved: set[str] = set()
 
     for rule in rules:
-        for task_type in _scopes(rule, current, state):
+        measures: dict[str | None, _Measure] = {}
+        scopes = _scopes(rule, current, state)
+        for task_type in scopes:
             key = _key(rule.name, task_type)
             if rule.kind == "threshold":
-                m = _threshold(rule, current, task_type, k)
+                measures[task_type] = _threshold(rule, current, task_type, k)
             else:
-                m = _drop(rule, current, baseline, excluded.get(key, ()), task_type, k, seed)
+                measures[task_type] = _drop(
+                    rule, current, baseline, excluded.get(key, ()), task_type, k, seed,
+                    is_open=key in open_alerts, family=len(scopes),
+                )  # fmt: skip
+        for task_type, m in _corrected(rule, measures).items():
+            key = _key(rule.name, task_type)
             is_open = key in open_alerts
             if m.value is None:
                 decisions.append(RuleDecision(rule.name, task_type, "insufficient", m.reason))

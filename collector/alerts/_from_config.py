@@ -26,6 +26,7 @@ def rules_from_config(config: AlertsConfig) -> list[AlertRule]:
             cooldown_periods=r.cooldown_periods,
             resolve_margin=r.resolve_margin,
             resolve_confidence=r.resolve_confidence,
+            correction=r.correction,
             severity=r.severity,
             channels=tuple(r.channels),
         )

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from passhat.collector.reliability import ArrayLike
+from passhat.collector.reliability import ArrayLike, Correction
 
 RuleKind = Literal["threshold", "drop"]
 NoticeKind = Literal["fired", "resolved", "test"]
@@ -21,7 +21,11 @@ EXCLUDED_KEPT = 52
 class AlertRule:
     """One alert rule: pass^k of a task type (or overall) below a threshold, or dropped against a baseline.
 
-    ``task_type`` None means the overall pass^k; ``"*"`` means each task type on its own.
+    ``task_type`` None means the overall pass^k; ``"*"`` means each task type on its own. A drop rule over every
+    task type treats the period's task types as one family of tests, corrected by ``correction`` (``holm``: the
+    chance of any false alert in a quiet period is at most 1 - confidence; ``bh``: the expected share of false
+    alerts among those raised is; ``none``). An open drop alert resolves only when a period is above the periods
+    in alert beyond noise at ``resolve_confidence``.
     """
 
     name: str
@@ -35,7 +39,8 @@ class AlertRule:
     permutations: int = 2000
     cooldown_periods: int = 1
     resolve_margin: float = 0.0
-    resolve_confidence: float = 0.8
+    resolve_confidence: float = 0.95
+    correction: Correction = "holm"
     severity: str = "warning"
     channels: tuple[str, ...] = ()  # empty: every configured channel
 

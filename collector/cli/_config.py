@@ -68,6 +68,55 @@ def _summary(config: PasshatConfig) -> list[str]:
     ]
 
 
+#: The drop a drop rule's power is quoted for: pass^k falling from 0.4 to 0.2 (the audit's benchmark drop).
+POWER_BEFORE, POWER_AFTER = 0.4, 0.2
+#: Below this power a rule is flagged: it would miss most real drops of that size.
+NEGLIGIBLE_POWER = 0.2
+
+
+def _task_types(config: PasshatConfig) -> int:
+    """How many task types a rule over every task type tests each period: those of the configured domains."""
+    from passhat.sandbox import DomainError, load_domain
+
+    try:
+        return max(1, sum(len(load_domain(name).task_types) for name in config.domains))
+    except DomainError:
+        return 15  # a domain that does not load is reported elsewhere; assume a typical family
+
+
+def error_rates(config: PasshatConfig) -> list[str]:
+    """Each drop rule's false-alert budget a year and its power at min_tickets, flagging rules near blind."""
+    from passhat.collector.reliability import drop_power
+
+    task_types = _task_types(config) if any(r.task_type == "*" for r in config.alerts.rules) else 1
+    periods = 52 if config.schedule.every == "weekly" else 365
+    lines: list[str] = []
+    budget = 0.0
+    for rule in config.alerts.rules:
+        if rule.kind != "drop":
+            lines.append(f"rule {rule.name}: threshold rule, no error rate (it compares a noisy figure to a line)")
+            continue
+        alpha = 1.0 - rule.confidence
+        family = task_types if rule.task_type == "*" else 1
+        corrected = rule.correction != "none" or family == 1
+        rate = alpha if corrected else 1.0 - (1.0 - alpha) ** family
+        budget += rate * periods
+        level = alpha / family if rule.correction == "holm" else alpha
+        power = drop_power(
+            rule.min_tickets, rule.min_tickets * rule.baseline_periods, POWER_BEFORE, POWER_AFTER, alpha=level
+        )
+        scope = f"{family} task types, {rule.correction}" if family > 1 else "one scope"
+        flag = " (NEGLIGIBLE POWER: raise min_tickets)" if power < NEGLIGIBLE_POWER else ""
+        lines.append(
+            f"rule {rule.name}: at most {rate:.3g} false alerts a period ({scope}); power {100 * power:.0f}% to see "
+            f"pass^k fall {POWER_BEFORE:g} -> {POWER_AFTER:g} at {rule.min_tickets} tickets vs "
+            f"{rule.baseline_periods} baseline periods{flag}"
+        )
+    if any(rule.kind == "drop" for rule in config.alerts.rules):
+        lines.append(f"false-alert budget: at most {budget:.2g} false drop alerts a year ({periods} periods)")
+    return lines
+
+
 @config_app.command("check")
 def check(
     file: Annotated[
@@ -81,13 +130,13 @@ def check(
     path = file or default_config_path()
     if as_json:
         try:
-            _checked(path)
+            loaded = _checked(path)
         except ConfigError as exc:
             emit_json({"file": path, "valid": False, "problems": exc.problems})
             raise typer.Exit(2) from None
-        emit_json({"file": path, "valid": True, "problems": []})
+        emit_json({"file": path, "valid": True, "problems": [], "error_rates": error_rates(loaded)})
         return
     config = load_or_exit(path)
     console.print(f"[green]{path} is valid[/]", highlight=False)
-    for line in _summary(config):
+    for line in [*_summary(config), *error_rates(config)]:
         console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)

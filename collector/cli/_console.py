@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -34,5 +34,20 @@ def pct(value: float | None) -> str:
 
 
 def ci_text(ci: tuple[float, float] | list[float]) -> str:
-    """A confidence interval as [low, high] percentages."""
-    return f"[{100.0 * ci[0]:.1f}, {100.0 * ci[1]:.1f}]"
+    """A confidence interval as [low, high] percentages and its half-width in points."""
+    return f"[{100.0 * ci[0]:.1f}, {100.0 * ci[1]:.1f}] ±{50.0 * (ci[1] - ci[0]):.0f}"
+
+
+def print_design_notes(rows: list[dict[str, Any]], trials: int, k: int, min_trials: int | None) -> None:
+    """Under a replay table: the trial design and trials saved, and the widest pass^k interval in tickets."""
+    if min_trials is not None:
+        full = k * sum(int(row["tickets"]) for row in rows)
+        saved = 1.0 - trials / full if full else 0.0
+        console.print(
+            f"curtailed design: each ticket stopped once a pass and a fail settled its pass^{k} and pass@{k} "
+            f"(at least {min_trials} attempts, pass@1 from those); {trials} trials instead of {full} "
+            f"({100.0 * saved:.0f}% saved)."
+        )
+    if rows:
+        widest = max(rows, key=lambda row: float(row["pass_hat_k_half_width"]))
+        console.print(f"widest interval, {widest['task_type']}: {widest['sample_size']}.")

@@ -13,7 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct, print_design_notes
 from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
@@ -70,13 +70,17 @@ def period_from(period: str | None, since: str | None) -> Period:
     return Period(f"since-{start.isoformat()}", start, end)
 
 
-def trial_table_rows(trials: list[TrialRow], k: int) -> list[dict[str, Any]]:
+def trial_table_rows(trials: list[TrialRow], k: int, *, min_trials: int | None = None) -> list[dict[str, Any]]:
     """Per (domain, task type): the same fields `passhat replay --domain` prints, from the trials that speak
-    about the agent (a simulator or infrastructure error is not the agent's failure)."""
+    about the agent (a simulator or infrastructure error is not the agent's failure).
+
+    Tickets whose usable trials do not settle pass^k are counted as ``unsettled_tickets``; ``min_trials``
+    (curtailed replay) takes pass@1 from each ticket's first attempts.
+    """
     from passhat.collector.reliability import summarize_trials
 
     usable = [trial for trial in trials if not (trial.simulator_error or trial.infra_error)]
-    return [row.to_dict() for row in summarize_trials(usable, k)]
+    return [row.to_dict() for row in summarize_trials(usable, k, min_trials=min_trials)]
 
 
 def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
@@ -109,6 +113,8 @@ class StoreReplayOptions:
     parallel: int | None = None
     fresh: bool = False
     compare_to: str | None = None
+    stop_early: bool | None = None
+    min_trials: int | None = None
 
 
 def exploratory_reasons(options: StoreReplayOptions, config: PasshatConfig) -> list[str]:
@@ -127,6 +133,10 @@ def exploratory_reasons(options: StoreReplayOptions, config: PasshatConfig) -> l
         reasons.append(f"agent version {options.agent_version} (configured {config.agent.version or 'none'})")
     if options.compare_to is not None:
         reasons.append(f"candidate compared to run {options.compare_to}")
+    if options.stop_early is not None and options.stop_early != config.replay.stop_early:
+        reasons.append(f"{'curtailed' if options.stop_early else 'fixed'} trial design (configured otherwise)")
+    if options.min_trials is not None and options.min_trials != config.replay.min_trials:
+        reasons.append(f"min_trials {options.min_trials} (configured {config.replay.min_trials})")
     return reasons
 
 
@@ -176,6 +186,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 ),
                 parallel=options.parallel if options.parallel is not None else config.replay.concurrency,
                 task_types=(options.task_type,) if options.task_type is not None else (),
+                stop_early=config.replay.stop_early if options.stop_early is None else options.stop_early,
+                min_trials=options.min_trials if options.min_trials is not None else config.replay.min_trials,
             )
         except (DomainError, ValueError) as exc:
             fail(str(exc))
@@ -205,7 +217,9 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     finally:
         store.close()
     run = result.outcome.run
-    rows = trial_table_rows(result.outcome.trials, settings.k)
+    design = run.params.get("design", {"name": "fixed", "k": settings.k})
+    first = design.get("min_trials") if design.get("name") == "curtailed" else None
+    rows = trial_table_rows(result.outcome.trials, settings.k, min_trials=first)
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
     role = "official" if result.official else ("exploratory" if reasons else "superseded")
     if as_json:
@@ -221,6 +235,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 "reused": result.outcome.reused,
                 "agent": spec.label,
                 "agent_version": spec.version,
+                "design": design,
+                "trials": len(result.outcome.trials),
                 "not_replayable": not_replayable,
                 "report": {kind: str(path) for kind, path in result.report_paths.items()},
                 **({"comparison": comparison.to_dict()} if comparison is not None else {}),
@@ -234,6 +250,10 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         rows,
         settings.k,
     )
+    print_design_notes(rows, len(result.outcome.trials), settings.k, first)
+    unsettled = sum(int(row["unsettled_tickets"]) for row in rows)
+    if unsettled:
+        console.print(f"{unsettled} ticket(s) left out: too few usable trials (simulator or infra errors).")
     reused = " (a finished run with these settings: its trials were reused; --fresh re-runs them)"
     console.print(f"Run {run.run_id}, {role}{reused if result.outcome.reused else ''}.")
     if reasons:

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 import passhat
-from passhat.collector.cli._console import ci_text, console, emit_json, error_console, fail, pct
+from passhat.collector.cli._console import ci_text, console, emit_json, error_console, fail, pct, print_design_notes
 
 if TYPE_CHECKING:  # the sandbox (mcp, SQLAlchemy) loads when a command runs, not for `passhat --help`
     from passhat.sandbox import TrialResult
@@ -106,11 +106,17 @@ def serve_domain(
 
 
 def summarize(
-    results: list[TrialResult], k: int, *, price_in: float | None = None, price_out: float | None = None
+    results: list[TrialResult],
+    k: int,
+    *,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    min_trials: int | None = None,
 ) -> list[dict[str, Any]]:
     """Per task type: tickets, trials, pass@1, pass@k, pass^k with CIs, signature counts, tokens and cost.
 
-    `price_in` / `price_out` are the model's prices in USD per million input / output tokens.
+    `price_in` / `price_out` are the model's prices in USD per million input / output tokens. ``min_trials``
+    (curtailed replay) takes pass@1 from each ticket's first ``min_trials`` attempts.
     """
     from passhat.collector.reliability import summarize_trials
 
@@ -120,7 +126,7 @@ def summarize(
         tokens[key][0] += result.usage.input_tokens
         tokens[key][1] += result.usage.output_tokens
     rows = []
-    for by_type in summarize_trials(results, k):
+    for by_type in summarize_trials(results, k, min_trials=min_trials):
         used = tokens[(by_type.domain, by_type.task_type)]
         rows.append({**by_type.to_dict(), "input_tokens": used[0], "output_tokens": used[1]})
         if price_in is not None and price_out is not None:
@@ -146,13 +152,16 @@ def replay_domain(
     price_out: float | None = None,
     size: str = "small",
     send_traces: bool = False,
+    stop_early: bool = False,
+    min_trials: int = 2,
 ) -> None:
     """`passhat replay --domain D`: run generated scenarios k times each and print the reliability table."""
-    from passhat.sandbox import TRANSPORTS, DomainError, FlawConfig, RunConfig, Sandbox, run_trials
+    from passhat.sandbox import TRANSPORTS, Curtailment, DomainError, FlawConfig, RunConfig, Sandbox, run_trials
     from passhat.sandbox.agents import resolve_agent, resolve_customer
 
-    if scenarios < 1 or k < 1 or parallel < 1:
-        fail("--scenarios, --k and --parallel must be at least 1")
+    if scenarios < 1 or k < 1 or parallel < 1 or min_trials < 1:
+        fail("--scenarios, --k, --parallel and --min-trials must be at least 1")
+    curtailment = Curtailment(min_trials=min(min_trials, k)) if stop_early else None
     if (price_in is None) != (price_out is None) or min(price_in or 0.0, price_out or 0.0) < 0:
         fail("give both --price-in and --price-out (USD per million tokens, not negative)")
     if flaws not in ("off", "default"):
@@ -171,7 +180,14 @@ def replay_domain(
             config = RunConfig(transport=transport, parallel=parallel)  # type: ignore[arg-type]
             results = asyncio.run(
                 run_trials(
-                    sandbox, chosen, k, agent_factory, customer_factory=customer_factory, config=config, runtime=runtime
+                    sandbox,
+                    chosen,
+                    k,
+                    agent_factory,
+                    customer_factory=customer_factory,
+                    config=config,
+                    runtime=runtime,
+                    curtailment=curtailment,
                 )
             )
         if runtime is not None:
@@ -179,10 +195,13 @@ def replay_domain(
             runtime.shutdown()
     except (DomainError, passhat.ConfigurationError) as exc:
         fail(str(exc))
-    rows = summarize(results, k, price_in=price_in, price_out=price_out)
+    first = None if curtailment is None else curtailment.min_trials
+    rows = summarize(results, k, price_in=price_in, price_out=price_out, min_trials=first)
     label = "reference (offline simulation)" if agent == "reference" else agent
     if as_json:
-        emit_json({"task_types": rows, "k": k, "agent": label, **({"flaws": flaws} if agent == "reference" else {})})
+        design = {"name": "fixed", "k": k} if first is None else {"name": "curtailed", "k": k, "min_trials": first}
+        flaw = {"flaws": flaws} if agent == "reference" else {}
+        emit_json({"task_types": rows, "k": k, "agent": label, **flaw, "design": design, "trials": len(results)})
         return
     # Flaws are a setting of the reference simulation only: another agent's title does not mention them.
     flaw_text = f", flaws {flaws}" if agent == "reference" else ""
@@ -200,6 +219,7 @@ def replay_domain(
             ", ".join(f"{label} {count}" for label, count in row["signatures"].items()) or "-",
         )
     console.print(table)
+    print_design_notes(rows, len(results), k, first)
 
 
 def replay(
@@ -252,6 +272,16 @@ def replay(
     ] = False,
     price_in: Annotated[float | None, typer.Option(help="USD per million input tokens, for the cost.")] = None,
     price_out: Annotated[float | None, typer.Option(help="USD per million output tokens, for the cost.")] = None,
+    stop_early: Annotated[
+        bool | None,
+        typer.Option(
+            "--stop-early/--no-stop-early",
+            help="Curtailed replay: stop a ticket's trials once one passed and one failed (default: config).",
+        ),
+    ] = None,
+    min_trials: Annotated[
+        int | None, typer.Option(help="Attempts every ticket runs under --stop-early; pass@1 uses them.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Run k trials per ticket and print per-task-type pass@1, pass@k and pass^k with signature counts.
@@ -271,6 +301,7 @@ def replay(
                 period=period, since=since, config_path=config_path, store_url=store_url, project=project, k=k,
                 tickets_per_task_type=tickets_per_task_type, task_type=task_type, agent=agent,
                 agent_version=agent_version, parallel=parallel, fresh=fresh, compare_to=compare_to,
+                stop_early=stop_early, min_trials=min_trials,
             ),
             as_json=as_json,
         )  # fmt: skip
@@ -300,4 +331,6 @@ def replay(
         price_out=price_out,
         size=size,
         send_traces=send_traces,
+        stop_early=bool(stop_early),
+        min_trials=2 if min_trials is None else min_trials,
     )

@@ -74,14 +74,19 @@ def fit(
         console.print(f"  {p.label}: given {pct(p.value)}, fitted {pct(p.predicted(result.mixture))}")
     console.print(f"  largest error: {result.max_abs_error:.2e}")
     for anchor in result.anchors:
-        console.print(f"  anchored (three points cannot pin every parameter): {anchor}")
+        console.print(f"  assumed (the points cannot pin this free parameter): {anchor}")
+    if result.anchors:
+        console.print(
+            "  other anchors fit the same points exactly and extrapolate differently beyond the largest k given "
+            "(see docs/concepts.md, 'Three points, five parameters')"
+        )
 
 
 def _fit_trials(path: Path, *, components: int | None, k: int | None, as_json: bool) -> None:
     import numpy as np
 
     from passhat.collector.cli._trials_file import TrialsFileError, read_trials_csv
-    from passhat.collector.reliability import fit_mixture, pass_at_k_array, pass_hat_k_array, summarize_task_type
+    from passhat.collector.reliability import fit_mixture, summarize_task_type
 
     try:
         groups = read_trials_csv(path)
@@ -95,12 +100,8 @@ def _fit_trials(path: Path, *, components: int | None, k: int | None, as_json: b
         mixture = fit_mixture(all_n, all_c, components=components)
     except ValueError as exc:
         fail(str(exc))
-    overall = {
-        "tickets": int(all_n.size),
-        "pass_at_1": float(pass_at_k_array(all_n, all_c, 1).mean()),
-        "pass_at_k": float(pass_at_k_array(all_n, all_c, k_used).mean()),
-        "pass_hat_k": float(pass_hat_k_array(all_n, all_c, k_used).mean()),
-    }
+    pooled = summarize_task_type(all_n, all_c, k_used)
+    overall = pooled.to_dict()
     payload = {
         "k": k_used,
         "task_types": [{"task_type": name, **s.to_dict()} for name, s in summaries],
@@ -126,14 +127,16 @@ def _fit_trials(path: Path, *, components: int | None, k: int | None, as_json: b
     table.add_section()
     table.add_row(
         "all tickets",
-        str(overall["tickets"]),
+        str(pooled.tickets),
         "",
-        pct(overall["pass_at_1"]),
-        pct(overall["pass_at_k"]),
-        pct(overall["pass_hat_k"]),
-        "",
+        pct(pooled.pass_at_1),
+        pct(pooled.pass_at_k),
+        pct(pooled.pass_hat_k),
+        ci_text(pooled.pass_hat_k_ci),
     )
     console.print(table)
+    widest = max(summaries, key=lambda item: item[1].pass_hat_k_half_width)
+    console.print(f"Widest interval, {widest[0]}: {widest[1].sample_size}.")
     shares = ", ".join(f"{pct(c.weight)} at p = {c.p:.2f}" for c in mixture.components)
     console.print(f"Mixture over tickets: {shares}")
 

@@ -70,6 +70,10 @@ class ReplayConfig(_Table):
     trials: int | None = Field(default=None, ge=1, le=1000)
     tickets_per_task_type: int = Field(default=50, ge=1, le=100_000)
     concurrency: int = Field(default=4, ge=1, le=256)
+    #: Curtailed replay: a ticket's trials stop once one passed and one failed (its pass^k and pass@k settled).
+    stop_early: bool = False
+    #: Attempts every ticket runs under stop_early; pass@1 is taken from them.
+    min_trials: int = Field(default=2, ge=1, le=1000)
 
     @model_validator(mode="after")
     def _trials_cover_k(self) -> ReplayConfig:
@@ -219,7 +223,8 @@ class RuleConfig(_Table):
     permutations: int = Field(default=2000, ge=100, le=100_000)
     cooldown_periods: int = Field(default=1, ge=0, le=52)
     resolve_margin: float = Field(default=0.0, ge=0.0, le=1.0)
-    resolve_confidence: float = Field(default=0.8, ge=0.5, le=0.9999)
+    resolve_confidence: float = Field(default=0.95, ge=0.5, le=0.9999)
+    correction: Literal["holm", "bh", "none"] = "holm"
     severity: Severity = "warning"
     channels: list[str] = Field(default_factory=list)
 

@@ -87,7 +87,11 @@ def traffic_weights(store: Store, project: str, period: Period) -> dict[str, flo
 
 
 def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[NotReplayable]]:
-    """Trials that speak about the agent (no simulator or infra error), by ticket with at least k of them."""
+    """Trials that speak about the agent (no simulator or infra error), of tickets whose pass^k they settle.
+
+    A ticket counts with at least k such trials, or (curtailed replay) with one passed and one failed; the rest
+    are listed with the reason, never dropped silently.
+    """
     by_ticket: dict[str, list[TrialRow]] = {}
     for trial in trials:
         by_ticket.setdefault(trial.ticket_id, []).append(trial)
@@ -95,7 +99,8 @@ def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[No
     dropped: list[NotReplayable] = []
     for ticket_id, rows in by_ticket.items():
         good = [t for t in rows if not (t.simulator_error or t.infra_error)]
-        if len(good) >= k:
+        passes = sum(t.passed for t in good)
+        if len(good) >= k or 0 < passes < len(good):
             kept.extend(good)
         else:
             bad = len(rows) - len(good)

@@ -84,6 +84,8 @@ class Scheduler:
             k=config.replay.k,
             tickets_per_task_type=config.replay.tickets_per_task_type,
             parallel=config.replay.concurrency,
+            stop_early=config.replay.stop_early,
+            min_trials=config.replay.min_trials,
         )
         asyncio.run(
             run_period(

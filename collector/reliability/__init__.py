@@ -2,8 +2,14 @@
 
 Pure functions over numpy arrays. Inputs are per-ticket trial counts: n trials, c successes."""
 
-from passhat.collector.reliability._curves import Curve, mixture_curve, reliability_curve
+from passhat.collector.reliability._curves import Curve, CurveBand, curve_band, mixture_curve, reliability_curve
 from passhat.collector.reliability._drift import DropTest, detect_drop, simulate_alarm_rate
+from passhat.collector.reliability._errors import (
+    Correction,
+    adjust_p_values,
+    drop_power,
+    tickets_for_power,
+)
 from passhat.collector.reliability._estimators import (
     ArrayLike,
     FloatArray,
@@ -13,11 +19,26 @@ from passhat.collector.reliability._estimators import (
     pass_at_k_array,
     pass_hat_k,
     pass_hat_k_array,
+    settled,
+)
+from passhat.collector.reliability._intervals import (
+    Interval,
+    half_width,
+    sample_size_note,
+    stratified_interval,
+    tickets_for_half_width,
+    wilson_bounds,
+    wilson_interval,
 )
 from passhat.collector.reliability._mixture import Component, Mixture, MixtureFit, fit_mixture, mixture_log_likelihood
 from passhat.collector.reliability._paired import MIN_PAIRED_TICKETS, PairedDifference, paired_difference
 from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
-from passhat.collector.reliability._summary import TaskTypeSummary, bootstrap_means, summarize_task_type
+from passhat.collector.reliability._summary import (
+    IntervalMethod,
+    TaskTypeSummary,
+    bootstrap_means,
+    summarize_task_type,
+)
 from passhat.collector.reliability._traffic import (
     CalculatorResult,
     TaskTypeTraffic,
@@ -25,19 +46,24 @@ from passhat.collector.reliability._traffic import (
     calculate,
     traffic_impact,
 )
-from passhat.collector.reliability._trials import GradedTrial, TaskTypeTrials, summarize_trials
+from passhat.collector.reliability._trials import TABLE_FIELDS, GradedTrial, TaskTypeTrials, summarize_trials
 
 __all__ = [
     "MIN_PAIRED_TICKETS",
+    "TABLE_FIELDS",
     "AggregatePoint",
     "ArrayLike",
     "CalculatorResult",
     "Component",
+    "Correction",
     "Curve",
+    "CurveBand",
     "DropTest",
     "FloatArray",
     "GradedTrial",
     "IntArray",
+    "Interval",
+    "IntervalMethod",
     "Mixture",
     "MixtureFit",
     "PairedDifference",
@@ -46,12 +72,16 @@ __all__ = [
     "TaskTypeTraffic",
     "TaskTypeTrials",
     "TrafficImpact",
+    "adjust_p_values",
     "as_counts",
     "bootstrap_means",
     "calculate",
+    "curve_band",
     "detect_drop",
+    "drop_power",
     "fit_mixture",
     "fit_mixture_to_points",
+    "half_width",
     "mixture_curve",
     "mixture_log_likelihood",
     "paired_difference",
@@ -60,8 +90,15 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_k_array",
     "reliability_curve",
+    "sample_size_note",
+    "settled",
     "simulate_alarm_rate",
+    "stratified_interval",
     "summarize_task_type",
     "summarize_trials",
+    "tickets_for_half_width",
+    "tickets_for_power",
     "traffic_impact",
+    "wilson_bounds",
+    "wilson_interval",
 ]

@@ -112,8 +112,8 @@ def detect_drop(
     base_n, base_c = as_counts(baseline_n, baseline_c)
     cur_labels = _strata(current_strata, cur_n.size, "current")
     base_labels = _strata(baseline_strata, base_n.size, "baseline")
-    cur_values = pass_hat_k_array(cur_n, cur_c, k) if cur_n.size else np.zeros(0)
-    base_values = pass_hat_k_array(base_n, base_c, k) if base_n.size else np.zeros(0)
+    cur_values = pass_hat_k_array(cur_n, cur_c, k, curtailed=True) if cur_n.size else np.zeros(0)
+    base_values = pass_hat_k_array(base_n, base_c, k, curtailed=True) if base_n.size else np.zeros(0)
 
     shared = sorted(set(cur_labels) & set(base_labels))
     cur_groups = [cur_values[np.array([lab == s for lab in cur_labels])] for s in shared]

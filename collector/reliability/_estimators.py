@@ -3,6 +3,11 @@
 pass@k = 1 - C(n-c, k) / C(n, k)   (at least one of k attempts succeeds)
 pass^k =     C(c, k)   / C(n, k)   (all k attempts succeed; tau-bench's definition)
 
+Curtailed replay stops a ticket's trials once one passed and one failed: then every set of k attempts that
+includes both contains a failure and a success, so with k trials pass^k would be 0 and pass@k 1 whatever the
+attempts not run. ``curtailed=True`` accepts such settled tickets with fewer than k trials and gives them exactly
+those values, the ones the full design of k trials computes for the same attempts.
+
 Both are computed from log-gamma differences, so they neither overflow nor lose precision for n up to
 thousands: each ratio is exact to ~1e-12, far inside the 1e-9 we promise.
 """
@@ -41,12 +46,30 @@ def as_counts(n: ArrayLike, c: ArrayLike) -> tuple[IntArray, IntArray]:
     return n_b.copy(), c_b.copy()
 
 
-def _check_k(k: int, n: IntArray) -> int:
+def settled(n: ArrayLike, c: ArrayLike, k: int) -> BoolArray:
+    """Which tickets have their pass^k and pass@k settled: k trials run, or one passed and one failed already."""
+    n_arr, c_arr = as_counts(n, c)
+    result: BoolArray = (n_arr >= k) | ((c_arr > 0) & (c_arr < n_arr))
+    return result
+
+
+def _check_k(k: int, n: IntArray, c: IntArray | None = None) -> int:
+    """Validate k; with ``c`` given (curtailed counts), tickets short of k trials must be settled."""
     if isinstance(k, bool) or int(k) != k:
         raise ValueError(f"k must be a whole number of attempts, got {k!r}")
     k = int(k)
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
+    if c is not None:
+        open_ = (n < k) & ((c == 0) | (c == n))
+        if open_.any():
+            worst = int(n[open_].min())
+            raise ValueError(
+                f"k={k} exceeds the number of trials of a ticket (n={worst}) whose outcomes all agree, so its "
+                f"pass^{k} is not settled; run its trials until one passes and one fails or {k} have run, or leave "
+                f"it out"
+            )
+        return k
     if n.size and k > int(n.min()):
         worst = int(n.min())
         raise ValueError(
@@ -64,24 +87,28 @@ def _log_choose_ratio(a: IntArray, n: IntArray, k: int) -> FloatArray:
     return result
 
 
-def pass_hat_k_array(n: ArrayLike, c: ArrayLike, k: int) -> FloatArray:
-    """pass^k for each ticket: the unbiased probability that k attempts drawn without replacement all pass."""
+def pass_hat_k_array(n: ArrayLike, c: ArrayLike, k: int, *, curtailed: bool = False) -> FloatArray:
+    """pass^k for each ticket: the unbiased probability that k attempts drawn without replacement all pass.
+
+    ``curtailed=True`` also accepts settled tickets with fewer than k trials (see the module docstring)."""
     n_arr, c_arr = as_counts(n, c)
-    k = _check_k(k, n_arr)
+    k = _check_k(k, n_arr, c_arr if curtailed else None)
     out = np.zeros(n_arr.shape, dtype=np.float64)
-    mask = c_arr >= k
+    mask = (c_arr >= k) & (n_arr >= k)
     out[mask] = np.exp(_log_choose_ratio(c_arr[mask], n_arr[mask], k))
     out[c_arr == n_arr] = 1.0  # exact where the ratio is exactly one
     return out
 
 
-def pass_at_k_array(n: ArrayLike, c: ArrayLike, k: int) -> FloatArray:
-    """pass@k for each ticket: the unbiased probability that at least one of k attempts passes."""
+def pass_at_k_array(n: ArrayLike, c: ArrayLike, k: int, *, curtailed: bool = False) -> FloatArray:
+    """pass@k for each ticket: the unbiased probability that at least one of k attempts passes.
+
+    ``curtailed=True`` also accepts settled tickets with fewer than k trials (see the module docstring)."""
     n_arr, c_arr = as_counts(n, c)
-    k = _check_k(k, n_arr)
+    k = _check_k(k, n_arr, c_arr if curtailed else None)
     failures = n_arr - c_arr
     out = np.ones(n_arr.shape, dtype=np.float64)
-    mask = failures >= k
+    mask = (failures >= k) & (n_arr >= k)
     out[mask] = -np.expm1(_log_choose_ratio(failures[mask], n_arr[mask], k))
     out[c_arr == 0] = 0.0  # exact where no attempt ever passed
     return out

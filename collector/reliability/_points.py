@@ -1,11 +1,13 @@
 """Fitting a mixture to aggregate points, such as a paper's pass@1, pass@20 and pass^20.
 
 Three points cannot pin a three-component mixture on their own (five parameters: two free weights and three
-probabilities); the mixtures that reproduce them form a one-parameter family. passhat makes the family
-concrete with two documented anchors, applied only while the fit would otherwise be under-determined: the most
-reliable component sits at ``top_p`` (default 0.99, "done essentially every time") and the least reliable at
-p = 0 ("never done"). For the seed's figures that leaves three free parameters for three points, and the fit
-lands on 31% of task types at p = 0.99, 60% at p = 0.58 and 9% never.
+probabilities); the mixtures that reproduce them form a two-parameter family (the top and bottom groups'
+probabilities are free). passhat picks one member with two documented anchors, an assumption applied only while
+the fit would otherwise be under-determined: the most reliable component sits at ``top_p`` (default 0.99,
+"done essentially every time") and the least reliable at p = 0 ("never done"). For the seed's figures that
+leaves three parameters for three points, and the anchors give 31% of task types at p = 0.99, 60% at p = 0.58
+and 9% never; with the top at p = 1.0 the same points give 25.3% / 65.8% / 8.9%, with the bottom at p = 0.05
+the never-done share is 25%. The anchors are returned with the fit (``PointsFit.anchors``).
 """
 
 from __future__ import annotations

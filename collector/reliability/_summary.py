@@ -1,14 +1,17 @@
-"""Per-task-type aggregates: the mean of the per-ticket estimators, with cluster-bootstrap intervals.
+"""Per-task-type aggregates: the mean of the per-ticket estimators, with intervals over tickets.
 
-Tickets are the clusters: a bootstrap replicate resamples whole tickets (all their trials together), because
-trials of one ticket are not independent of each other. A replicate's mean depends only on how many times each
-distinct (n, c) pair was drawn, so instead of materialising B x T ticket indices we draw multinomial counts over
-the distinct pairs: the same distribution, at a cost independent of the number of tickets.
+The intervals are continuity-corrected Wilson intervals (see ``_intervals``). The cluster bootstrap stays
+available for comparison and for callers that combine replicates. Tickets are its clusters: a replicate
+resamples whole tickets (all their trials together), because trials of one ticket are not independent. A
+replicate's mean depends only on how many times each distinct value was drawn, so instead of materialising
+B x T ticket indices we draw multinomial counts over the distinct values: the same distribution, at a cost
+independent of the number of tickets.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -21,11 +24,19 @@ from passhat.collector.reliability._estimators import (
     pass_at_k_array,
     pass_hat_k_array,
 )
+from passhat.collector.reliability._intervals import half_width, sample_size_note, wilson_bounds
+
+IntervalMethod = Literal["wilson", "bootstrap"]
 
 
 @dataclass(frozen=True)
 class TaskTypeSummary:
-    """pass@1, pass@k and pass^k of one task type, with confidence intervals over tickets."""
+    """pass@1, pass@k and pass^k of one task type, with confidence intervals over tickets.
+
+    ``interval`` names how the intervals were made (``wilson``: continuity-corrected Wilson, the default;
+    ``bootstrap``: the cluster bootstrap, kept for comparison). ``settled_early`` counts tickets whose trials
+    stopped before k because their pass^k and pass@k were already settled (curtailed replay).
+    """
 
     tickets: int
     trials_per_ticket: int
@@ -37,12 +48,34 @@ class TaskTypeSummary:
     pass_at_k_ci: tuple[float, float]
     pass_hat_k_ci: tuple[float, float]
     level: float
+    interval: IntervalMethod = "wilson"
+    trials: int = 0
+    settled_early: int = 0
+
+    @property
+    def pass_at_1_half_width(self) -> float:
+        return half_width(self.pass_at_1_ci)
+
+    @property
+    def pass_at_k_half_width(self) -> float:
+        return half_width(self.pass_at_k_ci)
+
+    @property
+    def pass_hat_k_half_width(self) -> float:
+        return half_width(self.pass_hat_k_ci)
+
+    @property
+    def sample_size(self) -> str:
+        """What the pass^k interval's width means in tickets ("with 8 tickets ... ±10 needs about 90")."""
+        return sample_size_note(f"pass^{self.k}", self.pass_hat_k_ci, self.tickets, self.level)
 
     def to_dict(self) -> dict[str, object]:
         """The JSON shape passhat prints wherever these metrics appear."""
         return {
             "tickets": self.tickets,
             "trials_per_ticket": self.trials_per_ticket,
+            "trials": self.trials,
+            "settled_early": self.settled_early,
             "k": self.k,
             "pass_at_1": self.pass_at_1,
             "pass_at_k": self.pass_at_k,
@@ -50,6 +83,12 @@ class TaskTypeSummary:
             "pass_at_1_ci": list(self.pass_at_1_ci),
             "pass_at_k_ci": list(self.pass_at_k_ci),
             "pass_hat_k_ci": list(self.pass_hat_k_ci),
+            "pass_at_1_half_width": self.pass_at_1_half_width,
+            "pass_at_k_half_width": self.pass_at_k_half_width,
+            "pass_hat_k_half_width": self.pass_hat_k_half_width,
+            "confidence_level": self.level,
+            "interval": self.interval,
+            "sample_size": self.sample_size,
         }
 
 
@@ -94,19 +133,47 @@ def summarize_task_type(
     k: int,
     *,
     level: float = 0.95,
+    interval: IntervalMethod = "wilson",
+    first_n: ArrayLike | None = None,
+    first_c: ArrayLike | None = None,
     resamples: int = 1000,
     seed: int | np.random.Generator = 0,
 ) -> TaskTypeSummary:
-    """Summarise one task type from per-ticket trial counts (n trials, c successes per ticket)."""
+    """Summarise one task type from per-ticket trial counts (n trials, c successes per ticket).
+
+    Tickets with fewer than k trials are accepted when they are settled (one pass and one failure: curtailed
+    replay). ``first_n``/``first_c`` are the counts of each ticket's first ``min_trials`` attempts: under
+    curtailed replay pass@1 comes from them, because c/n of a ticket whose trials stopped on an outcome is
+    biased. ``resamples`` and ``seed`` apply to ``interval="bootstrap"`` only.
+    """
     n_arr, c_arr = as_counts(n, c)
     if n_arr.size == 0:
         raise ValueError("a task type needs at least one ticket with trials to summarise")
-    k = _check_k(k, n_arr)
+    k = _check_k(k, n_arr, c_arr)
     _check_level(level, resamples)
-    un, uc, weights = distinct_counts(n_arr, c_arr)
-    values = np.stack([pass_at_k_array(un, uc, 1), pass_at_k_array(un, uc, k), pass_hat_k_array(un, uc, k)], axis=1)
-    point = weights @ values / weights.sum()
-    bounds = percentile_interval(bootstrap_means(values, weights, resamples=resamples, seed=seed), level)
+    if interval not in ("wilson", "bootstrap"):
+        raise ValueError(f"interval must be 'wilson' or 'bootstrap', got {interval!r}")
+    if (first_n is None) != (first_c is None):
+        raise ValueError("give both first_n and first_c (each ticket's first attempts), or neither")
+    at_1_n, at_1_c = (n_arr, c_arr) if first_n is None or first_c is None else as_counts(first_n, first_c)
+    if at_1_n.shape != n_arr.shape:
+        raise ValueError(f"first_n and first_c need one entry per ticket ({n_arr.size}), got {at_1_n.size}")
+    values = np.stack(
+        [
+            at_1_c / at_1_n,
+            pass_at_k_array(n_arr, c_arr, k, curtailed=True),
+            pass_hat_k_array(n_arr, c_arr, k, curtailed=True),
+        ],
+        axis=1,
+    )
+    point = values.mean(axis=0)
+    if interval == "wilson":
+        lows, highs = wilson_bounds(values.sum(axis=0), np.full(3, float(n_arr.size)), level)
+        bounds = np.stack([lows, highs])
+    else:
+        bounds = percentile_interval(
+            bootstrap_means(values, np.ones(n_arr.size, dtype=np.int64), resamples=resamples, seed=seed), level
+        )
 
     def ci(i: int) -> tuple[float, float]:
         return (float(bounds[0, i]), float(bounds[1, i]))
@@ -122,4 +189,7 @@ def summarize_task_type(
         pass_at_k_ci=ci(1),
         pass_hat_k_ci=ci(2),
         level=level,
+        interval=interval,
+        trials=int(n_arr.sum()),
+        settled_early=int(np.count_nonzero(n_arr < k)),
     )

@@ -9,7 +9,24 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from passhat.collector.reliability._estimators import settled
 from passhat.collector.reliability._summary import TaskTypeSummary, summarize_task_type
+
+TABLE_FIELDS = (
+    "tickets",
+    "trials_per_ticket",
+    "trials",
+    "settled_early",
+    "pass_at_1",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_at_1_ci",
+    "pass_at_k_ci",
+    "pass_hat_k_ci",
+    "pass_hat_k_half_width",
+    "sample_size",
+)
+"""The per-task-type summary fields both replay tables print and emit (keys of ``TaskTypeSummary.to_dict``)."""
 
 
 class GradedTrial(Protocol):
@@ -23,6 +40,9 @@ class GradedTrial(Protocol):
 
     @property
     def ticket_id(self) -> str: ...
+
+    @property
+    def attempt(self) -> int: ...
 
     @property
     def passed(self) -> bool: ...
@@ -39,6 +59,7 @@ class TaskTypeTrials:
     task_type: str
     summary: TaskTypeSummary
     signatures: dict[str, int] = field(default_factory=dict)
+    unsettled_tickets: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The row `passhat replay --json` prints for the task type."""
@@ -46,34 +67,48 @@ class TaskTypeTrials:
         return {
             "domain": self.domain,
             "task_type": self.task_type,
-            **{name: summary[name] for name in ("tickets", "trials_per_ticket")},
-            **{name: summary[name] for name in ("pass_at_1", "pass_at_k", "pass_hat_k", "pass_hat_k_ci")},
+            **{name: summary[name] for name in TABLE_FIELDS},
+            "unsettled_tickets": self.unsettled_tickets,
             "signatures": dict(self.signatures),
         }
 
 
-def summarize_trials(trials: Iterable[GradedTrial], k: int) -> list[TaskTypeTrials]:
-    """Per (domain, task type), in that order: tickets with at least k trials, summarised at k.
+def summarize_trials(trials: Iterable[GradedTrial], k: int, *, min_trials: int | None = None) -> list[TaskTypeTrials]:
+    """Per (domain, task type), in that order: the tickets whose pass^k is settled, summarised at k.
 
-    A ticket with fewer than k trials says nothing about pass^k and is left out of the figures (its failed
-    trials still count under their signature); a task type left with no ticket is absent. Which trials count
-    (say, not those the simulated customer broke) is the caller's choice.
+    A ticket is settled with k trials, or earlier once one trial passed and one failed (curtailed replay); an
+    unsettled ticket says nothing about pass^k and is left out of the figures but counted as
+    ``unsettled_tickets`` (its failed trials still count under their signature); a task type left with no
+    ticket is absent. ``min_trials`` (curtailed replay) takes pass@1 from each ticket's first ``min_trials``
+    attempts. Which trials count (say, not those the simulated customer broke) is the caller's choice.
     """
     passed: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
     signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for trial in trials:
+    for trial in sorted(trials, key=lambda t: t.attempt):
         key = (trial.domain or "unknown", trial.task_type)
         passed[key].setdefault(trial.ticket_id, []).append(trial.passed)
         if trial.failure_label and not trial.passed:
             signatures[key][trial.failure_label] += 1
     found = []
     for key in sorted(passed):
-        tickets = [outcomes for outcomes in passed[key].values() if len(outcomes) >= k]
+        everything = list(passed[key].values())
+        keep = settled([len(v) for v in everything], [sum(v) for v in everything], k)
+        tickets = [outcomes for outcomes, ok in zip(everything, keep, strict=True) if ok]
         if not tickets:
             continue
         n = np.array([len(outcomes) for outcomes in tickets])
         c = np.array([sum(outcomes) for outcomes in tickets])
+        first = None if min_trials is None else [outcomes[:min_trials] for outcomes in tickets]
+        summary = summarize_task_type(
+            n,
+            c,
+            k,
+            first_n=None if first is None else [len(v) for v in first],
+            first_c=None if first is None else [sum(v) for v in first],
+        )
         found.append(
-            TaskTypeTrials(key[0], key[1], summarize_task_type(n, c, k), dict(sorted(signatures[key].items())))
+            TaskTypeTrials(
+                key[0], key[1], summary, dict(sorted(signatures[key].items())), len(everything) - len(tickets)
+            )
         )
     return found

@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,18 @@ from passhat.collector.replay._adapters import (
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._sampling import sample_tickets
 from passhat.collector.store import NotReplayable, Period, ReplayRun, Store, TicketRow, TrialRow
-from passhat.sandbox import AgentFactory, Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial
+from passhat.sandbox import (
+    AgentFactory,
+    Curtailment,
+    Domain,
+    Outcome,
+    RunConfig,
+    Sandbox,
+    TrialResult,
+    load_domain,
+    run_curtailed,
+    run_trial,
+)
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (trials done, trials planned) as the run goes."""
@@ -61,10 +72,19 @@ class ReplaySettings:
     flush_every: int = 50
     trials: int | None = None  # trials per ticket (default: k); pass^k is estimated from all of them
     task_types: tuple[str, ...] = ()  # only these task types (default: every one)
+    stop_early: bool = False
+    min_trials: int = 2
 
     def __post_init__(self) -> None:
+        if self.min_trials < 1:
+            raise ValueError(f"min_trials must be at least 1, got {self.min_trials}")
         if self.k < 1:
             raise ValueError(f"k must be at least 1, got {self.k}")
+        if self.stop_early and self.trials is not None and self.trials > self.k:
+            raise ValueError(
+                f"stop_early runs at most k ({self.k}) trials per ticket, not {self.trials}: "
+                "drop replay.trials or replay.stop_early"
+            )
         if self.trials is not None and self.trials < self.k:
             raise ValueError(f"trials per ticket ({self.trials}) must be at least k ({self.k}): pass^k needs k trials")
         if self.tickets_per_task_type < 1:
@@ -126,14 +146,22 @@ def _params(period: Period, agent: AgentSpec, settings: ReplaySettings) -> dict[
         "size": settings.size,
         "trials": settings.trials_per_ticket,
         "task_types": sorted(settings.task_types),
+        "design": design(settings),
     }
+
+
+def design(settings: ReplaySettings) -> dict[str, Any]:
+    """The trial design a run used, as stored with it and stated in the report."""
+    if not settings.stop_early:
+        return {"name": "fixed", "k": settings.k}
+    return {"name": "curtailed", "k": settings.k, "min_trials": min(settings.min_trials, settings.k)}
 
 
 _IDENTITY = (
     "period", "k", "trials", "agent", "agent_version", "tickets_per_task_type", "sizes", "seed", "size", "task_types",
-    "compare_to",
+    "compare_to", "design",
 )  # fmt: skip
-# Runs recorded before `trials` and `task_types` were kept ran k trials per ticket over every task type.
+# Runs recorded before `trials`, `task_types` and `design` were kept ran k trials per ticket over every task type.
 _OLD_DEFAULTS: dict[str, Any] = {"task_types": [], "compare_to": None}
 
 
@@ -141,6 +169,8 @@ def _same_identity(run: ReplayRun, params: Mapping[str, Any]) -> bool:
     def value(key: str) -> Any:
         if key == "trials":
             return run.params.get("trials", run.k)
+        if key == "design":
+            return run.params.get("design", {"name": "fixed", "k": run.k})
         return run.params.get(key, _OLD_DEFAULTS.get(key))
 
     return all(value(key) == params[key] for key in _IDENTITY)
@@ -320,38 +350,43 @@ async def replay_period(
         store.create_replay_run(project, run)
     else:
         run = existing
-    done = {(t.ticket_id, t.attempt) for t in store.list_trials(project, run.run_id)}
+    stored = store.list_trials(project, run.run_id)
+    done = {(t.ticket_id, t.attempt) for t in stored}
     todo = [(t, a) for t in ready for a in range(settings.trials_per_ticket) if (t.ticket_id, a) not in done]
 
     writer = _TrialWriter(store, project, settings.flush_every)
     config = RunConfig(parallel=settings.parallel, run_id=run.run_id)
     limit = asyncio.Semaphore(settings.parallel)
+    # Under the curtailed design the total is an upper bound: tickets settle early, and the bar jumps.
     total, finished = len(done) + len(todo), len(done)
     if progress is not None:
         progress(finished, total)
+
+    async def one(attempt: int, sandbox: Sandbox, ticket: ReplayTicket) -> TrialRow:
+        nonlocal finished
+        async with limit:
+            result = await run_trial(sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime)
+        row = trial_row(run.run_id, agent, result)
+        writer.add(row)
+        finished += 1
+        if progress is not None:
+            progress(finished, total)
+        return row
+
     try:
-        for item in ready:
-            attempts = [a for t, a in todo if t is item]
-            if not attempts:
-                continue
-            domain = domains.get(item.domain) or load_domain(item.domain)
-            sandbox: Sandbox = active_pool.for_ticket(domain, item.images)
-
-            async def one(attempt: int, sandbox: Sandbox = sandbox, ticket: ReplayTicket = item) -> None:
-                nonlocal finished
-                async with limit:
-                    result = await run_trial(
-                        sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime
-                    )
-                writer.add(trial_row(run.run_id, agent, result))
-                finished += 1
-                if progress is not None:
-                    progress(finished, total)
-
-            try:
-                await asyncio.gather(*(one(a) for a in attempts))
-            finally:
-                active_pool.release(sandbox)
+        if settings.stop_early:
+            await _replay_curtailed(ready, stored, settings, domains, active_pool, one)
+        else:
+            for item in ready:
+                attempts = [a for t, a in todo if t is item]
+                if not attempts:
+                    continue
+                domain = domains.get(item.domain) or load_domain(item.domain)
+                sandbox: Sandbox = active_pool.for_ticket(domain, item.images)
+                try:
+                    await asyncio.gather(*(one(a, sandbox, item) for a in attempts))
+                finally:
+                    active_pool.release(sandbox)
         writer.flush()
     finally:
         writer.flush()
@@ -359,3 +394,38 @@ async def replay_period(
             active_pool.close()
     trials = store.list_trials(project, run.run_id)
     return ReplayOutcome(run, trials, not_replayable, population, existing is not None, len(writer.written))
+
+
+async def _replay_curtailed(
+    ready: list[ReplayTicket],
+    stored: list[TrialRow],
+    settings: ReplaySettings,
+    domains: Mapping[str, Domain],
+    pool: SandboxPool,
+    one: Callable[[int, Sandbox, ReplayTicket], Awaitable[TrialRow]],
+) -> None:
+    """Replay tickets under the curtailed design, ``parallel`` tickets at a time (each one's attempts in order)."""
+    known: dict[str, dict[int, Outcome]] = {}
+    for row in stored:
+        known.setdefault(row.ticket_id, {})[row.attempt] = _outcome(row)
+    curtailment = Curtailment(min_trials=settings.min_trials)
+
+    async def ticket(item: ReplayTicket) -> None:
+        domain = domains.get(item.domain) or load_domain(item.domain)
+        sandbox = pool.for_ticket(domain, item.images)
+
+        async def attempt(a: int) -> Outcome:
+            return _outcome(await one(a, sandbox, item))
+
+        try:
+            await run_curtailed(attempt, settings.k, curtailment, known=known.get(item.ticket_id))
+        finally:
+            pool.release(sandbox)
+
+    # Attempts after the first min_trials run one at a time, so tickets run side by side to keep the workers busy.
+    for start in range(0, len(ready), settings.parallel):
+        await asyncio.gather(*(ticket(item) for item in ready[start : start + settings.parallel]))
+
+
+def _outcome(row: TrialRow) -> Outcome:
+    return None if row.simulator_error or row.infra_error else row.passed

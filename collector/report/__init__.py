@@ -1,6 +1,6 @@
 """The weekly reliability report: build its figures from a period's trials and traffic, render HTML, JSON, Markdown."""
 
-from passhat.collector.report._build import build_report
+from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS, build_report
 from passhat.collector.report._html import render_html
 from passhat.collector.report._input import (
     AlertFired,
@@ -19,6 +19,7 @@ from passhat.collector.report._write import ReportWriteError, render_json, write
 from passhat.collector.store import NotReplayable
 
 __all__ = [
+    "MIN_EXTRAPOLATION_TICKETS",
     "AlertFired",
     "BackendChange",
     "DailyTraffic",

@@ -1,10 +1,11 @@
 """From a period's graded trials and live traffic to the report's figures.
 
-Per task type: the unbiased per-ticket estimators averaged over sampled tickets, with cluster-bootstrap
-intervals (tickets are the clusters). Overall and per domain: task types weighted by their live daily volume,
-because a customer meets task types in proportion to traffic, not in proportion to how many we sampled. The
-intervals of weighted figures come from a stratified bootstrap: each task type's tickets are resampled on their
-own and the replicates are combined with the same volume weights.
+Per task type: the unbiased per-ticket estimators averaged over sampled tickets, with continuity-corrected
+Wilson intervals over tickets. Overall and per domain: task types weighted by their live daily volume, because
+a customer meets task types in proportion to traffic, not in proportion to how many we sampled; their intervals
+are stratified (task types are the strata, volumes the known weights). Expected failed tickets a day carry the
+interval of the weighted pass@1. Curves beyond the trials are drawn with a band (see `curve_band`), and a task
+type with fewer than MIN_EXTRAPOLATION_TICKETS tickets is not extrapolated at all.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import numpy as np
 
 from passhat.collector.reliability import (
     Curve,
+    CurveBand,
     TaskTypeTraffic,
-    bootstrap_means,
+    curve_band,
     fit_mixture,
-    pass_at_k_array,
-    pass_hat_k_array,
+    half_width,
     reliability_curve,
+    stratified_interval,
     summarize_task_type,
     traffic_impact,
 )
@@ -42,18 +44,20 @@ from passhat.collector.report._model import (
 )
 
 MIN_CURVE_K = 50
+#: Below this many tickets a task type's own curve stops at its trials: EM cannot pick a model from fewer.
+MIN_EXTRAPOLATION_TICKETS = 30
 UNCLASSIFIED = "unclassified"
 
 
 @dataclass
 class _Measured:
-    """A task type's per-ticket counts, bootstrap replicates and curve, kept while the report is assembled."""
+    """A task type's per-ticket counts, curve and band, kept while the report is assembled."""
 
     report: TaskTypeReport
     n: np.ndarray
     c: np.ndarray
-    replicates: np.ndarray  # (resamples, 3): pass@1, pass@k, pass^k means of resampled tickets
     curve: Curve
+    band: CurveBand
 
 
 def _clamp(value: float | None) -> float | None:
@@ -61,20 +65,32 @@ def _clamp(value: float | None) -> float | None:
     return None if value is None else min(1.0, max(0.0, value))
 
 
-def _interval(replicates: np.ndarray, level: float) -> list[Interval]:
-    alpha = (1.0 - level) / 2.0
-    bounds = np.quantile(replicates, [alpha, 1.0 - alpha], axis=0)
-    return [(float(bounds[0, i]), float(bounds[1, i])) for i in range(replicates.shape[1])]
-
-
-def _curve_data(curve: Curve) -> CurveData:
+def _curve_data(curve: Curve, band: CurveBand | None = None, *, upto: int | None = None) -> CurveData:
+    """The curve as the report stores it, with its band; ``upto`` cuts it at the trials run (no extrapolation)."""
     data = curve.to_dict()
+    end = len(data["k"]) if upto is None else upto
+
+    def pairs(low: np.ndarray, high: np.ndarray) -> list[Interval]:
+        return [(float(a), float(b)) for a, b in zip(low[:end], high[:end], strict=True)]
+
     return CurveData(
-        k=[int(v) for v in data["k"]],
-        pass_at_k=[float(v) for v in data["pass_at_k"]],
-        pass_hat_k=[float(v) for v in data["pass_hat_k"]],
-        extrapolated=[bool(v) for v in data["extrapolated"]],
+        k=[int(v) for v in data["k"]][:end],
+        pass_at_k=[float(v) for v in data["pass_at_k"]][:end],
+        pass_hat_k=[float(v) for v in data["pass_hat_k"]][:end],
+        extrapolated=[bool(v) for v in data["extrapolated"]][:end],
+        pass_at_k_band=None if band is None else pairs(band.pass_at_k_low, band.pass_at_k_high),
+        pass_hat_k_band=None if band is None else pairs(band.pass_hat_k_low, band.pass_hat_k_high),
     )
+
+
+def _first_attempts(tickets: list[list[TrialResult]], k: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Under the curtailed design (some ticket settled before k): counts of each ticket's first min_trials."""
+    n = [len(trials) for trials in tickets]
+    if min(n) >= k:
+        return None
+    first = min(n)  # every ticket ran at least min_trials attempts, and some stopped right there
+    ordered = [sorted(trials, key=lambda t: t.attempt)[:first] for trials in tickets]
+    return np.full(len(tickets), first), np.array([sum(t.passed for t in trials) for trials in ordered])
 
 
 def _curve(n: np.ndarray, c: np.ndarray, max_k: int, *, quick: bool = False) -> Curve:
@@ -126,9 +142,11 @@ def _measure(
     k, level = report_input.k, report_input.confidence_level
     n = np.array([len(trials) for trials in tickets], dtype=np.int64)
     c = np.array([sum(t.passed for t in trials) for trials in tickets], dtype=np.int64)
-    summary = summarize_task_type(n, c, k, level=level, resamples=report_input.resamples, seed=rng)
-    values = np.stack([pass_at_k_array(n, c, 1), pass_at_k_array(n, c, k), pass_hat_k_array(n, c, k)], axis=1)
-    replicates = bootstrap_means(values, np.ones(n.size, dtype=np.int64), resamples=report_input.resamples, seed=rng)
+    first = _first_attempts(tickets, k)
+    summary = summarize_task_type(
+        n, c, k, level=level, first_n=None if first is None else first[0], first_c=None if first is None else first[1]
+    )
+    low, high = summary.pass_at_1_ci
     failed = [t for trials in tickets for t in trials if not t.passed]
     signatures = Counter(t.signature or UNCLASSIFIED for t in failed)
     report = TaskTypeReport(
@@ -149,14 +167,18 @@ def _measure(
         signatures=dict(sorted(signatures.items(), key=lambda item: (-item[1], item[0]))),
         failed_trials=len(failed),
         trials=int(n.sum()),
+        expected_failed_tickets_per_day_ci=(volume * (1.0 - high), volume * (1.0 - low)),
+        sample_size=summary.sample_size,
+        extrapolated=summary.tickets >= MIN_EXTRAPOLATION_TICKETS,
     )
-    return _Measured(report, n, c, replicates, _curve(n, c, max_k, quick=True))
+    curve = _curve(n, c, max_k, quick=True)
+    return _Measured(report, n, c, curve, curve_band(n, c, max_k, level=level))
 
 
-def _weighted(group: Sequence[_Measured], level: float) -> tuple[Figures, float | None]:
+def _weighted(group: Sequence[_Measured], level: float) -> tuple[Figures, float | None, Interval | None]:
     """Volume-weighted figures of task types and their expected failed tickets a day (None without traffic)."""
     if sum(m.report.daily_volume for m in group) <= 0:
-        return Figures(None, None, None), None
+        return Figures(None, None, None), None, None
     impact = traffic_impact(
         [
             TaskTypeTraffic(
@@ -169,13 +191,17 @@ def _weighted(group: Sequence[_Measured], level: float) -> tuple[Figures, float 
             for m in group
         ]
     )
-    weights = np.array([m.report.daily_volume for m in group]) / impact.total_daily_volume
-    replicates = sum(
-        (w * m.replicates for w, m in zip(weights, group, strict=True)), np.zeros_like(group[0].replicates)
-    )
-    at_1, at_k, hat_k = _interval(np.clip(replicates, 0.0, 1.0), level)
+    volumes = np.array([m.report.daily_volume for m in group])
+    tickets = np.array([m.report.tickets_sampled for m in group], dtype=np.float64)
+
+    def stratified(name: str) -> Interval:
+        means = np.array([float(getattr(m.report.figures, name) or 0.0) for m in group])
+        return stratified_interval(means, tickets, volumes, level)[1]
+
+    at_1, at_k, hat_k = stratified("pass_at_1"), stratified("pass_at_k"), stratified("pass_hat_k")
     figures = Figures(_clamp(impact.pass_at_1), _clamp(impact.pass_at_k), _clamp(impact.pass_hat_k), at_1, at_k, hat_k)
-    return figures, impact.expected_failed_tickets_per_day
+    total = impact.total_daily_volume
+    return figures, impact.expected_failed_tickets_per_day, (total * (1.0 - at_1[1]), total * (1.0 - at_1[0]))
 
 
 def _unweighted(group: Sequence[_Measured], report_input: ReportInput) -> Figures:
@@ -200,16 +226,39 @@ def _unweighted(group: Sequence[_Measured], report_input: ReportInput) -> Figure
     )
 
 
+def _weighted_band(group: Sequence[_Measured]) -> CurveBand:
+    """The volume-weighted average of the task types' bands (as if their errors ran together: conservative)."""
+    shares = np.array([m.report.daily_volume for m in group])
+    shares = shares / shares.sum()
+
+    def mix(name: str) -> np.ndarray:
+        total = sum((w * getattr(m.band, name) for w, m in zip(shares, group, strict=True)), np.zeros(1))
+        mixed: np.ndarray = np.clip(total, 0.0, 1.0)
+        return mixed
+
+    return CurveBand(
+        group[0].band.k,
+        mix("pass_at_k_low"),
+        mix("pass_at_k_high"),
+        mix("pass_hat_k_low"),
+        mix("pass_hat_k_high"),
+        tuple(sorted({model for m in group for model in m.band.models})),
+    )
+
+
 def _weighted_curve(group: Sequence[_Measured]) -> CurveData:
     volume = sum(m.report.daily_volume for m in group)
     at = sum((m.report.daily_volume * m.curve.pass_at_k for m in group), np.zeros_like(group[0].curve.pass_at_k))
     hat = sum((m.report.daily_volume * m.curve.pass_hat_k for m in group), np.zeros_like(group[0].curve.pass_hat_k))
     extrapolated = np.logical_or.reduce([m.curve.extrapolated for m in group])
+    band = _weighted_band(group)
     return CurveData(
         k=[int(v) for v in group[0].curve.k],
         pass_at_k=[float(v) for v in np.clip(at / volume, 0.0, 1.0)],
         pass_hat_k=[float(v) for v in np.clip(hat / volume, 0.0, 1.0)],
         extrapolated=[bool(v) for v in extrapolated],
+        pass_at_k_band=list(zip(band.pass_at_k_low.tolist(), band.pass_at_k_high.tolist(), strict=True)),
+        pass_hat_k_band=list(zip(band.pass_hat_k_low.tolist(), band.pass_hat_k_high.tolist(), strict=True)),
     )
 
 
@@ -300,12 +349,12 @@ def build_report(report_input: ReportInput) -> Report:
         _measure(key, group, volumes.get(key, 0.0), report_input, rng, max_k) for key, group in sorted(grouped.items())
     ]
     level = report_input.confidence_level
-    weighted, failed = _weighted(measured, level)
+    weighted, failed, failed_ci = _weighted(measured, level)
     unweighted = _unweighted(measured, report_input)
     domains = []
     for domain in sorted({m.report.domain for m in measured}):
         group = [m for m in measured if m.report.domain == domain]
-        domain_weighted, domain_failed = _weighted(group, level)
+        domain_weighted, domain_failed, _ = _weighted(group, level)
         domains.append(
             DomainReport(
                 domain=domain,
@@ -321,7 +370,7 @@ def build_report(report_input: ReportInput) -> Report:
     unmeasured = sorted((d, t, v) for (d, t), v in volumes.items() if (d, t) not in grouped)
     all_n = np.concatenate([m.n for m in measured])
     all_c = np.concatenate([m.c for m in measured])
-    unweighted_curve = _curve_data(_curve(all_n, all_c, max_k))
+    unweighted_curve = _curve_data(_curve(all_n, all_c, max_k), curve_band(all_n, all_c, max_k, level=level))
     simulated_trials = sum(t.simulated for t in report_input.trials)
     return Report(
         period=report_period(report_input.period).name,
@@ -341,13 +390,16 @@ def build_report(report_input: ReportInput) -> Report:
             measured_daily_volume=measured_volume,
             tickets_sampled=int(all_n.size),
             unmeasured_task_types=unmeasured,
+            expected_failed_tickets_per_day_ci=failed_ci,
         ),
         task_types=[m.report for m in measured],
         domains=domains,
         curve=_weighted_curve(measured) if measured_volume > 0 else unweighted_curve,
         curve_weighting="traffic" if measured_volume > 0 else "tickets",
         unweighted_curve=unweighted_curve,
-        task_type_curves=[_curve_data(m.curve) for m in measured],
+        task_type_curves=[
+            _curve_data(m.curve, m.band, upto=None if m.report.extrapolated else int(m.n.min())) for m in measured
+        ],
         least_reliable=_least_reliable(measured, tickets, report_input.k),
         trend=_trend(report_input, weighted, failed),
         not_replayable=sorted(report_input.not_replayable, key=lambda r: (r.task_type, r.ticket_id)),
@@ -355,4 +407,30 @@ def build_report(report_input: ReportInput) -> Report:
         agent_version=report_input.agent_version,
         run_id=report_input.run_id,
         run_role=report_input.run_role,
+        design=_design(measured, report_input.k),
+        sample_size=_widest(measured),
     )
+
+
+def _design(measured: Sequence[_Measured], k: int) -> dict[str, object]:
+    """The trial design the trials show: fixed (k a ticket) or curtailed, with the trials it saved."""
+    tickets = sum(int(m.n.size) for m in measured)
+    trials = sum(int(m.n.sum()) for m in measured)
+    smallest = min(int(m.n.min()) for m in measured)
+    if smallest >= k:
+        return {"name": "fixed", "k": k, "tickets": tickets, "trials": trials}
+    full = k * tickets
+    return {
+        "name": "curtailed",
+        "k": k,
+        "min_trials": smallest,
+        "tickets": tickets,
+        "trials": trials,
+        "trials_fixed_design": full,
+        "trials_saved": full - trials,
+    }
+
+
+def _widest(measured: Sequence[_Measured]) -> str:
+    widest = max(measured, key=lambda m: half_width(m.report.figures.pass_hat_k_ci or (0.0, 0.0)))
+    return f"{widest.report.name}: {widest.report.sample_size}"

@@ -19,10 +19,17 @@ def pct(value: float | None) -> str:
 
 
 def ci(interval: Interval | None) -> str:
-    """An interval as ``[low, high]`` in percent, or an empty string when there is none."""
+    """An interval as ``[low, high] ±h`` in percent (h its half-width in points), or "" when there is none."""
     if interval is None:
         return ""
-    return f"[{100.0 * interval[0]:.1f}, {100.0 * interval[1]:.1f}]"
+    return f"[{100.0 * interval[0]:.1f}, {100.0 * interval[1]:.1f}] ±{50.0 * (interval[1] - interval[0]):.0f}"
+
+
+def volume_interval(interval: tuple[float, float] | None) -> str:
+    """An interval of tickets a day, or "" when there is none."""
+    if interval is None:
+        return ""
+    return f"[{volume(interval[0])}, {volume(interval[1])}]"
 
 
 def points(change: float | None) -> str:

@@ -7,7 +7,8 @@ from functools import cache
 from html import escape
 from importlib import resources
 
-from passhat.collector.report._format import agent_text, change_lines, ci, pct, points, volume
+from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS
+from passhat.collector.report._format import agent_text, change_lines, ci, pct, points, volume, volume_interval
 from passhat.collector.report._model import Figures, Report
 from passhat.collector.report._svg import line_chart
 
@@ -62,7 +63,8 @@ def _headline(report: Report) -> str:
                 "failed",
                 "expected failed tickets / day",
                 volume(o.expected_failed_tickets_per_day),
-                f"of {volume(o.measured_daily_volume)} tickets a day in measured task types",
+                f"{level} {volume_interval(o.expected_failed_tickets_per_day_ci)} of "
+                f"{volume(o.measured_daily_volume)} tickets a day in measured task types",
             ),
             _card("atk", f"pass@{k} · traffic-weighted", pct(w.pass_at_k), f"{level} {ci(w.pass_at_k_ci)}"),
         ]
@@ -121,15 +123,26 @@ def _curve(report: Report) -> str:
         dashed_from=reach,
         marker_at=k,
         element_id="curve-chart",
+        bands=[
+            ([b[0] for b in band], [b[1] for b in band], colour)
+            for band, colour in ((c.pass_at_k_band, AT_COLOUR), (c.pass_hat_k_band, HAT_COLOUR))
+            if band is not None
+        ],
     )
     weighting = (
         "traffic-weighted" if report.curve_weighting == "traffic" else "over sampled tickets (no traffic recorded)"
     )
-    dashed = f" Dashed beyond k = {reach}: extrapolated from the fitted mixture." if reach else ""
+    dashed = (
+        f" Dashed beyond k = {reach}: extrapolated from the fitted mixture. The shaded band is the interval where the"
+        f" trials reach and, beyond them, the spread of every mixture the data do not reject (1 to 3 groups, and"
+        f" tickets that passed every trial never failing): the data do not pin the curve there."
+        if reach
+        else " The shaded band is each value's interval."
+    )
     return f"""<section id="curve"><h2>pass@k and pass^k against k</h2>
 <p class="note">Both curves, {weighting}, for k = 1 to {len(c.k)}.{dashed} Drag k and watch them diverge: pass@k is
 the chance one of k attempts works (what a human picking the best answer sees); pass^k is the chance all k do
-(what a customer who comes back k times sees).</p>
+(what a kind of ticket that must be handled right every time it is attempted needs).</p>
 <div class="chart-row">{chart}
 <div class="readout"><label for="k-range">k = <output id="k-value">{k}</output></label>
 <input id="k-range" type="range" min="1" max="{len(c.k)}" step="1" value="{k}">
@@ -152,7 +165,7 @@ def _domains(report: Report) -> str:
 <table><thead><tr><th>domain</th><th class="num">task types</th><th class="num">tickets / day</th>
 <th class="num">tickets sampled</th><th class="num">pass@1</th><th class="num">pass@{k}</th>
 <th class="num">pass^{k}</th><th class="num">failed / day</th></tr></thead><tbody>{rows}</tbody></table>
-<p class="note">Traffic-weighted within each domain; intervals from a stratified cluster bootstrap.</p></section>"""
+<p class="note">Traffic-weighted within each domain; stratified intervals (task types the strata).</p></section>"""
 
 
 def _task_types(report: Report) -> str:
@@ -177,8 +190,22 @@ def _task_types(report: Report) -> str:
 <th class="num">pass^{k}</th><th class="num">pass^<span class="k-now">{k}</span></th>
 <th class="num">failed / day</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
-<p class="note">Least reliable first. Intervals: {report.confidence_level:.0%} cluster bootstrap over tickets. The
-pass^<span class="k-now">{k}</span> column follows the k control above (* = extrapolated).</p></section>"""
+<p class="note">Least reliable first. Intervals: {report.confidence_level:.0%} continuity-corrected Wilson over
+tickets, ± its half-width in points; widest: {_e(report.sample_size)}. The pass^<span class="k-now">{k}</span> column
+follows the k control above (* = extrapolated; – = fewer than {MIN_EXTRAPOLATION_TICKETS} tickets, not
+extrapolated).</p>{_design(report)}</section>"""
+
+
+def _design(report: Report) -> str:
+    d = report.design or {}
+    if d.get("name") != "curtailed":
+        return f'<p class="note" id="design">Design: {report.k} trials a ticket.</p>'
+    return (
+        f'<p class="note" id="design">Design: curtailed. Each ticket ran at least {d["min_trials"]} attempts and '
+        f"stopped once one passed and one failed (its pass^{report.k} and pass@{report.k} were then settled, exactly "
+        f"as {report.k} attempts would give them); pass@1 comes from the first {d['min_trials']} attempts. "
+        f"{d['trials']} trials instead of {d['trials_fixed_design']} ({d['trials_saved']} saved).</p>"
+    )
 
 
 def _signatures(report: Report) -> str:

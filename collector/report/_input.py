@@ -244,10 +244,13 @@ def validate(report_input: ReportInput) -> dict[tuple[str, str, str], list[Trial
         attempts = [t.attempt for t in trials]
         if len(set(attempts)) != len(attempts):
             raise ReportInputError(f"ticket {ticket_id!r} has the same attempt number twice")
-        if len(trials) < k:
+        # A ticket stopped early by curtailed replay is settled once it has a pass and a failure.
+        settled = len(trials) >= k or 0 < sum(t.passed for t in trials) < len(trials)
+        if not settled:
             raise ReportInputError(
                 f"ticket {ticket_id!r} has {len(trials)} trials but the report's k is {k}: every sampled ticket "
-                f"needs at least k finished trials (finish or resume its replay run, or lower k)"
+                f"needs at least k finished trials, or a pass and a failure under curtailed replay (finish or "
+                f"resume its replay run, or lower k)"
             )
         trials.sort(key=lambda t: t.attempt)
     seen_days: set[tuple[str, str, dt.date]] = set()

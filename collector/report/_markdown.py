@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from passhat.collector.report._format import agent_text, change_lines, ci, pct, points, volume
+from passhat.collector.report._format import agent_text, change_lines, ci, pct, points, volume, volume_interval
 from passhat.collector.report._model import Report
 
 
@@ -18,6 +18,16 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def _with_ci(value: float | None, interval: tuple[float, float] | None) -> str:
     return f"{pct(value)} {ci(interval)}".strip()
+
+
+def _design(report: Report) -> str:
+    d = report.design or {}
+    if d.get("name") != "curtailed":
+        return f"{report.k} trials a ticket"
+    return (
+        f"curtailed (at least {d['min_trials']} attempts a ticket, stopped once one passed and one failed; pass@1 "
+        f"from the first {d['min_trials']}): {d['trials']} trials instead of {d['trials_fixed_design']}"
+    )
 
 
 def render_markdown(report: Report) -> str:
@@ -39,9 +49,12 @@ def render_markdown(report: Report) -> str:
         f"- **pass^{k}** (traffic-weighted): {_with_ci(w.pass_hat_k, w.pass_hat_k_ci)}",
         f"- **pass@{k}** (traffic-weighted): {_with_ci(w.pass_at_k, w.pass_at_k_ci)}",
         f"- **expected failed tickets per day**: {volume(o.expected_failed_tickets_per_day)} "
-        f"of {volume(o.measured_daily_volume)}",
+        f"{volume_interval(o.expected_failed_tickets_per_day_ci)} of {volume(o.measured_daily_volume)}",
         f"- plain mean over {o.tickets_sampled} sampled tickets: pass@1 {pct(u.pass_at_1)}, pass@{k} "
         f"{pct(u.pass_at_k)}, pass^{k} {pct(u.pass_hat_k)}",
+        f"- intervals: {report.confidence_level:.0%} continuity-corrected Wilson over tickets (± half-width in "
+        f"points); widest: {report.sample_size}",
+        f"- design: {_design(report)}",
         "",
     ]
     if o.unmeasured_task_types:

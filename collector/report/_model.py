@@ -16,6 +16,10 @@ def _ci(interval: Interval | None) -> list[float] | None:
     return None if interval is None else [interval[0], interval[1]]
 
 
+def _half(interval: Interval | None) -> float | None:
+    return None if interval is None else (interval[1] - interval[0]) / 2.0
+
+
 @dataclass(frozen=True)
 class Figures:
     """pass@1, pass@k and pass^k with intervals; traffic-weighted figures are None when there is no traffic."""
@@ -39,6 +43,7 @@ class Overall:
     measured_daily_volume: float
     tickets_sampled: int
     unmeasured_task_types: list[tuple[str, str, float]]
+    expected_failed_tickets_per_day_ci: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,9 @@ class TaskTypeReport:
     signatures: dict[str, int]
     failed_trials: int
     trials: int
+    expected_failed_tickets_per_day_ci: Interval | None = None
+    sample_size: str = ""  # what the pass^k interval's width means in tickets
+    extrapolated: bool = True  # False: too few tickets to extrapolate this task type's curve beyond its trials
 
     @property
     def name(self) -> str:
@@ -82,14 +90,20 @@ class CurveData:
     pass_at_k: list[float]
     pass_hat_k: list[float]
     extrapolated: list[bool]
+    pass_at_k_band: list[Interval] | None = None
+    pass_hat_k_band: list[Interval] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "k": self.k,
             "pass_at_k": self.pass_at_k,
             "pass_hat_k": self.pass_hat_k,
             "extrapolated": self.extrapolated,
         }
+        if self.pass_hat_k_band is not None and self.pass_at_k_band is not None:
+            data["pass_at_k_band"] = [list(b) for b in self.pass_at_k_band]
+            data["pass_hat_k_band"] = [list(b) for b in self.pass_hat_k_band]
+        return data
 
 
 @dataclass(frozen=True)
@@ -177,6 +191,8 @@ class Report:
     agent_version: str = ""
     run_id: str = ""
     run_role: str = ""
+    design: dict[str, Any] | None = None  # the trial design: fixed, or curtailed with the trials it saved
+    sample_size: str = ""  # the widest per-task-type pass^k interval, in tickets
 
     def to_json(self) -> dict[str, Any]:
         """The `report.json` document: the issue's keys first, then the extras the HTML page draws from."""
@@ -194,6 +210,9 @@ class Report:
                 "pass_hat_k_ci": _ci(weighted.pass_hat_k_ci),
                 "daily_volume": self.overall.daily_volume,
                 "measured_daily_volume": self.overall.measured_daily_volume,
+                "expected_failed_tickets_per_day_ci": _ci(self.overall.expected_failed_tickets_per_day_ci),
+                "tickets": self.overall.tickets_sampled,
+                "pass_hat_k_half_width": _half(weighted.pass_hat_k_ci),
             },
             "unweighted": {
                 "pass_at_1": plain.pass_at_1,
@@ -221,6 +240,12 @@ class Report:
                     "expected_failed_tickets_per_day": t.expected_failed_tickets_per_day,
                     "trials": t.trials,
                     "failed_trials": t.failed_trials,
+                    "expected_failed_tickets_per_day_ci": _ci(t.expected_failed_tickets_per_day_ci),
+                    "pass_at_1_half_width": _half(t.figures.pass_at_1_ci),
+                    "pass_at_k_half_width": _half(t.figures.pass_at_k_ci),
+                    "pass_hat_k_half_width": _half(t.figures.pass_hat_k_ci),
+                    "sample_size": t.sample_size,
+                    "extrapolated": t.extrapolated,
                 }
                 for t in self.task_types
             ],
@@ -264,6 +289,9 @@ class Report:
                 for t, curve in zip(self.task_types, self.task_type_curves, strict=True)
             ],
             "least_reliable": None if self.least_reliable is None else self.least_reliable.to_dict(),
+            "design": self.design,
+            "sample_size": self.sample_size,
+            "interval": "continuity-corrected Wilson over tickets; stratified by task type when traffic-weighted",
             "trend": [
                 {
                     "period": p.period,

@@ -18,13 +18,15 @@ def line_chart(
     x_tick_labels: Sequence[str] | None = None,
     marker_at: float | None = None,
     element_id: str | None = None,
+    bands: Sequence[tuple[Sequence[float], Sequence[float], str]] = (),
 ) -> str:
     """An SVG line chart; ``series`` is (name, ys, colour); y is a probability in [0, 1].
 
     Points with x > ``dashed_from`` are drawn dashed (e.g. extrapolated values). ``x_tick_labels`` names each x
     (e.g. periods) instead of numeric ticks. ``marker_at`` draws a vertical marker with a dot on each series,
     which a page script can move: the root carries the plot's geometry as ``data-*`` attributes, the marker is
-    ``.marker`` and the dots are ``.marker-dot`` in series order.
+    ``.marker`` and the dots are ``.marker-dot`` in series order. ``bands`` are (lows, highs, colour) shaded
+    behind the lines (an interval, and beyond the trials the spread of plausible models).
     """
     # Named ticks (e.g. periods) are wider than numbers: leave room for half a label past the last point.
     left, right, top, bottom = 48, (36 if x_tick_labels is not None else 16), 16, 40
@@ -64,6 +66,12 @@ def line_chart(
     parts.append(
         f'<text x="{left + plot_w / 2}" y="{height - 6}" font-size="12" text-anchor="middle">{escape(x_label)}</text>'
     )
+    for lows, highs, colour in bands:
+        outline = [(x, y) for x, y in zip(xs, highs, strict=True)] + [
+            (x, y) for x, y in reversed(list(zip(xs, lows, strict=True)))
+        ]
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in outline)
+        parts.append(f'<polygon class="band" fill="{colour}" fill-opacity="0.15" stroke="none" points="{path}"/>')
     for index, (name, ys, colour) in enumerate(series):
         solid = [(x, y) for x, y in zip(xs, ys, strict=True) if dashed_from is None or x <= dashed_from]
         dashed = [(x, y) for x, y in zip(xs, ys, strict=True) if dashed_from is not None and x >= dashed_from]

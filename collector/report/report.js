@@ -53,7 +53,8 @@
     document.querySelectorAll(".k-now").forEach(function (el) { el.textContent = String(k); });
     document.querySelectorAll("td.hat-at-k").forEach(function (td) {
       const row = data.task_type_curves[Number(td.dataset.row)];
-      td.textContent = pct(row.pass_hat_k[i]) + (row.extrapolated[i] ? "*" : "");
+      // Task types with too few tickets are not extrapolated: their curve stops at the trials run.
+      td.textContent = i < row.pass_hat_k.length ? pct(row.pass_hat_k[i]) + (row.extrapolated[i] ? "*" : "") : "–";
     });
     moveMarker(k, [at, hat]);
     const calcK = document.getElementById("calc-k");

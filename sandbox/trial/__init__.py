@@ -1,5 +1,6 @@
 """One trial: the per-trial database copy, the row overlay, the MCP transports, the runner and its grading."""
 
+from passhat.sandbox.trial._curtailed import Curtailment, Outcome, is_settled, run_curtailed
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase, build_database
 from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
@@ -9,6 +10,8 @@ from passhat.sandbox.trial._serve import TOKEN_ENV, TRANSPORTS, connect, main, n
 __all__ = [
     "TOKEN_ENV",
     "TRANSPORTS",
+    "Curtailment",
+    "Outcome",
     "OverlayError",
     "RowImage",
     "RunConfig",
@@ -19,9 +22,11 @@ __all__ = [
     "apply_overlay",
     "build_database",
     "connect",
+    "is_settled",
     "main",
     "new_token",
     "require_bearer",
+    "run_curtailed",
     "run_trial",
     "run_trials",
     "serve",

@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from passhat.sandbox.agents import (
     usage_of,
 )
 from passhat.sandbox.domain import Scenario
+from passhat.sandbox.trial._curtailed import Curtailment, run_curtailed
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase
 from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._serve import Transport, connect
@@ -333,8 +334,12 @@ async def run_trials(
     customer_factory: CustomerFactory = ScriptedCustomer.for_trial,
     config: RunConfig | None = None,
     runtime: passhat.Passhat | None = None,
+    curtailment: Curtailment | None = None,
 ) -> list[TrialResult]:
-    """Run k attempts of every scenario, `config.parallel` at a time; results in scenario × attempt order."""
+    """Run k attempts of every scenario, `config.parallel` at a time; results in scenario × attempt order.
+
+    With ``curtailment`` a scenario's attempts stop once its pass^k and pass@k are settled (see `Curtailment`).
+    """
     config = config or RunConfig()
     limit = asyncio.Semaphore(max(1, config.parallel))
 
@@ -350,4 +355,27 @@ async def run_trials(
                 runtime=runtime,
             )
 
-    return list(await asyncio.gather(*(one(s, a) for s in scenarios for a in range(k))))
+    if curtailment is None:
+        return list(await asyncio.gather(*(one(s, a) for s in scenarios for a in range(k))))
+    return await _run_curtailed(scenarios, k, curtailment, one)
+
+
+async def _run_curtailed(
+    scenarios: Sequence[Scenario],
+    k: int,
+    curtailment: Curtailment,
+    one: Callable[[Scenario, int], Awaitable[TrialResult]],
+) -> list[TrialResult]:
+    by_scenario: list[dict[int, TrialResult]] = [{} for _ in scenarios]
+
+    async def ticket(index: int) -> None:
+        async def attempt(a: int) -> bool | None:
+            result = await one(scenarios[index], a)
+            by_scenario[index][a] = result
+            usable = result.record.simulator_error is None and result.record.infra_error is None
+            return result.passed if usable else None
+
+        await run_curtailed(attempt, k, curtailment)
+
+    await asyncio.gather(*(ticket(i) for i in range(len(scenarios))))
+    return [results[a] for results in by_scenario for a in sorted(results)]

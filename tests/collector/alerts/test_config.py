@@ -160,7 +160,27 @@ def test_config_check_prints_a_summary_for_a_valid_file() -> None:
 def test_config_check_json() -> None:
     result = runner.invoke(app, ["config", "check", str(EXAMPLE), "--json"])
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == {"file": str(EXAMPLE), "valid": True, "problems": []}
+    payload = json.loads(result.stdout)
+    assert {key: payload[key] for key in ("file", "valid", "problems")} == {
+        "file": str(EXAMPLE),
+        "valid": True,
+        "problems": [],
+    }
+    assert any(line.startswith("false-alert budget") for line in payload["error_rates"])
+
+
+def test_config_check_states_the_yearly_false_alert_budget_and_flags_rules_with_negligible_power(
+    tmp_path: pathlib.Path,
+) -> None:
+    config = tmp_path / "passhat.toml"
+    config.write_text(
+        'project = "shop"\ndomains = ["retail"]\n\n[[alerts.rules]]\nname = "each-drop"\nkind = "drop"\n'
+        'task_type = "*"\nmin_tickets = 8\nconfidence = 0.99\n'
+    )
+    result = runner.invoke(app, ["config", "check", str(config)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "false-alert budget: at most 0.52 false drop alerts a year (52 periods)" in result.stdout
+    assert "task types, holm" in result.stdout and "NEGLIGIBLE POWER" in result.stdout
 
 
 @pytest.mark.slow

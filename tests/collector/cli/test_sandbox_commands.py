@@ -47,8 +47,22 @@ def test_replay_prints_the_reliability_table_as_json() -> None:
     assert row["domain"] == "retail" and row["task_type"] == "cancel_pending_order"
     assert (row["tickets"], row["trials_per_ticket"]) == (4, 3)
     assert row["pass_at_1"] == row["pass_at_k"] == row["pass_hat_k"] == 1.0
-    assert row["pass_hat_k_ci"] == [1.0, 1.0] and row["signatures"] == {}
+    # Four tickets that all passed do not prove pass^3 = 1: the interval says how far below it could be.
+    assert row["pass_hat_k_ci"][1] == 1.0 and row["pass_hat_k_ci"][0] < 0.6 and row["signatures"] == {}
+    assert row["pass_hat_k_half_width"] > 0.2 and row["sample_size"].startswith("with 4 tickets")
+    assert payload["design"] == {"name": "fixed", "k": 3}
     assert (row["input_tokens"], row["output_tokens"]) == (0, 0) and "cost_usd" not in row
+
+
+def test_replay_with_stop_early_runs_a_curtailed_design_and_says_so() -> None:
+    args = ["replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "6", "--k", "6"]
+    result = CliRunner().invoke(app, [*args, "--stop-early", "--min-trials", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert payload["design"] == {"name": "curtailed", "k": 6, "min_trials": 2}
+    (row,) = payload["task_types"]
+    assert row["tickets"] == 6 and row["trials"] == payload["trials"] <= 36
+    assert row["trials_per_ticket"] >= 2
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from passhat.collector.report import report_schema
 @pytest.mark.slow
 def test_demo_runs_two_weeks_and_the_regression_alert_reaches_the_webhook(tmp_path: pathlib.Path) -> None:
     settings = DemoSettings(
-        tickets_per_week=400, k=5, tickets_per_task_type=3, regressed_tickets=25, regressed_success=0.0,
+        tickets_per_week=400, k=5, tickets_per_task_type=3, regressed_tickets=40, regressed_success=0.0,
         alert_confidence=0.95,
     )  # fmt: skip
     outcome = run_demo_sync(tmp_path, settings)

@@ -197,3 +197,50 @@ def test_replay_and_report_commands_on_the_store(tmp_path: pathlib.Path) -> None
 
     missing = runner.invoke(app, ["report", "--period", "2026-W41", "--config", str(config), "--store", url])
     assert missing.exit_code == 2 and "no replay run for 2026-W41" in missing.stderr
+
+
+@pytest.mark.slow
+def test_a_curtailed_replay_settles_every_ticket_as_the_fixed_design_does_with_fewer_trials(
+    tmp_path: pathlib.Path,
+) -> None:
+    import asyncio
+
+    from passhat.collector.reliability import pass_at_k_array, pass_hat_k_array
+
+    store = open_store(f"sqlite:///{tmp_path / 'curtailed.db'}")
+    try:
+        key, _ = create_api_key(store, "shop")
+        with running_collector(store) as collector:
+            _send_week(store, collector.url, key, PERIOD, 20)
+        agent = AgentSpec(ReferenceAgent.factory(FlawConfig.from_mixture(MIXTURE)), "reference (simulation)", "1", True)
+        k = 6
+        per_ticket: list[dict[str, tuple[float, float]]] = []
+        for stop_early in (False, True):
+            settings = ReplaySettings(k=k, tickets_per_task_type=4, parallel=4, stop_early=stop_early, min_trials=2)
+            if stop_early:
+                result = asyncio.run(
+                    run_period(store, "shop", PERIOD, agent, settings=settings, report_dir=tmp_path / "reports")
+                )
+                outcome = result.outcome
+                design = json.loads(result.report_paths["json"].read_text())["design"]
+                assert design["name"] == "curtailed" and design["trials"] == len(outcome.trials)
+                assert design["trials_saved"] == 3 * 4 * k - len(outcome.trials)
+            else:
+                outcome = asyncio.run(replay_period(store, "shop", PERIOD, agent, settings=settings))
+            assert outcome.run.params["design"]["name"] == ("curtailed" if stop_early else "fixed")
+            counts: dict[str, list[int]] = {}
+            for trial in outcome.trials:
+                counts.setdefault(trial.ticket_id, [0, 0])
+                counts[trial.ticket_id][0] += 1
+                counts[trial.ticket_id][1] += int(trial.passed)
+            n, c = zip(*counts.values(), strict=True)
+            hat = pass_hat_k_array(n, c, k, curtailed=True)
+            at = pass_at_k_array(n, c, k, curtailed=True)
+            per_ticket.append({t: (h, a) for t, h, a in zip(counts, hat, at, strict=True)})
+            if stop_early:
+                assert len(outcome.trials) < 3 * 4 * k
+            else:
+                assert len(outcome.trials) == 3 * 4 * k
+        assert per_ticket[0] == per_ticket[1]
+    finally:
+        store.close()

@@ -10,6 +10,7 @@ import pytest
 
 from passhat.collector.reliability import pass_hat_k, summarize_task_type
 from passhat.collector.report import (
+    MIN_EXTRAPOLATION_TICKETS,
     AlertFired,
     BackendChange,
     DailyTraffic,
@@ -142,12 +143,45 @@ def test_curve_reaches_k_when_k_is_above_fifty() -> None:
 
 
 def test_extrapolated_curve_meets_the_measured_one_without_a_step(synthetic_report: Report) -> None:
-    for curve in [synthetic_report.curve, synthetic_report.unweighted_curve, *synthetic_report.task_type_curves]:
+    curves = [synthetic_report.curve, synthetic_report.unweighted_curve, *synthetic_report.task_type_curves]
+    for curve in [c for c in curves if len(c.k) > 20]:
         last, first = curve.pass_hat_k[19], curve.pass_hat_k[20]
         assert first <= last + 1e-12  # pass^k never rises with k
         assert last - first <= max(3 * (curve.pass_hat_k[18] - last), 0.005)  # no cliff at the seam either
         assert all(a >= b - 1e-12 for a, b in zip(curve.pass_hat_k, curve.pass_hat_k[1:], strict=False))
         assert all(a <= b + 1e-12 for a, b in zip(curve.pass_at_k, curve.pass_at_k[1:], strict=False))
+
+
+def test_a_task_type_with_few_tickets_is_not_extrapolated_beyond_its_trials(synthetic_report: Report) -> None:
+    for t, curve in zip(synthetic_report.task_types, synthetic_report.task_type_curves, strict=True):
+        if t.tickets_sampled < MIN_EXTRAPOLATION_TICKETS:
+            assert not t.extrapolated and curve.k == list(range(1, t.trials_per_ticket + 1))
+            assert not any(curve.extrapolated)
+
+
+def test_the_headline_curve_beyond_the_trials_is_a_band_around_the_line(synthetic_report: Report) -> None:
+    curve = synthetic_report.curve
+    assert curve.pass_hat_k_band is not None and len(curve.pass_hat_k_band) == len(curve.k)
+    for value, (low, high) in zip(curve.pass_hat_k, curve.pass_hat_k_band, strict=True):
+        assert low <= value + 1e-9 and value <= high + 1e-9
+        assert high > low
+    seam = curve.extrapolated.index(True)
+    # Beyond the trials the band widens: the model is not identified there.
+    widths = [high - low for low, high in curve.pass_hat_k_band]
+    assert widths[-1] >= widths[seam - 1]
+
+
+def test_every_figure_has_its_interval_and_the_failed_tickets_a_day_too(synthetic_report: Report) -> None:
+    o = synthetic_report.overall
+    assert o.expected_failed_tickets_per_day_ci is not None and o.expected_failed_tickets_per_day is not None
+    low, high = o.expected_failed_tickets_per_day_ci
+    assert low < o.expected_failed_tickets_per_day < high
+    for t in synthetic_report.task_types:
+        assert t.expected_failed_tickets_per_day_ci is not None
+        assert t.sample_size.startswith(f"with {t.tickets_sampled} tickets the pass^{synthetic_report.k} interval")
+    data = synthetic_report.to_json()
+    assert data["task_types"][0]["pass_hat_k_half_width"] > 0 and data["sample_size"]
+    assert data["design"]["name"] == "fixed"
 
 
 def test_signatures_count_failed_trials_and_unlabelled_failures() -> None:
