@@ -18,11 +18,15 @@ class Trial:
     ticket_id: str
     passed: bool
     failure_label: str | None = None
+    attempt: int = 0
 
 
 def _ticket(ticket: str, outcomes: str, task_type: str = "refund", domain: str | None = "retail") -> list[Trial]:
     """One ticket's trials: ``p`` passed, ``f`` failed as no_write."""
-    return [Trial(domain, task_type, ticket, o == "p", None if o == "p" else "no_write") for o in outcomes]
+    return [
+        Trial(domain, task_type, ticket, o == "p", None if o == "p" else "no_write", attempt)
+        for attempt, o in enumerate(outcomes)
+    ]
 
 
 def test_each_task_type_is_summarised_from_its_tickets_counts() -> None:
@@ -71,9 +75,22 @@ def test_the_json_row_names_the_figures_the_cli_prints() -> None:
         "task_type",
         "tickets",
         "trials_per_ticket",
+        "trials",
+        "settled_early",
         "pass_at_1",
         "pass_at_k",
         "pass_hat_k",
+        "pass_at_1_ci",
+        "pass_at_k_ci",
         "pass_hat_k_ci",
+        "pass_hat_k_half_width",
+        "sample_size",
+        "unsettled_tickets",
         "signatures",
     ]
+
+
+def test_a_curtailed_ticket_counts_once_settled_and_an_unsettled_one_is_counted_apart() -> None:
+    # "pf" settled pass^3 at 2 trials (one pass, one fail); "pp" has not (it could still fail at the third).
+    [row] = summarize_trials(_ticket("T-1", "pf") + _ticket("T-2", "pp") + _ticket("T-3", "ppp"), 3)
+    assert row.summary.tickets == 2 and row.unsettled_tickets == 1
