@@ -26,6 +26,7 @@ from passhat.collector.reliability import pass_hat_k_array
 from passhat.collector.replay import SandboxPool
 from passhat.collector.store import open_store, parse_period
 from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
+from tests.collector.alerts.receivers import Receiver, receiver
 from tests.collector.embedded import running_collector
 
 W40, W41 = parse_period("2026-W40"), parse_period("2026-W41")
@@ -235,3 +236,29 @@ def test_flags_that_do_not_apply_are_refused(setup: Setup) -> None:
     assert flaws.exit_code == 2 and "--flaws applies to --domain only" in flaws.stderr
     assert traces.exit_code == 2 and "always store every trial as a sandbox trace" in traces.stderr
     assert other_agent.exit_code == 2 and "--flaws applies to the reference agent only" in other_agent.stderr
+
+
+__all__ = ["receiver"]  # the alerts' webhook receiver fixture, used here
+
+
+@pytest.mark.slow
+def test_promoting_a_run_brings_the_alerts_sent_for_its_period_up_to_date(setup: Setup, receiver: Receiver) -> None:
+    alerts = (
+        f'[alerts.channels.ops]\ntype = "webhook"\nurl = "{receiver.url}"\n'
+        '[[alerts.rules]]\nname = "floor"\nkind = "threshold"\ntask_type = "*"\nthreshold = 1.0\nmin_tickets = 1\n'
+    )
+    config = setup.config(extra=alerts)
+    setup.run("replay", "--period", "2026-W40", config=config)
+    fired = [r["json"] for r in receiver.requests]
+    assert {r["event"] for r in fired} == {"alert.fired"} and len(fired) == len(TASK_TYPES)
+    one_off = setup.run("replay", "--period", "2026-W40", "--tickets-per-task-type", "1", config=config)
+    assert len(receiver.requests) == len(fired)  # an exploratory run sends nothing
+
+    promoted = setup.run("runs", "promote", one_off["run_id"], config=config)
+
+    after = [r["json"] for r in receiver.requests[len(fired) :]]
+    assert sorted(promoted["alerts_sent"]) == sorted(r["alert_id"] for r in after) and len(after) == len(TASK_TYPES)
+    for notice in after:
+        assert notice["title"].startswith(("Updated:", "Withdrawn:"))
+        if notice["title"].startswith("Updated:"):
+            assert "(1 tickets" in notice["text"]
