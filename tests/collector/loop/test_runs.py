@@ -5,6 +5,7 @@ that stay exploratory until promoted, re-runs that reuse trials, settings that a
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import pathlib
 from collections.abc import Iterator
@@ -262,3 +263,21 @@ def test_promoting_a_run_brings_the_alerts_sent_for_its_period_up_to_date(setup:
         assert notice["title"].startswith(("Updated:", "Withdrawn:"))
         if notice["title"].startswith("Updated:"):
             assert "(1 tickets" in notice["text"]
+
+
+def test_agent_options_of_the_reference_simulation_are_refused_for_claude() -> None:
+    from passhat.collector.config import PasshatConfig
+    from passhat.collector.loop import agent_spec
+
+    config = PasshatConfig.model_validate({"agent": {"factory": "anthropic", "options": {"flaws": "default"}}})
+    with pytest.raises(ValueError, match=r"agent.options \(flaws\) do not apply to the anthropic agent"):
+        agent_spec(config)
+
+
+def test_another_agent_named_on_the_command_line_does_not_get_the_configured_options() -> None:
+    from passhat.collector.config import PasshatConfig
+    from passhat.collector.loop import agent_spec
+
+    config = PasshatConfig.model_validate({"agent": {"factory": "reference", "options": {"flaws": "off"}}})
+    spec = agent_spec(config, "passhat.sandbox:ReferenceAgent")
+    assert spec.label == "passhat.sandbox:ReferenceAgent" and not isinstance(spec.factory, functools.partial)
