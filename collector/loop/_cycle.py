@@ -30,6 +30,7 @@ from passhat.collector.replay import (
     ReplayOutcome,
     ReplaySettings,
     SandboxPool,
+    compare_trials,
     exploratory_reasons,
     keep_promotion,
     official_run,
@@ -136,6 +137,7 @@ def report_input_for(
     alerts: Sequence[AlertFired] = (),
     resamples: int = 1000,
     role: str = "official",
+    comparison: Mapping[str, Any] | None = None,
 ) -> ReportInput:
     """Everything the report of ``run`` needs, read from the store; ``role`` says how the run stands."""
     trials, dropped = _usable(store.list_trials(project, run.run_id), run.k)
@@ -162,6 +164,7 @@ def report_input_for(
         agent_version=str(run.params.get("agent_version", "")),
         run_id=run.run_id,
         run_role=role,
+        comparison=None if comparison is None else dict(comparison),
         generated_at=dt.datetime.now(dt.UTC),
         resamples=resamples,
     )
@@ -280,9 +283,14 @@ async def run_period(
     else:
         is_official = not exploratory_reasons(run)
     alert_outcome = evaluate_alerts(store, project, period, run, alerts) if is_official else None
+    comparison = None
+    if same_tickets_as is not None:
+        base_trials = store.list_trials(project, same_tickets_as.run_id)
+        with contextlib.suppress(ValueError):  # no ticket in common with enough trials: nothing to compare
+            comparison = compare_trials(same_tickets_as, base_trials, run, outcome.trials, k=run.k).to_dict()
     report_input = report_input_for(
         store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples,
-        role="official" if is_official else "exploratory",
+        role="official" if is_official else "exploratory", comparison=comparison,
     )  # fmt: skip
     report = build_report(report_input)
     paths = write_report(report, report_folder(report_dir, period, run, official=is_official)) if report_dir else {}

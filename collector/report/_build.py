@@ -407,6 +407,7 @@ def build_report(report_input: ReportInput) -> Report:
         agent_version=report_input.agent_version,
         run_id=report_input.run_id,
         run_role=report_input.run_role,
+        comparison=report_input.comparison,
         design=_design(measured, report_input.k),
         sample_size=_widest(measured),
     )

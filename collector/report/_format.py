@@ -72,3 +72,17 @@ def agent_text(agent: str, version: str) -> str:
     if not agent:
         return "–"
     return f"{agent} {version}" if version else agent
+
+
+def paired_interval(interval: list[float] | None) -> str:
+    """A paired interval of a difference, in signed percentage points."""
+    if interval is None:
+        return "too few tickets"
+    return f"[{100.0 * interval[0]:+.1f}, {100.0 * interval[1]:+.1f}] pts"
+
+
+def verdict(difference: dict[str, Any]) -> str:
+    """What a paired difference says: worse, better, or no clear change."""
+    if difference.get("credibly_lower"):
+        return "worse"
+    return "better" if difference.get("credibly_higher") else "no clear change"

@@ -8,7 +8,17 @@ from html import escape
 from importlib import resources
 
 from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS
-from passhat.collector.report._format import agent_text, change_lines, ci, pct, points, volume, volume_interval
+from passhat.collector.report._format import (
+    agent_text,
+    change_lines,
+    ci,
+    paired_interval,
+    pct,
+    points,
+    verdict,
+    volume,
+    volume_interval,
+)
 from passhat.collector.report._model import Figures, Report
 from passhat.collector.report._svg import line_chart
 
@@ -332,6 +342,26 @@ failures a customer would notice. Defaults are this period's traffic-weighted fi
 <table class="calc-out" style="width:auto"><tbody>{outputs}</tbody></table></section>"""
 
 
+def _comparison(report: Report) -> str:
+    data = report.comparison
+    if data is None:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(row['task_type'])}</td><td class='num'>{row['tickets']}</td>"
+        f"<td class='num'>{points(row['pass_at_1']['difference'])}</td>"
+        f"<td class='num'>{points(row['pass_hat_k']['difference'])}</td>"
+        f"<td class='num'>{_e(paired_interval(row['pass_hat_k']['interval']))}</td>"
+        f"<td>{verdict(row['pass_hat_k'])}</td></tr>"
+        for row in data["task_types"]
+    )
+    return f"""<section id="comparison"><h2>Compared with run {_e(data["baseline"]["run_id"])} on the same tickets</h2>
+<table><thead><tr><th>task type</th><th class="num">tickets</th><th class="num">pass@1 change</th>
+<th class="num">pass^{data["k"]} change</th><th class="num">{100 * data["level"]:g}% paired interval</th>
+<th>verdict</th></tr></thead><tbody>{rows}</tbody></table>
+<p class="note">Candidate minus baseline, ticket by ticket; worse or better only when the whole interval lies on
+one side of zero.</p></section>"""
+
+
 def _not_replayable(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_e(r.ticket_id)}</td><td>{_e(r.task_type)}</td><td>{_e(r.reason)}</td></tr>"
@@ -389,6 +419,7 @@ def render_html(report: Report) -> str:
         _attempts(report),
         _trend(report),
         _calculator(report),
+        _comparison(report),
         _not_replayable(report),
         _alerts(report),
     ]

@@ -185,6 +185,7 @@ class ReportInput:
     agent_version: str = ""
     run_id: str = ""  # the replay run the figures come from
     run_role: str = ""  # official or exploratory (see passhat.collector.replay.official_run)
+    comparison: dict[str, Any] | None = None  # a paired comparison with a baseline run (RunComparison.to_dict)
     generated_at: dt.datetime | None = None
     confidence_level: float = 0.95
     resamples: int = 1000

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from passhat.collector.report._format import agent_text, change_lines, ci, pct, points, volume, volume_interval
+from passhat.collector.report._format import (
+    agent_text,
+    change_lines,
+    ci,
+    paired_interval,
+    pct,
+    points,
+    verdict,
+    volume,
+    volume_interval,
+)
 from passhat.collector.report._model import Report
 
 
@@ -28,6 +38,30 @@ def _design(report: Report) -> str:
         f"curtailed (at least {d['min_trials']} attempts a ticket, stopped once one passed and one failed; pass@1 "
         f"from the first {d['min_trials']}): {d['trials']} trials instead of {d['trials_fixed_design']}"
     )
+
+
+def _comparison(report: Report) -> list[str]:
+    data = report.comparison
+    if data is None:
+        return []
+    k, level = data["k"], data["level"]
+    out = [
+        f"## Compared with run {data['baseline']['run_id']} on the same tickets",
+        "",
+        f"Candidate minus baseline, {100 * level:g}% paired interval; *worse* when the whole interval is below zero.",
+        "",
+    ]
+    return out + _table(
+        ["task type", "tickets", "pass@1 change", f"pass^{k} change", "interval", "verdict"],
+        [
+            [
+                row["task_type"], str(row["tickets"]), points(row["pass_at_1"]["difference"]),
+                points(row["pass_hat_k"]["difference"]), paired_interval(row["pass_hat_k"]["interval"]),
+                verdict(row["pass_hat_k"]),
+            ]
+            for row in data["task_types"]
+        ],
+    )  # fmt: skip
 
 
 def render_markdown(report: Report) -> str:
@@ -145,6 +179,7 @@ def render_markdown(report: Report) -> str:
             for p in report.trend
         ],
     )
+    out += _comparison(report)
     out += [f"## Not replayable ({len(report.not_replayable)})", ""]
     if report.not_replayable:
         out += _table(

@@ -191,6 +191,7 @@ class Report:
     agent_version: str = ""
     run_id: str = ""
     run_role: str = ""
+    comparison: dict[str, Any] | None = None  # candidate vs a baseline run on the same tickets
     design: dict[str, Any] | None = None  # the trial design: fixed, or curtailed with the trials it saved
     sample_size: str = ""  # the widest per-task-type pass^k interval, in tickets
 
@@ -255,6 +256,7 @@ class Report:
             "agent": self.agent,
             "agent_version": self.agent_version,
             "run": {"run_id": self.run_id, "role": self.run_role},
+            **({"comparison": self.comparison} if self.comparison is not None else {}),
             "simulated": self.simulated,
             "simulated_trials": self.simulated_trials,
             "generated_at": self.generated_at.isoformat(),

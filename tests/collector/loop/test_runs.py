@@ -223,6 +223,10 @@ def test_a_candidate_replays_the_baseline_tickets_and_is_compared_pairwise(setup
     assert all(row["tickets"] == 3 for row in comparison["task_types"]) and comparison["unpaired_tickets"] == 0
     again = setup.run("runs", "compare", base["run_id"], candidate["run_id"])
     assert again["task_types"] == comparison["task_types"]
+    report = json.loads(pathlib.Path(candidate["report"]["json"]).read_text(encoding="utf-8"))
+    assert report["comparison"] == comparison
+    markdown = pathlib.Path(candidate["report"]["md"]).read_text(encoding="utf-8")
+    assert f"## Compared with run {base['run_id']} on the same tickets" in markdown
 
 
 @pytest.mark.slow
