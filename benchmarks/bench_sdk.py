@@ -2,7 +2,8 @@
 
 1. Cost of one tool call: a plain call, the same call in a bare OpenTelemetry span
    (``tracer.start_as_current_span`` with the standard BatchSpanProcessor + OTLP exporter) and the same call
-   as a ``@passhat.tool``, measured side by side in one process (interleaved rounds, medians).
+   as a ``@passhat.tool``, measured side by side in one process (interleaved rounds, medians); with content
+   capture, once with arguments free of personal data and once with an email and a phone to replace.
 2. Collector outage: steady ticket traffic while the receiver is up, then stopped for ``--outage`` seconds,
    then back. Reports the agent's per-ticket latency (median, p99) healthy vs down, peak RSS, spans dropped,
    and how long export takes to resume.
@@ -77,6 +78,11 @@ def work(order_id: str) -> dict[str, Any]:
     return {"order_id": order_id, "status": "delivered", "total": 42.5}
 
 
+def work_with_contact(order_id: str, email: str) -> dict[str, Any]:
+    """A lookup whose arguments and result carry personal data, so the redactor has something to replace."""
+    return {"order_id": order_id, "email": email, "phone": "+1 (415) 555-0132", "status": "delivered"}
+
+
 def time_block(call: Callable[[], object], calls: int, flush: Callable[[], object]) -> tuple[float, float]:
     """(ns per call on the agent's thread, ns per call including the export of its spans)."""
     started = time.perf_counter_ns()
@@ -105,6 +111,7 @@ def bench_tool_cost(receiver: ReceiverProcess, rounds: int, calls: int) -> dict[
         make_global=False,
     )
     traced_capture = captured.tool(work, name="find_order")
+    traced_pii = captured.tool(work_with_contact, name="find_order")
 
     def plain() -> object:
         return work("O-1")
@@ -119,11 +126,15 @@ def bench_tool_cost(receiver: ReceiverProcess, rounds: int, calls: int) -> dict[
     def with_capture() -> object:
         return traced_capture("O-1")
 
+    def with_capture_pii() -> object:
+        return traced_pii("O-1", "jane.doe@example.com")
+
     variants: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
         "plain": (plain, lambda: None),
         "bare_otel": (bare, bare_provider.force_flush),
         "passhat": (with_passhat, main.flush),
         "passhat_capture": (with_capture, captured.flush),
+        "passhat_capture_pii": (with_capture_pii, captured.flush),
     }
     samples: dict[str, list[float]] = {name: [] for name in variants}
     with_export: dict[str, list[float]] = {name: [] for name in variants}
@@ -148,6 +159,7 @@ def bench_tool_cost(receiver: ReceiverProcess, rounds: int, calls: int) -> dict[
         "passhat_vs_bare_otel": round(medians["passhat"] / medians["bare_otel"], 3),
         "passhat_vs_bare_otel_including_export": round(medians_export["passhat"] / medians_export["bare_otel"], 3),
         "passhat_capture_vs_bare_otel": round(medians["passhat_capture"] / medians["bare_otel"], 3),
+        "passhat_capture_pii_vs_bare_otel": round(medians["passhat_capture_pii"] / medians["bare_otel"], 3),
     }
 
 
@@ -283,13 +295,16 @@ def main() -> None:
     ns, ns_export = cost["ns_per_call"], cost["ns_per_call_including_export"]
     print(f"tool call cost, median of {rounds} interleaved rounds x {calls} calls (ns per call):")
     print(f"  {'variant':<16} {'on the agent thread':>20} {'including export':>18}")
-    for name in ("plain", "bare_otel", "passhat", "passhat_capture"):
+    for name in ("plain", "bare_otel", "passhat", "passhat_capture", "passhat_capture_pii"):
         print(f"  {name:<16} {ns[name]:>20} {ns_export[name]:>18}")
     print(
         f"  passhat / bare OTel span: {cost['passhat_vs_bare_otel']}x (target <= 1.5x); including export: "
         f"{cost['passhat_vs_bare_otel_including_export']}x"
     )
     print(f"  with content capture / bare OTel span: {cost['passhat_capture_vs_bare_otel']}x")
+    print(
+        f"  with content capture of an email and a phone / bare OTel span: {cost['passhat_capture_pii_vs_bare_otel']}x"
+    )
     o = outage_result
     print(f"collector outage at {o['rate_tickets_per_s']:.0f} tickets/s ({o['spans_per_ticket']} spans each):")
     for phase in ("healthy", "collector_down"):

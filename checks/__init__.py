@@ -10,7 +10,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 
 # The one tool-outcome rule lives in the SDK (the lowest layer, which must use it); checks re-export it.
 from passhat import ToolKind, ToolOutcome, outcome_of
-from passhat.checks._changelog import ChangeLog, ChangeLogError, record_changes
+from passhat.checks._changelog import ChangeLog, record_changes
 from passhat.checks._compose import all_of, any_of
 from passhat.checks._diff import RowChange, StateDiff
 from passhat.checks._primitives import deleted, inserted, no_other_writes, unchanged, updated
@@ -35,10 +35,11 @@ from passhat.checks._signatures import (
     classify_failure,
 )
 from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, diff_snapshots, take_snapshot
+from passhat.checks._touched import ChangeLogError, StartingState, install_change_log
 from passhat.checks._values import Unordered, unordered, values_equal
 from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
 
-# Plain sorted order (tests/test_public_api.py), not ruff's constants-first order.
+# ruff's RUF022 order (constants, classes, then functions), checked by tests/test_public_api.py.
 __all__ = [
     "ENTRY_POINT_GROUP",
     "NOT_AGENT_FAULT",
@@ -56,6 +57,7 @@ __all__ = [
     "Snapshot",
     "SnapshotError",
     "SpecError",
+    "StartingState",
     "StateDiff",
     "TableSnapshot",
     "ToolCallRecord",
@@ -73,6 +75,7 @@ __all__ = [
     "diff_snapshots",
     "evaluate",
     "inserted",
+    "install_change_log",
     "no_other_writes",
     "normalize_text",
     "outcome_of",

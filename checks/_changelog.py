@@ -1,5 +1,8 @@
 """A change log captured while a trial runs, so the terminal diff costs what changed, not the database size.
 
+Two ways to capture, one diff. With ``start=`` (a ``StartingState`` from ``install_change_log`` on the template
+the database was copied from), nothing is installed or removed per trial: the template's triggers log touched
+rowids and the before-images come from the shared snapshot (see ``_touched``). Without it,
 ``record_changes(engine)`` installs SQLite triggers that copy the *before* image of every row an INSERT,
 UPDATE, DELETE or REPLACE touches into a shadow table ``_passhat_log_<table>`` (untyped columns, so values are
 kept exactly as stored). The diff reads, per touched row, the first logged image (its state when the trial
@@ -21,14 +24,11 @@ from sqlalchemy.exc import DBAPIError
 
 from passhat.checks._diff import RowChange, StateDiff
 from passhat.checks._snapshot import INTERNAL_PREFIX, reflect_tables, rows_differ
+from passhat.checks._touched import TOUCHED, ChangeLogError, StartingState
 
 _CHUNK = 400  # keys per IN (...) lookup: well under SQLite's bound-parameter limit for composite keys
 _SEQ = "_passhat_seq"
 _OP = "_passhat_op"
-
-
-class ChangeLogError(ValueError):
-    """The change log cannot be used as asked (the message says what to do instead)."""
 
 
 class _WatchedTable:
@@ -130,7 +130,8 @@ class ChangeLog:
     """Row changes captured by triggers between entering and leaving the ``with`` block.
 
     ``diff()`` inside the block gives the changes so far; after the block it gives the changes at exit (the
-    triggers and log tables are removed on exit).
+    triggers and log tables are removed on exit). With ``start``, the changes are those since the starting
+    state the database was copied from, and the template's triggers stay.
     """
 
     def __init__(
@@ -140,6 +141,7 @@ class ChangeLog:
         tables: Collection[str] | None = None,
         exclude: Collection[str] = (),
         metadata: MetaData | None = None,
+        start: StartingState | None = None,
     ) -> None:
         if not isinstance(engine, Engine):
             raise ChangeLogError(f"record_changes needs a SQLAlchemy Engine, got {type(engine).__name__}")
@@ -152,6 +154,12 @@ class ChangeLog:
         self._tables = tables
         self._exclude = exclude
         self._metadata = metadata
+        if start is not None and (tables is not None or exclude or metadata is not None):
+            raise ChangeLogError(
+                "the starting state fixes the tables and their types; pass tables, exclude and metadata to "
+                "install_change_log() on the template instead"
+            )
+        self._start = start
         self._watched: list[_WatchedTable] = []
         self._active = False
         self._final: StateDiff | None = None
@@ -159,6 +167,10 @@ class ChangeLog:
     def __enter__(self) -> ChangeLog:
         if self._active or self._final is not None:
             raise ChangeLogError("a ChangeLog records one trial; create a new one with record_changes()")
+        if self._start is not None:
+            self._check_installed()
+            self._active = True
+            return self
         with self._engine.begin() as connection:
             chosen = reflect_tables(connection, tables=self._tables, exclude=self._exclude, metadata=self._metadata)
             self._watched = [_WatchedTable(table, self._engine) for table in chosen]
@@ -185,14 +197,31 @@ class ChangeLog:
             self._final = self._read()
         finally:
             self._active = False
-            with self._engine.begin() as connection:
-                for watched in self._watched:
-                    for statement in watched.remove_sql():
-                        connection.exec_driver_sql(statement)
+            if self._start is None:
+                self._remove()
+
+    def _check_installed(self) -> None:
+        with self._engine.connect() as connection:
+            found = connection.exec_driver_sql(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TOUCHED,)
+            ).first()
+        if found is None:
+            raise ChangeLogError(
+                "this database has no change log installed: call install_change_log() on the template before "
+                "copying it, and pass the starting state it returns as start="
+            )
+
+    def _remove(self) -> None:
+        with self._engine.begin() as connection:
+            for watched in self._watched:
+                for statement in watched.remove_sql():
+                    connection.exec_driver_sql(statement)
 
     @property
     def tables(self) -> list[str]:
         """The tables under watch."""
+        if self._start is not None:
+            return sorted(self._start.snapshot.tables)
         return [watched.table.name for watched in self._watched]
 
     def diff(self) -> StateDiff:
@@ -204,6 +233,8 @@ class ChangeLog:
         return self._read()
 
     def _read(self) -> StateDiff:
+        if self._start is not None:
+            return self._start.diff(self._engine)
         with self._engine.connect() as connection:
             changes = [change for watched in self._watched for change in watched.changes(connection)]
         return StateDiff(changes)
@@ -215,6 +246,11 @@ def record_changes(
     tables: Collection[str] | None = None,
     exclude: Collection[str] = (),
     metadata: MetaData | None = None,
+    start: StartingState | None = None,
 ) -> ChangeLog:
-    """Start a change log on a SQLite engine; use it as a context manager around the trial."""
-    return ChangeLog(engine, tables=tables, exclude=exclude, metadata=metadata)
+    """Start a change log on a SQLite engine; use it as a context manager around the trial.
+
+    ``start``: the ``StartingState`` that ``install_change_log`` returned for the template this database was
+    copied from; then nothing is installed per trial and the diff is relative to that state.
+    """
+    return ChangeLog(engine, tables=tables, exclude=exclude, metadata=metadata, start=start)

@@ -8,12 +8,13 @@ from passhat._config import SETTINGS as CONFIG_SETTINGS
 from passhat._config import ConfigurationError
 from passhat._export import ExportStats
 from passhat._outcome import ToolKind, ToolOutcome, outcome_of
+from passhat._pseudonym import PseudonymKey
 from passhat._redact import Redactor
 from passhat._runtime import Passhat, configure, current, flush, shutdown
 from passhat._sampling import is_sampled, ticket_hash
 from passhat._state import record_write
 from passhat._ticket import Ticket, current_ticket
-from passhat._tool import tool
+from passhat._tool import ToolCall, collect_tool_calls, tool
 from passhat._top import ticket
 from passhat._version import __version__
 from passhat.integrations import (
@@ -31,11 +32,14 @@ __all__ = [
     "Instrumentation",
     "MissingExtraError",
     "Passhat",
+    "PseudonymKey",
     "Redactor",
     "Ticket",
+    "ToolCall",
     "ToolKind",
     "ToolOutcome",
     "__version__",
+    "collect_tool_calls",
     "configure",
     "current",
     "current_ticket",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -59,6 +60,35 @@ def _parse_text(raw: str) -> str:
     return raw
 
 
+def _parse_redact_mode(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in {"pseudonym", "blank"}:
+        raise ValueError("expected pseudonym or blank")
+    return value
+
+
+def _parse_names(raw: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in raw.split(",") if name.strip())
+
+
+def _parse_patterns(raw: str) -> tuple[str, ...]:
+    if not raw.lstrip().startswith("["):
+        return (raw,)
+    try:
+        loaded = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"expected one regular expression or a JSON list of them ({exc.msg})") from None
+    if not isinstance(loaded, list) or not all(isinstance(item, str) for item in loaded):
+        raise ValueError("expected one regular expression or a JSON list of them")
+    return tuple(loaded)
+
+
+def _parse_key(raw: str) -> str:
+    if len(raw.encode("utf-8")) < 16:
+        raise ValueError("expected a secret of at least 16 characters (e.g. `openssl rand -hex 32`)")
+    return raw
+
+
 @dataclass(frozen=True)
 class Setting:
     """One row of the settings table."""
@@ -83,7 +113,42 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting("environment", "PASSHAT_ENVIRONMENT", None, _parse_text, "deployment.environment.name"),
     Setting("source", "PASSHAT_SOURCE", "production", _parse_source, "default passhat.source of tickets"),
     Setting("capture_content", "PASSHAT_CAPTURE_CONTENT", False, _parse_bool, "record messages, tool args/results"),
-    Setting("redact", "PASSHAT_REDACT", True, _parse_bool, "apply the built-in redaction patterns"),
+    Setting("redact", "PASSHAT_REDACT", True, _parse_bool, "apply the built-in personal-data patterns"),
+    Setting(
+        "redact_mode",
+        "PASSHAT_REDACT_MODE",
+        "pseudonym",
+        _parse_redact_mode,
+        "pseudonym (format-preserving, keyed) or blank ([REDACTED:kind])",
+    ),
+    Setting(
+        "redact_blank",
+        "PASSHAT_REDACT_BLANK",
+        (),
+        _parse_names,
+        "kinds or fields blanked instead of pseudonymised (comma-separated)",
+    ),
+    Setting(
+        "redact_patterns",
+        "PASSHAT_REDACT_PATTERNS",
+        (),
+        _parse_patterns,
+        "extra regular expressions (one, or a JSON list)",
+    ),
+    Setting(
+        "pseudonym_key",
+        "PASSHAT_PSEUDONYM_KEY",
+        None,
+        _parse_key,
+        "secret keying the pseudonyms; never exported (default: the key file)",
+    ),
+    Setting(
+        "pseudonym_key_file",
+        "PASSHAT_PSEUDONYM_KEY_FILE",
+        None,
+        _parse_text,
+        "key file, created on first use (default ~/.config/passhat/pseudonym.key)",
+    ),
     Setting("sample_rate", "PASSHAT_SAMPLE_RATE", 1.0, _parse_rate, "share of production tickets traced"),
     Setting("send", "PASSHAT_SEND", True, _parse_bool, "export to the endpoint (false: no exporter)"),
     Setting("max_queue_size", "PASSHAT_MAX_QUEUE_SIZE", 2048, _parse_positive_int, "spans held while exporting"),
@@ -139,6 +204,13 @@ def _parse(setting: Setting, raw: str, where: str) -> Any:
 
 def _validate(setting: Setting, value: Any) -> Any:
     default = setting.default
+    if isinstance(default, tuple):
+        if isinstance(value, str):
+            return _parse(setting, value, f"{setting.name}=")
+        items = tuple(value) if isinstance(value, list | tuple | set | frozenset) else None
+        if items is None or not all(isinstance(item, str) for item in items):
+            raise ConfigurationError(f"passhat: {setting.name} must be a list of strings, got {value!r}")
+        return items
     if isinstance(default, bool):
         if not isinstance(value, bool):
             raise ConfigurationError(f"passhat: {setting.name} must be True or False, got {value!r}")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from passhat._pseudonym import PseudonymKey, Pseudonyms
 
 RedactCallback = Callable[[str], str]
 
@@ -61,11 +64,9 @@ class _Rule:
     pattern: re.Pattern[str]
     accept: Callable[[re.Match[str]], bool] = _always
 
-    def replace(self, match: re.Match[str]) -> str:
-        return _placeholder(self.label) if self.accept(match) else match.group(0)
 
-
-# Order matters: card numbers and IBANs are digit runs a phone pattern would also claim.
+# Order matters: card numbers and IBANs are digit runs a phone pattern would also claim; a value claimed by an
+# earlier rule is not looked at again by a later one (a pseudonymous card must not be re-read as a phone).
 BUILTIN_RULES: tuple[_Rule, ...] = (
     _Rule("card", re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])"), _card),
     _Rule("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"), _iban),
@@ -81,26 +82,45 @@ BUILTIN_RULES: tuple[_Rule, ...] = (
 BUILTIN_LABELS: tuple[str, ...] = tuple(rule.label for rule in BUILTIN_RULES)
 
 
+PATTERN_LABEL = "pattern"
+"""The kind of a value found by one of the user's ``redact_patterns``."""
+
+REDACT_MODES: tuple[str, ...] = ("pseudonym", "blank")
+
+
 def _placeholder(label: str) -> str:
-    return f"[REDACTED:{label}]"
+    return "[REDACTED]" if label == PATTERN_LABEL else f"[REDACTED:{label}]"
 
 
 @dataclass(frozen=True)
 class Redactor:
-    """Replaces personal data in strings with ``[REDACTED:<kind>]`` placeholders.
+    """Replaces personal data in strings before anything leaves the process.
 
     ``builtin`` turns on the shipped patterns (email, phone, payment card with a Luhn check, IBAN with its
-    checksum, US SSN); ``patterns`` are extra regular expressions (replaced by ``[REDACTED]``); ``callback``
-    runs last on every string and returns its redacted form.
+    checksum, US SSN); ``patterns`` are extra regular expressions; ``callback`` runs last on every string and
+    returns its redacted form. In ``mode="pseudonym"`` (the default) each value found becomes a deterministic,
+    format-preserving pseudonym keyed by ``key`` (see :class:`passhat.PseudonymKey`); in ``mode="blank"`` it
+    becomes ``[REDACTED:<kind>]`` (``[REDACTED]`` for a user pattern). ``blank`` names kinds (``card``) or
+    fields (an intent parameter, a column, a tool argument: ``notes``) whose values are blanked in either mode.
     """
 
     builtin: bool = True
     patterns: tuple[re.Pattern[str], ...] = ()
     callback: RedactCallback | None = None
+    mode: str = "pseudonym"
+    blank: frozenset[str] = frozenset()
+    key: PseudonymKey | None = None
     _rules: tuple[_Rule, ...] = field(init=False, repr=False, compare=False)
+    _pseudonyms: Pseudonyms = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_rules", BUILTIN_RULES if self.builtin else ())
+        if self.mode not in REDACT_MODES:
+            raise ValueError(f"redact mode must be one of {', '.join(REDACT_MODES)}, got {self.mode!r}")
+        rules = BUILTIN_RULES if self.builtin else ()
+        rules += tuple(_Rule(PATTERN_LABEL, pattern) for pattern in self.patterns)
+        object.__setattr__(self, "blank", frozenset(self.blank))
+        object.__setattr__(self, "_rules", rules)
+        object.__setattr__(self, "_pseudonyms", Pseudonyms(self.key or shared_key()))
 
     @classmethod
     def build(
@@ -109,6 +129,9 @@ class Redactor:
         builtin: bool = True,
         patterns: Iterable[str | re.Pattern[str]] = (),
         callback: RedactCallback | None = None,
+        mode: str = "pseudonym",
+        blank: Iterable[str] = (),
+        key: PseudonymKey | str | None = None,
     ) -> Redactor:
         """A redactor from user-facing options; invalid regular expressions raise one clear ValueError."""
         compiled: list[re.Pattern[str]] = []
@@ -120,19 +143,62 @@ class Redactor:
                 compiled.append(re.compile(pattern))
             except re.error as exc:
                 raise ValueError(f"redact pattern {pattern!r} is not a valid regular expression: {exc}") from None
-        return cls(builtin=builtin, patterns=tuple(compiled), callback=callback)
+        if isinstance(key, str):
+            key = PseudonymKey(key)
+        return cls(
+            builtin=builtin,
+            patterns=tuple(compiled),
+            callback=callback,
+            mode=mode,
+            blank=frozenset(blank),
+            key=key,
+        )
 
     @property
     def active(self) -> bool:
         """Whether this redactor changes anything at all."""
-        return bool(self._rules or self.patterns or self.callback)
+        return bool(self._rules or self.callback)
 
-    def text(self, value: str) -> str:
-        """The redacted form of one string."""
+    def _replacement(self, label: str, found: str, blank_field: bool) -> str:
+        if blank_field or self.mode == "blank" or label in self.blank:
+            return _placeholder(label)
+        if self._pseudonyms.is_pseudonym(label, found):
+            return found
+        return self._pseudonyms.of(label, found)
+
+    def text(self, value: str, field: str | None = None) -> str:
+        """The redacted form of one string (``field``: the key it sits under, for per-field blanking)."""
+        blank_field = field is not None and field in self.blank
+        claimed: list[tuple[int, int, str]] = []
         for rule in self._rules:
-            value = rule.pattern.sub(rule.replace, value)
-        for pattern in self.patterns:
-            value = pattern.sub("[REDACTED]", value)
+            found: list[tuple[int, int, str]] = []
+            # Each rule looks only between the values earlier rules claimed, so a phone pattern cannot run on
+            # into a card number beside it, and a rejected candidate (a digit run failing the Luhn check) is
+            # retried one character later rather than hiding a real value that overlaps it.
+            segments = _free_segments(claimed, len(value)) if claimed else ((0, len(value)),)
+            for begin, stop in segments:
+                position = begin
+                while position < stop:
+                    match = rule.pattern.search(value, position, stop)
+                    if match is None:
+                        break
+                    start, end = match.span()
+                    if start == end or not rule.accept(match):
+                        position = start + 1
+                        continue
+                    found.append((start, end, self._replacement(rule.label, match.group(0), blank_field)))
+                    position = end
+            if found:
+                claimed = sorted(claimed + found)
+        if claimed:
+            pieces: list[str] = []
+            position = 0
+            for start, end, replacement in claimed:
+                pieces.append(value[position:start])
+                pieces.append(replacement)
+                position = end
+            pieces.append(value[position:])
+            value = "".join(pieces)
         if self.callback is not None:
             try:
                 result: object = self.callback(value)
@@ -145,23 +211,57 @@ class Redactor:
             value = result
         return value
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: Any, field: str | None = None) -> Any:
         """A copy of a JSON-like value with every string (and every long integer) redacted."""
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value, field)
         if isinstance(value, bool) or value is None or isinstance(value, float):
             return value
         if isinstance(value, int):
             # A card number or phone stored as an integer is still a card number or phone.
             if abs(value) >= 10**8:
-                redacted = self.text(str(value))
-                return value if redacted == str(value) else redacted
+                plain = str(value)
+                redacted = self.text(plain, field)
+                if redacted == plain:
+                    return value
+                return int(redacted) if redacted.isdigit() else redacted
             return value
         if isinstance(value, dict):
-            return {key: self.value(item) for key, item in value.items()}
+            return {key: self.value(item, key if isinstance(key, str) else field) for key, item in value.items()}
         if isinstance(value, list | tuple | set | frozenset):
-            return [self.value(item) for item in value]
-        return self.text(str(value))
+            return [self.value(item, field) for item in value]
+        return self.text(str(value), field)
+
+
+def _free_segments(claimed: list[tuple[int, int, str]], length: int) -> tuple[tuple[int, int], ...]:
+    """The stretches of a string of ``length`` characters outside the (sorted) claimed spans."""
+    segments: list[tuple[int, int]] = []
+    position = 0
+    for start, end, _ in claimed:
+        if start > position:
+            segments.append((position, start))
+        position = max(position, end)
+    if position < length:
+        segments.append((position, length))
+    return tuple(segments)
+
+
+_shared_key: PseudonymKey | None = None
+
+
+def shared_key() -> PseudonymKey:
+    """The process's key when none is given: ``PASSHAT_PSEUDONYM_KEY``, else the key file (one per process)."""
+    global _shared_key
+    if _shared_key is None:
+        _shared_key = key_from_environment()
+    return _shared_key
+
+
+def key_from_environment(secret: str | None = None, path: str | None = None) -> PseudonymKey:
+    """The key named by the arguments, else by ``PASSHAT_PSEUDONYM_KEY`` / ``PASSHAT_PSEUDONYM_KEY_FILE``."""
+    secret = secret or os.environ.get("PASSHAT_PSEUDONYM_KEY") or None
+    path = path or os.environ.get("PASSHAT_PSEUDONYM_KEY_FILE") or None
+    return PseudonymKey(secret, path=path)
 
 
 NO_REDACTION = Redactor(builtin=False)

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from passhat._config import ConfigurationError, resolve
 from passhat._export import ExportStats, OtlpHttpExporter, QueueingSpanProcessor
-from passhat._redact import RedactCallback, Redactor
+from passhat._redact import RedactCallback, Redactor, key_from_environment
 from passhat._version import __version__
 
 if TYPE_CHECKING:
@@ -162,8 +162,12 @@ def configure(
     source: str | None = None,
     capture_content: bool | None = None,
     redact: bool | None = None,
+    redact_mode: str | None = None,
+    redact_blank: Iterable[str] | None = None,
     redact_patterns: Iterable[str | re.Pattern[str]] = (),
     redact_callback: RedactCallback | None = None,
+    pseudonym_key: str | None = None,
+    pseudonym_key_file: str | None = None,
     sample_rate: float | None = None,
     send: bool | None = None,
     max_queue_size: int | None = None,
@@ -179,6 +183,10 @@ def configure(
 ) -> Passhat:
     """Set up passhat once at start-up; every argument falls back to its ``PASSHAT_*`` environment variable.
 
+    Personal data found in what passhat records becomes deterministic, format-preserving pseudonyms keyed by
+    ``pseudonym_key`` (else the key file), so clear values never leave the process; ``redact_mode="blank"``
+    (or a kind or field in ``redact_blank``) writes ``[REDACTED:<kind>]`` instead.
+
     Builds a TracerProvider exporting OTLP/HTTP protobuf (gzip, ``Authorization: Bearer <api_key>``) to
     ``{endpoint}/v1/traces`` through a bounded queue, unless ``tracer_provider`` is given: then passhat
     traces into that provider and adds no exporter to it (pass ``send=True`` to add one anyway).
@@ -192,6 +200,10 @@ def configure(
         "source": resolve("source", source),
         "capture_content": resolve("capture_content", capture_content),
         "redact": resolve("redact", redact),
+        "redact_mode": resolve("redact_mode", redact_mode),
+        "redact_blank": resolve("redact_blank", None if redact_blank is None else tuple(redact_blank)),
+        "pseudonym_key": resolve("pseudonym_key", pseudonym_key),
+        "pseudonym_key_file": resolve("pseudonym_key_file", pseudonym_key_file),
         "sample_rate": resolve("sample_rate", sample_rate),
         "max_queue_size": resolve("max_queue_size", max_queue_size),
         "max_export_batch_size": resolve("max_export_batch_size", max_export_batch_size),
@@ -201,7 +213,15 @@ def configure(
     }
     if redact_callback is not None and not callable(redact_callback):
         raise ConfigurationError("passhat: redact_callback must be a function taking and returning a str")
-    redactor = Redactor.build(builtin=settings["redact"], patterns=redact_patterns, callback=redact_callback)
+    patterns = tuple(redact_patterns) or resolve("redact_patterns", None)
+    redactor = Redactor.build(
+        builtin=settings["redact"],
+        patterns=patterns,
+        callback=redact_callback,
+        mode=settings["redact_mode"],
+        blank=settings["redact_blank"],
+        key=key_from_environment(settings["pseudonym_key"], settings["pseudonym_key_file"]),
+    )
     if tracer_provider is not None and not isinstance(tracer_provider, trace.TracerProvider):
         raise ConfigurationError(
             f"passhat: tracer_provider must be an OpenTelemetry TracerProvider, got {type(tracer_provider).__name__}"

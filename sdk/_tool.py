@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from opentelemetry import context as otel_context
@@ -17,7 +21,63 @@ from passhat._outcome import TOOL_KINDS, EmptyPredicate, ToolKind, outcome_of
 from passhat._runtime import Passhat, current
 from passhat._ticket import current_ticket, error_type_of, record_exception
 
+logger = logging.getLogger("passhat")
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call of a ``@passhat.tool`` function as :func:`collect_tool_calls` hands it over, in this process.
+
+    ``arguments`` and ``result`` are the call's own values (not redacted: they never leave the process this
+    way); ``error_type`` is set when the call raised; ``outcome`` is the tool's own by :func:`outcome_of`.
+    """
+
+    name: str
+    arguments: dict[str, Any]
+    outcome: str
+    kind: ToolKind | None = None
+    result: Any = None
+    error_type: str | None = None
+    error_message: str | None = None
+
+
+ToolCallHook = Callable[[ToolCall], None]
+
+_collectors: contextvars.ContextVar[tuple[ToolCallHook, ...]] = contextvars.ContextVar(
+    "passhat_tool_collectors", default=()
+)
+
+
+@contextlib.contextmanager
+def collect_tool_calls(on_call: ToolCallHook | None = None) -> Iterator[list[ToolCall]]:
+    """Collect every ``@passhat.tool`` call made in this context while the block runs (in call order).
+
+    Tasks and ``asyncio.to_thread`` calls started inside the block are included (they copy the context);
+    ``on_call`` is also called with each one as it finishes. The sandbox uses it to put the tool calls of
+    agents that use their backend directly in the trial record.
+    """
+    calls: list[ToolCall] = []
+
+    def hook(call: ToolCall) -> None:
+        calls.append(call)
+        if on_call is not None:
+            on_call(call)
+
+    token = _collectors.set((*_collectors.get(), hook))
+    try:
+        yield calls
+    finally:
+        _collectors.reset(token)
+
+
+def _collect(call: ToolCall) -> None:
+    for hook in _collectors.get():
+        try:
+            hook(call)
+        except Exception as error:  # a broken collector must not break the agent's tool
+            logger.debug("passhat: a tool-call collector raised %r", error)
 
 
 class _ToolSpan:
@@ -68,7 +128,12 @@ class _ToolSpan:
             return {"args": list(args), "kwargs": kwargs}
         return {key: value for key, value in bound.arguments.items() if key not in ("self", "cls")}
 
-    def finish_ok(self, runtime: Passhat, span: trace.Span, result: Any) -> None:
+    def finish_ok(
+        self, runtime: Passhat, span: trace.Span, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        if _collectors.get():
+            outcome = outcome_of(result, self.empty, kind=self.kind)
+            _collect(ToolCall(self.name, self.bind(args, kwargs), outcome, self.kind, result))
         if span.is_recording():
             span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(result, self.empty, kind=self.kind))
             if runtime.capture_content:
@@ -77,7 +142,13 @@ class _ToolSpan:
                 )
         span.end(end_time=runtime.now())
 
-    def finish_error(self, runtime: Passhat, span: trace.Span, exc: BaseException) -> None:
+    def finish_error(
+        self, runtime: Passhat, span: trace.Span, exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        if _collectors.get() and isinstance(exc, Exception):
+            error_type = error_type_of(exc)
+            outcome = outcome_of(error_type=error_type, kind=self.kind)
+            _collect(ToolCall(self.name, self.bind(args, kwargs), outcome, self.kind, None, error_type, str(exc)))
         if span.is_recording():
             record_exception(runtime, span, exc)
             span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(error_type=error_type_of(exc), kind=self.kind))
@@ -100,11 +171,11 @@ def _wrap(
             try:
                 result = await func(*args, **kwargs)
             except BaseException as exc:
-                tool_span.finish_error(runtime, span, exc)
+                tool_span.finish_error(runtime, span, exc, args, kwargs)
                 raise
             finally:
                 otel_context.detach(token)  # type: ignore[arg-type]
-            tool_span.finish_ok(runtime, span, result)
+            tool_span.finish_ok(runtime, span, result, args, kwargs)
             return result
 
         return async_wrapper  # type: ignore[return-value]
@@ -116,11 +187,11 @@ def _wrap(
         try:
             result = func(*args, **kwargs)
         except BaseException as exc:
-            tool_span.finish_error(runtime, span, exc)
+            tool_span.finish_error(runtime, span, exc, args, kwargs)
             raise
         finally:
             otel_context.detach(token)  # type: ignore[arg-type]
-        tool_span.finish_ok(runtime, span, result)
+        tool_span.finish_ok(runtime, span, result, args, kwargs)
         return result
 
     return wrapper  # type: ignore[return-value]

@@ -43,6 +43,7 @@ TRIAL_ATTEMPT: Final = "passhat.trial.attempt"
 ENVIRONMENT: Final = "deployment.environment.name"
 TOOL_OUTCOME: Final = "passhat.tool.outcome"
 CHAT_TOOL_CALL_IDS: Final = "passhat.chat.tool_call_ids"
+PARTICIPANT: Final = "passhat.participant"
 
 EVENT_CUSTOMER_MESSAGE: Final = "passhat.customer_message"
 EVENT_AGENT_MESSAGE: Final = "passhat.agent_message"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 
 import pytest
@@ -10,6 +11,10 @@ from hypothesis import settings
 # The machines running the suite are shared and noisy: property tests check behaviour, not speed.
 settings.register_profile("passhat", deadline=None, derandomize=False)
 settings.load_profile("passhat")
+
+# Pseudonyms need a key; without one the SDK would create a key file in the home folder of whoever runs the
+# suite. One fixed test key (inherited by the subprocesses tests start) keeps the suite off the home folder.
+os.environ.setdefault("PASSHAT_PSEUDONYM_KEY", "passhat-test-suite-pseudonym-key")
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from passhat.collector.store import Period, parse_period
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
     from passhat.collector.config import PasshatConfig
     from passhat.collector.replay import RunComparison
+    from passhat.collector.report import UnreplayedReport
     from passhat.collector.store import Store, TrialRow
 
 ConfigPath = Annotated[
@@ -147,7 +149,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     """
     import dataclasses
 
-    from passhat.collector.loop import agent_spec, alert_setup, domains_of
+    from passhat.collector.loop import agent_spec, alert_setup, replay_targets
 
     config = load_loop_config(options.config_path)
     chosen = period_from(options.period, options.since)
@@ -175,7 +177,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
             spec = agent_spec(config, options.agent)
             if options.agent_version is not None:
                 spec = dataclasses.replace(spec, version=options.agent_version)
-            domains = domains_of(config)
+            targets = replay_targets(config)
             settings = ReplaySettings(
                 k=k,
                 trials=max(trials, k),
@@ -200,8 +202,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
             try:
                 result = asyncio.run(
                     run_period(
-                        store, name, chosen, spec, settings=settings, domains=domains,
-                        alerts=alert_setup(config), report_dir=config.report_dir(),
+                        store, name, chosen, spec, settings=settings, domains=targets.domains,
+                        adapters=targets.adapters, alerts=alert_setup(config), report_dir=config.report_dir(),
                         progress=lambda done, total: progress.update(task, completed=done, total=total),
                         exploratory=reasons, fresh=options.fresh, same_tickets_as=base_run,
                     )
@@ -216,11 +218,14 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 fail(str(exc))
     finally:
         store.close()
+    from passhat.collector.report import UnreplayedReport, reason_counts
+
     run = result.outcome.run
     design = run.params.get("design", {"name": "fixed", "k": settings.k})
     first = design.get("min_trials") if design.get("name") == "curtailed" else None
     rows = trial_table_rows(result.outcome.trials, settings.k, min_trials=first)
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
+    missing = reason_counts(list(result.report.not_replayable))
     role = "official" if result.official else ("exploratory" if reasons else "superseded")
     if as_json:
         emit_json(
@@ -238,22 +243,26 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 "design": design,
                 "trials": len(result.outcome.trials),
                 "not_replayable": not_replayable,
+                "not_replayable_reasons": [
+                    {"reason": reason, "fix": fix, "tickets": count} for reason, fix, count in missing
+                ],
+                "measured": not isinstance(result.report, UnreplayedReport),
                 "report": {kind: str(path) for kind, path in result.report_paths.items()},
                 **({"comparison": comparison.to_dict()} if comparison is not None else {}),
             }
         )
         return
     version = f" {spec.version}" if spec.version else ""
-    print_trial_table(
-        f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, "
-        f"{settings.trials_per_ticket} per ticket, agent {spec.label}{version}",
-        rows,
-        settings.k,
-    )
-    print_design_notes(rows, len(result.outcome.trials), settings.k, first)
-    unsettled = sum(int(row["unsettled_tickets"]) for row in rows)
-    if unsettled:
-        console.print(f"{unsettled} ticket(s) left out: too few usable trials (simulator or infra errors).")
+    if isinstance(result.report, UnreplayedReport):
+        console.print(f"[bold red]{result.report.why}[/]")
+    else:
+        print_trial_table(
+            f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, "
+            f"{settings.trials_per_ticket} per ticket, agent {spec.label}{version}",
+            rows,
+            settings.k,
+        )
+        print_design_notes(rows, len(result.outcome.trials), settings.k, first)
     reused = " (a finished run with these settings: its trials were reused; --fresh re-runs them)"
     console.print(f"Run {run.run_id}, {role}{reused if result.outcome.reused else ''}.")
     if reasons:
@@ -261,8 +270,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
             f"Exploratory ({'; '.join(reasons)}): not the period's figures nor a baseline; "
             f"`passhat runs promote {run.run_id}` makes it official."
         )
-    if not_replayable:
-        console.print(f"{len(not_replayable)} sampled ticket(s) could not be replayed (listed in the report).")
+    if missing:  # the unreplayable tickets and the tickets left out for too few usable trials, with fixes
+        print_reasons(missing)
     if comparison is not None:
         print_comparison(comparison)
     console.print(f"Report: {result.report_paths.get('html')}")
@@ -299,6 +308,23 @@ def ci_points(interval: tuple[float, float] | None) -> str:
     return f"[{100.0 * interval[0]:+.1f}, {100.0 * interval[1]:+.1f}] pp"
 
 
+def print_reasons(reasons: list[tuple[str, str, int]]) -> None:
+    """The reasons sampled tickets were not measured, with how many tickets each and what fixes it."""
+    total = sum(count for _, _, count in reasons)
+    table = Table(title=f"{total} sampled ticket(s) not measured (also listed in the report)")
+    for column in ("tickets", "reason", "fix"):
+        table.add_column(column, overflow="fold")
+    for reason, fix, count in reasons:
+        table.add_row(str(count), reason, fix or "-")
+    console.print(table)
+
+
+def reason_counts_of(report: UnreplayedReport) -> list[tuple[str, str, int]]:
+    from passhat.collector.report import reason_counts
+
+    return reason_counts(report.not_replayable)
+
+
 def report(
     period: Annotated[str, typer.Option(help="The period: an ISO week like 2026-W48, or a day.")],
     out: Annotated[Path | None, typer.Option(help="Folder for report.html/.json/.md (default: the config's).")] = None,
@@ -314,9 +340,17 @@ def report(
 
     The official run is the finished run made official most recently: a run with the configured settings when it
     finishes, any run when promoted (`passhat runs promote`). The report says which run it shows."""
-    from passhat.collector.loop import alerts_fired, domains_of, report_folder, report_input_for
+    from passhat.collector.loop import (
+        alerts_fired,
+        domains_of,
+        period_report,
+        report_folder,
+        report_input_for,
+        write_period_report,
+    )  # fmt: skip
     from passhat.collector.replay import official_run, period_runs, role_of
-    from passhat.collector.report import ReportInputError, build_report, render_json, write_report
+    from passhat.collector.report import ReportInputError, UnreplayedReport
+    from passhat.sandbox import DomainError
 
     config = load_loop_config(config_path)
     try:
@@ -354,15 +388,21 @@ def report(
                 store, name, chosen, shown, domains=domains_of(config), alerts=alerts_fired(store, name, chosen),
                 role=role,
             )  # fmt: skip
-            built = build_report(report_input)
-        except ReportInputError as exc:
+            built = period_report(report_input, len(shown.params.get("tickets", [])))
+        except (ReportInputError, DomainError) as exc:
             fail(str(exc))
         folder = out or report_folder(config.report_dir(), chosen, shown, official=role == "official")
-        paths = write_report(built, folder)
+        paths = write_period_report(built, folder)
     finally:
         store.close()
     if as_json:
-        typer.echo(render_json(built))
+        typer.echo(json.dumps(built.to_json(), indent=2, ensure_ascii=False))
+        return
+    if isinstance(built, UnreplayedReport):
+        console.print(f"[bold red]{built.why}[/]")
+        print_reasons(reason_counts_of(built))
+        for kind, path in paths.items():
+            console.print(f"  {kind}: {path}")
         return
     data = built.to_json()
     overall = data["overall"]

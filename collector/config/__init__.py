@@ -16,6 +16,7 @@ from passhat.collector.config._model import (
     StoreConfig,
     WebhookChannelConfig,
 )
+from passhat.collector.config._objects import ObjectImportError, add_to_import_path, import_object
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -24,6 +25,7 @@ __all__ = [
     "ChannelConfig",
     "ConfigError",
     "EmailChannelConfig",
+    "ObjectImportError",
     "PasshatConfig",
     "ReplayConfig",
     "ReportConfig",
@@ -33,6 +35,8 @@ __all__ = [
     "SlackChannelConfig",
     "StoreConfig",
     "WebhookChannelConfig",
+    "add_to_import_path",
+    "import_object",
     "load_config",
     "validate_config",
 ]

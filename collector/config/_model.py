@@ -297,7 +297,8 @@ class PasshatConfig(_Table):
     @classmethod
     def _domains(cls, value: list[str]) -> list[str]:
         for name in value:
-            _matches(_IDENT, name, _IDENT_WHAT)
+            if not _FACTORY.match(name):
+                _matches(_IDENT, name, f"{_IDENT_WHAT}, or module:attribute naming your own Domain or adapter")
         if len(set(value)) != len(value):
             raise ValueError(f"lists a domain twice: {value}")
         return value

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import secrets
 import shutil
 import time
 from collections.abc import Callable
@@ -129,13 +130,18 @@ async def run_demo(out: Path, settings: DemoSettings | None = None, steps: DemoS
     try:
         with WebhookReceiver() as hook, collector_process(store_url, out / "collector.log") as url:
             steps.note(f"collector on {url}, SQLite store at {data / 'passhat.sqlite'}")
+            # The simulated agent records its writes but not the rows it reads (it works through MCP tools on
+            # SQL Core), so a pseudonym in its intent would match no sandbox row: it blanks instead, and the
+            # replay restores those values from the seed. One key per run, so the demo leaves no key file behind.
+            demo_key = secrets.token_hex(16)
             production = passhat.configure(
                 make_global=False, endpoint=url, api_key=key, service_name="support-agent (simulated)",
-                source="production", clock=simulated_clock, max_queue_size=500_000,
+                source="production", clock=simulated_clock, max_queue_size=500_000, pseudonym_key=demo_key,
+                redact_mode="blank",
             )  # fmt: skip
             sandbox_traces = passhat.configure(
                 make_global=False, endpoint=url, api_key=key, service_name="passhat replay",
-                source="sandbox", max_queue_size=500_000,
+                source="sandbox", max_queue_size=500_000, pseudonym_key=demo_key,
             )  # fmt: skip
             alerts = AlertSetup(
                 rules=[

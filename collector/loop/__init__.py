@@ -6,20 +6,24 @@ from passhat.collector.loop._cycle import (
     alerts_fired,
     baseline_counts,
     evaluate_alerts,
+    nothing_measured,
     period_counts,
+    period_report,
     previous_figures,
     promote,
     report_folder,
     report_input_for,
     run_period,
     traffic_weights,
+    write_period_report,
 )
 from passhat.collector.loop._scheduler import Scheduler, period_due
-from passhat.collector.loop._setup import agent_spec, alert_setup, domains_of
+from passhat.collector.loop._setup import ReplayTargets, agent_spec, alert_setup, domains_of, replay_targets
 
 __all__ = [
     "AlertSetup",
     "PeriodResult",
+    "ReplayTargets",
     "Scheduler",
     "agent_spec",
     "alert_setup",
@@ -27,12 +31,16 @@ __all__ = [
     "baseline_counts",
     "domains_of",
     "evaluate_alerts",
+    "nothing_measured",
     "period_counts",
     "period_due",
+    "period_report",
     "previous_figures",
     "promote",
+    "replay_targets",
     "report_folder",
     "report_input_for",
     "run_period",
     "traffic_weights",
+    "write_period_report",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from passhat.collector.replay import (
     ReplayOutcome,
     ReplaySettings,
     SandboxPool,
+    ScenarioAdapter,
     compare_trials,
     exploratory_reasons,
     keep_promotion,
@@ -45,8 +46,10 @@ from passhat.collector.report import (
     Report,
     ReportInput,
     TrialResult,
+    UnreplayedReport,
     build_report,
     write_report,
+    write_unreplayed_report,
 )
 from passhat.collector.store import Period, ReplayRun, Store, TrialRow, parse_period
 from passhat.sandbox import Domain
@@ -67,7 +70,7 @@ class PeriodResult:
     """What one period of the loop produced."""
 
     outcome: ReplayOutcome
-    report: Report
+    report: Report | UnreplayedReport
     report_paths: dict[str, Path]
     alerts: PeriodOutcome | None
     official: bool = True  # the run is the period's official run (its figures, alerts and baselines)
@@ -105,12 +108,15 @@ def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[No
             kept.extend(good)
         else:
             bad = len(rows) - len(good)
-            reason = (
-                f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error, leaving fewer than k={k}"
-                if bad
-                else f"only {len(rows)} of k={k} trials have run: resume the replay run"
-            )
-            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason))
+            if bad:
+                reason = (
+                    f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error (fewer than k={k} left)"
+                )
+                fix = "read the trials' simulator_error / infra_error, fix the customer or tool server, replay again"
+            else:
+                reason = f"only {len(rows)} of k={k} trials have run"
+                fix = "resume the replay run (run the same passhat replay --period again)"
+            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason, fix))
     return kept, dropped
 
 
@@ -125,6 +131,13 @@ def previous_figures(store: Store, project: str, period: Period, *, count: int =
             with contextlib.suppress(ValueError):  # an unreadable summary only thins the trend
                 found.append(PeriodFigures.from_report_json(figures))
     return found
+
+
+def _recorded_not_replayable(run: ReplayRun) -> list[dict[str, Any]]:
+    """The run's unreplayable tickets: as it finished (overlay failures included), else as it was sampled."""
+    final = (run.summary or {}).get("not_replayable_tickets")
+    listed = final if isinstance(final, list) else run.params.get("not_replayable", [])
+    return [item for item in listed if isinstance(item, dict)]
 
 
 def report_input_for(
@@ -150,7 +163,7 @@ def report_input_for(
         DailyTraffic(owner.get(task_type, "unknown"), task_type, day, tickets)
         for day, task_type, tickets in _traffic_rows(store, project, period)
     ]
-    not_replayable = [NotReplayable.from_dict(n) for n in run.params.get("not_replayable", [])] + dropped
+    not_replayable = [NotReplayable.from_dict(n) for n in _recorded_not_replayable(run)] + dropped
     return ReportInput(
         period=period.name,
         k=run.k,
@@ -238,6 +251,36 @@ def baseline_note(details: Mapping[str, Any], task_type: str | None, period: str
     return f"{pooled} pooled, each ticket counted once"
 
 
+def nothing_measured(report_input: ReportInput, sampled: int) -> UnreplayedReport:
+    """The report of a period none of whose sampled tickets could be measured, saying why."""
+    unreplayable = len({item.ticket_id for item in report_input.not_replayable})
+    why = (
+        f"None of the {sampled} sampled tickets of {report_input.period} could be measured: "
+        f"{unreplayable} could not be replayed or had too few usable trials. The reasons and their fixes are below."
+    )
+    return UnreplayedReport(
+        period=report_input.period,
+        k=report_input.k,
+        agent=report_input.agent,
+        why=why,
+        not_replayable=sorted(report_input.not_replayable, key=lambda r: (r.task_type, r.ticket_id)),
+    )
+
+
+def period_report(report_input: ReportInput, sampled: int) -> Report | UnreplayedReport:
+    """The period's report: its figures, or (when no ticket could be measured) why not."""
+    if not report_input.trials:
+        return nothing_measured(report_input, sampled)
+    return build_report(report_input)
+
+
+def write_period_report(report: Report | UnreplayedReport, folder: Path) -> dict[str, Path]:
+    """Write either kind of period report as report.html, .json and .md into ``folder``."""
+    if isinstance(report, UnreplayedReport):
+        return write_unreplayed_report(report, folder)
+    return write_report(report, folder)
+
+
 async def run_period(
     store: Store,
     project: str,
@@ -246,6 +289,7 @@ async def run_period(
     *,
     settings: ReplaySettings | None = None,
     domains: Mapping[str, Domain] | None = None,
+    adapters: Mapping[str, ScenarioAdapter] | None = None,
     alerts: AlertSetup | None = None,
     report_dir: Path | None = None,
     runtime: passhat.Passhat | None = None,
@@ -259,30 +303,58 @@ async def run_period(
     """Replay the period, evaluate the alert rules, build and write the report.
 
     An interrupted run is resumed and a finished one with the same settings reused (its trials kept) unless
-    ``fresh``. Every trial is traced through ``runtime``, by default straight into ``store`` as a sandbox
+    ``fresh``. ``adapters`` turn tickets of your own domains into scenarios (``domains`` holds their sandbox
+    Domains). Every trial is traced through ``runtime``, by default straight into ``store`` as a sandbox
     ticket of the run (`/api/tickets?source=sandbox&run=ID`), never counted as production traffic.
     Only the period's official run (see `passhat.collector.replay.official_run`) evaluates alerts
     and writes the report in ``report_dir/<period>``; an ``exploratory`` run (the reasons say why) writes its
     report in ``report_dir/<period>/runs/<run id>`` and leaves the period's figures, alerts and baselines alone.
+    A period none of whose tickets could be measured still gets a report saying why, and its run finishes;
+    a run whose report or alerts fail is marked ``failed`` with the error, never left ``running``.
     """
     settings = settings or ReplaySettings()
     own_runtime = store_runtime(store, project) if runtime is None else None
     try:
         outcome = await replay_period(
-            store, project, period, agent, domains=domains, settings=settings, runtime=runtime or own_runtime,
-            pool=pool, progress=progress, exploratory=exploratory, fresh=fresh, same_tickets_as=same_tickets_as,
+            store, project, period, agent, domains=domains, adapters=adapters, settings=settings,
+            runtime=runtime or own_runtime, pool=pool, progress=progress, exploratory=exploratory, fresh=fresh,
+            same_tickets_as=same_tickets_as,
         )  # fmt: skip
     finally:
         if own_runtime is not None:
             own_runtime.flush()
             own_runtime.shutdown()
     run = outcome.run
+    try:
+        result = _conclude(
+            store, project, period, run, outcome, domains, alerts, report_dir, resamples, same_tickets_as
+        )
+    except Exception as exc:
+        store.finish_replay_run(project, run.run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
+        raise
+    return result
+
+
+def _conclude(
+    store: Store,
+    project: str,
+    period: Period,
+    run: ReplayRun,
+    outcome: ReplayOutcome,
+    domains: Mapping[str, Domain] | None,
+    alerts: AlertSetup | None,
+    report_dir: Path | None,
+    resamples: int,
+    same_tickets_as: ReplayRun | None,
+) -> PeriodResult:
     if outcome.reused:
         current_official = official_run(store, project, period.name)
         is_official = current_official is not None and current_official.run_id == run.run_id
     else:
         is_official = not exploratory_reasons(run)
-    alert_outcome = evaluate_alerts(store, project, period, run, alerts) if is_official else None
+    not_replayable = [n.to_dict() for n in outcome.not_replayable]
+    # The report reads the unreplayable tickets from the run: give it the final list (with overlay failures).
+    run = replace(run, summary={**(run.summary or {}), "not_replayable_tickets": not_replayable})
     comparison = None
     if same_tickets_as is not None:
         base_trials = store.list_trials(project, same_tickets_as.run_id)
@@ -292,16 +364,26 @@ async def run_period(
         store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples,
         role="official" if is_official else "exploratory", comparison=comparison,
     )  # fmt: skip
-    report = build_report(report_input)
-    paths = write_report(report, report_folder(report_dir, period, run, official=is_official)) if report_dir else {}
+    alert_outcome: PeriodOutcome | None = None
+    if is_official and report_input.trials:
+        alert_outcome = evaluate_alerts(store, project, period, run, alerts)
+        report_input = replace(report_input, alerts=alerts_fired(store, project, period))
+    sampled = len(run.params.get("tickets", [])) or len(outcome.not_replayable)
+    report = period_report(report_input, sampled)
+    folder = report_folder(report_dir, period, run, official=is_official) if report_dir is not None else None
+    paths = write_period_report(report, folder) if folder is not None else {}
     summary: dict[str, Any] = {
-        "figures": {
-            key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted", "agent", "agent_version")
-        },
         "trials": len(outcome.trials),
         "not_replayable": len(report_input.not_replayable),
+        "not_replayable_tickets": not_replayable,
         "report": {name: str(path) for name, path in paths.items()},
     }
+    if isinstance(report, Report):
+        summary["figures"] = {
+            key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted", "agent", "agent_version")
+        }
+    else:
+        summary["nothing_measured"] = report.why
     summary = keep_promotion(run.summary, summary)
     # A reused run keeps its finishing time: that time is when it became official (see official_run).
     store.finish_replay_run(project, run.run_id, summary=summary, at=run.finished_at if outcome.reused else None)
@@ -340,5 +422,6 @@ def promote(
             store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period),
             resamples=resamples,
         )  # fmt: skip
-        paths = write_report(build_report(report_input), report_folder(report_dir, period, run, official=True))
+        report = period_report(report_input, len(run.params.get("tickets", [])))
+        paths = write_period_report(report, report_folder(report_dir, period, run, official=True))
     return run, alert_outcome, paths

@@ -76,7 +76,7 @@ class Scheduler:
     def run_once(self, period: Period) -> None:
         """Run the loop for one period now (replay, alerts, report)."""
         from passhat.collector.loop._cycle import run_period
-        from passhat.collector.loop._setup import agent_spec, alert_setup, domains_of
+        from passhat.collector.loop._setup import agent_spec, alert_setup, replay_targets
         from passhat.collector.replay import ReplaySettings
 
         config = self.config
@@ -87,6 +87,7 @@ class Scheduler:
             stop_early=config.replay.stop_early,
             min_trials=config.replay.min_trials,
         )
+        targets = replay_targets(config)
         asyncio.run(
             run_period(
                 self.store,
@@ -94,7 +95,8 @@ class Scheduler:
                 period,
                 agent_spec(config),
                 settings=settings,
-                domains=domains_of(config),
+                domains=targets.domains,
+                adapters=targets.adapters,
                 alerts=alert_setup(config),
                 report_dir=config.report_dir(),
             )

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from passhat.collector.alerts import channels_from_config, retry_from_config, rules_from_config
-from passhat.collector.config import PasshatConfig
+from passhat.collector.config import ObjectImportError, PasshatConfig, add_to_import_path, import_object
 from passhat.collector.loop._cycle import AlertSetup
-from passhat.collector.replay import AgentSpec
-from passhat.sandbox import Domain, FlawConfig, load_domain
+from passhat.collector.replay import AgentSpec, ScenarioAdapter
+from passhat.sandbox import Domain, DomainError, FlawConfig, load_domain
 from passhat.sandbox.agents import resolve_agent
 
 
 def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
     """The agent factory named by `agent.factory` (reference | anthropic | module:function)."""
     factory_name = override or config.agent.factory
+    add_to_import_path(config.base_dir)  # your factory may sit beside passhat.toml, like your domain
     # agent.options belong to the configured factory: another agent named on the command line does not get them.
     options = config.agent.options if factory_name == config.agent.factory else {}
     if factory_name == "anthropic" and options:
@@ -39,9 +41,57 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
     return AgentSpec(factory, label, config.agent.version or "", simulated=factory_name == "reference")
 
 
+@dataclass(frozen=True)
+class ReplayTargets:
+    """What the config's ``domains`` name: sandbox domains, and adapters for tickets of your own domains."""
+
+    domains: Mapping[str, Domain]
+    adapters: Mapping[str, ScenarioAdapter]
+
+
+def _is_adapter(found: object) -> bool:
+    return all(hasattr(found, name) for name in ("domain", "task_types", "scenario", "images"))
+
+
+def replay_targets(config: PasshatConfig) -> ReplayTargets:
+    """Load every ``domains`` entry: a shipped domain's name, or ``module:attribute`` naming a ``Domain``, a
+    ``ScenarioAdapter`` or a function returning one (imported from the config's folder or PYTHONPATH)."""
+    domains: dict[str, Domain] = {}
+    adapters: dict[str, ScenarioAdapter] = {}
+    for entry in config.domains:
+        if ":" not in entry:
+            domains[entry] = load_domain(entry)
+            continue
+        try:
+            found = import_object(entry, config.base_dir)
+        except ObjectImportError as exc:
+            raise DomainError(f"domains: {exc}") from None
+        if callable(found) and not isinstance(found, Domain) and not _is_adapter(found):
+            found = found()
+        if isinstance(found, Domain):
+            domains[found.name] = found
+        elif _is_adapter(found):
+            adapters[str(found.domain)] = found
+        else:
+            raise DomainError(
+                f"domains: {entry!r} is a {type(found).__name__}, not a passhat.sandbox.Domain or a ScenarioAdapter "
+                "(an object with domain, task_types(), scenario() and images())"
+            )
+    for name in adapters:
+        if name not in domains:
+            try:
+                domains[name] = load_domain(name)
+            except DomainError:
+                raise DomainError(
+                    f"domains: the adapter for {name!r} needs the sandbox Domain called {name!r} too: add its "
+                    "module:attribute (or its installed name) to domains"
+                ) from None
+    return ReplayTargets(domains, adapters)
+
+
 def domains_of(config: PasshatConfig) -> Mapping[str, Domain]:
-    """The configured sandbox domains, loaded."""
-    return {name: load_domain(name) for name in config.domains}
+    """The configured sandbox domains, loaded (shipped ones by name, your own by module:attribute)."""
+    return replay_targets(config).domains
 
 
 def alert_setup(config: PasshatConfig) -> AlertSetup:

@@ -8,6 +8,7 @@ from passhat.collector.replay._adapters import (
     adapters_for,
     prepare,
     production_attempt,
+    restore_redacted,
     row_images,
 )
 from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
@@ -77,6 +78,7 @@ __all__ = [
     "promote_run",
     "promoted_at",
     "replay_period",
+    "restore_redacted",
     "role_of",
     "row_images",
     "runs_for_period",

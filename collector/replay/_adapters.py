@@ -8,16 +8,24 @@ report rather than silently dropped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from passhat.collector.store import NotReplayable, StateWriteRow, TicketDetail, TicketRow
 from passhat.sandbox import Domain, RowImage, Scenario
 
+if TYPE_CHECKING:
+    from sqlalchemy import Table
+
 
 class NotReplayableError(Exception):
-    """This ticket cannot be replayed; the message says why and what would fix it."""
+    """This ticket cannot be replayed; the message says why, ``fix`` what would make it replayable."""
+
+    def __init__(self, reason: str, *, fix: str = "") -> None:
+        super().__init__(reason)
+        self.fix = fix
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ def row_images(detail: TicketDetail) -> list[RowImage]:
 
     A read gives the whole row; an update gives the columns it changed, as they were; a delete gives the row it
     removed; an insert means the row did not exist yet. Bulk writes carry no keys and cannot be restored.
+    A value the SDK blanked (``[REDACTED:...]``) is left out, so the sandbox keeps its seed's value for it.
     """
     events: list[StateWriteRow] = sorted(
         [*detail.state_reads, *detail.state_writes], key=lambda row: (row.time_ns, row.seq)
@@ -61,17 +70,20 @@ def row_images(detail: TicketDetail) -> list[RowImage]:
     for event in events:
         if not event.table or not event.key or event.op.startswith("bulk"):
             continue
-        if event.op == "read":
-            if event.before:
-                images.append(RowImage(event.table, event.key, event.before))
-        elif event.op == "insert":
+        if event.op == "insert":
             images.append(RowImage(event.table, event.key, None))
-        elif event.op == "delete":
-            if event.before:
-                images.append(RowImage(event.table, event.key, event.before))
-        elif event.before:
-            images.append(RowImage(event.table, event.key, event.before, partial=True))
+            continue
+        if not event.before:
+            continue
+        kept = {column: value for column, value in event.before.items() if not _blanked(value)}
+        whole = event.op in ("read", "delete") and len(kept) == len(event.before)
+        if kept:
+            images.append(RowImage(event.table, event.key, kept, partial=not whole))
     return images
+
+
+def _blanked(value: Any) -> bool:
+    return isinstance(value, str) and REDACTED in value
 
 
 RowLookup = Callable[[str, Mapping[str, Any]], Mapping[str, Any] | None]
@@ -80,32 +92,77 @@ RowLookup = Callable[[str, Mapping[str, Any]], Mapping[str, Any] | None]
 REDACTED = "[REDACTED"
 
 
-def restore_redacted(intent: Mapping[str, Any], domain: Domain, lookup: RowLookup | None) -> dict[str, Any]:
-    """The intent with values the SDK redacted before export (an email, a phone) restored from the seed.
+def _keys_in_intent(table: Table, intent: Mapping[str, Any], domain: Domain) -> list[Any]:
+    """Values of ``table``'s single-column primary key found in the intent, under any name.
 
-    The SDK never lets personal data leave the agent's process, so a ticket's intent may arrive with
-    ``[REDACTED:email]`` in place of the customer's email. The sandbox holds its own synthetic copy of every
-    record, so a redacted ``email`` next to a ``customer_id`` is read back from ``customers.email``: any table
-    whose single-column primary key is in the intent and which has a column named like the redacted key.
+    The key's own name counts (``customer_id`` on a ``customers`` table keyed by ``customer_id``), and so does
+    every column elsewhere that references it (``subscriptions.customer_id`` -> ``customers.id``), which is how
+    most schemas name a row's id in a ticket.
+    """
+    primary = list(table.primary_key.columns)
+    if len(primary) != 1:
+        return []
+    column = primary[0]
+    names = [column.name] if column.name != "id" or "id" in intent else []
+    for other in domain.metadata.tables.values():
+        for foreign in other.foreign_keys:
+            if foreign.column is column and foreign.parent.name not in names:
+                names.append(foreign.parent.name)
+    return [intent[name] for name in names if name in intent and not _blanked(intent[name])]
+
+
+def restore_redacted(intent: Mapping[str, Any], domain: Domain, lookup: RowLookup | None) -> dict[str, Any]:
+    """The intent with values the SDK blanked before export (an email, a phone) restored from the seed.
+
+    The SDK pseudonymises personal data by default, so a ticket's values usually arrive replayable as they are.
+    A team may choose blanking instead, so an intent can arrive with ``[REDACTED:email]``. The sandbox holds
+    its own synthetic copy of every record, so a blanked ``email`` next to a row's key (under the key's name
+    or the name of a column referencing it, e.g. ``customer_id`` for ``customers.id``) is read back from that
+    row's ``email`` column.
     """
     restored = dict(intent)
-    redacted = [key for key, value in intent.items() if isinstance(value, str) and REDACTED in value]
+    redacted = [key for key, value in intent.items() if _blanked(value)]
     for key in redacted:
         value = None
         for table in domain.metadata.tables.values():
-            primary = [column.name for column in table.primary_key.columns]
-            if len(primary) != 1 or primary[0] not in intent or key not in table.c or lookup is None:
+            if key not in table.c or lookup is None:
                 continue
-            row = lookup(table.name, {primary[0]: intent[primary[0]]})
-            if row is not None and row.get(key) is not None:
-                value = row[key]
+            primary = table.primary_key.columns.keys()
+            for candidate in _keys_in_intent(table, intent, domain):
+                row = lookup(table.name, {primary[0]: candidate})
+                if row is not None and row.get(key) is not None:
+                    value = row[key]
+                    break
+            if value is not None:
                 break
         if value is None:
             raise NotReplayableError(
-                f"the intent's {key!r} was redacted before export and the {domain.name} data cannot restore it"
+                f"the intent's {key!r} was blanked before export and no {domain.name} row named in the intent holds it",
+                fix="keep the SDK's default pseudonyms (redact_mode='pseudonym', nothing in redact_blank that a "
+                f"check needs), or put the id of the row holding {key!r} in the ticket's intent",
             )
         restored[key] = value
     return restored
+
+
+# The SDK's email pseudonym: 16 hex digits at the reserved example.com (docs/sdk.md, "Personal data").
+_EMAIL_PSEUDONYM = re.compile(r"[0-9a-f]{16}@example\.com")
+
+
+def _require_captured_pseudonyms(intent: Mapping[str, Any], images: Sequence[RowImage]) -> None:
+    """A pseudonymous email in the intent must be in a captured row: the sandbox's seed never holds one.
+
+    Without it every trial would fail its lookup and be blamed on the agent; the ticket is not replayable.
+    """
+    held = {value for image in images for value in (image.values or {}).values() if isinstance(value, str)}
+    for key, value in intent.items():
+        if isinstance(value, str) and _EMAIL_PSEUDONYM.fullmatch(value) and value not in held:
+            raise NotReplayableError(
+                f"the intent's {key!r} is a pseudonym that no row captured with the ticket holds, so the sandbox "
+                "cannot find that customer",
+                fix="capture the rows the agent reads (passhat.instrument_sqlalchemy(engine), or record_write "
+                f"before-images), or blank {key!r} in the SDK (redact_blank=[{key!r}]) so replay restores it",
+            )
 
 
 class DomainAdapter:
@@ -128,20 +185,27 @@ class DomainAdapter:
     def scenario(self, ticket: TicketRow, detail: TicketDetail) -> Scenario:
         task = self._domain.task_types.get(ticket.task_type)
         if task is None:
-            raise NotReplayableError(f"domain {self.domain!r} has no task type {ticket.task_type!r}")
+            raise NotReplayableError(
+                f"domain {self.domain!r} has no task type {ticket.task_type!r}",
+                fix=f"add a TaskType {ticket.task_type!r} to the domain, or name the ticket's task type as the "
+                "domain does",
+            )
         intent = ticket.intent
         if not intent:
             raise NotReplayableError(
-                "no intent was recorded: pass intent={...} to passhat.ticket(...) with what the check needs"
+                "no intent was recorded",
+                fix="pass intent={...} to passhat.ticket(...) (or t.set_intent) with what the check needs",
             )
         intent = restore_redacted(intent, self._domain, self._lookup)
+        _require_captured_pseudonyms(intent, row_images(detail))
         try:
             script = task.script(intent)
             task.check(intent)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             missing = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             raise NotReplayableError(
-                f"the recorded intent lacks what task type {ticket.task_type!r} needs ({missing!s})"
+                f"the recorded intent lacks what task type {ticket.task_type!r} needs ({missing!s})",
+                fix=f"add {missing!s} to the intent the agent records for {ticket.task_type!r} tickets",
             ) from None
         return Scenario(
             domain=self.domain,
@@ -161,12 +225,20 @@ def prepare(
 ) -> ReplayTicket | NotReplayable:
     """Pick the ticket's adapter (by its domain, else the one adapter owning its task type) and build its scenario."""
     if detail is None:
-        return NotReplayable(ticket.ticket_id, ticket.task_type, "the ticket's spans are no longer in the store")
+        return NotReplayable(
+            ticket.ticket_id,
+            ticket.task_type,
+            "the ticket's spans are no longer in the store",
+            "replay periods sooner, or keep spans longer (the store's retention)",
+        )
     adapter = adapters.get(ticket.domain) if ticket.domain else None
     if ticket.domain and adapter is None:
         known = ", ".join(sorted(adapters)) or "none"
         return NotReplayable(
-            ticket.ticket_id, ticket.task_type, f"domain {ticket.domain!r} is not configured for replay ({known})"
+            ticket.ticket_id,
+            ticket.task_type,
+            f"domain {ticket.domain!r} is not configured for replay (configured: {known})",
+            f"add {ticket.domain!r} (or module:attribute naming your Domain) to domains in passhat.toml",
         )
     if adapter is None:
         owners = [a for a in adapters.values() if ticket.task_type in a.task_types()]
@@ -176,13 +248,14 @@ def prepare(
                 ticket.ticket_id,
                 ticket.task_type,
                 f"the ticket names no domain (passhat.domain) and {why} task type {ticket.task_type!r}",
+                "pass domain='...' to passhat.ticket(...), or configure the domain that has this task type",
             )
         adapter = owners[0]
     try:
         scenario = adapter.scenario(ticket, detail)
         images = tuple(adapter.images(detail))
     except NotReplayableError as exc:
-        return NotReplayable(ticket.ticket_id, ticket.task_type, str(exc))
+        return NotReplayable(ticket.ticket_id, ticket.task_type, str(exc), exc.fix)
     return ReplayTicket(ticket.ticket_id, ticket.task_type, adapter.domain, scenario, images)
 
 

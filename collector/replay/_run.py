@@ -32,6 +32,7 @@ from passhat.sandbox import (
     AgentFactory,
     Curtailment,
     Domain,
+    DomainError,
     Outcome,
     RunConfig,
     Sandbox,
@@ -375,14 +376,15 @@ async def replay_period(
 
     try:
         if settings.stop_early:
-            await _replay_curtailed(ready, stored, settings, domains, active_pool, one)
+            await _replay_curtailed(ready, stored, settings, domains, active_pool, one, not_replayable)
         else:
             for item in ready:
                 attempts = [a for t, a in todo if t is item]
                 if not attempts:
                     continue
-                domain = domains.get(item.domain) or load_domain(item.domain)
-                sandbox: Sandbox = active_pool.for_ticket(domain, item.images)
+                sandbox = _sandbox_for(item, domains, active_pool, not_replayable)
+                if sandbox is None:
+                    continue
                 try:
                     await asyncio.gather(*(one(a, sandbox, item) for a in attempts))
                 finally:
@@ -403,6 +405,7 @@ async def _replay_curtailed(
     domains: Mapping[str, Domain],
     pool: SandboxPool,
     one: Callable[[int, Sandbox, ReplayTicket], Awaitable[TrialRow]],
+    not_replayable: list[NotReplayable],
 ) -> None:
     """Replay tickets under the curtailed design, ``parallel`` tickets at a time (each one's attempts in order)."""
     known: dict[str, dict[int, Outcome]] = {}
@@ -411,8 +414,9 @@ async def _replay_curtailed(
     curtailment = Curtailment(min_trials=settings.min_trials)
 
     async def ticket(item: ReplayTicket) -> None:
-        domain = domains.get(item.domain) or load_domain(item.domain)
-        sandbox = pool.for_ticket(domain, item.images)
+        sandbox = _sandbox_for(item, domains, pool, not_replayable)
+        if sandbox is None:
+            return
 
         async def attempt(a: int) -> Outcome:
             return _outcome(await one(a, sandbox, item))
@@ -425,6 +429,25 @@ async def _replay_curtailed(
     # Attempts after the first min_trials run one at a time, so tickets run side by side to keep the workers busy.
     for start in range(0, len(ready), settings.parallel):
         await asyncio.gather(*(ticket(item) for item in ready[start : start + settings.parallel]))
+
+
+def _sandbox_for(
+    item: ReplayTicket, domains: Mapping[str, Domain], pool: SandboxPool, not_replayable: list[NotReplayable]
+) -> Sandbox | None:
+    """The sandbox a ticket's trials start from, or None (and the ticket noted) when its rows do not fit."""
+    domain = domains.get(item.domain) or load_domain(item.domain)
+    try:
+        return pool.for_ticket(domain, item.images)
+    except DomainError as exc:  # the captured rows do not fit the sandbox's tables
+        not_replayable.append(
+            NotReplayable(
+                item.ticket_id,
+                item.task_type,
+                f"its captured rows cannot be laid over the {domain.name} sandbox: {exc}",
+                "make the sandbox domain's tables match the production schema the agent writes to",
+            )
+        )
+        return None
 
 
 def _outcome(row: TrialRow) -> Outcome:

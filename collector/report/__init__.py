@@ -15,6 +15,7 @@ from passhat.collector.report._input import (
 from passhat.collector.report._markdown import render_markdown
 from passhat.collector.report._model import Report
 from passhat.collector.report._schema import report_schema
+from passhat.collector.report._unreplayed import UnreplayedReport, reason_counts, write_unreplayed_report
 from passhat.collector.report._write import ReportWriteError, render_json, write_report
 from passhat.collector.store import NotReplayable
 
@@ -30,11 +31,14 @@ __all__ = [
     "ReportInputError",
     "ReportWriteError",
     "TrialResult",
+    "UnreplayedReport",
     "build_report",
     "period_days",
+    "reason_counts",
     "render_html",
     "render_json",
     "render_markdown",
     "report_schema",
     "write_report",
+    "write_unreplayed_report",
 ]

@@ -364,7 +364,9 @@ one side of zero.</p></section>"""
 
 def _not_replayable(report: Report) -> str:
     rows = "".join(
-        f"<tr><td>{_e(r.ticket_id)}</td><td>{_e(r.task_type)}</td><td>{_e(r.reason)}</td></tr>"
+        f"<tr><td>{_e(r.ticket_id)}</td><td>{_e(r.task_type)}</td><td>{_e(r.reason)}"
+        + (f"<br><small>fix: {_e(r.fix)}</small>" if r.fix else "")
+        + "</td></tr>"
         for r in report.not_replayable
     )
     body = (

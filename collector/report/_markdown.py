@@ -183,7 +183,8 @@ def render_markdown(report: Report) -> str:
     out += [f"## Not replayable ({len(report.not_replayable)})", ""]
     if report.not_replayable:
         out += _table(
-            ["ticket", "task type", "reason"], [[r.ticket_id, r.task_type, r.reason] for r in report.not_replayable]
+            ["ticket", "task type", "reason"],
+            [[r.ticket_id, r.task_type, r.reason + (f" ({r.fix})" if r.fix else "")] for r in report.not_replayable],
         )
     else:
         out += ["Every sampled ticket could be replayed.", ""]

@@ -13,16 +13,21 @@ from typing import Any
 
 @dataclass(frozen=True)
 class NotReplayable:
-    """A sampled ticket the sandbox could not rebuild (or whose trials say nothing about the agent), and why."""
+    """A sampled ticket the sandbox could not rebuild (or whose trials say nothing about the agent), why, and
+    what would fix it (``fix``, empty when there is nothing to say beyond the reason)."""
 
     ticket_id: str
     task_type: str
     reason: str
+    fix: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"ticket_id": self.ticket_id, "task_type": self.task_type, "reason": self.reason}
+        found = {"ticket_id": self.ticket_id, "task_type": self.task_type, "reason": self.reason}
+        return found | ({"fix": self.fix} if self.fix else {})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NotReplayable:
         """Read back what `to_dict` wrote (a replay run's ``params["not_replayable"]``)."""
-        return cls(str(data.get("ticket_id")), str(data.get("task_type")), str(data.get("reason")))
+        return cls(
+            str(data.get("ticket_id")), str(data.get("task_type")), str(data.get("reason")), str(data.get("fix") or "")
+        )

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from passhat import semconv
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
 from passhat.sandbox.domain import DomainError
 
@@ -44,18 +45,18 @@ async def _create(tracer: Tracer | None, role: str, client: AsyncAnthropic, mode
     if tracer is None:
         return await client.messages.create(model=model, **request)
     with tracer.start_as_current_span(f"chat {model}") as span:
-        span.set_attribute("gen_ai.operation.name", "chat")
-        span.set_attribute("passhat.participant", role)
-        span.set_attribute("gen_ai.provider.name", "anthropic")
-        span.set_attribute("gen_ai.request.model", model)
+        span.set_attribute(semconv.OPERATION_NAME, semconv.OP_CHAT)
+        span.set_attribute(semconv.PARTICIPANT, role)
+        span.set_attribute(semconv.PROVIDER_NAME, "anthropic")
+        span.set_attribute(semconv.REQUEST_MODEL, model)
         response = await client.messages.create(model=model, **request)
-        span.set_attribute("gen_ai.response.model", response.model)
-        span.set_attribute("gen_ai.usage.input_tokens", response.usage.input_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", response.usage.output_tokens)
-        span.set_attribute("gen_ai.response.finish_reasons", [str(response.stop_reason)])
+        span.set_attribute(semconv.RESPONSE_MODEL, response.model)
+        span.set_attribute(semconv.USAGE_INPUT_TOKENS, response.usage.input_tokens)
+        span.set_attribute(semconv.USAGE_OUTPUT_TOKENS, response.usage.output_tokens)
+        span.set_attribute(semconv.RESPONSE_FINISH_REASONS, [str(response.stop_reason)])
         ids = [block.id for block in response.content if getattr(block, "type", "") == "tool_use"]
         if ids:
-            span.set_attribute("passhat.chat.tool_call_ids", ids)
+            span.set_attribute(semconv.CHAT_TOOL_CALL_IDS, ids)
         return response
 
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from passhat import ToolKind, ToolOutcome, outcome_of
+from passhat import ToolCall, ToolKind, ToolOutcome, outcome_of
 from passhat.sandbox.domain import parse_error
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ class ToolTransportError(Exception):
     """The tool server could not be reached or failed: an infrastructure error, not the agent's."""
 
 
+_PLAIN_VALUES = (str, int, float, bool, type(None), list, tuple, dict)
+
 ToolHook = Callable[[str, dict[str, Any], ToolResult, str | None], Awaitable[None]]
 
 
@@ -84,7 +86,7 @@ class Toolbox:
 
     def __init__(
         self,
-        client: Client,
+        client: Client | None,
         *,
         lookup_tools: frozenset[str],
         write_tools: frozenset[str],
@@ -109,10 +111,14 @@ class Toolbox:
     @property
     def client(self) -> Client:
         """The connected MCP client (for agents that want the raw protocol, e.g. to list tools)."""
+        if self._client is None:
+            raise ToolTransportError("this domain serves no MCP tools (Domain.build_server is None): use tools.engine")
         return self._client
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """The server's tools as name, description and JSON-schema input (the shape LLM APIs take)."""
+        if self._client is None:
+            return []
         listed = await self._client.list_tools()
         return [
             {"name": tool.name, "description": tool.description or "", "input_schema": tool.input_schema}
@@ -129,7 +135,7 @@ class Toolbox:
         args = dict(arguments)
         kind = self.kind_of(name)
         try:
-            response = await self._client.call_tool(name, args)
+            response = await self.client.call_tool(name, args)
         except Exception as exc:  # the transport itself failed
             raise ToolTransportError(f"tool server failed on {name}: {exc}") from exc
         text = "".join(getattr(block, "text", "") for block in response.content)
@@ -158,6 +164,31 @@ class Toolbox:
         if self._on_call is not None:
             await self._on_call(name, args, result, call_id)
         return result
+
+    def record_own_call(self, call: ToolCall) -> None:
+        """Record a call of one of the agent's own ``@passhat.tool`` functions, by the rule MCP calls follow.
+
+        The tool's kind is the domain's (`lookup_tools` / `write_tools`), else what the decorator says.
+        """
+        from passhat.checks import ToolCallRecord
+
+        kind = self.kind_of(call.name) or call.kind
+        failed = call.error_type is not None
+        result = ToolResult(call.name, not failed, call.result, "", call.error_type, call.error_message, kind)
+        if failed:
+            self.errors += 1
+        # Arguments such as the agent's database session say nothing about the call: only plain values are kept.
+        plain = {key: value for key, value in call.arguments.items() if isinstance(value, _PLAIN_VALUES)}
+        self.calls.append(
+            ToolCallRecord(
+                name=call.name,
+                arguments=plain,
+                outcome=result.outcome,
+                error_type=call.error_type,
+                error_message=call.error_message,
+                is_write=kind == "write",
+            )
+        )
 
 
 @dataclass(frozen=True)

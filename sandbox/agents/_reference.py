@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.sandbox.agents._conversation import Message, Toolbox, ToolResult, TrialContext
-from passhat.sandbox.domain import FAILURE_MODES, DomainError
+from passhat.sandbox.domain import FAILURE_MODES, DomainError, ReferencePlan
 
 DEFAULT_RATES: Mapping[str, float] = {
     "skip_precondition": 0.03,
@@ -217,9 +217,14 @@ class ReferenceAgent:
 
     def __init__(self, context: TrialContext, flaws: FlawConfig | None = None) -> None:
         task = context.domain.task_type(context.scenario.task_type)
+        if task.reference is None:
+            raise DomainError(
+                f"task type {context.domain.name}/{task.name} has no reference plan, so the ReferenceAgent cannot "
+                "run it: give TaskType(reference=...) or replay your own agent (agent.factory = module:function)"
+            )
         self.flaws = flaws or FlawConfig.off()
         self.flaw = self.flaws.choose(task.name, task.failure_modes, context.scenario.scenario_id, context.attempt)
-        self._plan = task.reference
+        self._plan: ReferencePlan = task.reference
         self._outbox: asyncio.Queue[Message | BaseException] = asyncio.Queue()
         self._run = ReferenceRun(context, self.flaw, self._outbox)
         self._task: asyncio.Task[None] | None = None

@@ -98,12 +98,15 @@ class TaskType:
     candidates: Callable[[Connection], list[dict[str, Any]]]
     script: Callable[[Mapping[str, Any]], CustomerScript]
     check: Callable[[Mapping[str, Any]], Check]
-    reference: ReferencePlan
-    failure_modes: frozenset[str]
+    reference: ReferencePlan | None = None
+    """The ReferenceAgent's procedure: needed only to run this task type with the offline ReferenceAgent."""
+    failure_modes: frozenset[str] = frozenset()
+    """The modes the ReferenceAgent may inject here (see `FAILURE_MODES`); only used with the ReferenceAgent."""
     write_tables: frozenset[str] = frozenset()
-    needs_initial: bool = False
-    """Whether the check reads `CheckContext.initial` (the starting snapshot); a check whose expected values
-    were computed at scenario generation does not, and grades faster without it."""
+    needs_initial: bool = True
+    """Whether checks get `CheckContext.initial` (the starting snapshot): on by default, since primitives such
+    as `updated` and `no_other_writes` use it to tell the right row from a sibling. A task type whose checks
+    carry every expected value (computed at scenario generation) may turn it off to grade a little faster."""
 
     def scenarios(self, domain: str, connection: Connection, count: int, *, seed: int = 0) -> list[Scenario]:
         """Draw `count` distinct scenarios (fewer if the data has fewer), reproducibly from `seed`."""
@@ -130,18 +133,20 @@ class Domain:
     """A sandbox backend: tables, a seed generator, an MCP tool server factory, a policy and task types.
 
     `build_server(engine)` returns a fresh `MCPServer` whose tools act on that one trial's database and
-    keep their session state (who was identified) per server. `lookup_tools` / `write_tools` classify the
-    tools so a trial record can tell an empty lookup from a rejected write.
+    keep their session state (who was identified) per server; a domain whose agents use the database directly
+    leaves it out. `lookup_tools` / `write_tools` classify the tools (MCP ones or the agent's own
+    `@passhat.tool` functions) so a trial record can tell an empty lookup from a rejected write.
     """
 
     name: str
     description: str
     metadata: MetaData
     seed: Callable[[Connection, int, str], None]
-    build_server: Callable[[Engine], MCPServer]
     task_types: Mapping[str, TaskType]
-    lookup_tools: frozenset[str]
-    write_tools: frozenset[str]
+    build_server: Callable[[Engine], MCPServer] | None = None
+    """None for a backend without MCP tools: its agents use the trial's database (`Toolbox.engine`) directly."""
+    lookup_tools: frozenset[str] = frozenset()
+    write_tools: frozenset[str] = frozenset()
     policy_resource: tuple[str, str] | None = None
     policy_text: str = ""
     sizes: tuple[str, ...] = ("small", "default")

@@ -6,19 +6,19 @@ import shutil
 import sqlite3
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Engine, MetaData, StaticPool, create_engine, event
 
+from passhat.checks import Snapshot, StartingState, StateDiff, install_change_log
 from passhat.sandbox.domain import Domain, DomainError, Scenario, load_domain
-from passhat.sandbox.trial._grading import TOUCHED, RowidMap, install_touch_log, rowid_map, trial_diff
 from passhat.sandbox.trial._overlay import RowImage, apply_overlay
 
-if TYPE_CHECKING:
-    from passhat.checks import Snapshot, StateDiff
+RowidMap = Mapping[str, Mapping[int, tuple[Any, ...]]]
+"""Per table: rowid -> primary-key values of the starting state (`StartingState.rowids`)."""
 
 
 def sqlite_engine(path: Path | str) -> Engine:
@@ -51,11 +51,12 @@ class TrialDatabase:
 
     def diff(self, initial: Snapshot, metadata: MetaData, starting: RowidMap) -> StateDiff:
         """The trial's row changes relative to the starting snapshot (`starting`: its rowid map)."""
+        start = StartingState(initial, starting, metadata.tables)
         if self.raw is not None:
-            return trial_diff(self.raw, self.engine, initial, metadata, starting)
+            return start.diff(self.raw)
         connection = sqlite3.connect(str(self.path))
         try:
-            return trial_diff(connection, self.engine, initial, metadata, starting)
+            return start.diff(connection)
         finally:
             connection.close()
 
@@ -72,7 +73,8 @@ class Sandbox:
     """A domain with its template database built once; hands out isolated per-trial copies.
 
     In-memory copies (SQLite backup API) serve in-process tool servers; file copies serve tool servers in
-    another process (stdio). The starting state's snapshot is taken once and shared by every trial's grading.
+    another process (stdio). The change log is installed once on the template (`install_change_log`), so every
+    copy inherits it, and the starting state's snapshot is taken once and shared by every trial's grading.
     """
 
     def __init__(
@@ -94,12 +96,12 @@ class Sandbox:
         if not self.template_path.exists():
             build_database(self.domain, self.template_path, seed=seed, size=size)
         self.template = sqlite_engine(self.template_path)
+        self.start = install_change_log(self.template, metadata=self.domain.metadata)
+        self.rowids = self.start.rowids
         self._master = sqlite3.connect(":memory:", check_same_thread=False)
         source = sqlite3.connect(self.template_path)
         try:
-            install_touch_log(source, self.domain.metadata)
             source.backup(self._master)
-            self.rowids = rowid_map(source, self.domain.metadata)
         finally:
             source.close()
         # Statements compile once for all trials, not once per trial engine.
@@ -108,16 +110,11 @@ class Sandbox:
         with prototype.connect():
             pass  # the first connection initialises the dialect
         self._dialect, self._memory_url = prototype.dialect, prototype.url
-        self._initial: Snapshot | None = None
 
     @property
     def initial(self) -> Snapshot:
         """The starting state (every row of every table), taken once."""
-        if self._initial is None:
-            from passhat.checks import take_snapshot
-
-            self._initial = take_snapshot(self.template, metadata=self.domain.metadata)
-        return self._initial
+        return self.start.snapshot
 
     def scenarios(self, task_type: str | None = None, count: int = 20, *, seed: int = 0) -> list[Scenario]:
         """`count` scenarios of one task type, or of every task type when `task_type` is None."""
@@ -140,9 +137,8 @@ class Sandbox:
         shutil.copyfile(self.template_path, path)
         connection = sqlite3.connect(path)
         try:
+            # The overlay's writes are logged; installing the change log on the new template starts it afresh.
             apply_overlay(connection, self.domain.metadata, images)
-            with connection:  # the template's touch log must start empty for every trial
-                connection.execute(f"DELETE FROM {TOUCHED}")
         except BaseException:
             connection.close()
             path.unlink(missing_ok=True)

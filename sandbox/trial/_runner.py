@@ -221,9 +221,12 @@ async def run_trial(
                         on_call=trace.tool_called,
                         engine=database.engine,
                     )
-                    messages, reason, simulator_error, infra_error = await _converse(
-                        agent, customer, tools, config, trace
-                    )
+                    # An agent that uses its backend directly calls its own @passhat.tool functions: those
+                    # calls join the record in call order, by the same outcome rule as MCP calls.
+                    with passhat.collect_tool_calls(on_call=tools.record_own_call):
+                        messages, reason, simulator_error, infra_error = await _converse(
+                            agent, customer, tools, config, trace
+                        )
                     calls = tools.calls
         except TimeoutError:
             reason = "timeout"
@@ -321,7 +324,10 @@ def _local_runtime() -> passhat.Passhat:
     if _runtime is None:
         from opentelemetry.sdk.trace import TracerProvider
 
-        _runtime = passhat.configure(tracer_provider=TracerProvider(), source="sandbox", make_global=False)
+        # Nothing leaves this provider (it has no exporter), so there is no personal data to replace.
+        _runtime = passhat.configure(
+            tracer_provider=TracerProvider(), source="sandbox", redact=False, make_global=False
+        )
     return _runtime
 
 

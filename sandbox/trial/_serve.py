@@ -31,6 +31,8 @@ TRANSPORTS: tuple[str, ...] = ("memory", "stdio", "http")
 
 def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "default") -> MCPServer:
     """A tool server on the SQLite file `database`, building and seeding it first if it does not exist."""
+    if domain.build_server is None:
+        raise DomainError(f"domain {domain.name!r} serves no MCP tools (its Domain has no build_server)")
     if not database.exists():
         build_database(domain, database, seed=seed, size=size)
     return domain.build_server(sqlite_engine(database))
@@ -123,9 +125,14 @@ async def _http_server(server: MCPServer, token: str) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def connect(domain: Domain, database: TrialDatabase, transport: Transport) -> AsyncIterator[Client]:
-    """A connected MCP client to a fresh tool server for one trial's database, over `transport`."""
-    if transport == "memory":
+async def connect(domain: Domain, database: TrialDatabase, transport: Transport) -> AsyncIterator[Client | None]:
+    """A connected MCP client to a fresh tool server for one trial's database, over `transport`.
+
+    None for a domain without MCP tools (its agents use the trial's database directly).
+    """
+    if domain.build_server is None:
+        yield None
+    elif transport == "memory":
         async with Client(domain.build_server(database.engine), read_timeout_seconds=60) as client:
             yield client
     elif transport == "stdio":

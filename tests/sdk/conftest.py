@@ -34,6 +34,8 @@ def live(receiver: OtlpReceiver) -> Iterator[passhat.Passhat]:
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     for setting in passhat.CONFIG_SETTINGS:
         monkeypatch.delenv(setting.env, raising=False)
+    # The default key file lives in the home folder: tests use one of their own instead.
+    monkeypatch.setenv("PASSHAT_PSEUDONYM_KEY_FILE", str(tmp_path_factory.getbasetemp() / "pseudonym.key"))

@@ -120,7 +120,12 @@ async def test_over_stdio_the_server_process_continues_the_callers_trace(
     params = StdioServerParameters(
         command=sys.executable,
         args=[str(SERVER_SCRIPT)],
-        env={"PASSHAT_ENDPOINT": receiver.url, "PASSHAT_CAPTURE_CONTENT": "true", "PATH": os.environ["PATH"]},
+        env={
+            "PASSHAT_ENDPOINT": receiver.url,
+            "PASSHAT_CAPTURE_CONTENT": "true",
+            "PATH": os.environ["PATH"],
+            "PASSHAT_PSEUDONYM_KEY_FILE": os.environ["PASSHAT_PSEUDONYM_KEY_FILE"],
+        },
     )
     async with passhat.ticket("T-3", task_type="refund") as t, Client(params) as client:
         result = await client.call_tool("find_order", {"order_id": "O-1"})

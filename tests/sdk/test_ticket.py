@@ -48,13 +48,15 @@ async def test_ticket_works_as_an_async_context_manager(passhat_capture: Capture
     assert passhat_capture.one("invoke_agent").attributes["passhat.task_type"] == "exchange"  # type: ignore[index]
 
 
-def test_messages_are_events_with_redacted_content(passhat_capture: Capture) -> None:
+def test_messages_are_events_with_pseudonymised_content(passhat_capture: Capture) -> None:
     with passhat.ticket("T-3", task_type="refund") as t:
         t.customer_says("I am jane.doe@example.com, refund order O-7")
         t.agent_says("Done.")
     span = passhat_capture.one("invoke_agent")
+    pseudonym = passhat.current().redactor.text("jane.doe@example.com")
+    assert pseudonym != "jane.doe@example.com"
     assert [(e.name, dict(e.attributes or {})) for e in span.events] == [
-        ("passhat.customer_message", {"passhat.message.content": "I am [REDACTED:email], refund order O-7"}),
+        ("passhat.customer_message", {"passhat.message.content": f"I am {pseudonym}, refund order O-7"}),
         ("passhat.agent_message", {"passhat.message.content": "Done."}),
     ]
 

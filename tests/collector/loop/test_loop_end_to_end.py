@@ -51,9 +51,12 @@ def _send_week(store: Store, url: str, key: str, period: Period, count: int) -> 
         names = ["cancel_pending_order", "return_delivered_items", "order_status_inquiry"]
         scenarios = {name: base.scenarios(name, 10) for name in names}
         arrivals = plan_arrivals(TrafficPlan(period, count, {name: 1.0 for name in names}), scenarios)
+        # The simulated agent records its writes, not the rows it reads, so it blanks (as the demo does) and
+        # the replay restores the values from the seed; pseudonyms would match no sandbox row.
         runtime = passhat.configure(
-            make_global=False, endpoint=url, api_key=key, source="production", clock=simulated_clock
-        )
+            make_global=False, endpoint=url, api_key=key, source="production", clock=simulated_clock,
+            redact_mode="blank",
+        )  # fmt: skip
         import asyncio
 
         asyncio.run(serve_traffic(base, arrivals, ReferenceAgent.factory(FlawConfig.from_mixture(MIXTURE)), runtime))
