@@ -189,7 +189,8 @@ def store_runtime(store: Store, project: str) -> passhat.Passhat:
 
     exporter = StoreSpanExporter(store, project)
     return passhat.configure(
-        make_global=False, source="sandbox", service_name="passhat replay", send=False,
+        # A trial's trace holds sandbox data only: blanking (not pseudonyms) keeps a replay from minting a key.
+        make_global=False, source="sandbox", service_name="passhat replay", send=False, redact_mode="blank",
         span_processors=[BatchSpanProcessor(exporter, max_queue_size=100_000, schedule_delay_millis=500)],
     )  # fmt: skip
 

@@ -65,7 +65,8 @@ def _production_week(url: str, week: Any, count: int) -> None:
         scenarios = {name: base.scenarios(name, 10) for name in TASK_TYPES}
         arrivals = plan_arrivals(TrafficPlan(week, count, {name: 1.0 for name in TASK_TYPES}), scenarios)
         runtime = passhat.configure(
-            make_global=False, source="production", clock=simulated_clock, send=False,
+            # The simulated agent records its writes, not the rows it reads: it blanks, as the demo does.
+            make_global=False, source="production", clock=simulated_clock, send=False, redact_mode="blank",
             span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop"))],
         )  # fmt: skip
         asyncio.run(serve_traffic(base, arrivals, ReferenceAgent.factory(FlawConfig.default()), runtime))
