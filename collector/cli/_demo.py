@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from passhat.collector.cli._console import console, fail, pct
+
+if TYPE_CHECKING:
+    from passhat.collector.demo import DemoOutcome
 
 
 def demo(
@@ -20,6 +25,9 @@ def demo(
     tickets_per_week: Annotated[int, typer.Option(min=10, help="Production tickets per simulated week.")] = 2000,
     k: Annotated[int, typer.Option("--k", min=1, help="Trials per sampled ticket.")] = 20,
     tickets_per_task_type: Annotated[int, typer.Option(min=1, help="Tickets sampled per task type.")] = 8,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the collector running at the end, to browse its web UI (Ctrl-C stops).")
+    ] = False,
 ) -> None:
     """Run the whole loop offline: simulated production traffic, replay with k trials, reports, an alert."""
     from passhat.collector.demo import DemoSettings, DemoSteps, run_demo_sync
@@ -50,7 +58,43 @@ def demo(
             def note(self, text: str) -> None:
                 progress.console.print(text)
 
-        outcome = run_demo_sync(out, settings, Steps())
+        kept: list[str] = []
+
+        def browse(so_far: DemoOutcome, ui_url: str, key: str) -> None:
+            progress.stop()
+            _print_summary(so_far, k, out)
+            console.print(f"[bold]Web UI:[/] {ui_url}  (project [bold]demo[/], key below; Ctrl-C stops the collector)")
+            console.print(key, markup=False, highlight=False)
+            kept.append(ui_url)
+            _wait_for_a_stop_signal()
+            console.print("collector stopped")
+
+        outcome = run_demo_sync(out, settings, Steps(), keep=browse if keep else None)
+    if kept:
+        return
+    _print_summary(outcome, k, out)
+    console.print("The collector has stopped; run [bold]passhat demo --keep[/] to browse the results in its web UI.")
+
+
+def _wait_for_a_stop_signal() -> None:
+    """Block until Ctrl-C or SIGTERM. Both are set here: a process started in the background (a CI job, a
+    service manager) can inherit SIGINT ignored, and would otherwise never stop but by SIGKILL."""
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _print_summary(outcome: DemoOutcome, k: int, out: Path) -> None:
     table = Table(title="Two simulated weeks (figures from a simulated agent)")
     for column in ("week", "tickets", "sampled", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} (traffic)", "alerts"):
         table.add_column(column, justify="left" if column in ("week", "alerts") else "right")

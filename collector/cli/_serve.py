@@ -82,10 +82,12 @@ def serve(
         typer.Option("--config", help="passhat.toml: also run the scheduler (replays, report, alerts)."),
     ] = None,
 ) -> None:
-    """Run the collector: OTLP/HTTP on /v1/traces and the query API on /api; with --config, the scheduler too."""
+    """Run the collector: OTLP/HTTP on /v1/traces, the query API on /api, the web UI on /ui/; with --config, the
+    scheduler too."""
     import uvicorn
 
     from passhat.collector.ingest import create_app
+    from passhat.collector.ui import ui_router
 
     settings = _settings(data_dir, store_url).model_copy(
         update={"max_body_bytes": max(int(max_body_mb * 1024 * 1024), 1024)}
@@ -100,6 +102,7 @@ def serve(
     store = _open(data_dir, settings.store_url)  # migrates once, before any worker starts
     tune_gc()
     typer.echo(f"passhat collector on http://{host}:{port} (store {settings.resolved_store_url()})", err=True)
+    typer.echo(f"web UI on http://{host}:{port}/ui/ (sign in with a project key)", err=True)
     scheduler = None
     if config is not None and config.schedule.enabled:
         from passhat.collector.loop import Scheduler, period_due
@@ -127,7 +130,8 @@ def serve(
             scheduler.stop()
         return
     try:
-        uvicorn.run(create_app(settings, store=store), host=host, port=port, log_level=log_level, access_log=False)
+        app = create_app(settings, store=store, routers=[ui_router()])
+        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
     finally:
         if scheduler is not None:
             scheduler.stop()
@@ -140,8 +144,9 @@ _SETTINGS_ENV = "PASSHAT_COLLECTOR_SETTINGS_JSON"
 def app_from_environment() -> FastAPI:
     """The app of one `serve --workers N` worker process, from the settings the parent passed on."""
     from passhat.collector.ingest import create_app
+    from passhat.collector.ui import ui_router
 
-    app = create_app(CollectorSettings.model_validate_json(os.environ[_SETTINGS_ENV]))
+    app = create_app(CollectorSettings.model_validate_json(os.environ[_SETTINGS_ENV]), routers=[ui_router()])
     tune_gc()
     return app
 

@@ -1,6 +1,14 @@
 """The offline end-to-end demo: simulated production traffic, replay, report and an alert."""
 
-from passhat.collector.demo._demo import DemoOutcome, DemoSettings, DemoSteps, demo_summary, run_demo, run_demo_sync
+from passhat.collector.demo._demo import (
+    DemoOutcome,
+    DemoSettings,
+    DemoSteps,
+    KeepRunning,
+    demo_summary,
+    run_demo,
+    run_demo_sync,
+)
 from passhat.collector.demo._traffic import Arrival, TrafficPlan, plan_arrivals, serve_traffic, skewed_weights
 
 __all__ = [
@@ -8,6 +16,7 @@ __all__ = [
     "DemoOutcome",
     "DemoSettings",
     "DemoSteps",
+    "KeepRunning",
     "TrafficPlan",
     "demo_summary",
     "plan_arrivals",

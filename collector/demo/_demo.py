@@ -101,8 +101,16 @@ def _wait_for_tickets(store: Store, period: Period, expected: int, timeout: floa
         time.sleep(0.2)
 
 
-async def run_demo(out: Path, settings: DemoSettings | None = None, steps: DemoSteps | None = None) -> DemoOutcome:
-    """Run the whole loop for two weeks into ``out`` (a fresh SQLite store under ``out/data``)."""
+#: Called at the end of the demo while its collector still runs: (the outcome, the web UI's URL, the project key).
+KeepRunning = Callable[[DemoOutcome, str, str], None]
+
+
+async def run_demo(
+    out: Path, settings: DemoSettings | None = None, steps: DemoSteps | None = None, *, keep: KeepRunning | None = None
+) -> DemoOutcome:
+    """Run the whole loop for two weeks into ``out`` (a fresh SQLite store under ``out/data``).
+
+    With ``keep``, the collector stays up until ``keep`` returns, so its web UI can be browsed."""
     settings = settings or DemoSettings()
     steps = steps or DemoSteps()
     started = time.monotonic()
@@ -129,7 +137,7 @@ async def run_demo(out: Path, settings: DemoSettings | None = None, steps: DemoS
     outcomes: list[WeekOutcome] = []
     try:
         with WebhookReceiver() as hook, collector_process(store_url, out / "collector.log") as url:
-            steps.note(f"collector on {url}, SQLite store at {data / 'passhat.sqlite'}")
+            steps.note(f"collector on {url} (web UI {url}/ui/), SQLite store at {data / 'passhat.sqlite'}")
             # The simulated agent records its writes but not the rows it reads (it works through MCP tools on
             # SQL Core), so a pseudonym in its intent would match no sandbox row: it blanks instead, and the
             # replay restores those values from the seed. One key per run, so the demo leaves no key file behind.
@@ -191,6 +199,10 @@ async def run_demo(out: Path, settings: DemoSettings | None = None, steps: DemoS
             production.shutdown()
             sandbox_traces.shutdown()
             received = list(hook.received)
+            if keep is not None:
+                so_far = DemoOutcome(outcomes, received, mixture, store_url, time.monotonic() - started)
+                # On this thread, not a worker: Ctrl-C must reach `keep` (nothing else runs on the loop now).
+                keep(so_far, f"{url}/ui/", key)
     finally:
         pool.close()
         store.close()
@@ -225,6 +237,8 @@ def demo_summary(outcome: DemoOutcome) -> dict[str, Any]:
     }
 
 
-def run_demo_sync(out: Path, settings: DemoSettings | None = None, steps: DemoSteps | None = None) -> DemoOutcome:
+def run_demo_sync(
+    out: Path, settings: DemoSettings | None = None, steps: DemoSteps | None = None, *, keep: KeepRunning | None = None
+) -> DemoOutcome:
     """`run_demo` for callers without an event loop."""
-    return asyncio.run(run_demo(out, settings, steps))
+    return asyncio.run(run_demo(out, settings, steps, keep=keep))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from passhat import __version__
 from passhat.collector.ingest import _routes_ingest, _routes_ops, _routes_query
@@ -39,8 +39,13 @@ def _decoder(settings: CollectorSettings) -> Decoder:
     return decode
 
 
-def create_app(settings: CollectorSettings | None = None, *, store: Store | None = None) -> FastAPI:
-    """Build the collector app. Without `store`, the app opens (and closes) the one `settings` names."""
+def create_app(
+    settings: CollectorSettings | None = None, *, store: Store | None = None, routers: Sequence[APIRouter] = ()
+) -> FastAPI:
+    """Build the collector app. Without `store`, the app opens (and closes) the one `settings` names.
+
+    `routers` are mounted as they are (the web UI's, from a higher layer: ingest does not import it); they find
+    the store at `request.app.state.passhat_store`."""
     settings = settings or CollectorSettings()
     # Made once per app, not per lifespan: the counters of an app run twice keep counting.
     metrics = CollectorMetrics()
@@ -56,6 +61,7 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
             max_commit_spans=settings.max_commit_spans,
         )
         app.state.passhat = AppState(settings, active, writer, metrics)
+        app.state.passhat_store = active  # for `routers`, which cannot know AppState
         try:
             yield
         finally:
@@ -73,4 +79,6 @@ def create_app(settings: CollectorSettings | None = None, *, store: Store | None
     app.include_router(_routes_ingest.router)
     app.include_router(_routes_query.router)
     app.include_router(_routes_ops.router)
+    for router in routers:
+        app.include_router(router)
     return app

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import secrets
 
 from passhat.collector.store import ApiKey, Store
+from passhat.collector.store import hash_api_key as hash_api_key  # re-exported: ingest code and tests use it from here
 
 KEY_PREFIX = "phk_"
 
@@ -14,11 +14,6 @@ KEY_PREFIX = "phk_"
 def key_prefix(key: str) -> str:
     """The public prefix of a key (`phk_` and 8 hex digits): how listings and revocation name it."""
     return key[: len(KEY_PREFIX) + 8]
-
-
-def hash_api_key(key: str) -> str:
-    """The stored form of a key. Keys carry 192 random bits, so a plain sha256 cannot be brute-forced."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 def create_api_key(store: Store, project: str, *, label: str | None = None) -> tuple[str, ApiKey]:

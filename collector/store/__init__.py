@@ -1,6 +1,7 @@
 """Stores for the collector: the `Store` interface, `SqlStore`, and `open_store(url)`."""
 
 from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._key_hash import hash_api_key
 from passhat.collector.store._not_replayable import NotReplayable
 from passhat.collector.store._open import default_store_url, open_store
 from passhat.collector.store._period import Period, parse_period, week_of
@@ -49,6 +50,7 @@ __all__ = [
     "TrialRow",
     "WriteResult",
     "default_store_url",
+    "hash_api_key",
     "open_store",
     "parse_period",
     "week_of",

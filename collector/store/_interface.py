@@ -29,6 +29,7 @@ from passhat.collector.store._rows import (
     RunStatus,
     Source,
     SpanBatch,
+    StatusCode,
     TicketDetail,
     TicketRow,
     TrafficDay,
@@ -189,3 +190,28 @@ class Store(abc.ABC):
         self, project: str, *, since: dt.datetime | None = None, rule: str | None = None, limit: int = 100
     ) -> list[AlertEvent]:
         """Alert events, newest first."""
+
+    # --- queries of the web UI (passhat.collector.ui) ---------------------------------------------------
+    @abc.abstractmethod
+    def search_tickets(
+        self,
+        project: str,
+        *,
+        ticket_id_prefix: str | None = None,
+        task_type: str | None = None,
+        source: Source | None = None,
+        status: StatusCode | None = None,
+        outcome: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        """Ticket attempts matching every filter given, newest first (as `list_tickets`).
+
+        `ticket_id_prefix` keeps tickets whose id starts with it (taken literally: `%` and `_` are not
+        wildcards); `status` is the root span's status, `outcome` the ticket's `passhat.ticket.outcome`."""
+
+    @abc.abstractmethod
+    def list_ticket_trials(self, project: str, ticket_id: str) -> list[TrialRow]:
+        """Every sandbox trial replaying this ticket, in any run, by start time, then run id and attempt."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import uvicorn
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from passhat.collector.ingest._app import create_app
 from passhat.collector.ingest._settings import CollectorSettings
@@ -28,10 +28,15 @@ class RunningCollector:
 
 @contextmanager
 def running_collector(
-    store: Store, settings: CollectorSettings | None = None, *, host: str = "127.0.0.1", port: int = 0
+    store: Store,
+    settings: CollectorSettings | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    routers: Sequence[APIRouter] = (),
 ) -> Iterator[RunningCollector]:
     """Serve the collector app on a free local port (or ``port``) in a background thread until the block ends."""
-    app = create_app(settings or CollectorSettings(), store=store)
+    app = create_app(settings or CollectorSettings(), store=store, routers=routers)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))

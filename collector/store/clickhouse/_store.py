@@ -22,6 +22,7 @@ from passhat.collector.store._rows import (
     RunStatus,
     Source,
     SpanBatch,
+    StatusCode,
     TicketDetail,
     TicketRow,
     TrafficDay,
@@ -36,6 +37,7 @@ from passhat.collector.store.clickhouse._rows import (
     API_KEY_SELECT,
     RUN_COLUMNS,
     RUN_SELECT,
+    TICKET_COLUMNS,
     TRIAL_COLUMNS,
     TRIAL_SELECT,
     alert_from_row,
@@ -44,6 +46,7 @@ from passhat.collector.store.clickhouse._rows import (
     api_key_values,
     run_from_row,
     run_values,
+    ticket_from_row,
     to_utc,
     trial_from_row,
     trial_values,
@@ -370,6 +373,53 @@ class ClickHouseStore(Store):
             params,
         )
         return [alert_from_row(r) for r in rows]
+
+    # --- queries of the web UI ---------------------------------------------------------------------
+    def search_tickets(
+        self,
+        project: str,
+        *,
+        ticket_id_prefix: str | None = None,
+        task_type: str | None = None,
+        source: Source | None = None,
+        status: StatusCode | None = None,
+        outcome: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        where = ["project = %(p)s", "sign = 1"]
+        params: dict[str, Any] = {"p": project, "limit": max(0, limit), "offset": max(0, offset)}
+        if ticket_id_prefix:
+            where.append("startsWith(ticket_id, %(prefix)s)")
+            params["prefix"] = ticket_id_prefix
+        for column, op, value in (
+            ("task_type", "=", task_type),
+            ("source", "=", source),
+            ("status", "=", status),
+            ("outcome", "=", outcome),
+            ("start_time_ns", ">=", since_ns),
+            ("start_time_ns", "<", until_ns),
+        ):
+            if value is not None:
+                name = f"v{len(params)}"
+                where.append(f"{column} {op} %({name})s")
+                params[name] = value
+        rows = self._conn.query(
+            f"SELECT {', '.join(TICKET_COLUMNS)} FROM {self._db}.tickets FINAL WHERE {' AND '.join(where)}"
+            " ORDER BY start_time_ns DESC, ticket_id DESC, trace_id DESC LIMIT %(limit)s OFFSET %(offset)s",
+            params,
+        )
+        return [ticket_from_row(r) for r in rows]
+
+    def list_ticket_trials(self, project: str, ticket_id: str) -> list[TrialRow]:
+        rows = self._conn.query(
+            f"SELECT {TRIAL_SELECT} FROM {self._db}.trials FINAL WHERE project = %(p)s AND ticket_id = %(t)s"
+            " ORDER BY started_at, run_id, attempt",
+            {"p": project, "t": ticket_id},
+        )
+        return [trial_from_row(r) for r in rows]
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

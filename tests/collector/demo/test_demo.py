@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import signal
+import subprocess
+import sys
 
+import httpx
 import jsonschema
 import pytest
 from typer.testing import CliRunner
@@ -44,3 +49,39 @@ def test_demo_command_prints_a_summary(tmp_path: pathlib.Path) -> None:
     assert "simulation" in result.output
     assert (tmp_path / "summary.json").exists()
     assert (tmp_path / "reports").is_dir()
+
+
+@pytest.mark.slow
+def test_demo_keep_prints_the_web_ui_and_serves_the_demos_data_until_ctrl_c(tmp_path: pathlib.Path) -> None:
+    command = [
+        sys.executable, "-c", "from passhat.collector.cli import main; main()", "demo", "--keep",
+        "--out", str(tmp_path), "--tickets-per-week", "100", "--k", "3", "--tickets-per-task-type", "2",
+    ]  # fmt: skip
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        while not any(line.startswith("Web UI:") for line in lines[:-1]):
+            line = process.stdout.readline()
+            assert line, "the demo ended without printing the web UI's address:\n" + "".join(lines)
+            lines.append(line)
+        ui_url = lines[-2].split()[2]
+        key = lines[-1].strip()
+        assert ui_url.startswith("http://127.0.0.1:") and ui_url.endswith("/ui/")
+        with httpx.Client(base_url=ui_url.removesuffix("/ui/"), timeout=30.0) as client:
+            signed_in = client.post("/ui/login", data={"key": key}, follow_redirects=True)
+            assert signed_in.status_code == 200
+            assert "return_delivered_items" in signed_in.text  # the regressed task type of the demo
+            runs = client.get("/ui/runs")
+            assert runs.text.count(">official<") == 2
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            rest, _ = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+    assert process.returncode == 0, rest
+    assert "collector stopped" in rest
+    assert (tmp_path / "summary.json").exists()

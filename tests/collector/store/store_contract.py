@@ -6,6 +6,7 @@ Times are built from now, so the tests hold on any day and in stores with TTLs.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import itertools
@@ -542,6 +543,50 @@ class StoreContract:
         since = t0 + dt.timedelta(minutes=30)
         assert [e.alert_id for e in store.list_alert_events("shop", since=since)] == ["a3", "a2"]
         assert [e.alert_id for e in store.list_alert_events("shop", limit=1)] == ["a3"]
+
+    # --- queries of the web UI -----------------------------------------------------------------------
+    def test_search_tickets_by_id_prefix_status_and_outcome(self, store: Store) -> None:
+        store.ensure_project("shop")
+        base = now_ns() - 3600 * NS
+        failed = ticket_span("T-12", start_ns=base + 10 * NS, outcome="escalated")
+        failed.status = "error"
+        assert failed.ticket is not None
+        failed.ticket.status = "error"
+        store.write_batch(
+            "shop",
+            [
+                ticket_span("T-1", start_ns=base),
+                failed,
+                ticket_span("T-2", task_type="exchange", start_ns=base + 20 * NS),
+                ticket_span("t-1%", start_ns=base + 30 * NS),
+            ],
+        )
+        ids = lambda rows: [t.ticket_id for t in rows]  # noqa: E731
+        assert ids(store.search_tickets("shop", ticket_id_prefix="T-1")) == ["T-12", "T-1"]
+        assert ids(store.search_tickets("shop", ticket_id_prefix="t-1%")) == ["t-1%"]  # literal, case kept
+        assert ids(store.search_tickets("shop", status="error")) == ["T-12"]
+        assert ids(store.search_tickets("shop", outcome="resolved", task_type="refund")) == ["t-1%", "T-1"]
+        assert ids(store.search_tickets("shop", since_ns=base + 10 * NS, until_ns=base + 30 * NS)) == ["T-2", "T-12"]
+        assert ids(store.search_tickets("shop", limit=2, offset=1)) == ["T-2", "T-12"]
+        assert store.search_tickets("bank", ticket_id_prefix="T") == []
+
+    def test_list_ticket_trials_spans_runs_in_start_order(self, store: Store) -> None:
+        store.ensure_project("shop")
+        earlier = utcnow() - dt.timedelta(days=7)
+        store.create_replay_run("shop", ReplayRun("run-a", earlier, k=2))
+        store.create_replay_run("shop", ReplayRun("run-b", earlier + dt.timedelta(days=7), k=2))
+        old = [dataclasses.replace(_trial("run-a", "T-1", a), started_at=earlier) for a in range(2)]
+        new = [_trial("run-b", "T-1", a, passed=False) for a in range(2)]
+        store.add_trials("shop", [*new, *old, _trial("run-b", "T-2", 0)])
+        found = store.list_ticket_trials("shop", "T-1")
+        assert [(t.run_id, t.attempt, t.passed) for t in found] == [
+            ("run-a", 0, True),
+            ("run-a", 1, True),
+            ("run-b", 0, False),
+            ("run-b", 1, False),
+        ]
+        assert found[2] == new[0]
+        assert store.list_ticket_trials("bank", "T-1") == []
 
 
 def _fields(row: TicketRow) -> dict[str, Any]:

@@ -1,0 +1,193 @@
+"""What each page shows, assembled from the store (HTTP and templates live in `_router`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from passhat.collector.store import AlertEvent, ReplayRun, Store, TrialRow
+from passhat.collector.ui._figures import History, TaskTypeFigures, figures_of_run, official_runs, period_of
+
+NOTICE_KINDS = ("fired", "resolved", "test")
+TRAFFIC_DAYS = 14
+
+
+class FigureCache:
+    """Figures and trials of finished runs, which never change: computed once per (project, run)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str], tuple[dict[str, TaskTypeFigures], list[TrialRow]]] = OrderedDict()
+
+    def run(self, store: Store, project: str, run: ReplayRun) -> tuple[dict[str, TaskTypeFigures], list[TrialRow]]:
+        key = (project, run.run_id)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        trials = store.list_trials(project, run.run_id)
+        value = (figures_of_run(run, trials), trials)
+        if run.status == "finished":
+            with self._lock:
+                self._entries[key] = value
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+        return value
+
+    def history(self, store: Store, project: str, *, periods: int = 8) -> History:
+        runs = list(reversed(official_runs(store, project, periods=periods)))
+        loaded = {period_of(r): self.run(store, project, r) for r in runs}
+        return History(
+            [period_of(r) for r in runs],
+            {period_of(r): r for r in runs},
+            {name: figures for name, (figures, _) in loaded.items()},
+            {name: trials for name, (_, trials) in loaded.items()},
+        )
+
+
+# --- overview ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OverviewRow:
+    task_type: str
+    latest: TaskTypeFigures | None
+    trend: list[float | None]
+    traffic: list[int]
+    open_alerts: int
+
+
+def open_alerts(events: list[AlertEvent]) -> list[AlertEvent]:
+    """Alerts whose latest notice (per rule and scope) fired and has not resolved since."""
+    latest: dict[tuple[str, str | None], AlertEvent] = {}
+    for event in events:  # newest first
+        kind = event.payload.get("kind")
+        if kind in ("fired", "resolved"):
+            latest.setdefault((event.rule, event.task_type), event)
+    return [e for e in latest.values() if e.payload.get("kind") == "fired"]
+
+
+def notices(store: Store, project: str, *, limit: int = 200) -> list[AlertEvent]:
+    """Alert notices (fired, resolved, test), newest first: not delivery attempts or evaluation state."""
+    events = store.list_alert_events(project, limit=limit * 5)
+    return [e for e in events if e.payload.get("kind") in NOTICE_KINDS][:limit]
+
+
+def overview(store: Store, project: str, cache: FigureCache, *, today: dt.date | None = None) -> dict[str, Any]:
+    today = today or dt.datetime.now(dt.UTC).date()
+    hist = cache.history(store, project)
+    days = [today - dt.timedelta(days=i) for i in range(TRAFFIC_DAYS - 1, -1, -1)]
+    per_day: dict[str, Counter[dt.date]] = {}
+    for row in store.traffic(project, days=TRAFFIC_DAYS, today=today):
+        per_day.setdefault(row.task_type, Counter())[row.day] += row.tickets
+    alerts = open_alerts(notices(store, project))
+    open_by_type = Counter(a.task_type for a in alerts)
+    names = sorted(set(hist.task_types()) | set(per_day))
+    rows = [
+        OverviewRow(
+            task_type=name,
+            latest=hist.latest(name),
+            trend=[None if f is None else f.summary.pass_hat_k for _, f in hist.series(name)],
+            traffic=[per_day.get(name, Counter())[d] for d in days],
+            open_alerts=open_by_type[name],
+        )
+        for name in names
+    ]
+    # The least reliable first; task types without figures (traffic only) last.
+    rows.sort(key=lambda r: (r.latest is None, r.latest.summary.pass_hat_k if r.latest else 0.0, r.task_type))
+    return {"rows": rows, "periods": hist.periods, "alerts": alerts, "days": days}
+
+
+# --- task type ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SampledTicket:
+    ticket_id: str
+    run_id: str
+    trials: int
+    passed: int
+    signatures: list[str] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        if self.passed == self.trials:
+            return "all_passed"
+        return "all_failed" if self.passed == 0 else "some_failed"
+
+
+OUTCOME_LABELS = {"all_passed": "passed every time", "some_failed": "failed some", "all_failed": "failed every time"}
+
+
+def sampled_tickets(trials: list[TrialRow], task_type: str) -> list[SampledTicket]:
+    by_ticket: dict[str, list[TrialRow]] = {}
+    for trial in trials:
+        if trial.task_type == task_type:
+            by_ticket.setdefault(trial.ticket_id, []).append(trial)
+    found = [
+        SampledTicket(
+            ticket_id,
+            rows[0].run_id,
+            len(rows),
+            sum(t.passed for t in rows),
+            sorted({t.failure_label or "unclassified" for t in rows if not t.passed}),
+        )
+        for ticket_id, rows in sorted(by_ticket.items())
+    ]
+    return sorted(found, key=lambda t: (t.passed / t.trials, t.ticket_id))
+
+
+def task_type_page(
+    store: Store, project: str, cache: FigureCache, name: str, *, period: str | None, outcome: str, signature: str
+) -> dict[str, Any]:
+    hist = cache.history(store, project)
+    series = hist.series(name)
+    chosen = period if period in hist.periods else (hist.periods[-1] if hist.periods else None)
+    tickets = sampled_tickets(hist.trials.get(chosen, []), name) if chosen else []
+    all_signatures = sorted({s for t in tickets for s in t.signatures})
+    if outcome in OUTCOME_LABELS:
+        tickets = [t for t in tickets if t.outcome == outcome]
+    if signature:
+        tickets = [t for t in tickets if signature in t.signatures]
+    signature_rows = sorted({s for _, f in series if f is not None for s in f.signatures})
+    return {
+        "name": name,
+        "series": series,
+        "chart_points": [
+            (p, None, None, None) if f is None else (p, f.summary.pass_hat_k, *f.summary.pass_hat_k_ci)
+            for p, f in series
+        ],
+        "periods": hist.periods,
+        "period": chosen,
+        "run": hist.runs.get(chosen) if chosen else None,
+        "tickets": tickets,
+        "signatures": all_signatures,
+        "signature_rows": signature_rows,
+        "outcome": outcome,
+        "signature": signature,
+        "known": bool(signature_rows) or any(f is not None for _, f in series),
+    }
+
+
+# --- runs and attempts -------------------------------------------------------------------------------------
+def run_progress(run: ReplayRun, trials: list[TrialRow]) -> tuple[int, int]:
+    """(trials done, trials planned): planned is the run's sampled tickets times k."""
+    planned = len(run.params.get("tickets", [])) * run.k
+    return len(trials), max(planned, len(trials))
+
+
+def failing_diagnostics(verdict: dict[str, Any] | None) -> list[str]:
+    """The messages of every failing check in a stored verdict tree (what went wrong, in order)."""
+    if not verdict:
+        return []
+    found: list[str] = []
+    stack = [verdict]
+    while stack:
+        node = stack.pop(0)
+        if not node.get("passed", True):
+            found.extend(str(d.get("message", "")) for d in node.get("diagnostics", []) if isinstance(d, dict))
+            if node.get("error"):
+                found.append(f"the check broke: {node['error']}")
+        stack.extend(c for c in node.get("children", []) if isinstance(c, dict))
+    return found

@@ -1,0 +1,366 @@
+"""The web UI's routes under /ui/: pages and htmx fragments, each scoped to the viewer's project."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.resources
+import urllib.parse
+from typing import Annotated, Any
+
+import jinja2
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from passhat import __version__
+from passhat.collector.store import Store, StoreError
+from passhat.collector.ui import _charts
+from passhat.collector.ui._figures import official_run_ids, period_of
+from passhat.collector.ui._pages import (
+    OUTCOME_LABELS,
+    FigureCache,
+    failing_diagnostics,
+    notices,
+    overview,
+    run_progress,
+    task_type_page,
+)
+from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
+from passhat.collector.ui._trace import changed_fields, trace_view
+
+PREFIX = "/ui"
+_STATIC = {
+    "ui.css": "text/css; charset=utf-8",
+    "ui.js": "text/javascript; charset=utf-8",
+    "htmx.min.js": "text/javascript; charset=utf-8",
+}
+# Everything is served from this origin: no CDN, no inline script, no third-party request.
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+    "Vary": "HX-Request, Cookie, Authorization",  # a fragment and its page share a URL
+}
+_PAGE = 50
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("passhat.collector.ui", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
+    env.filters["ci"] = lambda c: "" if not c else f"{100 * c[0]:.0f}–{100 * c[1]:.0f}%"
+    env.filters["ms"] = lambda v: f"{v:,.0f} ms" if v >= 10 else f"{v:.1f} ms"
+    env.filters["ns_time"] = lambda ns: dt.datetime.fromtimestamp(ns / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    env.filters["when"] = lambda t: "" if t is None else t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    env.filters["q"] = lambda v: urllib.parse.quote(str(v), safe="")
+    env.globals.update(charts=_charts, outcome_labels=OUTCOME_LABELS, version=__version__, prefix=PREFIX)
+    return env
+
+
+def _static_files() -> dict[str, bytes]:
+    folder = importlib.resources.files("passhat.collector.ui").joinpath("static")
+    return {name: folder.joinpath(name).read_bytes() for name in _STATIC}
+
+
+def _store(request: Request) -> Store:
+    store: Store | None = getattr(request.app.state, "passhat_store", None)
+    if store is None:
+        raise HTTPException(503, "the collector's store is not open yet: retry in a moment")
+    return store
+
+
+def _sessions(request: Request) -> Sessions:
+    state = request.app.state
+    sessions: Sessions | None = getattr(state, "passhat_ui_sessions", None)
+    if sessions is None:
+        sessions = state.passhat_ui_sessions = Sessions(_store(request))
+    return sessions
+
+
+def _cache(request: Request) -> FigureCache:
+    state = request.app.state
+    cache: FigureCache | None = getattr(state, "passhat_ui_figures", None)
+    if cache is None:
+        cache = state.passhat_ui_figures = FigureCache()
+    return cache
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path of this UI: never an open redirect to another site."""
+    if target and target.startswith(PREFIX + "/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return PREFIX + "/"
+
+
+def _viewer(request: Request) -> Viewer:
+    """The viewer of a Bearer key or a session cookie; a login redirect (or a 401 for tools) otherwise."""
+    header = request.headers.get("authorization", "")
+    scheme, _, credentials = header.partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        viewer = _sessions(request).viewer_for_key(credentials)
+        if viewer is None:
+            raise HTTPException(401, "the API key is not valid (revoked or unknown)", {"WWW-Authenticate": "Bearer"})
+        return viewer
+    cookie = request.cookies.get(COOKIE_NAME)
+    viewer = _sessions(request).viewer_for_cookie(cookie) if cookie else None
+    if viewer is not None:
+        return viewer
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    login = f"{PREFIX}/login?next={urllib.parse.quote(_safe_next(here), safe='')}"
+    if request.headers.get("hx-request"):
+        raise HTTPException(401, "sign in again", {"HX-Redirect": login})
+    raise HTTPException(303, "sign in with a project API key", {"Location": login})
+
+
+class _Renderer:
+    def __init__(self) -> None:
+        self.env = _environment()
+
+    def page(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = self.env.get_template(template).render(request=request, **context)
+        return HTMLResponse(html, status, headers=_SECURITY_HEADERS)
+
+
+def _query_store(call: Any) -> Any:
+    try:
+        return call()
+    except StoreError as exc:
+        raise HTTPException(503, f"the store is unavailable: {exc}", {"Retry-After": "5"}) from exc
+
+
+def _fragment(request: Request) -> bool:
+    """An htmx request for part of a page; a history restore (the back button) needs the whole page."""
+    return bool(request.headers.get("hx-request")) and not request.headers.get("hx-history-restore-request")
+
+
+def _day_ns(value: str | None, *, end: bool = False) -> int | None:
+    if not value:
+        return None
+    try:
+        day = dt.date.fromisoformat(value)
+    except ValueError:
+        raise HTTPException(422, f"dates look like 2026-11-30, not {value!r}") from None
+    moment = dt.datetime.combine(day + dt.timedelta(days=1 if end else 0), dt.time(), dt.UTC)
+    return int(moment.timestamp()) * 10**9
+
+
+def ui_router() -> APIRouter:
+    """The web UI, to mount on the collector app (`create_app(routers=[ui_router()])`).
+
+    It finds the store at `request.app.state.passhat_store` (set by the collector app's lifespan)."""
+    router = APIRouter(prefix=PREFIX, include_in_schema=False)
+    render = _Renderer()
+    static = _static_files()
+
+    @router.get("/static/{name}")
+    def asset(name: str) -> Response:
+        if name not in static:
+            raise HTTPException(404, f"no asset {name!r}")
+        return Response(
+            static[name],
+            media_type=_STATIC[name],
+            headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"},
+        )
+
+    @router.get("/login", response_class=HTMLResponse)
+    def login_form(request: Request, next: str | None = None, failed: bool = False) -> HTMLResponse:
+        return render.page(
+            request, "login.html", 401 if failed else 200, next=_safe_next(next), failed=failed, viewer=None
+        )
+
+    @router.post("/login")
+    async def login(request: Request) -> Response:
+        form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"))
+        key = (form.get("key") or [""])[0]
+        target = _safe_next((form.get("next") or [""])[0])
+        cookie = _sessions(request).cookie_for_key(key) if key.strip() else None
+        if cookie is None:
+            return render.page(request, "login.html", 401, next=target, failed=True, viewer=None)
+        response = RedirectResponse(target, 303)
+        response.set_cookie(
+            COOKIE_NAME,
+            cookie,
+            max_age=SESSION_SECONDS,
+            path=PREFIX,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+        return response
+
+    @router.post("/logout")
+    def logout() -> Response:
+        response = RedirectResponse(f"{PREFIX}/login", 303)
+        response.delete_cookie(COOKIE_NAME, path=PREFIX, httponly=True, samesite="strict")
+        return response
+
+    @router.get("/", response_class=HTMLResponse)
+    def overview_page(request: Request) -> HTMLResponse:
+        viewer = _viewer(request)
+        data = _query_store(lambda: overview(_store(request), viewer.project, _cache(request)))
+        return render.page(request, "overview.html", viewer=viewer, **data)
+
+    @router.get("/task-types/{name}", response_class=HTMLResponse)
+    def task_type(
+        request: Request,
+        name: str,
+        period: Annotated[str | None, Query(max_length=100)] = None,
+        outcome: Annotated[str, Query(max_length=20)] = "",
+        signature: Annotated[str, Query(max_length=200)] = "",
+    ) -> HTMLResponse:
+        viewer = _viewer(request)
+        data = _query_store(
+            lambda: task_type_page(
+                _store(request),
+                viewer.project,
+                _cache(request),
+                name,
+                period=period,
+                outcome=outcome,
+                signature=signature,
+            )
+        )
+        template = "_sampled.html" if _fragment(request) else "task_type.html"
+        return render.page(request, template, viewer=viewer, **data)
+
+    @router.get("/tickets", response_class=HTMLResponse)
+    def tickets(
+        request: Request,
+        ticket: Annotated[str, Query(max_length=400)] = "",
+        task_type: Annotated[str, Query(max_length=200)] = "",
+        source: Annotated[str, Query(max_length=20)] = "",
+        status: Annotated[str, Query(max_length=10)] = "",
+        outcome: Annotated[str, Query(max_length=200)] = "",
+        since: Annotated[str, Query(max_length=10)] = "",
+        until: Annotated[str, Query(max_length=10)] = "",
+        offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    ) -> HTMLResponse:
+        viewer = _viewer(request)
+        store = _store(request)
+        rows = _query_store(
+            lambda: store.search_tickets(
+                viewer.project,
+                ticket_id_prefix=ticket.strip() or None,
+                task_type=task_type or None,
+                source=source if source in ("production", "sandbox") else None,  # type: ignore[arg-type]
+                status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
+                outcome=outcome or None,
+                since_ns=_day_ns(since),
+                until_ns=_day_ns(until, end=True),
+                limit=_PAGE + 1,
+                offset=offset,
+            )
+        )
+        filters = {
+            "ticket": ticket,
+            "task_type": task_type,
+            "source": source,
+            "status": status,
+            "outcome": outcome,
+            "since": since,
+            "until": until,
+        }
+        more = urllib.parse.urlencode({**{k: v for k, v in filters.items() if v}, "offset": offset + _PAGE})
+        context = {
+            "rows": rows[:_PAGE],
+            "filters": filters,
+            "offset": offset,
+            "next_query": more if len(rows) > _PAGE else None,
+        }
+        if _fragment(request):
+            return render.page(request, "_ticket_rows.html", viewer=viewer, **context)
+        task_types = sorted({r.task_type for r in _query_store(lambda: store.traffic(viewer.project, days=90))})
+        return render.page(request, "tickets.html", viewer=viewer, task_types=task_types, **context)
+
+    @router.get("/tickets/{ticket_id}", response_class=HTMLResponse)
+    def ticket_page(
+        request: Request, ticket_id: str, trace: Annotated[str | None, Query(max_length=32)] = None
+    ) -> HTMLResponse:
+        viewer = _viewer(request)
+        store = _store(request)
+        detail = _query_store(lambda: store.get_ticket(viewer.project, ticket_id))
+        trials = _query_store(lambda: store.list_ticket_trials(viewer.project, ticket_id))
+        if detail is None and not trials:
+            return render.page(request, "missing.html", 404, viewer=viewer, what=f"ticket {ticket_id}")
+        view = trace_view(detail, trace) if detail is not None else None
+        runs: dict[str, list[Any]] = {}
+        for trial in trials:
+            runs.setdefault(trial.run_id, []).append(trial)
+        return render.page(
+            request,
+            "ticket.html",
+            viewer=viewer,
+            ticket_id=ticket_id,
+            detail=detail,
+            view=view,
+            runs=runs,
+            changed_fields=changed_fields,
+        )
+
+    @router.get("/runs", response_class=HTMLResponse)
+    def runs_page(request: Request) -> HTMLResponse:
+        viewer = _viewer(request)
+        store = _store(request)
+        runs = _query_store(lambda: store.list_replay_runs(viewer.project, limit=200))
+        official = _query_store(lambda: official_run_ids(store, viewer.project))
+        return render.page(request, "runs.html", viewer=viewer, runs=runs, official=official, period_of=period_of)
+
+    @router.get("/runs/{run_id}", response_class=HTMLResponse)
+    def run_page(request: Request, run_id: str) -> HTMLResponse:
+        viewer = _viewer(request)
+        store = _store(request)
+        run = _query_store(lambda: store.get_replay_run(viewer.project, run_id))
+        if run is None:
+            return render.page(request, "missing.html", 404, viewer=viewer, what=f"replay run {run_id}")
+        figures, trials = _query_store(lambda: _cache(request).run(store, viewer.project, run))
+        done, planned = run_progress(run, trials)
+        by_ticket: dict[tuple[str, str], list[Any]] = {}
+        for trial in trials:
+            by_ticket.setdefault((trial.task_type, trial.ticket_id), []).append(trial)
+        return render.page(
+            request,
+            "run.html",
+            viewer=viewer,
+            run=run,
+            figures=figures,
+            done=done,
+            planned=planned,
+            by_ticket=by_ticket,
+            official=run.run_id in _query_store(lambda: official_run_ids(store, viewer.project)),
+            period=period_of(run),
+        )
+
+    @router.get("/runs/{run_id}/tickets/{ticket_id}", response_class=HTMLResponse)
+    def attempts_page(request: Request, run_id: str, ticket_id: str) -> HTMLResponse:
+        viewer = _viewer(request)
+        store = _store(request)
+        run = _query_store(lambda: store.get_replay_run(viewer.project, run_id))
+        trials = [
+            t for t in _query_store(lambda: store.list_ticket_trials(viewer.project, ticket_id)) if t.run_id == run_id
+        ]
+        if run is None or not trials:
+            return render.page(request, "missing.html", 404, viewer=viewer, what=f"ticket {ticket_id} in run {run_id}")
+        trials.sort(key=lambda t: t.attempt)
+        return render.page(
+            request,
+            "attempts.html",
+            viewer=viewer,
+            run=run,
+            ticket_id=ticket_id,
+            trials=trials,
+            diagnostics={t.attempt: failing_diagnostics(t.verdict) for t in trials},
+        )
+
+    @router.get("/alerts", response_class=HTMLResponse)
+    def alerts_page(request: Request) -> HTMLResponse:
+        viewer = _viewer(request)
+        events = _query_store(lambda: notices(_store(request), viewer.project))
+        return render.page(request, "alerts.html", viewer=viewer, events=events)
+
+    return router

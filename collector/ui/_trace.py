@@ -1,0 +1,151 @@
+"""A ticket's trace as the ticket page draws it: a span tree laid out as a waterfall, and its conversation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from passhat import semconv
+from passhat.collector.store import NormalizedSpan, StateWriteRow, TicketDetail, TicketRow
+
+_KIND_OF_OPERATION = {"invoke_agent": "agent", "chat": "llm", "execute_tool": "tool"}
+_SHOWN_ATTRIBUTES = (
+    semconv.REQUEST_MODEL,
+    semconv.PROVIDER_NAME,
+    semconv.USAGE_INPUT_TOKENS,
+    semconv.USAGE_OUTPUT_TOKENS,
+    semconv.TOOL_NAME,
+    semconv.TOOL_OUTCOME,
+    semconv.ERROR_TYPE,
+    semconv.TOOL_CALL_ARGUMENTS,
+    semconv.TOOL_CALL_RESULT,
+)
+
+
+@dataclass(frozen=True)
+class WaterfallRow:
+    """One span: its depth in the tree and its bar, as thousandths of the trace's duration."""
+
+    span_id: str
+    name: str
+    kind: str  # agent | llm | tool | other
+    depth: int
+    offset_ms: float
+    duration_ms: float
+    bar_start: int
+    bar_width: int
+    error: str | None
+    attributes: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # customer | agent
+    text: str
+    offset_ms: float
+
+
+def _text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 2000 else text[:2000] + "…"
+
+
+def _error_of(span: NormalizedSpan) -> str | None:
+    tool = span.tool_call
+    if tool is not None and tool.outcome != "ok":
+        detail = tool.error_type or tool.error_message
+        return f"{tool.outcome}: {detail}" if detail else tool.outcome
+    if span.status == "error":
+        return span.status_message or str(span.attributes.get(semconv.ERROR_TYPE) or "error")
+    return None
+
+
+def waterfall(spans: Sequence[NormalizedSpan]) -> list[WaterfallRow]:
+    """The spans of one trace in tree order (children under their parent, by start time); orphans at the top."""
+    if not spans:
+        return []
+    ids = {s.span_id for s in spans}
+    children: dict[str | None, list[NormalizedSpan]] = {}
+    for span in spans:
+        parent = span.parent_span_id if span.parent_span_id in ids else None
+        children.setdefault(parent, []).append(span)
+    start = min(s.start_time_ns for s in spans)
+    total = max(max(s.end_time_ns for s in spans) - start, 1)
+    rows: list[WaterfallRow] = []
+    stack = [(s, 0) for s in sorted(children.get(None, []), key=lambda s: s.start_time_ns, reverse=True)]
+    while stack:  # depth first without recursion: a deep trace must not hit the recursion limit
+        span, depth = stack.pop()
+        begin = (span.start_time_ns - start) * 1000 // total
+        width = max((span.end_time_ns - span.start_time_ns) * 1000 // total, 2)
+        shown = [(name, _text(span.attributes[name])) for name in _SHOWN_ATTRIBUTES if name in span.attributes]
+        rows.append(
+            WaterfallRow(
+                span_id=span.span_id,
+                name=span.name,
+                kind=_KIND_OF_OPERATION.get(span.operation, "other"),
+                depth=depth,
+                offset_ms=(span.start_time_ns - start) / 1e6,
+                duration_ms=(span.end_time_ns - span.start_time_ns) / 1e6,
+                bar_start=int(min(begin, 998)),
+                bar_width=int(min(width, 1000 - min(begin, 998))),
+                error=_error_of(span),
+                attributes=shown,
+            )
+        )
+        kids = sorted(children.get(span.span_id, []), key=lambda s: s.start_time_ns, reverse=True)
+        stack.extend((kid, depth + 1) for kid in kids)
+    return rows
+
+
+def conversation(spans: Sequence[NormalizedSpan]) -> list[Message]:
+    """What the customer and the agent said, in time order (the SDK's message events)."""
+    if not spans:
+        return []
+    start = min(s.start_time_ns for s in spans)
+    roles = {semconv.EVENT_CUSTOMER_MESSAGE: "customer", semconv.EVENT_AGENT_MESSAGE: "agent"}
+    found = [
+        Message(roles[e.name], _text(e.attributes.get(semconv.MESSAGE_CONTENT, "")), (e.time_ns - start) / 1e6)
+        for span in spans
+        for e in span.events
+        if e.name in roles
+    ]
+    return sorted(found, key=lambda m: m.offset_ms)
+
+
+@dataclass(frozen=True)
+class TraceView:
+    """One attempt of a ticket (a trace) with what the ticket page shows of it."""
+
+    attempt: TicketRow
+    rows: list[WaterfallRow]
+    messages: list[Message]
+    writes: list[StateWriteRow]
+    reads: list[StateWriteRow]
+    duration_ms: float
+
+
+def trace_view(detail: TicketDetail, trace_id: str | None) -> TraceView | None:
+    """The attempt `trace_id` of a ticket (default: its first production attempt, else its first)."""
+    if not detail.attempts:
+        return None
+    chosen = next((a for a in detail.attempts if a.trace_id == trace_id), None)
+    if chosen is None:
+        chosen = next((a for a in detail.attempts if a.source == "production"), detail.attempts[0])
+    spans = [s for s in detail.spans if s.trace_id == chosen.trace_id]
+    return TraceView(
+        attempt=chosen,
+        rows=waterfall(spans),
+        messages=conversation(spans),
+        writes=[w for w in detail.state_writes if w.trace_id == chosen.trace_id],
+        reads=[r for r in detail.state_reads if r.trace_id == chosen.trace_id],
+        duration_ms=(chosen.end_time_ns - chosen.start_time_ns) / 1e6,
+    )
+
+
+def changed_fields(write: StateWriteRow) -> list[tuple[str, str, str]]:
+    """(field, before, after) of every field a write changed (all fields of an insert or delete)."""
+    before, after = write.before or {}, write.after or {}
+    names = write.changed or sorted(set(before) | set(after))
+    return [(name, _text(before.get(name, "")), _text(after.get(name, ""))) for name in names]

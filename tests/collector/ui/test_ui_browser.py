@@ -1,0 +1,210 @@
+"""The web UI in headless Chromium: a newcomer's path from the login to a ticket's k attempts, on a desktop and
+on a phone; another project's key sees none of it; nothing is requested beyond 127.0.0.1; no console errors.
+
+Chromium is Debian's (`/usr/bin/chromium`), driven by Playwright through its executable path. Screenshots go to
+`test-artifacts/ui/` at the repository root (ignored by git); the path is printed with `-s` or on failure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
+
+from passhat.collector.store import ReplayRun
+from tests.collector.report.test_report_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.collector.ui.conftest import UiCollector
+from tests.collector.ui.ui_data import trial
+
+pytestmark = pytest.mark.slow
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "ui"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+class Session:
+    """A browser context that records every request leaving 127.0.0.1 (and refuses it) and every console error."""
+
+    def __init__(self, browser: Browser, *, width: int, height: int, mobile: bool = False) -> None:
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+        self.context: BrowserContext = browser.new_context(
+            viewport={"width": width, "height": height}, is_mobile=mobile, has_touch=mobile
+        )
+        self.context.route("**/*", self._route)
+        self.page: Page = self.context.new_page()
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type in {"error", "warning"} else None)
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def _route(self, route: Route) -> None:
+        host = urlsplit(route.request.url).hostname
+        if host == "127.0.0.1" or route.request.url.startswith(("data:", "about:")):
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def sign_in(self, url: str, key: str) -> None:
+        self.page.goto(f"{url}/ui/")
+        expect(self.page).to_have_url(re.compile(r"/ui/login\?next="))
+        self.page.get_by_label("Project API key").fill(key)
+        self.page.keyboard.press("Enter")
+        expect(self.page.get_by_test_id("project")).to_be_visible()
+
+    def shot(self, name: str) -> None:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        print(f"screenshot: {path}")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def desktop(browser: Browser) -> Iterator[Session]:
+    session = Session(browser, width=1280, height=900)
+    yield session
+    session.close()
+
+
+def test_from_the_overview_to_a_tickets_attempts_side_by_side(ui: UiCollector, desktop: Session) -> None:
+    page = desktop.page
+    desktop.sign_in(ui.url, ui.shop_key)
+    overview = page.get_by_test_id("overview")
+    expect(overview.locator("tbody tr").first).to_contain_text("cancel")
+    expect(page.get_by_text("1 open alert")).to_be_visible()
+    desktop.shot("1-overview-1280")
+
+    overview.get_by_role("link", name="cancel").click()
+    expect(page.get_by_role("heading", name="cancel", exact=True)).to_be_visible()
+    expect(page.get_by_test_id("periods")).to_contain_text("2026-W47")
+    page.get_by_label("Outcome").select_option("all_failed")  # an htmx fragment replaces the list
+    expect(page.get_by_test_id("sampled").locator("tbody tr")).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"outcome=all_failed"))
+    desktop.shot("2-task-type")
+
+    page.get_by_test_id("sampled").get_by_role("link", name="SHOP-cancel-1").click()
+    expect(page.get_by_role("heading", name="Ticket SHOP-cancel-1")).to_be_visible()
+    waterfall = page.get_by_test_id("waterfall")
+    expect(waterfall.locator("li")).to_have_count(4)
+    refund = waterfall.locator("li", has_text="execute_tool refund_order")
+    expect(refund.get_by_text("gen_ai.tool.name")).to_be_hidden()
+    refund.locator("summary").click()
+    expect(refund.get_by_text("gen_ai.tool.name")).to_be_visible()
+    expect(page.get_by_test_id("conversation")).to_contain_text("shop: my order")
+    expect(page.get_by_test_id("write").first).to_contain_text("refunded")
+    desktop.shot("3-ticket-trace")
+
+    page.get_by_test_id("side-by-side").last.click()
+    attempts = page.get_by_test_id("attempts").locator("article")
+    expect(attempts).to_have_count(4)
+    expect(page.get_by_test_id("verdict")).to_have_text(["fail", "fail", "fail", "fail"])
+    page.get_by_role("button", name="Next attempt").click()
+    expect(page.locator("[data-step-label]")).to_have_text("Attempt 2 of 4: fail")
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("[data-step-label]")).to_have_text("Attempt 1 of 4: fail")
+    desktop.shot("4-attempts")
+    assert desktop.outside == []
+    assert desktop.errors == []
+
+
+def test_watch_the_verdict_flip_across_attempts(ui: UiCollector, desktop: Session) -> None:
+    page = desktop.page
+    desktop.sign_in(ui.url, ui.shop_key)
+    page.goto(f"{ui.url}/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2")
+    label = page.locator("[data-step-label]")
+    seen = []
+    for _ in range(4):
+        seen.append(label.inner_text())
+        page.get_by_role("button", name="Next attempt").click()
+    assert seen == [
+        f"Attempt {n} of 4: {v}" for n, v in zip(range(1, 5), ["pass", "pass", "fail", "fail"], strict=True)
+    ]
+    assert desktop.errors == []
+
+
+def test_ticket_search_updates_in_place_and_keeps_the_url(ui: UiCollector, desktop: Session) -> None:
+    page = desktop.page
+    desktop.sign_in(ui.url, ui.shop_key)
+    page.get_by_role("link", name="Tickets").click()
+    page.get_by_label("Ticket id").fill("SHOP-exchange")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_test_id("tickets").locator("tbody tr")).to_have_count(3)
+    expect(page).to_have_url(re.compile(r"ticket=SHOP-exchange"))
+    page.get_by_label("Source").select_option("sandbox")
+    expect(page.get_by_test_id("no-tickets")).to_be_visible()
+    assert desktop.errors == []
+
+
+def test_another_projects_key_sees_none_of_the_first(ui: UiCollector, desktop: Session) -> None:
+    page = desktop.page
+    desktop.sign_in(ui.url, ui.bank_key)
+    expect(page.get_by_test_id("project")).to_have_text("bank")
+    for path in ("/ui/", "/ui/tickets?ticket=SHOP", "/ui/runs", "/ui/alerts", "/ui/task-types/cancel"):
+        page.goto(f"{ui.url}{path}")
+        assert "SHOP-" not in page.content() and "run-shop" not in page.content()
+    response = page.goto(f"{ui.url}/ui/tickets/SHOP-cancel-1")
+    assert response is not None and response.status == 404
+    response = page.goto(f"{ui.url}/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-1")
+    assert response is not None and response.status == 404
+    assert desktop.outside == []
+
+
+def test_the_pages_fit_a_phone(ui: UiCollector, browser: Browser) -> None:
+    phone = Session(browser, width=390, height=844, mobile=True)
+    try:
+        phone.sign_in(ui.url, ui.shop_key)
+        for name, path in (("overview", "/ui/"), ("ticket", "/ui/tickets/SHOP-refund-0"),
+                           ("attempts", "/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2")):  # fmt: skip
+            phone.page.goto(f"{ui.url}{path}")
+            overflow = phone.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, f"{path} is {overflow}px wider than the phone"
+            phone.shot(f"phone-{name}")
+        assert phone.errors == []
+    finally:
+        phone.close()
+
+
+def test_everything_is_reachable_by_keyboard(ui: UiCollector, desktop: Session) -> None:
+    page = desktop.page
+    desktop.sign_in(ui.url, ui.shop_key)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "passhat"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Overview"
+    unlabelled = page.evaluate(
+        "Array.from(document.querySelectorAll('input, select')).filter(e => e.type !== 'hidden' && !e.labels.length)"
+        ".length"
+    )
+    assert unlabelled == 0
+
+
+def test_a_running_runs_progress_updates_in_place(ui: UiCollector, desktop: Session) -> None:
+    started = dt.datetime.now(dt.UTC)
+    tickets = ui.shop.tickets[:2]
+    ui.store.create_replay_run(
+        "shop", ReplayRun("run-live", started, k=2, params={"period": "2026-W48", "tickets": tickets})
+    )
+    ui.store.add_trials("shop", [trial("run-live", "refund", tickets[0], 0, True, started)])
+    desktop.sign_in(ui.url, ui.shop_key)
+    desktop.page.goto(f"{ui.url}/ui/runs/run-live")
+    expect(desktop.page.locator("#progress")).to_contain_text("1 of 4 trials")
+    ui.store.add_trials("shop", [trial("run-live", "refund", tickets[0], 1, False, started)])
+    expect(desktop.page.locator("#progress")).to_contain_text("2 of 4 trials", timeout=15_000)
+    assert desktop.errors == []

@@ -1,0 +1,247 @@
+"""The web UI over real HTTP: signing in, what each page shows, and that a key sees its own project only."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.collector.ui.conftest import UiCollector
+from tests.collector.ui.ui_data import PERIODS, ticket_id
+
+PAGES = [
+    "/ui/",
+    "/ui/tickets",
+    "/ui/runs",
+    "/ui/alerts",
+    "/ui/task-types/cancel",
+    "/ui/tickets/SHOP-refund-0",
+    "/ui/runs/run-shop-2026-W47",
+    "/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-0",
+]
+
+
+def _sign_in(ui: UiCollector, key: str) -> str:
+    with ui.client() as client:
+        response = client.post("/ui/login", data={"key": key, "next": "/ui/tickets"})
+    assert response.status_code == 303
+    assert response.headers["location"] == "/ui/tickets"
+    return response.headers["set-cookie"]
+
+
+def test_a_page_without_credentials_redirects_to_the_login_form(ui: UiCollector) -> None:
+    with ui.client() as client:
+        response = client.get("/ui/tickets?source=sandbox")
+        assert response.status_code == 303
+        assert response.headers["location"] == "/ui/login?next=%2Fui%2Ftickets%3Fsource%3Dsandbox"
+        form = client.get(response.headers["location"])
+    assert form.status_code == 200
+    assert '<label for="key">Project API key</label>' in form.text
+
+
+def test_login_sets_an_httponly_strict_session_cookie_that_is_not_the_key(ui: UiCollector) -> None:
+    cookie = _sign_in(ui, ui.shop_key)
+    attributes = [part.strip().lower() for part in cookie.split(";")]
+    assert "httponly" in attributes
+    assert "samesite=strict" in attributes
+    assert "path=/ui" in attributes
+    assert ui.shop_key not in cookie
+
+
+def test_the_session_cookie_opens_pages_of_its_project(ui: UiCollector) -> None:
+    cookie = _sign_in(ui, ui.shop_key)
+    value = cookie.split(";", 1)[0].split("=", 1)[1]
+    with ui.client() as client:
+        client.cookies.set("passhat_session", value)
+        page = client.get("/ui/")
+    assert page.status_code == 200
+    assert '<strong data-testid="project">shop</strong>' in page.text
+
+
+def test_a_wrong_key_is_refused_with_a_message(ui: UiCollector) -> None:
+    with ui.client() as client:
+        response = client.post("/ui/login", data={"key": "phk_00000000_nope"})
+    assert response.status_code == 401
+    assert "That key is not valid" in response.text
+    assert "set-cookie" not in response.headers
+
+
+def test_a_forged_cookie_is_not_a_session(ui: UiCollector) -> None:
+    cookie = _sign_in(ui, ui.shop_key).split(";", 1)[0].split("=", 1)[1]
+    prefix, expires, signature = cookie.split(".")
+    forged = f"{prefix}.{int(expires) + 3600}.{signature}"
+    with ui.client() as client:
+        client.cookies.set("passhat_session", forged)
+        assert client.get("/ui/").status_code == 303
+
+
+def test_a_revoked_key_ends_its_sessions(ui: UiCollector) -> None:
+    cookie = _sign_in(ui, ui.shop_key).split(";", 1)[0].split("=", 1)[1]
+    prefix = ui.shop_key[: len("phk_") + 8]
+    assert ui.store.revoke_api_key(prefix)
+    import time
+
+    time.sleep(5.1)  # the UI trusts a key lookup for 5 s
+    with ui.client() as client:
+        client.cookies.set("passhat_session", cookie)
+        assert client.get("/ui/").status_code == 303
+
+
+def test_a_bearer_key_opens_pages_and_a_bad_one_gets_401(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        assert client.get("/ui/").status_code == 200
+    with ui.client("phk_00000000_nope") as client:
+        response = client.get("/ui/")
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_logout_clears_the_cookie(ui: UiCollector) -> None:
+    with ui.client() as client:
+        response = client.post("/ui/logout")
+    assert response.status_code == 303
+    assert 'passhat_session=""' in response.headers["set-cookie"] or "Max-Age=0" in response.headers["set-cookie"]
+
+
+def test_the_login_never_redirects_to_another_site(ui: UiCollector) -> None:
+    with ui.client() as client:
+        response = client.post("/ui/login", data={"key": ui.shop_key, "next": "//evil.example/ui/"})
+    assert response.headers["location"] == "/ui/"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_renders_with_strict_security_headers(ui: UiCollector, path: str) -> None:
+    with ui.client(ui.shop_key) as client:
+        response = client.get(path)
+    assert response.status_code == 200, response.text[:500]
+    assert response.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    assert response.headers["cache-control"] == "no-store"
+    assert not re.search(r"https?://(?!127\.0\.0\.1)", response.text.replace("http://www.w3.org/2000/svg", ""))
+
+
+@pytest.mark.parametrize("path", PAGES[:5])
+def test_no_list_of_one_project_shows_the_others_data(ui: UiCollector, path: str) -> None:
+    with ui.client(ui.shop_key) as client:
+        response = client.get(path)
+    assert response.status_code == 200
+    assert "BANK-" not in response.text and "run-bank" not in response.text and "bank:" not in response.text
+
+
+@pytest.mark.parametrize("path", PAGES[5:])
+def test_another_projects_ticket_or_run_is_not_found(ui: UiCollector, path: str) -> None:
+    bank_path = path.replace("shop", "bank").replace("SHOP", "BANK")
+    with ui.client(ui.shop_key) as client:
+        response = client.get(bank_path)
+    assert response.status_code == 404
+    assert "bank:" not in response.text and "wrong_entity" not in response.text
+
+
+def test_a_fragment_is_scoped_like_its_page(ui: UiCollector) -> None:
+    with ui.client(ui.bank_key) as client:
+        fragment = client.get("/ui/tickets?ticket=SHOP", headers={"hx-request": "true"})
+        own = client.get("/ui/tickets?ticket=BANK-refund", headers={"hx-request": "true"})
+    assert "No ticket matches" in fragment.text
+    assert "<html" not in own.text  # a fragment, not a page
+    assert ticket_id("bank", "refund", 0) in own.text
+
+
+def test_the_overview_lists_the_least_reliable_task_type_first_with_its_figures(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/").text
+    order = re.findall(r'<a href="/ui/task-types/(\w+)">', page)
+    assert order == ["cancel", "refund", "exchange"]
+    assert PERIODS[1] in page
+    assert "1 open alert" in page
+    assert 'aria-label="pass^k of cancel over the last periods"' in page
+
+
+def test_the_task_type_page_filters_its_sampled_tickets_by_outcome_and_signature(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        every = client.get("/ui/task-types/cancel").text
+        failed = client.get("/ui/task-types/cancel?outcome=all_failed", headers={"hx-request": "true"}).text
+        passing = client.get(f"/ui/task-types/cancel?period={PERIODS[0]}&outcome=all_passed").text
+        by_signature = client.get("/ui/task-types/exchange?signature=wrong_entity").text
+    assert all(ticket_id("shop", "cancel", n) in every for n in range(3))
+    assert "wrong_entity" in every
+    assert ticket_id("shop", "cancel", 1) in failed and ticket_id("shop", "cancel", 0) not in failed
+    assert ticket_id("shop", "cancel", 0) in passing and ticket_id("shop", "cancel", 2) not in passing
+    assert "No sampled ticket matches" in by_signature
+
+
+def test_tickets_are_searched_by_id_prefix_and_filtered(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        by_prefix = client.get("/ui/tickets?ticket=SHOP-cancel").text
+        by_type = client.get("/ui/tickets?task_type=exchange&source=production").text
+        sandbox = client.get("/ui/tickets?source=sandbox").text
+        bad_date = client.get("/ui/tickets?since=yesterday")
+    assert by_prefix.count("SHOP-cancel-") >= 3 and "SHOP-refund-" not in by_prefix
+    assert "SHOP-exchange-0" in by_type and "SHOP-cancel-0" not in by_type
+    assert "No ticket matches" in sandbox
+    assert bad_date.status_code == 422
+
+
+def test_the_ticket_page_shows_the_trace_conversation_state_and_trials(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/tickets/SHOP-refund-0").text
+    assert page.count('class="span ') == 5
+    assert "execute_tool find_customer" in page and "error: not_found" in page
+    assert "chat claude-sonnet" in page and "claude-sonnet" in page
+    assert "shop: my order" in page and "Your refund is on its way." in page
+    assert "<del>delivered</del>" in page and "<ins>refunded</ins>" in page
+    assert "run-shop-2026-W47" in page and "the 4 attempts side by side" in page
+
+
+def test_the_attempts_page_puts_the_k_attempts_side_by_side(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2").text
+    verdicts = re.findall(r'data-testid="verdict">(pass|fail)<', page)
+    assert verdicts == ["pass", "pass", "fail", "fail"]
+    assert "wrong_entity" in page and "expected &#39;refunded&#39;" in page
+    assert "I want a refund" in page and "get_order" in page
+
+
+def test_the_run_page_says_official_or_exploratory_and_its_progress(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        official = client.get("/ui/runs/run-shop-2026-W46").text
+        exploratory = client.get("/ui/runs/run-shop-2026-W46-again").text
+        runs = client.get("/ui/runs").text
+    assert "official (the newest finished run of 2026-W46)" in official
+    assert "36 of 36 trials" in official
+    assert "exploratory" in exploratory and "4 of 4 trials" in exploratory
+    assert runs.count(">official<") == 2
+
+
+def test_the_alert_history_shows_the_figures_an_alert_was_based_on(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/alerts").text
+    assert "cancel pass^4 dropped (shop)" in page
+    assert "p_value" in page and "0.004" in page
+    assert "demo-webhook ok" in page
+
+
+def test_unknown_things_are_404_pages(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        for path in ("/ui/tickets/NOPE", "/ui/runs/run-nope", "/ui/runs/run-shop-2026-W47/tickets/NOPE"):
+            response = client.get(path)
+            assert response.status_code == 404
+            assert "in project shop" in response.text
+
+
+def test_assets_are_served_from_the_package(ui: UiCollector) -> None:
+    with ui.client() as client:
+        htmx = client.get("/ui/static/htmx.min.js")
+        css = client.get("/ui/static/ui.css")
+        missing = client.get("/ui/static/../_router.py")
+    assert htmx.status_code == 200 and "htmx" in htmx.text[:2000]
+    assert css.headers["content-type"].startswith("text/css")
+    assert missing.status_code == 404
+
+
+def test_the_back_button_gets_the_whole_page_not_a_fragment(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        restore = client.get(
+            "/ui/tickets?ticket=SHOP", headers={"hx-request": "true", "hx-history-restore-request": "true"}
+        )
+    assert "<html" in restore.text
+    assert "HX-Request" in restore.headers["vary"]
