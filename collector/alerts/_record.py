@@ -8,6 +8,7 @@ under the reserved rule name `STATE_RULE`). Rows are only ever added, so the his
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import uuid
 from collections.abc import Callable, Sequence
@@ -17,7 +18,7 @@ from passhat.collector.alerts._channels import Channel
 from passhat.collector.alerts._delivery import DeliveryAttempt, RetryPolicy, deliver, outcomes
 from passhat.collector.alerts._evaluate import evaluate
 from passhat.collector.alerts._types import AlertNotice, AlertRule, AlertState, Evaluation, PeriodCounts
-from passhat.collector.store import AlertEvent, Store
+from passhat.collector.store import AlertEvent, Store, parse_period
 
 #: The rule name under which evaluation state snapshots are stored (rule names in config cannot contain dots).
 STATE_RULE = "passhat.state"
@@ -32,7 +33,28 @@ class PeriodOutcome:
 
     evaluation: Evaluation
     attempts: dict[str, list[DeliveryAttempt]]
-    skipped: list[str]  # notices already recorded earlier (not sent again)
+    skipped: list[str]  # notices already recorded earlier (not sent again), or not sent for an older period
+    historical: bool = False  # the period is older than the newest evaluated one: nothing resolved, state kept
+
+
+def period_order(name: str) -> tuple[dt.date, str]:
+    """A sort key of period names: by first day (ISO weeks, days, ``since-DAY``), then by name."""
+    text = name.removeprefix("since-")
+    try:
+        start = parse_period(text).start
+    except ValueError:
+        start = dt.date.min
+    return start, name
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """The latest word sent about one alert of a period: its text, and whether it has been withdrawn."""
+
+    text: str
+    rule: str
+    task_type: str | None
+    withdrawn: bool = False
 
 
 class AlertLog:
@@ -76,12 +98,42 @@ class AlertLog:
         events = self.store.list_alert_events(self.project, rule=notice.rule, limit=_LOOKBACK)
         return any(e.alert_id == notice.alert_id for e in events)
 
-    def load_state(self) -> AlertState:
-        """The state saved after the last evaluated period (empty before the first)."""
-        events = self.store.list_alert_events(self.project, rule=STATE_RULE, limit=1)
-        if not events:
-            return AlertState()
-        return AlertState.from_dict(events[0].payload["state"])
+    def _snapshots(self) -> list[AlertState]:
+        events = self.store.list_alert_events(self.project, rule=STATE_RULE, limit=_LOOKBACK)
+        return [AlertState.from_dict(e.payload["state"]) for e in events]  # newest first
+
+    def load_state(self, *, before: str | None = None) -> AlertState:
+        """The state saved after the last evaluated period (empty before the first).
+
+        With ``before``, the state as it stood before that period: the newest snapshot of an earlier period.
+        """
+        for state in self._snapshots():
+            if before is None or (
+                state.last_period is not None and period_order(state.last_period) < period_order(before)
+            ):
+                return state
+        return AlertState()
+
+    def newest_period(self) -> str | None:
+        """The latest period (in period order, not evaluation order) that has been evaluated."""
+        periods = [state.last_period for state in self._snapshots() if state.last_period is not None]
+        return max(periods, key=period_order) if periods else None
+
+    def _sent_for(self, period: str) -> dict[str, _Sent]:
+        """What was sent about each alert fired in ``period`` (by its first alert id), updates included."""
+        sent: dict[str, _Sent] = {}
+        for event in reversed(self.notices(kinds=("fired", "resolved"), limit=_LOOKBACK)):
+            if event.payload.get("period") != period:
+                continue
+            details = event.payload.get("details") or {}
+            if "withdraws" in details:
+                base = str(details["withdraws"])
+                if base in sent:
+                    sent[base] = dataclasses.replace(sent[base], withdrawn=True)
+            elif event.payload.get("kind") == "fired":
+                base = str(details.get("updates", event.alert_id))
+                sent[base] = _Sent(str(details.get("sent_text", event.message)), event.rule, event.task_type)
+        return sent
 
     def save_state(self, state: AlertState) -> None:
         """Store a state snapshot; the newest one is what `load_state` returns."""
@@ -129,18 +181,49 @@ class AlertLog:
         k: int,
         seed: int = 0,
     ) -> PeriodOutcome:
-        """Evaluate the rules on a period with the stored state, deliver and record the notices, save the state."""
-        evaluation = evaluate(rules, current, baseline, self.load_state(), k=k, seed=seed)
-        attempts: dict[str, list[DeliveryAttempt]] = {}
+        """Evaluate the rules on a period, deliver and record the notices, save the state.
+
+        Alert state is ordered by period: the period is evaluated from the state as it stood before it, so
+        evaluating it again (after a re-run) gives the same decisions for the same figures. What was sent
+        about the period's alerts is then brought up to date: a fired alert whose text changed gets an
+        update, one that no longer fires is withdrawn (both visibly noted), an unchanged one is not resent.
+        A period older than the newest evaluated one never resolves an alert and never fires a new one
+        (that alert's story has moved on); it only updates or withdraws what it sent itself.
+        """
+        newest = self.newest_period()
+        historical = newest is not None and period_order(current.period) < period_order(newest)
+        evaluation = evaluate(rules, current, baseline, self.load_state(before=current.period), k=k, seed=seed)
+        latest_open = {a.alert_id for a in self.load_state().open.values()} if historical else set()
+        sent = self._sent_for(current.period)
+        to_send: list[AlertNotice] = []
         skipped: list[str] = []
-        for notice in evaluation.notices:
+        fired = {notice.alert_id: notice for notice in evaluation.fire}
+        for alert_id, notice in fired.items():
+            before = sent.get(alert_id)
+            if before is not None and not before.withdrawn and before.text == notice.text:
+                skipped.append(alert_id)  # sent already, with these figures
+            elif before is None and historical:
+                skipped.append(alert_id)
+            else:
+                to_send.append(_update(notice, before) if before is not None else notice)
+        for alert_id, before in sent.items():
+            if alert_id in fired or before.withdrawn:
+                continue
+            if historical and alert_id in latest_open:
+                skipped.append(alert_id)  # still open in a later period: only that period may close it
+                continue
+            to_send.append(_withdrawal(alert_id, before, current.period, evaluation))
+        if not historical:
+            to_send.extend(evaluation.resolve)
+        attempts: dict[str, list[DeliveryAttempt]] = {}
+        for notice in to_send:
             if self.already_recorded(notice):
                 skipped.append(notice.alert_id)
                 continue
             attempts[notice.alert_id] = self.send(notice, channels, policy)
-        if not evaluation.repeated:
+        if not historical:
             self.save_state(evaluation.state)
-        return PeriodOutcome(evaluation=evaluation, attempts=attempts, skipped=skipped)
+        return PeriodOutcome(evaluation=evaluation, attempts=attempts, skipped=skipped, historical=historical)
 
     def notices(
         self,
@@ -161,3 +244,42 @@ class AlertLog:
             e for e in events if e.payload.get("kind") == "delivery_attempt" and e.payload.get("alert_id") == alert_id
         ]
         return sorted(found, key=lambda e: (e.fired_at, int(e.payload.get("attempt", 0))))
+
+
+def _update(notice: AlertNotice, before: _Sent) -> AlertNotice:
+    """The notice, re-sent as an update of the one sent earlier for the same alert (its figures changed)."""
+    note = "Update: the period was evaluated again and these figures replace the ones sent earlier."
+    return AlertNotice(
+        alert_id=f"{notice.alert_id}:update-{uuid.uuid4().hex[:8]}",
+        kind="fired",
+        rule=notice.rule,
+        task_type=notice.task_type,
+        period=notice.period,
+        severity=notice.severity,
+        title=f"Updated: {notice.title}",
+        text=f"{note} {notice.text}" + ("" if not before.withdrawn else " (it had been withdrawn before)"),
+        details={**notice.details, "updates": notice.alert_id, "sent_text": notice.text},
+        channels=notice.channels,
+    )
+
+
+def _withdrawal(alert_id: str, before: _Sent, period: str, evaluation: Evaluation) -> AlertNotice:
+    """A note that an alert sent for ``period`` no longer holds on the period's current figures."""
+    decision = next(
+        (d for d in evaluation.decisions if d.rule == before.rule and d.task_type == before.task_type), None
+    )
+    why = f" Now: {decision.reason}." if decision is not None else ""
+    return AlertNotice(
+        alert_id=f"{alert_id}:withdrawn-{uuid.uuid4().hex[:8]}",
+        kind="resolved",
+        rule=before.rule,
+        task_type=before.task_type,
+        period=period,
+        severity="info",
+        title=f"Withdrawn: alert {alert_id}",
+        text=(
+            f"Alert {alert_id} sent for {period} is withdrawn: the period was evaluated again and its figures "
+            f"no longer fire it.{why} It had said: {before.text}"
+        ),
+        details={"withdraws": alert_id},
+    )

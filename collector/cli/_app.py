@@ -8,6 +8,7 @@ from passhat.collector.cli._alerts import alerts_app
 from passhat.collector.cli._config import config_app
 from passhat.collector.cli._demo import demo
 from passhat.collector.cli._loop import report
+from passhat.collector.cli._runs import runs_app
 from passhat.collector.cli._sandbox import replay, sandbox_app
 from passhat.collector.cli._serve import register as _register_serve
 from passhat.collector.cli._stats import calc, fit
@@ -27,3 +28,4 @@ _register_serve(app)  # serve, keys
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(config_app, name="config")
 app.add_typer(alerts_app, name="alerts")
+app.add_typer(runs_app, name="runs")

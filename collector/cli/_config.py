@@ -19,10 +19,32 @@ def default_config_path() -> str:
     return os.environ.get("PASSHAT_CONFIG") or DEFAULT_CONFIG
 
 
+def domain_problems(config: PasshatConfig) -> list[str]:
+    """One problem per configured domain that cannot be loaded (unknown name, broken domain package)."""
+    from passhat.sandbox import DomainError, load_domain
+
+    problems: list[str] = []
+    for index, name in enumerate(config.domains):
+        try:
+            load_domain(name)
+        except DomainError as exc:
+            problems.append(f"domains[{index}]: {exc}")
+    return problems
+
+
+def _checked(path: str) -> PasshatConfig:
+    """The config, valid in shape and in the domains it names; `ConfigError` lists every problem."""
+    config = load_config(path)
+    problems = domain_problems(config)
+    if problems:
+        raise ConfigError(path, problems)
+    return config
+
+
 def load_or_exit(path: str) -> PasshatConfig:
     """Load the config, or print each problem on one line and exit with status 2."""
     try:
-        return load_config(path)
+        return _checked(path)
     except ConfigError as exc:
         for problem in exc.problems:
             line = escape(f"{exc.source}: {problem}")
@@ -108,7 +130,7 @@ def check(
     path = file or default_config_path()
     if as_json:
         try:
-            loaded = load_config(path)
+            loaded = _checked(path)
         except ConfigError as exc:
             emit_json({"file": path, "valid": False, "problems": exc.problems})
             raise typer.Exit(2) from None

@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,6 +19,7 @@ from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
     from passhat.collector.config import PasshatConfig
+    from passhat.collector.replay import RunComparison
     from passhat.collector.report import UnreplayedReport
     from passhat.collector.store import Store, TrialRow
 
@@ -96,47 +98,102 @@ def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
     console.print(table)
 
 
-def replay_store(
-    *,
-    period: str | None,
-    since: str | None,
-    config_path: Path | None,
-    store_url: str | None,
-    project: str | None,
-    k: int | None,
-    tickets_per_task_type: int | None,
-    agent: str | None,
-    parallel: int | None,
-    as_json: bool,
-    stop_early: bool | None = None,
-    min_trials: int | None = None,
-) -> None:
-    """`passhat replay --period P | --since T`: the production loop on the store's tickets for one period."""
+@dataclass(frozen=True)
+class StoreReplayOptions:
+    """What `passhat replay --period/--since` was given; None means "not given: use the config"."""
+
+    period: str | None
+    since: str | None
+    config_path: Path | None = None
+    store_url: str | None = None
+    project: str | None = None
+    k: int | None = None
+    tickets_per_task_type: int | None = None
+    task_type: str | None = None
+    agent: str | None = None
+    agent_version: str | None = None
+    parallel: int | None = None
+    fresh: bool = False
+    compare_to: str | None = None
+    stop_early: bool | None = None
+    min_trials: int | None = None
+
+
+def exploratory_reasons(options: StoreReplayOptions, config: PasshatConfig) -> list[str]:
+    """Why a run with these options is a one-off, not the period's official run (empty: configured settings)."""
+    reasons: list[str] = []
+    if options.k is not None and options.k != config.replay.k:
+        reasons.append(f"k = {options.k} (configured {config.replay.k})")
+    wanted = options.tickets_per_task_type
+    if wanted is not None and wanted != config.replay.tickets_per_task_type:
+        reasons.append(f"{wanted} tickets per task type (configured {config.replay.tickets_per_task_type})")
+    if options.task_type is not None:
+        reasons.append(f"task type {options.task_type} only")
+    if options.agent is not None and options.agent != config.agent.factory:
+        reasons.append(f"agent {options.agent} (configured {config.agent.factory})")
+    if options.agent_version is not None and options.agent_version != (config.agent.version or ""):
+        reasons.append(f"agent version {options.agent_version} (configured {config.agent.version or 'none'})")
+    if options.compare_to is not None:
+        reasons.append(f"candidate compared to run {options.compare_to}")
+    if options.stop_early is not None and options.stop_early != config.replay.stop_early:
+        reasons.append(f"{'curtailed' if options.stop_early else 'fixed'} trial design (configured otherwise)")
+    if options.min_trials is not None and options.min_trials != config.replay.min_trials:
+        reasons.append(f"min_trials {options.min_trials} (configured {config.replay.min_trials})")
+    return reasons
+
+
+def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
+    """`passhat replay --period P | --since T`: the production loop on the store's tickets for one period.
+
+    An option given on the command line always wins over the config, even when it equals the built-in default.
+    """
+    import dataclasses
+
     from passhat.collector.loop import agent_spec, alert_setup, replay_targets
 
-    config = load_loop_config(config_path)
-    chosen = period_from(period, since)
-    store = open_loop_store(config, store_url)
+    config = load_loop_config(options.config_path)
+    chosen = period_from(options.period, options.since)
+    store = open_loop_store(config, options.store_url)
+    name = options.project or config.project
     try:
         from passhat.collector.loop import run_period
-        from passhat.collector.replay import NothingToReplayError, ReplaySettings
+        from passhat.collector.replay import NothingToReplayError, ReplaySettings, compare_runs
         from passhat.collector.report import ReportInputError
         from passhat.collector.store import StoreError
         from passhat.sandbox import DomainError
 
+        base_run = None
+        if options.compare_to is not None:
+            base_run = store.get_replay_run(name, options.compare_to)
+            if base_run is None:
+                fail(f"no replay run {options.compare_to!r} in project {name!r}: `passhat runs list` shows the runs")
+            if base_run.params.get("period") != chosen.name:
+                fail(f"run {base_run.run_id} replayed {base_run.params.get('period')}, not {chosen.name}")
+        k = options.k if options.k is not None else (base_run.k if base_run is not None else config.replay.k)
+        trials = config.replay.trials_per_ticket if options.k is None else max(options.k, config.replay.trials or 0)
+        if base_run is not None:
+            trials = int(base_run.params.get("trials", base_run.k))
         try:
-            spec = agent_spec(config, agent)
+            spec = agent_spec(config, options.agent)
+            if options.agent_version is not None:
+                spec = dataclasses.replace(spec, version=options.agent_version)
             targets = replay_targets(config)
             settings = ReplaySettings(
-                k=k or config.replay.k,
-                tickets_per_task_type=tickets_per_task_type or config.replay.tickets_per_task_type,
-                parallel=parallel or config.replay.concurrency,
-                stop_early=config.replay.stop_early if stop_early is None else stop_early,
-                min_trials=min_trials or config.replay.min_trials,
+                k=k,
+                trials=max(trials, k),
+                tickets_per_task_type=(
+                    options.tickets_per_task_type
+                    if options.tickets_per_task_type is not None
+                    else config.replay.tickets_per_task_type
+                ),
+                parallel=options.parallel if options.parallel is not None else config.replay.concurrency,
+                task_types=(options.task_type,) if options.task_type is not None else (),
+                stop_early=config.replay.stop_early if options.stop_early is None else options.stop_early,
+                min_trials=options.min_trials if options.min_trials is not None else config.replay.min_trials,
             )
         except (DomainError, ValueError) as exc:
             fail(str(exc))
-        name = project or config.project
+        reasons = exploratory_reasons(options, config)
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=console, disable=as_json,
@@ -144,52 +201,111 @@ def replay_store(
             task = progress.add_task(f"{chosen.name}: replay, k = {settings.k}", total=1)
             try:
                 result = asyncio.run(
-                run_period(
-                    store, name, chosen, spec, settings=settings, domains=targets.domains,
-                    adapters=targets.adapters, alerts=alert_setup(config), report_dir=config.report_dir(),
-                    progress=lambda done, total: progress.update(task, completed=done, total=total),
-                )
-            )  # fmt: skip
+                    run_period(
+                        store, name, chosen, spec, settings=settings, domains=targets.domains,
+                        adapters=targets.adapters, alerts=alert_setup(config), report_dir=config.report_dir(),
+                        progress=lambda done, total: progress.update(task, completed=done, total=total),
+                        exploratory=reasons, fresh=options.fresh, same_tickets_as=base_run,
+                    )
+                )  # fmt: skip
             except (NothingToReplayError, ReportInputError, StoreError, DomainError) as exc:
+                fail(str(exc))
+        comparison = None
+        if base_run is not None:
+            try:
+                comparison = compare_runs(store, name, base_run.run_id, result.outcome.run.run_id, k=settings.k)
+            except ValueError as exc:
                 fail(str(exc))
     finally:
         store.close()
     from passhat.collector.report import UnreplayedReport, reason_counts
 
-    design = result.outcome.run.params.get("design", {"name": "fixed", "k": settings.k})
+    run = result.outcome.run
+    design = run.params.get("design", {"name": "fixed", "k": settings.k})
     first = design.get("min_trials") if design.get("name") == "curtailed" else None
     rows = trial_table_rows(result.outcome.trials, settings.k, min_trials=first)
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
-    reasons = reason_counts(list(result.report.not_replayable))
+    missing = reason_counts(list(result.report.not_replayable))
+    role = "official" if result.official else ("exploratory" if reasons else "superseded")
     if as_json:
         emit_json(
             {
                 "task_types": rows,
                 "k": settings.k,
+                "trials_per_ticket": settings.trials_per_ticket,
                 "period": chosen.name,
-                "run_id": result.outcome.run.run_id,
+                "run_id": run.run_id,
+                "role": role,
+                "exploratory": reasons,
+                "reused": result.outcome.reused,
                 "agent": spec.label,
+                "agent_version": spec.version,
                 "design": design,
                 "trials": len(result.outcome.trials),
                 "not_replayable": not_replayable,
                 "not_replayable_reasons": [
-                    {"reason": reason, "fix": fix, "tickets": count} for reason, fix, count in reasons
+                    {"reason": reason, "fix": fix, "tickets": count} for reason, fix, count in missing
                 ],
                 "measured": not isinstance(result.report, UnreplayedReport),
                 "report": {kind: str(path) for kind, path in result.report_paths.items()},
+                **({"comparison": comparison.to_dict()} if comparison is not None else {}),
             }
         )
         return
+    version = f" {spec.version}" if spec.version else ""
     if isinstance(result.report, UnreplayedReport):
         console.print(f"[bold red]{result.report.why}[/]")
     else:
         print_trial_table(
-            f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, agent {spec.label}", rows, settings.k
+            f"{chosen.name}: {len(result.outcome.trials)} trials, k={settings.k}, "
+            f"{settings.trials_per_ticket} per ticket, agent {spec.label}{version}",
+            rows,
+            settings.k,
         )
         print_design_notes(rows, len(result.outcome.trials), settings.k, first)
-    if reasons:  # the unreplayable tickets and the tickets left out for too few usable trials, with fixes
-        print_reasons(reasons)
+    reused = " (a finished run with these settings: its trials were reused; --fresh re-runs them)"
+    console.print(f"Run {run.run_id}, {role}{reused if result.outcome.reused else ''}.")
+    if reasons:
+        console.print(
+            f"Exploratory ({'; '.join(reasons)}): not the period's figures nor a baseline; "
+            f"`passhat runs promote {run.run_id}` makes it official."
+        )
+    if missing:  # the unreplayable tickets and the tickets left out for too few usable trials, with fixes
+        print_reasons(missing)
+    if comparison is not None:
+        print_comparison(comparison)
     console.print(f"Report: {result.report_paths.get('html')}")
+
+
+def print_comparison(comparison: RunComparison) -> None:
+    """The per-task-type paired differences, candidate minus baseline."""
+    k = comparison.k
+    base, cand = comparison.baseline, comparison.candidate
+    table = Table(
+        title=f"{cand.run_id} vs {base.run_id} on the same tickets (candidate minus baseline, "
+        f"{100 * comparison.level:g}% paired interval)"
+    )
+    for column in ("task type", "tickets", "pass@1", "change", f"pass^{k}", "change", "interval", "verdict"):
+        table.add_column(column)
+    for row in comparison.task_types:
+        at_1, hat = row.pass_at_1, row.pass_hat_k
+        verdict = "worse" if hat.credibly_lower else ("better" if hat.credibly_higher else "no clear change")
+        table.add_row(
+            row.task_type, str(hat.tickets), f"{pct(at_1.baseline)} → {pct(at_1.candidate)}",
+            signed_points(at_1.difference), f"{pct(hat.baseline)} → {pct(hat.candidate)}",
+            signed_points(hat.difference), ci_points(hat.interval), verdict,
+        )  # fmt: skip
+    console.print(table)
+
+
+def signed_points(value: float) -> str:
+    return f"{100.0 * value:+.1f} pp"
+
+
+def ci_points(interval: tuple[float, float] | None) -> str:
+    if interval is None:
+        return "too few tickets"
+    return f"[{100.0 * interval[0]:+.1f}, {100.0 * interval[1]:+.1f}] pp"
 
 
 def print_reasons(reasons: list[tuple[str, str, int]]) -> None:
@@ -215,11 +331,24 @@ def report(
     config_path: ConfigPath = None,
     store_url: StoreOption = None,
     project: ProjectOption = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="Report this run of the period (default: its official run).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json to stdout as well.")] = False,
 ) -> None:
-    """Write a period's reliability report (HTML, JSON, Markdown) from its replay run in the store."""
-    from passhat.collector.loop import alerts_fired, domains_of, period_report, report_input_for, write_period_report
-    from passhat.collector.replay import runs_for_period
+    """Write a period's reliability report (HTML, JSON, Markdown) from its official replay run in the store.
+
+    The official run is the finished run made official most recently: a run with the configured settings when it
+    finishes, any run when promoted (`passhat runs promote`). The report says which run it shows."""
+    from passhat.collector.loop import (
+        alerts_fired,
+        domains_of,
+        period_report,
+        report_folder,
+        report_input_for,
+        write_period_report,
+    )  # fmt: skip
+    from passhat.collector.replay import official_run, period_runs, role_of
     from passhat.collector.report import ReportInputError, UnreplayedReport
     from passhat.sandbox import DomainError
 
@@ -231,23 +360,38 @@ def report(
     name = project or config.project
     store = open_loop_store(config, store_url)
     try:
-        runs = runs_for_period(store, name, chosen.name)
-        if not runs:
-            unfinished = [r for r in store.list_replay_runs(name, limit=500) if r.params.get("period") == chosen.name]
-            if unfinished:
+        official = official_run(store, name, chosen.name)
+        shown = official
+        if run_id is not None:
+            shown = store.get_replay_run(name, run_id)
+            if shown is None or shown.params.get("period") != chosen.name:
+                fail(f"no replay run {run_id!r} of {chosen.name} in project {name!r}: `passhat runs list` shows them")
+            if shown.status != "finished":
+                fail(f"the replay run {run_id} is {shown.status}: `passhat replay --period {chosen.name}` resumes it")
+        if shown is None:
+            runs = period_runs(store, name, chosen.name)
+            if any(r.status == "running" for r in runs):
+                unfinished = next(r for r in runs if r.status == "running")
                 fail(
-                    f"the replay run {unfinished[0].run_id} of {chosen.name} has not finished: "
+                    f"the replay run {unfinished.run_id} of {chosen.name} has not finished: "
                     f"`passhat replay --period {chosen.name}` resumes it"
                 )
+            if runs:
+                fail(
+                    f"{chosen.name} has only exploratory runs ({', '.join(r.run_id for r in runs)}): pass --run ID, "
+                    f"`passhat runs promote ID`, or `passhat replay --period {chosen.name}` with configured settings"
+                )
             fail(f"no replay run for {chosen.name} in project {name!r}: run `passhat replay --period {chosen.name}`")
+        role = "official" if official is not None and shown.run_id == official.run_id else role_of(shown, official)
         try:
             report_input = report_input_for(
-                store, name, chosen, runs[0], domains=domains_of(config), alerts=alerts_fired(store, name, chosen)
-            )
-            built = period_report(report_input, len(runs[0].params.get("tickets", [])))
+                store, name, chosen, shown, domains=domains_of(config), alerts=alerts_fired(store, name, chosen),
+                role=role,
+            )  # fmt: skip
+            built = period_report(report_input, len(shown.params.get("tickets", [])))
         except (ReportInputError, DomainError) as exc:
             fail(str(exc))
-        folder = out or config.report_dir() / chosen.name
+        folder = out or report_folder(config.report_dir(), chosen, shown, official=role == "official")
         paths = write_period_report(built, folder)
     finally:
         store.close()
@@ -263,6 +407,7 @@ def report(
     data = built.to_json()
     overall = data["overall"]
     failed = overall["expected_failed_tickets_per_day"] or 0.0
+    console.print(f"{chosen.name}: {role} run {shown.run_id}")
     console.print(
         f"{chosen.name}, k = {built.k}: pass@1 {pct(overall['pass_at_1'])}, "
         f"pass^{built.k} {pct(overall['pass_hat_k'])} (traffic-weighted); expected failed tickets per day {failed:,.1f}"

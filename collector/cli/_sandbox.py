@@ -168,8 +168,6 @@ def replay_domain(
         fail(f"--flaws must be off or default, got {flaws!r}")
     if transport not in TRANSPORTS:
         fail(f"--transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
-    if agent != "reference" and flaws != "off":
-        flaws = "off"  # flaws are injected by the reference simulation only
     try:
         agent_factory = resolve_agent(
             agent, flaws=FlawConfig.default() if flaws == "default" else FlawConfig.off(), model=model
@@ -202,11 +200,12 @@ def replay_domain(
     label = "reference (offline simulation)" if agent == "reference" else agent
     if as_json:
         design = {"name": "fixed", "k": k} if first is None else {"name": "curtailed", "k": k, "min_trials": first}
-        emit_json(
-            {"task_types": rows, "k": k, "agent": label, "flaws": flaws, "design": design, "trials": len(results)}
-        )
+        flaw = {"flaws": flaws} if agent == "reference" else {}
+        emit_json({"task_types": rows, "k": k, "agent": label, **flaw, "design": design, "trials": len(results)})
         return
-    table = Table(title=f"{domain}: {len(results)} trials, k={k}, agent {label}, flaws {flaws}")
+    # Flaws are a setting of the reference simulation only: another agent's title does not mention them.
+    flaw_text = f", flaws {flaws}" if agent == "reference" else ""
+    table = Table(title=f"{domain}: {len(results)} trials, k={k}, agent {label}{flaw_text}")
     for column in ("task type", "n", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} CI", "signatures"):
         table.add_column(column)
     for row in rows:
@@ -241,11 +240,29 @@ def replay(
     ] = None,
     task_type: Annotated[str | None, typer.Option("--task-type", help="One task type (default: all).")] = None,
     scenarios: Annotated[int, typer.Option(help="Scenarios (tickets) per task type.")] = 20,
-    k: Annotated[int, typer.Option("--k", help="Trials per scenario.")] = 5,
-    agent: Annotated[str, typer.Option(help="reference, anthropic, or module:function.")] = "reference",
+    k: Annotated[
+        int | None, typer.Option("--k", help="pass^k's k [--domain: 5; --period: the config's replay.k].")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="reference, anthropic, or module:function [default: reference / agent.factory].")
+    ] = None,
+    agent_version: Annotated[
+        str | None, typer.Option(help="The version of the agent under test (--period; default: agent.version).")
+    ] = None,
     customer: Annotated[str, typer.Option(help="scripted or anthropic.")] = "scripted",
-    flaws: Annotated[str, typer.Option(help="Reference agent failure injection: off or default.")] = "default",
-    parallel: Annotated[int, typer.Option(help="Trials running at once.")] = 8,
+    flaws: Annotated[
+        str | None, typer.Option(help="Reference agent failure injection: off or default [default: default].")
+    ] = None,
+    parallel: Annotated[
+        int | None, typer.Option(help="Trials running at once [--domain: 8; --period: replay.concurrency].")
+    ] = None,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="--period: start a new run even if one with these settings finished.")
+    ] = False,
+    compare_to: Annotated[
+        str | None,
+        typer.Option(help="--period: replay the tickets of this run with the agent given, and compare the two."),
+    ] = None,
     transport: Annotated[str, typer.Option(help="MCP transport: memory, stdio or http.")] = "memory",
     model: Annotated[str | None, typer.Option(help="Claude model for anthropic agent/customer.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the data and the scenario draw.")] = 0,
@@ -273,34 +290,39 @@ def replay(
     replays production tickets sampled from the store (the loop: trials, alerts and the report).
     """
     if domain is None:
-        from passhat.collector.cli._loop import replay_store
+        from passhat.collector.cli._loop import StoreReplayOptions, replay_store
 
+        if flaws is not None:
+            fail("--flaws applies to --domain only; with --period the agent comes from the config's [agent] table")
+        if send_traces:
+            fail("--send-traces applies to --domain only: --period/--since always store every trial as a sandbox trace")
         replay_store(
-            period=period,
-            since=since,
-            config_path=config_path,
-            store_url=store_url,
-            project=project,
-            k=k if k != 5 else None,
-            tickets_per_task_type=tickets_per_task_type,
-            agent=agent if agent != "reference" else None,
-            parallel=parallel if parallel != 8 else None,
-            stop_early=stop_early,
-            min_trials=min_trials,
+            StoreReplayOptions(
+                period=period, since=since, config_path=config_path, store_url=store_url, project=project, k=k,
+                tickets_per_task_type=tickets_per_task_type, task_type=task_type, agent=agent,
+                agent_version=agent_version, parallel=parallel, fresh=fresh, compare_to=compare_to,
+                stop_early=stop_early, min_trials=min_trials,
+            ),
             as_json=as_json,
-        )
+        )  # fmt: skip
         return
     if period is not None or since is not None:
         fail("give --domain, or --period / --since, not both")
+    for flag, value in (("--fresh", fresh), ("--compare-to", compare_to), ("--agent-version", agent_version)):
+        if value:
+            fail(f"{flag} applies to --period/--since (replay runs in the store), not to --domain")
+    chosen_agent = agent or "reference"
+    if chosen_agent != "reference" and flaws is not None:
+        fail(f"--flaws applies to the reference agent only (its simulated failures), not to {chosen_agent}")
     replay_domain(
         domain,
         task_type=task_type,
         scenarios=scenarios,
-        k=k,
-        agent=agent,
+        k=5 if k is None else k,
+        agent=chosen_agent,
         customer=customer,
-        flaws=flaws,
-        parallel=parallel,
+        flaws=flaws or ("default" if chosen_agent == "reference" else "off"),
+        parallel=8 if parallel is None else parallel,
         transport=transport,
         model=model,
         seed=seed,

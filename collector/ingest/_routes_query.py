@@ -32,6 +32,7 @@ def list_tickets(
     until: Annotated[dt.datetime | None, Query(description="ISO 8601; tickets started before")] = None,
     source: Literal["production", "sandbox"] | None = None,
     outcome: Annotated[str | None, Query(max_length=400, description="passhat.ticket.outcome, e.g. resolved")] = None,
+    run: Annotated[str | None, Query(max_length=200, description="Only the sandbox trials of this replay run")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> TicketList:
@@ -44,6 +45,7 @@ def list_tickets(
             since_ns=since_ns,
             until_ns=until_ns,
             outcome=outcome,
+            replay_run_id=run,
             limit=limit,
             offset=offset,
         )

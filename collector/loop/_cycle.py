@@ -23,6 +23,7 @@ from passhat.collector.alerts import (
     RetryPolicy,
     counts_from_trials,
 )
+from passhat.collector.ingest import StoreSpanExporter
 from passhat.collector.replay import (
     AgentSpec,
     ProgressCallback,
@@ -30,8 +31,12 @@ from passhat.collector.replay import (
     ReplaySettings,
     SandboxPool,
     ScenarioAdapter,
+    compare_trials,
+    exploratory_reasons,
+    keep_promotion,
+    official_run,
+    promote_run,
     replay_period,
-    runs_for_period,
 )
 from passhat.collector.report import (
     AlertFired,
@@ -46,7 +51,7 @@ from passhat.collector.report import (
     write_report,
     write_unreplayed_report,
 )
-from passhat.collector.store import Period, ReplayRun, Store, TrialRow
+from passhat.collector.store import Period, ReplayRun, Store, TrialRow, parse_period
 from passhat.sandbox import Domain
 
 
@@ -68,6 +73,7 @@ class PeriodResult:
     report: Report | UnreplayedReport
     report_paths: dict[str, Path]
     alerts: PeriodOutcome | None
+    official: bool = True  # the run is the period's official run (its figures, alerts and baselines)
 
 
 def _traffic_rows(store: Store, project: str, period: Period) -> list[tuple[dt.date, str, int]]:
@@ -115,16 +121,15 @@ def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[No
 
 
 def previous_figures(store: Store, project: str, period: Period, *, count: int = 8) -> list[PeriodFigures]:
-    """Earlier periods' overall figures, newest first, from the summaries their finished runs kept."""
+    """Earlier periods' overall figures, newest first, from the summaries their official runs kept."""
     found: list[PeriodFigures] = []
     for step in range(1, count + 1):
         earlier = period.previous(step)
-        for run in runs_for_period(store, project, earlier.name):
-            figures = (run.summary or {}).get("figures")
-            if isinstance(figures, dict):
-                with contextlib.suppress(ValueError):  # an unreadable summary only thins the trend
-                    found.append(PeriodFigures.from_report_json(figures))
-                break
+        run = official_run(store, project, earlier.name)
+        figures = None if run is None else (run.summary or {}).get("figures")
+        if run is not None and isinstance(figures, dict):
+            with contextlib.suppress(ValueError):  # an unreadable summary only thins the trend
+                found.append(PeriodFigures.from_report_json(figures))
     return found
 
 
@@ -144,8 +149,10 @@ def report_input_for(
     domains: Mapping[str, Domain] | None = None,
     alerts: Sequence[AlertFired] = (),
     resamples: int = 1000,
+    role: str = "official",
+    comparison: Mapping[str, Any] | None = None,
 ) -> ReportInput:
-    """Everything the period's report needs, read from the store."""
+    """Everything the report of ``run`` needs, read from the store; ``role`` says how the run stands."""
     trials, dropped = _usable(store.list_trials(project, run.run_id), run.k)
     results = [TrialResult.from_row(t) for t in trials]
     owner = {r.task_type: r.domain for r in results}
@@ -167,9 +174,31 @@ def report_input_for(
         previous=[f for f in previous_figures(store, project, period) if f.k == run.k],
         agent=str(run.params.get("agent", "")),
         simulated=bool(run.params.get("simulated", False)),
+        agent_version=str(run.params.get("agent_version", "")),
+        run_id=run.run_id,
+        run_role=role,
+        comparison=None if comparison is None else dict(comparison),
         generated_at=dt.datetime.now(dt.UTC),
         resamples=resamples,
     )
+
+
+def store_runtime(store: Store, project: str) -> passhat.Passhat:
+    """A passhat runtime tracing trials straight into the store, as ``passhat.source = sandbox`` tickets."""
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    exporter = StoreSpanExporter(store, project)
+    return passhat.configure(
+        # A trial's trace holds sandbox data only: blanking (not pseudonyms) keeps a replay from minting a key.
+        make_global=False, source="sandbox", service_name="passhat replay", send=False, redact_mode="blank",
+        span_processors=[BatchSpanProcessor(exporter, max_queue_size=100_000, schedule_delay_millis=500)],
+    )  # fmt: skip
+
+
+def report_folder(report_dir: Path, period: Period, run: ReplayRun, *, official: bool) -> Path:
+    """Where a run's report goes: the period's folder for its official run, a folder of its own otherwise."""
+    base = report_dir / period.name
+    return base if official else base / "runs" / run.run_id
 
 
 def period_counts(store: Store, project: str, period: Period, run: ReplayRun) -> PeriodCounts:
@@ -179,24 +208,48 @@ def period_counts(store: Store, project: str, period: Period, run: ReplayRun) ->
 
 
 def baseline_counts(store: Store, project: str, period: Period, *, periods: int, k: int) -> list[PeriodCounts]:
-    """The counts of up to ``periods`` earlier periods with a finished run at the same k, newest first."""
+    """The counts of up to ``periods`` earlier periods whose official run has the same k, newest first.
+
+    Exploratory runs never enter a baseline (unless promoted, which makes them official)."""
     found: list[PeriodCounts] = []
     for step in range(1, periods + 1):
         earlier = period.previous(step)
-        runs = [r for r in runs_for_period(store, project, earlier.name) if r.k == k]
-        if runs:
-            found.append(period_counts(store, project, earlier, runs[0]))
+        run = official_run(store, project, earlier.name)
+        if run is not None and run.k == k:
+            found.append(period_counts(store, project, earlier, run))
     return found
 
 
 def alerts_fired(store: Store, project: str, period: Period) -> list[AlertFired]:
     """The notices recorded for this period (fired and resolved), oldest first."""
     notices = AlertLog(store, project).notices(kinds=("fired", "resolved"), limit=500)
-    return [
-        AlertFired(rule=n.rule, task_type=n.task_type, message=n.message, fired_at=n.fired_at)
-        for n in reversed(notices)
-        if n.payload.get("period") == period.name
-    ]
+    found = []
+    for n in reversed(notices):
+        if n.payload.get("period") != period.name:
+            continue
+        details = n.payload.get("details") or {}
+        baseline = details.get("baseline_pass_hat_k")
+        found.append(
+            AlertFired(
+                rule=n.rule, task_type=n.task_type, message=n.message, fired_at=n.fired_at,
+                baseline=float(baseline) if isinstance(baseline, int | float) else None,
+                baseline_note=baseline_note(details, n.task_type, period.name) if baseline is not None else "",
+            )
+        )  # fmt: skip
+    return found
+
+
+def baseline_note(details: Mapping[str, Any], task_type: str | None, period: str) -> str:
+    """How a drop test's baseline was formed, in words: which periods, and how the tickets were weighted.
+
+    The overall baseline weights each task type by *this* period's traffic mix (so the two figures compare the
+    same mix), which is why it can differ from the overall figure an earlier report showed."""
+    periods = ", ".join(str(p) for p in details.get("baseline_periods", [])) or "no earlier period"
+    tickets = details.get("baseline_tickets")
+    pooled = f"{tickets} tickets of {periods}" if tickets is not None else periods
+    if task_type is None:
+        return f"{pooled}, each task type weighted by {period}'s traffic mix (not the mix of those periods)"
+    return f"{pooled} pooled, each ticket counted once"
 
 
 def nothing_measured(report_input: ReportInput, sampled: int) -> UnreplayedReport:
@@ -244,29 +297,39 @@ async def run_period(
     pool: SandboxPool | None = None,
     progress: ProgressCallback | None = None,
     resamples: int = 1000,
+    exploratory: Sequence[str] = (),
+    fresh: bool = False,
+    same_tickets_as: ReplayRun | None = None,
 ) -> PeriodResult:
-    """Replay the period (resuming an interrupted run), evaluate the alert rules, build and write the report.
+    """Replay the period, evaluate the alert rules, build and write the report.
 
-    ``adapters`` turn tickets of your own domains into scenarios (``domains`` holds their sandbox Domains).
+    An interrupted run is resumed and a finished one with the same settings reused (its trials kept) unless
+    ``fresh``. ``adapters`` turn tickets of your own domains into scenarios (``domains`` holds their sandbox
+    Domains). Every trial is traced through ``runtime``, by default straight into ``store`` as a sandbox
+    ticket of the run (`/api/tickets?source=sandbox&run=ID`), never counted as production traffic.
+    Only the period's official run (see `passhat.collector.replay.official_run`) evaluates alerts
+    and writes the report in ``report_dir/<period>``; an ``exploratory`` run (the reasons say why) writes its
+    report in ``report_dir/<period>/runs/<run id>`` and leaves the period's figures, alerts and baselines alone.
     A period none of whose tickets could be measured still gets a report saying why, and its run finishes;
     a run whose report or alerts fail is marked ``failed`` with the error, never left ``running``.
     """
     settings = settings or ReplaySettings()
-    outcome = await replay_period(
-        store,
-        project,
-        period,
-        agent,
-        domains=domains,
-        adapters=adapters,
-        settings=settings,
-        runtime=runtime,
-        pool=pool,
-        progress=progress,
-    )
+    own_runtime = store_runtime(store, project) if runtime is None else None
+    try:
+        outcome = await replay_period(
+            store, project, period, agent, domains=domains, adapters=adapters, settings=settings,
+            runtime=runtime or own_runtime, pool=pool, progress=progress, exploratory=exploratory, fresh=fresh,
+            same_tickets_as=same_tickets_as,
+        )  # fmt: skip
+    finally:
+        if own_runtime is not None:
+            own_runtime.flush()
+            own_runtime.shutdown()
     run = outcome.run
     try:
-        result = _conclude(store, project, period, run, outcome, domains, alerts, report_dir, resamples)
+        result = _conclude(
+            store, project, period, run, outcome, domains, alerts, report_dir, resamples, same_tickets_as
+        )
     except Exception as exc:
         store.finish_replay_run(project, run.run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
         raise
@@ -283,24 +346,33 @@ def _conclude(
     alerts: AlertSetup | None,
     report_dir: Path | None,
     resamples: int,
+    same_tickets_as: ReplayRun | None,
 ) -> PeriodResult:
+    if outcome.reused:
+        current_official = official_run(store, project, period.name)
+        is_official = current_official is not None and current_official.run_id == run.run_id
+    else:
+        is_official = not exploratory_reasons(run)
     not_replayable = [n.to_dict() for n in outcome.not_replayable]
     # The report reads the unreplayable tickets from the run: give it the final list (with overlay failures).
     run = replace(run, summary={**(run.summary or {}), "not_replayable_tickets": not_replayable})
+    comparison = None
+    if same_tickets_as is not None:
+        base_trials = store.list_trials(project, same_tickets_as.run_id)
+        with contextlib.suppress(ValueError):  # no ticket in common with enough trials: nothing to compare
+            comparison = compare_trials(same_tickets_as, base_trials, run, outcome.trials, k=run.k).to_dict()
     report_input = report_input_for(
-        store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples
-    )
+        store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples,
+        role="official" if is_official else "exploratory", comparison=comparison,
+    )  # fmt: skip
     alert_outcome: PeriodOutcome | None = None
-    if alerts is not None and alerts.rules and report_input.trials:
-        current = period_counts(store, project, period, run)
-        baseline = baseline_counts(store, project, period, periods=alerts.baseline_periods, k=run.k)
-        alert_outcome = AlertLog(store, project).run_period(
-            alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k
-        )
+    if is_official and report_input.trials:
+        alert_outcome = evaluate_alerts(store, project, period, run, alerts)
         report_input = replace(report_input, alerts=alerts_fired(store, project, period))
     sampled = len(run.params.get("tickets", [])) or len(outcome.not_replayable)
     report = period_report(report_input, sampled)
-    paths = write_period_report(report, report_dir / period.name) if report_dir is not None else {}
+    folder = report_folder(report_dir, period, run, official=is_official) if report_dir is not None else None
+    paths = write_period_report(report, folder) if folder is not None else {}
     summary: dict[str, Any] = {
         "trials": len(outcome.trials),
         "not_replayable": len(report_input.not_replayable),
@@ -308,8 +380,49 @@ def _conclude(
         "report": {name: str(path) for name, path in paths.items()},
     }
     if isinstance(report, Report):
-        summary["figures"] = {key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted")}
+        summary["figures"] = {
+            key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted", "agent", "agent_version")
+        }
     else:
         summary["nothing_measured"] = report.why
-    store.finish_replay_run(project, run.run_id, summary=summary)
-    return PeriodResult(outcome=outcome, report=report, report_paths=paths, alerts=alert_outcome)
+    summary = keep_promotion(run.summary, summary)
+    # A reused run keeps its finishing time: that time is when it became official (see official_run).
+    store.finish_replay_run(project, run.run_id, summary=summary, at=run.finished_at if outcome.reused else None)
+    return PeriodResult(outcome=outcome, report=report, report_paths=paths, alerts=alert_outcome, official=is_official)
+
+
+def evaluate_alerts(
+    store: Store, project: str, period: Period, run: ReplayRun, alerts: AlertSetup | None
+) -> PeriodOutcome | None:
+    """Evaluate the alert rules on a run's figures (call it for the period's official run only)."""
+    if alerts is None or not alerts.rules:
+        return None
+    current = period_counts(store, project, period, run)
+    baseline = baseline_counts(store, project, period, periods=alerts.baseline_periods, k=run.k)
+    return AlertLog(store, project).run_period(alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k)
+
+
+def promote(
+    store: Store,
+    project: str,
+    run_id: str,
+    *,
+    alerts: AlertSetup | None = None,
+    domains: Mapping[str, Domain] | None = None,
+    report_dir: Path | None = None,
+    resamples: int = 1000,
+) -> tuple[ReplayRun, PeriodOutcome | None, dict[str, Path]]:
+    """Make a run its period's official run, then let the period follow it: the alerts are evaluated on its
+    figures (updating or withdrawing what was sent) and the period's report is rewritten from it."""
+    run = promote_run(store, project, run_id)
+    period = parse_period(str(run.params.get("period")))
+    alert_outcome = evaluate_alerts(store, project, period, run, alerts)
+    paths: dict[str, Path] = {}
+    if report_dir is not None:
+        report_input = report_input_for(
+            store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period),
+            resamples=resamples,
+        )  # fmt: skip
+        report = period_report(report_input, len(run.params.get("tickets", [])))
+        paths = write_period_report(report, report_folder(report_dir, period, run, official=True))
+    return run, alert_outcome, paths

@@ -18,7 +18,13 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
     """The agent factory named by `agent.factory` (reference | anthropic | module:function)."""
     factory_name = override or config.agent.factory
     add_to_import_path(config.base_dir)  # your factory may sit beside passhat.toml, like your domain
-    options = config.agent.options
+    # agent.options belong to the configured factory: another agent named on the command line does not get them.
+    options = config.agent.options if factory_name == config.agent.factory else {}
+    if factory_name == "anthropic" and options:
+        raise ValueError(
+            f"agent.options ({', '.join(sorted(options))}) do not apply to the anthropic agent: flaws and mixture "
+            "are settings of the reference simulation; set agent.model for Claude, or remove agent.options"
+        )
     flaws = FlawConfig.off()
     if factory_name == "reference":
         mixture = options.get("mixture")

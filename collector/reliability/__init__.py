@@ -31,6 +31,7 @@ from passhat.collector.reliability._intervals import (
     wilson_interval,
 )
 from passhat.collector.reliability._mixture import Component, Mixture, MixtureFit, fit_mixture, mixture_log_likelihood
+from passhat.collector.reliability._paired import MIN_PAIRED_TICKETS, PairedDifference, paired_difference
 from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
 from passhat.collector.reliability._summary import (
     IntervalMethod,
@@ -48,6 +49,7 @@ from passhat.collector.reliability._traffic import (
 from passhat.collector.reliability._trials import TABLE_FIELDS, GradedTrial, TaskTypeTrials, summarize_trials
 
 __all__ = [
+    "MIN_PAIRED_TICKETS",
     "TABLE_FIELDS",
     "AggregatePoint",
     "ArrayLike",
@@ -64,6 +66,7 @@ __all__ = [
     "IntervalMethod",
     "Mixture",
     "MixtureFit",
+    "PairedDifference",
     "PointsFit",
     "TaskTypeSummary",
     "TaskTypeTraffic",
@@ -81,6 +84,7 @@ __all__ = [
     "half_width",
     "mixture_curve",
     "mixture_log_likelihood",
+    "paired_difference",
     "pass_at_k",
     "pass_at_k_array",
     "pass_hat_k",

@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +71,8 @@ class ReplaySettings:
     seed: int = 0
     size: str = "small"
     flush_every: int = 50
+    trials: int | None = None  # trials per ticket (default: k); pass^k is estimated from all of them
+    task_types: tuple[str, ...] = ()  # only these task types (default: every one)
     stop_early: bool = False
     min_trials: int = 2
 
@@ -79,10 +81,22 @@ class ReplaySettings:
             raise ValueError(f"min_trials must be at least 1, got {self.min_trials}")
         if self.k < 1:
             raise ValueError(f"k must be at least 1, got {self.k}")
+        if self.stop_early and self.trials is not None and self.trials > self.k:
+            raise ValueError(
+                f"stop_early runs at most k ({self.k}) trials per ticket, not {self.trials}: "
+                "drop replay.trials or replay.stop_early"
+            )
+        if self.trials is not None and self.trials < self.k:
+            raise ValueError(f"trials per ticket ({self.trials}) must be at least k ({self.k}): pass^k needs k trials")
         if self.tickets_per_task_type < 1:
             raise ValueError(f"tickets per task type must be at least 1, got {self.tickets_per_task_type}")
         if self.parallel < 1:
             raise ValueError(f"parallel must be at least 1, got {self.parallel}")
+
+    @property
+    def trials_per_ticket(self) -> int:
+        """How many trials each sampled ticket gets (at least k)."""
+        return self.trials if self.trials is not None else self.k
 
 
 @dataclass
@@ -95,6 +109,7 @@ class ReplayOutcome:
     population: dict[str, int]
     resumed: bool
     ran: int
+    reused: bool = False  # a finished run with the same settings: its trials were kept, none re-run
 
 
 def _period_ns(period: Period) -> tuple[int, int]:
@@ -130,6 +145,8 @@ def _params(period: Period, agent: AgentSpec, settings: ReplaySettings) -> dict[
         "sizes": dict(settings.sizes),
         "seed": settings.seed,
         "size": settings.size,
+        "trials": settings.trials_per_ticket,
+        "task_types": sorted(settings.task_types),
         "design": design(settings),
     }
 
@@ -141,13 +158,37 @@ def design(settings: ReplaySettings) -> dict[str, Any]:
     return {"name": "curtailed", "k": settings.k, "min_trials": min(settings.min_trials, settings.k)}
 
 
-_IDENTITY = ("period", "k", "agent", "agent_version", "tickets_per_task_type", "sizes", "seed", "size", "design")
+_IDENTITY = (
+    "period", "k", "trials", "agent", "agent_version", "tickets_per_task_type", "sizes", "seed", "size", "task_types",
+    "compare_to", "design",
+)  # fmt: skip
+# Runs recorded before `trials`, `task_types` and `design` were kept ran k trials per ticket over every task type.
+_OLD_DEFAULTS: dict[str, Any] = {"task_types": [], "compare_to": None}
+
+
+def _same_identity(run: ReplayRun, params: Mapping[str, Any]) -> bool:
+    def value(key: str) -> Any:
+        if key == "trials":
+            return run.params.get("trials", run.k)
+        if key == "design":
+            return run.params.get("design", {"name": "fixed", "k": run.k})
+        return run.params.get(key, _OLD_DEFAULTS.get(key))
+
+    return all(value(key) == params[key] for key in _IDENTITY)
 
 
 def find_resumable(store: Store, project: str, params: Mapping[str, Any]) -> ReplayRun | None:
-    """The newest unfinished run with the same identity (period, agent, k, sample settings), if any."""
+    """The newest unfinished run with the same identity (period, agent, k, trials, sample settings), if any."""
     for run in store.list_replay_runs(project, limit=200):
-        if run.status == "running" and all(run.params.get(key) == params[key] for key in _IDENTITY):
+        if run.status == "running" and _same_identity(run, params):
+            return run
+    return None
+
+
+def find_reusable(store: Store, project: str, params: Mapping[str, Any]) -> ReplayRun | None:
+    """The newest finished run with the same identity: re-running its period keeps its trials."""
+    for run in store.list_replay_runs(project, limit=500):
+        if run.status == "finished" and _same_identity(run, params):
             return run
     return None
 
@@ -210,6 +251,14 @@ class _TrialWriter:
         self._last = time.monotonic()
 
 
+def _reused(store: Store, project: str, run: ReplayRun, progress: ProgressCallback | None) -> ReplayOutcome:
+    trials = store.list_trials(project, run.run_id)
+    skipped = [NotReplayable.from_dict(n) for n in run.params.get("not_replayable", [])]
+    if progress is not None:
+        progress(len(trials), len(trials))
+    return ReplayOutcome(run, trials, skipped, dict(run.params.get("population", {})), False, 0, reused=True)
+
+
 async def replay_period(
     store: Store,
     project: str,
@@ -222,11 +271,18 @@ async def replay_period(
     runtime: passhat.Passhat | None = None,
     pool: SandboxPool | None = None,
     progress: ProgressCallback | None = None,
+    exploratory: Sequence[str] = (),
+    fresh: bool = False,
+    same_tickets_as: ReplayRun | None = None,
 ) -> ReplayOutcome:
-    """Sample the period's production tickets per task type and replay each as k trials of ``agent``.
+    """Sample the period's production tickets per task type and replay each as trials of ``agent``.
 
-    ``domains`` are the sandbox domains tickets may belong to (default: retail); ``adapters`` add adapters for
-    your own domains. Trials are traced through ``runtime`` (as ``passhat.source = sandbox``) when given.
+    Each sampled ticket gets ``settings.trials_per_ticket`` trials. ``domains`` are the sandbox domains tickets
+    may belong to (default: retail); ``adapters`` add adapters for your own domains. Trials are traced through
+    ``runtime`` (as ``passhat.source = sandbox``) when given. ``exploratory`` says why the run is a one-off
+    (settings other than the configured ones): such a run never becomes the period's figures unless promoted.
+    A finished run with the same settings is reused (no trial re-runs) unless ``fresh``; an interrupted one
+    is resumed. ``same_tickets_as`` replays exactly that run's sampled tickets (a paired comparison).
     """
     settings = settings or ReplaySettings()
     domains = dict(domains) if domains is not None else {"retail": load_domain("retail")}
@@ -239,6 +295,11 @@ async def replay_period(
     lookups = {name: lookup_in(domain) for name, domain in domains.items()}
     all_adapters: dict[str, ScenarioAdapter] = {**adapters_for(list(domains.values()), lookups), **(adapters or {})}
     params = _params(period, agent, settings)
+    params["compare_to"] = None if same_tickets_as is None else same_tickets_as.run_id
+    if not fresh:
+        finished_run = find_reusable(store, project, params)
+        if finished_run is not None:
+            return _reused(store, project, finished_run, progress)
     existing = find_resumable(store, project, params)
     tickets = production_tickets(store, project, period)
     population: dict[str, int] = {}
@@ -247,7 +308,13 @@ async def replay_period(
         by_id = {t.ticket_id: t for t in tickets}
         chosen = [by_id[i] for i in chosen_ids if i in by_id]
         population = dict(existing.params.get("population", {}))
+    elif same_tickets_as is not None:
+        by_id = {t.ticket_id: t for t in tickets}
+        chosen = [by_id[i] for i in same_tickets_as.params.get("tickets", []) if i in by_id]
+        population = dict(same_tickets_as.params.get("population", {}))
     else:
+        if settings.task_types:
+            tickets = [t for t in tickets if t.task_type in settings.task_types]
         samples = sample_tickets(tickets, size=settings.tickets_per_task_type, sizes=settings.sizes)
         chosen = [t for sample in samples.values() for t in sample.tickets]
         population = {name: sample.population for name, sample in samples.items()}
@@ -278,6 +345,7 @@ async def replay_period(
                 "tickets": [t.ticket_id for t in chosen],
                 "population": population,
                 "not_replayable": [n.to_dict() for n in not_replayable],
+                "exploratory": list(exploratory),
             },
         )
         store.create_replay_run(project, run)
@@ -285,7 +353,7 @@ async def replay_period(
         run = existing
     stored = store.list_trials(project, run.run_id)
     done = {(t.ticket_id, t.attempt) for t in stored}
-    todo = [(t, a) for t in ready for a in range(settings.k) if (t.ticket_id, a) not in done]
+    todo = [(t, a) for t in ready for a in range(settings.trials_per_ticket) if (t.ticket_id, a) not in done]
 
     writer = _TrialWriter(store, project, settings.flush_every)
     config = RunConfig(parallel=settings.parallel, run_id=run.run_id)

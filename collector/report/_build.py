@@ -298,20 +298,19 @@ def _trend(report_input: ReportInput, current: Figures, failed: float | None) ->
     rows = sorted(report_input.previous, key=lambda p: report_period(p.period).start)
     points: list[TrendPoint] = []
     series = [
-        (report_period(p.period).name, p.k, p.pass_at_1, p.pass_at_k, p.pass_hat_k, p.expected_failed_tickets_per_day)
+        (
+            report_period(p.period).name, p.k, p.pass_at_1, p.pass_at_k, p.pass_hat_k,
+            p.expected_failed_tickets_per_day, p.agent, p.agent_version,
+        )
         for p in rows
-    ]
+    ]  # fmt: skip
     series.append(
         (
-            report_period(report_input.period).name,
-            report_input.k,
-            current.pass_at_1,
-            current.pass_at_k,
-            current.pass_hat_k,
-            failed,
+            report_period(report_input.period).name, report_input.k, current.pass_at_1, current.pass_at_k,
+            current.pass_hat_k, failed, report_input.agent, report_input.agent_version,
         )
-    )
-    for index, (period, k, at_1, at_k, hat_k, fail) in enumerate(series):
+    )  # fmt: skip
+    for index, (period, k, at_1, at_k, hat_k, fail, agent, version) in enumerate(series):
         before = points[index - 1] if index else None
 
         def change(now: float | None, then: float | None) -> float | None:
@@ -329,6 +328,8 @@ def _trend(report_input: ReportInput, current: Figures, failed: float | None) ->
                 pass_at_1_change=change(at_1, before.pass_at_1) if before else None,
                 # pass^k of a different k is a different quantity: no change is shown across a change of k.
                 pass_hat_k_change=change(hat_k, before.pass_hat_k) if before and same_k else None,
+                agent=agent,
+                agent_version=version,
             )
         )
     return points
@@ -403,6 +404,10 @@ def build_report(report_input: ReportInput) -> Report:
         trend=_trend(report_input, weighted, failed),
         not_replayable=sorted(report_input.not_replayable, key=lambda r: (r.task_type, r.ticket_id)),
         alerts=sorted(report_input.alerts, key=lambda a: a.fired_at),
+        agent_version=report_input.agent_version,
+        run_id=report_input.run_id,
+        run_role=report_input.run_role,
+        comparison=report_input.comparison,
         design=_design(measured, report_input.k),
         sample_size=_widest(measured),
     )

@@ -59,8 +59,30 @@ def change_lines(change: BackendChange) -> list[str]:
     head = f"{change.op} {change.table} ({_key(change.key)})"
     before, after = change.before or {}, change.after or {}
     if change.op.endswith("update"):
-        fields = sorted(set(before) | set(after))
+        # Only the columns whose value changed: a row's before/after images carry every column.
+        fields = sorted(f for f in set(before) | set(after) if before.get(f) != after.get(f))
         return [head, *(f"{f}: {_value(before.get(f))} → {_value(after.get(f))}" for f in fields)]
     if change.op.endswith("insert"):
         return [head, *(f"{f} = {_value(v)}" for f, v in after.items())]
     return [head]
+
+
+def agent_text(agent: str, version: str) -> str:
+    """An agent with its version (what changed from one period to the next), or a dash when unknown."""
+    if not agent:
+        return "–"
+    return f"{agent} {version}" if version else agent
+
+
+def paired_interval(interval: list[float] | None) -> str:
+    """A paired interval of a difference, in signed percentage points."""
+    if interval is None:
+        return "too few tickets"
+    return f"[{100.0 * interval[0]:+.1f}, {100.0 * interval[1]:+.1f}] pts"
+
+
+def verdict(difference: dict[str, Any]) -> str:
+    """What a paired difference says: worse, better, or no clear change."""
+    if difference.get("credibly_lower"):
+        return "worse"
+    return "better" if difference.get("credibly_higher") else "no clear change"

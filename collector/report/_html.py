@@ -8,7 +8,17 @@ from html import escape
 from importlib import resources
 
 from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS
-from passhat.collector.report._format import change_lines, ci, pct, points, volume, volume_interval
+from passhat.collector.report._format import (
+    agent_text,
+    change_lines,
+    ci,
+    paired_interval,
+    pct,
+    points,
+    verdict,
+    volume,
+    volume_interval,
+)
 from passhat.collector.report._model import Figures, Report
 from passhat.collector.report._svg import line_chart
 
@@ -272,7 +282,8 @@ def _trend(report: Report) -> str:
         f"<tr><td>{_e(p.period)}</td><td class='num'>{p.k}</td><td class='num'>{pct(p.pass_at_1)}</td>"
         f"<td class='num'>{points(p.pass_at_1_change)}</td><td class='num'>{pct(p.pass_hat_k)}</td>"
         f"<td class='num {_direction(p.pass_hat_k_change)}'>{points(p.pass_hat_k_change)}</td>"
-        f"<td class='num'>{volume(p.expected_failed_tickets_per_day)}</td></tr>"
+        f"<td class='num'>{volume(p.expected_failed_tickets_per_day)}</td>"
+        f"<td>{_e(agent_text(p.agent, p.agent_version))}</td></tr>"
         for p in report.trend
     )
     known = [p for p in report.trend if p.pass_at_1 is not None and p.pass_hat_k is not None]
@@ -292,7 +303,8 @@ def _trend(report: Report) -> str:
         )
     return f"""<section id="trend"><h2>Week over week</h2><div class="chart-row">
 <table style="width:auto"><thead><tr><th>period</th><th class="num">k</th><th class="num">pass@1</th>
-<th class="num">change</th><th class="num">pass^k</th><th class="num">change</th><th class="num">failed / day</th></tr>
+<th class="num">change</th><th class="num">pass^k</th><th class="num">change</th><th class="num">failed / day</th>
+<th>agent</th></tr>
 </thead><tbody>{rows}</tbody></table>
 {chart}</div><p class="note">Traffic-weighted figures of each period; pass^k changes are shown only between periods
 with the same k.</p></section>"""
@@ -330,6 +342,26 @@ failures a customer would notice. Defaults are this period's traffic-weighted fi
 <table class="calc-out" style="width:auto"><tbody>{outputs}</tbody></table></section>"""
 
 
+def _comparison(report: Report) -> str:
+    data = report.comparison
+    if data is None:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(row['task_type'])}</td><td class='num'>{row['tickets']}</td>"
+        f"<td class='num'>{points(row['pass_at_1']['difference'])}</td>"
+        f"<td class='num'>{points(row['pass_hat_k']['difference'])}</td>"
+        f"<td class='num'>{_e(paired_interval(row['pass_hat_k']['interval']))}</td>"
+        f"<td>{verdict(row['pass_hat_k'])}</td></tr>"
+        for row in data["task_types"]
+    )
+    return f"""<section id="comparison"><h2>Compared with run {_e(data["baseline"]["run_id"])} on the same tickets</h2>
+<table><thead><tr><th>task type</th><th class="num">tickets</th><th class="num">pass@1 change</th>
+<th class="num">pass^{data["k"]} change</th><th class="num">{100 * data["level"]:g}% paired interval</th>
+<th>verdict</th></tr></thead><tbody>{rows}</tbody></table>
+<p class="note">Candidate minus baseline, ticket by ticket; worse or better only when the whole interval lies on
+one side of zero.</p></section>"""
+
+
 def _not_replayable(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_e(r.ticket_id)}</td><td>{_e(r.task_type)}</td><td>{_e(r.reason)}"
@@ -350,10 +382,16 @@ def _not_replayable(report: Report) -> str:
     )
 
 
+def _baseline(value: float | None, note: str) -> str:
+    if value is None:
+        return ""
+    return f'<br><span class="note">Baseline used by the test: {pct(value)}, {_e(note)}.</span>'
+
+
 def _alerts(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_e(a.fired_at.isoformat())}</td><td>{_e(a.rule)}</td><td>{_e(a.task_type or 'overall')}</td>"
-        f"<td>{_e(a.message)}</td></tr>"
+        f"<td>{_e(a.message)}{_baseline(a.baseline, a.baseline_note)}</td></tr>"
         for a in report.alerts
     )
     body = (
@@ -369,7 +407,8 @@ def render_html(report: Report) -> str:
     """The report as one HTML document that needs nothing but itself to display and interact."""
     # "<" escaped as \u003c: no text from a ticket can close the script element or open a comment inside it.
     data = json.dumps(report.to_json(), ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
-    agent = f" · agent {_e(report.agent)}" if report.agent else ""
+    agent = f" · agent {_e(agent_text(report.agent, report.agent_version))}" if report.agent else ""
+    agent += f" · {_e(report.run_role)} run {_e(report.run_id)}" if report.run_id else ""
     days = f"{report.first_day:%d %b} – {report.last_day:%d %b %Y}"
     generated = _e(report.generated_at.isoformat())
     sections = [
@@ -382,6 +421,7 @@ def render_html(report: Report) -> str:
         _attempts(report),
         _trend(report),
         _calculator(report),
+        _comparison(report),
         _not_replayable(report),
         _alerts(report),
     ]

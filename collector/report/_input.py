@@ -122,14 +122,19 @@ class AlertFired:
     task_type: str | None
     message: str
     fired_at: dt.datetime
+    baseline: float | None = None  # the baseline pass^k a drop test compared against
+    baseline_note: str = ""  # which periods it pooled and how they were weighted
 
-    def to_dict(self) -> dict[str, str | None]:
-        return {
+    def to_dict(self) -> dict[str, str | float | None]:
+        data: dict[str, str | float | None] = {
             "rule": self.rule,
             "task_type": self.task_type,
             "message": self.message,
             "fired_at": self.fired_at.isoformat(),
         }
+        if self.baseline is not None:  # a drop test's alert: the figure it compared against, and how
+            data.update(baseline=self.baseline, baseline_note=self.baseline_note)
+        return data
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,8 @@ class PeriodFigures:
     pass_hat_k: float | None
     pass_at_k: float | None = None
     expected_failed_tickets_per_day: float | None = None
+    agent: str = ""
+    agent_version: str = ""
 
     @classmethod
     def from_report_json(cls, report: dict[str, Any]) -> PeriodFigures:
@@ -155,6 +162,8 @@ class PeriodFigures:
                 pass_hat_k=overall["pass_hat_k"],
                 pass_at_k=overall.get("pass_at_k"),
                 expected_failed_tickets_per_day=overall.get("expected_failed_tickets_per_day"),
+                agent=str(report.get("agent") or ""),
+                agent_version=str(report.get("agent_version") or ""),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ReportInputError(f"an earlier report.json lacks its period, k or overall figures ({exc})") from None
@@ -173,6 +182,10 @@ class ReportInput:
     previous: list[PeriodFigures] = field(default_factory=list)
     agent: str = ""
     simulated: bool = False
+    agent_version: str = ""
+    run_id: str = ""  # the replay run the figures come from
+    run_role: str = ""  # official or exploratory (see passhat.collector.replay.official_run)
+    comparison: dict[str, Any] | None = None  # a paired comparison with a baseline run (RunComparison.to_dict)
     generated_at: dt.datetime | None = None
     confidence_level: float = 0.95
     resamples: int = 1000

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from passhat.collector.report._format import change_lines, ci, pct, points, volume, volume_interval
+from passhat.collector.report._format import (
+    agent_text,
+    change_lines,
+    ci,
+    paired_interval,
+    pct,
+    points,
+    verdict,
+    volume,
+    volume_interval,
+)
 from passhat.collector.report._model import Report
 
 _MARKDOWN = str.maketrans(
@@ -51,14 +61,40 @@ def _design(report: Report) -> str:
     )
 
 
+def _comparison(report: Report) -> list[str]:
+    data = report.comparison
+    if data is None:
+        return []
+    k, level = data["k"], data["level"]
+    out = [
+        f"## Compared with run {data['baseline']['run_id']} on the same tickets",
+        "",
+        f"Candidate minus baseline, {100 * level:g}% paired interval; *worse* when the whole interval is below zero.",
+        "",
+    ]
+    return out + _table(
+        ["task type", "tickets", "pass@1 change", f"pass^{k} change", "interval", "verdict"],
+        [
+            [
+                row["task_type"], str(row["tickets"]), points(row["pass_at_1"]["difference"]),
+                points(row["pass_hat_k"]["difference"]), paired_interval(row["pass_hat_k"]["interval"]),
+                verdict(row["pass_hat_k"]),
+            ]
+            for row in data["task_types"]
+        ],
+    )  # fmt: skip
+
+
 def render_markdown(report: Report) -> str:
     """The report's figures and lists as Markdown tables (the HTML's interactive parts are left out)."""
     k, o = report.k, report.overall
     w, u = o.weighted, o.unweighted
     out = [f"# Reliability report {_user(report.period)}", ""]
     agent = f", agent {_user(report.agent)}" if report.agent else ""
+    agent += f" version {_user(report.agent_version)}" if report.agent_version else ""
+    run = f" From {_user(report.run_role)} run {_user(report.run_id)}." if report.run_id else ""
     out += [
-        f"{report.first_day} to {report.last_day}{agent}, k = {k}, generated {report.generated_at.isoformat()}.",
+        f"{report.first_day} to {report.last_day}{agent}, k = {k}, generated {report.generated_at.isoformat()}.{run}",
         "",
     ]
     if report.simulated:
@@ -149,7 +185,7 @@ def render_markdown(report: Report) -> str:
         )
     out += ["## Week over week", ""]
     out += _table(
-        ["period", "k", "pass@1", "change", "pass^k", "change", "failed/day"],
+        ["period", "k", "pass@1", "change", "pass^k", "change", "failed/day", "agent"],
         [
             [
                 _user(p.period),
@@ -159,10 +195,12 @@ def render_markdown(report: Report) -> str:
                 pct(p.pass_hat_k),
                 points(p.pass_hat_k_change),
                 volume(p.expected_failed_tickets_per_day),
+                agent_text(p.agent, p.agent_version),
             ]
             for p in report.trend
         ],
     )
+    out += _comparison(report)
     out += [f"## Not replayable ({len(report.not_replayable)})", ""]
     if report.not_replayable:
         out += _table(
@@ -179,7 +217,14 @@ def render_markdown(report: Report) -> str:
         out += _table(
             ["fired at", "rule", "task type", "message"],
             [
-                [a.fired_at.isoformat(), _user(a.rule), _user(a.task_type or "overall"), _user(a.message)]
+                [
+                    a.fired_at.isoformat(),
+                    _user(a.rule),
+                    _user(a.task_type or "overall"),
+                    _user(
+                        a.message + ("" if a.baseline is None else f" Baseline: {pct(a.baseline)}, {a.baseline_note}.")
+                    ),
+                ]
                 for a in report.alerts
             ],
         )

@@ -160,6 +160,8 @@ class TrendPoint:
     expected_failed_tickets_per_day: float | None
     pass_at_1_change: float | None
     pass_hat_k_change: float | None
+    agent: str = ""
+    agent_version: str = ""
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,10 @@ class Report:
     trend: list[TrendPoint]
     not_replayable: list[NotReplayable]
     alerts: list[AlertFired]
+    agent_version: str = ""
+    run_id: str = ""
+    run_role: str = ""
+    comparison: dict[str, Any] | None = None  # candidate vs a baseline run on the same tickets
     design: dict[str, Any] | None = None  # the trial design: fixed, or curtailed with the trials it saved
     sample_size: str = ""  # the widest per-task-type pass^k interval, in tickets
 
@@ -248,6 +254,9 @@ class Report:
             "alerts": [alert.to_dict() for alert in self.alerts],
             "days": [self.first_day.isoformat(), self.last_day.isoformat()],
             "agent": self.agent,
+            "agent_version": self.agent_version,
+            "run": {"run_id": self.run_id, "role": self.run_role},
+            **({"comparison": self.comparison} if self.comparison is not None else {}),
             "simulated": self.simulated,
             "simulated_trials": self.simulated_trials,
             "generated_at": self.generated_at.isoformat(),
@@ -295,6 +304,8 @@ class Report:
                     "expected_failed_tickets_per_day": p.expected_failed_tickets_per_day,
                     "pass_at_1_change": p.pass_at_1_change,
                     "pass_hat_k_change": p.pass_hat_k_change,
+                    "agent": p.agent,
+                    "agent_version": p.agent_version,
                 }
                 for p in self.trend
             ],

@@ -135,12 +135,14 @@ class Store(abc.ABC):
         until_ns: int | None = None,
         max_hash: int | None = None,
         outcome: str | None = None,
+        replay_run_id: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[TicketRow]:
         """Ticket attempts, newest first. `since_ns` inclusive, `until_ns` exclusive (start time);
         `max_hash` keeps tickets whose `ticket_hash < max_hash` (the deterministic sampler's filter); `outcome`
-        keeps tickets whose recorded outcome (`passhat.ticket.outcome`) is that one."""
+        keeps tickets whose recorded outcome (`passhat.ticket.outcome`) is that one; `replay_run_id` keeps the
+        sandbox trials of one replay run."""
 
     @abc.abstractmethod
     def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:

@@ -234,6 +234,7 @@ class SpanTables:
         limit: int,
         offset: int,
         outcome: str | None = None,
+        replay_run_id: str | None = None,
     ) -> list[TicketRow]:
         where = ["project = %(p)s", "sign = 1"]
         params: dict[str, Any] = {"p": project, "limit": max(0, limit), "offset": max(0, offset)}
@@ -244,6 +245,7 @@ class SpanTables:
             ("start_time_ns", "<", until_ns),
             ("ticket_hash", "<", max_hash),
             ("outcome", "=", outcome),
+            ("replay_run_id", "=", replay_run_id),
         ):
             if value is None or (column == "ticket_hash" and isinstance(value, int) and value > 2**64 - 1):
                 continue  # no filter (every stored hash is below a max_hash past 2**64 - 1)

@@ -235,6 +235,7 @@ class ClickHouseStore(Store):
         until_ns: int | None = None,
         max_hash: int | None = None,
         outcome: str | None = None,
+        replay_run_id: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[TicketRow]:
@@ -245,6 +246,7 @@ class ClickHouseStore(Store):
             since_ns=since_ns,
             until_ns=until_ns,
             max_hash=max_hash,
+            replay_run_id=replay_run_id,
             limit=limit,
             offset=offset,
             outcome=outcome,

@@ -326,6 +326,7 @@ class SqlStore(Store):
         until_ns: int | None = None,
         max_hash: int | None = None,
         outcome: str | None = None,
+        replay_run_id: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[TicketRow]:
@@ -335,6 +336,8 @@ class SqlStore(Store):
             query = query.where(t.c.task_type == task_type)
         if source is not None:
             query = query.where(t.c.source == source)
+        if replay_run_id is not None:
+            query = query.where(t.c.replay_run_id == replay_run_id)
         if since_ns is not None:
             query = query.where(t.c.start_ns >= _int64(since_ns))
         if until_ns is not None:

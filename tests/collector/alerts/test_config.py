@@ -219,3 +219,21 @@ def test_config_check_finds_the_file_from_the_environment_or_the_current_folder(
     assert "project: here" in runner.invoke(app, ["config", "check"]).stdout
     monkeypatch.setenv("PASSHAT_CONFIG", str(EXAMPLE))
     assert "project: shop" in runner.invoke(app, ["config", "check"]).stdout
+
+
+def test_config_check_rejects_a_domain_that_is_not_installed(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "passhat.toml"
+    config.write_text('domains = ["retail", "banking"]\n', encoding="utf-8")
+
+    text = runner.invoke(app, ["config", "check", str(config)])
+    as_json = runner.invoke(app, ["config", "check", str(config), "--json"])
+
+    assert text.exit_code == 2 and "domains[1]: no sandbox domain named 'banking'; installed: retail" in text.stderr
+    assert as_json.exit_code == 2 and json.loads(as_json.stdout)["problems"] == [
+        "domains[1]: no sandbox domain named 'banking'; installed: retail"
+    ]
+
+
+def test_the_example_config_names_only_installed_domains() -> None:
+    assert runner.invoke(app, ["config", "check", str(EXAMPLE), "--json"]).exit_code == 0
+    assert load_config(EXAMPLE).domains == ["retail"]

@@ -114,8 +114,13 @@ def test_the_loop_on_real_traffic(store: Store, tmp_path: pathlib.Path) -> None:
     run = store.get_replay_run("shop", result.outcome.run.run_id)
     assert run is not None and run.status == "finished"
     assert run.summary is not None and run.summary["figures"]["period"] == "2026-W40"
-    sandbox_tickets = store.list_tickets("shop", source="sandbox", limit=10)
-    assert sandbox_tickets == []  # no runtime was given: trials were traced in-process only
+    # No runtime was given: every trial was traced straight into the store as a sandbox ticket of the run.
+    sandbox_tickets = store.list_tickets("shop", source="sandbox", replay_run_id=run.run_id, limit=1000)
+    assert len(sandbox_tickets) == len(result.outcome.trials)
+    assert {t.replay_run_id for t in sandbox_tickets} == {run.run_id}
+    assert store.list_tickets("shop", source="sandbox", replay_run_id="run-of-nobody") == []
+    traffic = store.traffic("shop", days=7, today=PERIOD.end - dt.timedelta(days=1))
+    assert sum(day.tickets for day in traffic) == 42  # production tickets only, trials excluded
 
 
 @pytest.mark.slow
@@ -173,12 +178,11 @@ def test_replay_and_report_commands_on_the_store(tmp_path: pathlib.Path) -> None
     finally:
         store.close()
     config = tmp_path / "passhat.toml"
-    config.write_text(f'project = "shop"\n[report]\nout_dir = "{tmp_path / "reports"}"\n[replay]\nk = 3\n')
+    config.write_text(
+        f'project = "shop"\n[report]\nout_dir = "{tmp_path / "reports"}"\n[replay]\nk = 3\ntickets_per_task_type = 2\n'
+    )
     runner = CliRunner()
-    replayed = runner.invoke(
-        app, ["replay", "--period", "2026-W40", "--config", str(config), "--store", url, "--json",
-              "--tickets-per-task-type", "2"],
-    )  # fmt: skip
+    replayed = runner.invoke(app, ["replay", "--period", "2026-W40", "--config", str(config), "--store", url, "--json"])
     assert replayed.exit_code == 0, replayed.output
     data = json.loads(replayed.stdout)
     assert data["k"] == 3 and data["period"] == "2026-W40"

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from passhat.collector.report import (
+    BackendChange,
     Report,
     ReportWriteError,
     TrialResult,
@@ -211,3 +212,29 @@ def test_a_period_without_traffic_says_why_the_weighted_figures_are_blank() -> N
     page = render_html(build_report(dataclasses.replace(synthetic_input(k=3, resamples=30), traffic=[])))
     assert "No production traffic was recorded for the measured task types this period" in page
     assert "over sampled tickets (no traffic recorded)" in page
+
+
+def test_attempts_side_by_side_show_only_the_columns_that_changed() -> None:
+    base = synthetic_input(resamples=50)
+    change = BackendChange(
+        "orders", {"order_id": "#W1"}, "update", {"status": "delivered", "plan_id": "basic"},
+        {"status": "refunded", "plan_id": "basic"},
+    )  # fmt: skip
+    trials = [dataclasses.replace(t, changes=[change]) for t in base.trials]
+    text = render_markdown(build_report(dataclasses.replace(base, trials=trials)))
+    assert 'status: "delivered" → "refunded"' in text
+    assert "plan_id" not in text
+
+
+def test_the_header_names_the_agent_version_and_the_run_shown() -> None:
+    report_input = dataclasses.replace(
+        synthetic_input(resamples=50),
+        agent="support-agent",
+        agent_version="2.1",
+        run_id="run-W48-1",
+        run_role="official",
+    )
+    report = build_report(report_input)
+    assert report.to_json()["run"] == {"run_id": "run-W48-1", "role": "official"}
+    assert "agent support-agent version 2.1" in render_markdown(report)
+    assert "support-agent 2.1 · official run run-W48-1" in render_html(report)

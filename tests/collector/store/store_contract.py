@@ -399,6 +399,26 @@ class StoreContract:
         assert [t.ticket_id for t in store.list_tickets("shop", outcome="escalated")] == ["T-12"]
         assert {t.ticket_id for t in store.list_tickets("shop")} == {"T-11", "T-12"}
 
+    def test_list_tickets_of_one_replay_run(self, store: Store) -> None:
+        store.ensure_project("shop")
+        base = now_ns() - 3600 * NS
+        store.write_batch(
+            "shop",
+            [
+                ticket_span("T-1", start_ns=base),
+                ticket_span("T-1#0", source="sandbox", start_ns=base + NS, run_id="r1", attempt=0),
+                ticket_span("T-1#1", source="sandbox", start_ns=base + 2 * NS, run_id="r1", attempt=1),
+                ticket_span("T-1#0", source="sandbox", start_ns=base + 3 * NS, run_id="r2", attempt=0),
+            ],
+        )
+        ids = lambda rows: [(t.ticket_id, t.replay_run_id) for t in rows]  # noqa: E731
+        assert ids(store.list_tickets("shop", source="sandbox", replay_run_id="r1")) == [
+            ("T-1#1", "r1"),
+            ("T-1#0", "r1"),
+        ]
+        assert ids(store.list_tickets("shop", replay_run_id="r2")) == [("T-1#0", "r2")]
+        assert store.list_tickets("shop", replay_run_id="r3") == []
+
     def test_ticket_with_its_attempts_tool_calls_and_writes(self, store: Store) -> None:
         store.ensure_project("shop")
         prod = ticket_span("T-9")

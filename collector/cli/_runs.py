@@ -1,0 +1,188 @@
+"""`passhat runs list|show|promote|compare`: the replay runs of each period, which one is official, and why."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from passhat.collector.cli._console import console, emit_json, fail, pct
+from passhat.collector.cli._loop import ConfigPath, ProjectOption, StoreOption, load_loop_config, open_loop_store
+
+runs_app = typer.Typer(
+    no_args_is_help=True,
+    help="Replay runs: list them, show one, promote one to its period's official run, compare two.",
+)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+RULE = (
+    "The official run of a period is the finished run made official most recently: a run with the configured "
+    "settings when it finishes, any run when promoted."
+)
+
+
+@runs_app.command("list")
+def list_command(
+    period: Annotated[str | None, typer.Option(help="Only the runs of this period (e.g. 2026-W48).")] = None,
+    config_path: ConfigPath = None,
+    store_url: StoreOption = None,
+    project: ProjectOption = None,
+    limit: Annotated[int, typer.Option(help="At most this many runs, newest first.")] = 50,
+    as_json: JsonOption = False,
+) -> None:
+    """The replay runs, newest first, each with its role: official, exploratory, superseded, running or failed."""
+    from passhat.collector.replay import list_runs
+
+    config = load_loop_config(config_path)
+    name = project or config.project
+    store = open_loop_store(config, store_url)
+    try:
+        rows = [row.to_dict() for row in list_runs(store, name, period=period, limit=limit)]
+    finally:
+        store.close()
+    if as_json:
+        emit_json({"project": name, "rule": RULE, "runs": rows})
+        return
+    table = Table(title=f"replay runs of {name}")
+    for column in ("run", "period", "role", "k", "trials/ticket", "tickets", "agent", "why exploratory"):
+        table.add_column(column)
+    for row in rows:
+        agent = f"{row['agent']} {row['agent_version']}".strip()
+        table.add_row(
+            row["run_id"], str(row["period"]), row["role"], str(row["k"]), str(row["trials_per_ticket"]),
+            str(row["tickets"]), agent, "; ".join(row["exploratory"]) or "-",
+        )  # fmt: skip
+    console.print(table)
+    console.print(RULE)
+
+
+def _show(run: Any, role: str) -> dict[str, Any]:
+    params = dict(run.params)
+    return {
+        "run_id": run.run_id,
+        "role": role,
+        "status": run.status,
+        "k": run.k,
+        "created_at": run.created_at.isoformat(),
+        "finished_at": None if run.finished_at is None else run.finished_at.isoformat(),
+        "params": {key: value for key, value in params.items() if key not in ("tickets", "not_replayable")},
+        "tickets": len(params.get("tickets", [])),
+        "not_replayable": len(params.get("not_replayable", [])),
+        "summary": run.summary,
+        "error": run.error,
+    }
+
+
+@runs_app.command("show")
+def show_command(
+    run_id: Annotated[str, typer.Argument(help="The run id (from `passhat runs list`).")],
+    config_path: ConfigPath = None,
+    store_url: StoreOption = None,
+    project: ProjectOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One run: its settings, its role in its period, and its overall figures."""
+    from passhat.collector.replay import official_run, role_of
+
+    config = load_loop_config(config_path)
+    name = project or config.project
+    store = open_loop_store(config, store_url)
+    try:
+        run = store.get_replay_run(name, run_id)
+        if run is None:
+            fail(f"no replay run {run_id!r} in project {name!r}: `passhat runs list` shows the runs")
+        data = _show(run, role_of(run, official_run(store, name, str(run.params.get("period")))))
+    finally:
+        store.close()
+    if as_json:
+        emit_json(data)
+        return
+    params = data["params"]
+    console.print(f"run {run_id}: {data['role']} run of {params.get('period')} ({data['status']})")
+    console.print(
+        f"  k = {data['k']}, {params.get('trials', data['k'])} trials per ticket, {data['tickets']} tickets "
+        f"({data['not_replayable']} not replayable); agent {params.get('agent', '')} {params.get('agent_version', '')}"
+    )
+    if params.get("exploratory"):
+        console.print(f"  exploratory: {'; '.join(params['exploratory'])}")
+    if params.get("compare_to"):
+        console.print(f"  replayed the tickets of run {params['compare_to']} (a paired comparison)")
+    overall = ((data["summary"] or {}).get("figures") or {}).get("overall") or {}
+    if overall:
+        console.print(
+            f"  pass@1 {pct(overall.get('pass_at_1'))}, pass^k {pct(overall.get('pass_hat_k'))} (traffic-weighted)"
+        )
+
+
+@runs_app.command("promote")
+def promote_command(
+    run_id: Annotated[str, typer.Argument(help="The finished run to make its period's official run.")],
+    config_path: ConfigPath = None,
+    store_url: StoreOption = None,
+    project: ProjectOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Make a run its period's official run: its figures become the period's report, its alerts and the baseline
+    of later periods. The alerts are evaluated on it at once (updating or withdrawing what was sent)."""
+    from passhat.collector.loop import alert_setup, domains_of, promote
+    from passhat.collector.store import StoreError
+    from passhat.sandbox import DomainError
+
+    config = load_loop_config(config_path)
+    name = project or config.project
+    store = open_loop_store(config, store_url)
+    try:
+        try:
+            run, alerts, paths = promote(
+                store, name, run_id, alerts=alert_setup(config), domains=domains_of(config),
+                report_dir=config.report_dir(),
+            )  # fmt: skip
+        except (StoreError, DomainError) as exc:
+            fail(str(exc))
+    finally:
+        store.close()
+    period = run.params.get("period")
+    sent = sorted(alerts.attempts) if alerts is not None else []
+    if as_json:
+        emit_json(
+            {"run_id": run.run_id, "period": period, "role": "official", "alerts_sent": sent,
+             "report": {kind: str(path) for kind, path in paths.items()}}
+        )  # fmt: skip
+        return
+    console.print(f"run {run.run_id} is now the official run of {period}.")
+    console.print(f"  alerts sent: {', '.join(sent) or 'none'}; report: {paths.get('html')}")
+
+
+@runs_app.command("compare")
+def compare_command(
+    baseline: Annotated[str, typer.Argument(help="The baseline run id.")],
+    candidate: Annotated[str, typer.Argument(help="The candidate run id.")],
+    k: Annotated[int | None, typer.Option("--k", help="pass^k's k (default: the smaller of the runs' k).")] = None,
+    level: Annotated[float, typer.Option(help="Level of the paired interval.")] = 0.95,
+    config_path: ConfigPath = None,
+    store_url: StoreOption = None,
+    project: ProjectOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Per task type, candidate minus baseline in pass@1 and pass^k over the tickets both runs replayed."""
+    from passhat.collector.cli._loop import print_comparison
+    from passhat.collector.replay import compare_runs
+    from passhat.collector.store import StoreError
+
+    config = load_loop_config(config_path)
+    name = project or config.project
+    store = open_loop_store(config, store_url)
+    try:
+        try:
+            comparison = compare_runs(store, name, baseline, candidate, k=k, level=level)
+        except (StoreError, ValueError) as exc:
+            fail(str(exc))
+    finally:
+        store.close()
+    if as_json:
+        emit_json(comparison.to_dict())
+        return
+    print_comparison(comparison)
+    if comparison.unpaired_tickets:
+        console.print(f"{comparison.unpaired_tickets} ticket(s) replayed by only one run were left out.")
