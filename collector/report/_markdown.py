@@ -67,7 +67,7 @@ def _comparison(report: Report) -> list[str]:
         return []
     k, level = data["k"], data["level"]
     out = [
-        f"## Compared with run {data['baseline']['run_id']} on the same tickets",
+        f"## Compared with run {_user(data['baseline']['run_id'])} on the same tickets",
         "",
         f"Candidate minus baseline, {100 * level:g}% paired interval; *worse* when the whole interval is below zero.",
         "",
@@ -76,7 +76,7 @@ def _comparison(report: Report) -> list[str]:
         ["task type", "tickets", "pass@1 change", f"pass^{k} change", "interval", "verdict"],
         [
             [
-                row["task_type"], str(row["tickets"]), points(row["pass_at_1"]["difference"]),
+                _user(row["task_type"]), str(row["tickets"]), points(row["pass_at_1"]["difference"]),
                 points(row["pass_hat_k"]["difference"]), paired_interval(row["pass_hat_k"]["interval"]),
                 verdict(row["pass_hat_k"]),
             ]
@@ -195,7 +195,7 @@ def render_markdown(report: Report) -> str:
                 pct(p.pass_hat_k),
                 points(p.pass_hat_k_change),
                 volume(p.expected_failed_tickets_per_day),
-                agent_text(p.agent, p.agent_version),
+                _user(agent_text(p.agent, p.agent_version)),
             ]
             for p in report.trend
         ],
