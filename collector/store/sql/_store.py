@@ -42,7 +42,8 @@ from passhat.collector.store._rows import (
     WriteResult,
 )
 from passhat.collector.store.sql import _schema as schema
-from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, without_nul, write_group
+from passhat.collector.store.sql._connect import postgres_parameters, sqlite_begin, sqlite_pragmas
+from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, write_group
 from passhat.collector.store.sql._rows import (
     HASH_SHIFT,
     alert_from_row,
@@ -67,50 +68,6 @@ def _int64(value: int) -> int:
     return min(max(value, -(2**63)), 2**63 - 1)
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    # WAL lets readers run during a write; synchronous=FULL makes each commit survive power loss, not only
-    # a crash: an acknowledged span must never be lost. busy_timeout covers a second process (the CLI).
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    # The span and ticket identity indexes start with random trace and ticket ids, so each group commit inserts
-    # into their pages all over the file: a 64 MiB page cache (default 2 MiB) keeps more of them in memory.
-    cursor.execute("PRAGMA cache_size=-65536")
-    # Checkpoint the WAL into the database every ~40 MiB instead of every 4 MiB: a page changed by many group
-    # commits is copied back once, and commits pay for checkpoints a tenth as often (a third less commit time
-    # in benchmarks/bench_ingest.py's load).
-    cursor.execute("PRAGMA wal_autocheckpoint=10000")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
-    # Transactions are begun by `_sqlite_begin` instead of the driver, so writers can take the write lock
-    # up front (BEGIN IMMEDIATE): a deferred transaction that reads, then writes after another process
-    # committed fails at once with SQLITE_BUSY instead of waiting.
-    dbapi_connection.isolation_level = None
-
-
-def _sqlite_begin(conn: sa.Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("passhat_write") else "BEGIN")
-
-
-def _postgres_parameters(
-    _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, executemany: bool
-) -> tuple[str, Any]:
-    """Statements bound by SQLAlchemy (ticket lookups by id, trials, alerts): U+0000 becomes U+FFFD, as in the
-    ingest path's rows, so a lookup finds what was stored."""
-    if isinstance(parameters, dict):
-        return statement, _no_nul(parameters)
-    if executemany and isinstance(parameters, list | tuple):
-        return statement, [_no_nul(p) if isinstance(p, dict) else p for p in parameters]
-    return statement, parameters
-
-
-def _no_nul(parameters: dict[str, Any]) -> dict[str, Any]:
-    values = list(parameters.values())
-    cleaned = without_nul(values)  # the ingest path's rule, so both paths store the same text
-    return parameters if cleaned is values else dict(zip(parameters, cleaned, strict=True))
-
-
 class SqlStore(Store):
     """A Store in any SQLAlchemy database; writes are serialised in-process (one writer, group commits)."""
 
@@ -128,10 +85,10 @@ class SqlStore(Store):
         except (ArgumentError, ImportError) as exc:
             raise StoreError(f"cannot open {parsed.render_as_string()}: {exc}") from exc
         if self._is_sqlite:
-            event.listen(self._engine, "connect", _sqlite_pragmas)
-            event.listen(self._engine, "begin", _sqlite_begin)
+            event.listen(self._engine, "connect", sqlite_pragmas)
+            event.listen(self._engine, "begin", sqlite_begin)
         if self._engine.dialect.name == "postgresql":
-            event.listen(self._engine, "before_cursor_execute", _postgres_parameters, retval=True)
+            event.listen(self._engine, "before_cursor_execute", postgres_parameters, retval=True)
         self._write_lock = threading.Lock()
         self._lock_path: str | None = None
         if self._is_sqlite and parsed.database and parsed.database != ":memory:" and fcntl is not None:
