@@ -74,6 +74,10 @@ class WebhookChannel:
     def send(self, notice: AlertNotice) -> None:
         _post_json(self.url, notice.payload(), self.headers, self.timeout)
 
+    def post(self, body: Mapping[str, Any]) -> None:
+        """POST any JSON body (e.g. a report's) to the webhook, or raise `DeliveryError`."""
+        _post_json(self.url, body, self.headers, self.timeout)
+
 
 def slack_body(notice: AlertNotice) -> dict[str, Any]:
     """A Slack incoming-webhook body: fallback ``text`` plus Block Kit ``blocks``."""
@@ -104,6 +108,10 @@ class SlackChannel:
 
     def send(self, notice: AlertNotice) -> None:
         _post_json(self.url, slack_body(notice), {}, self.timeout)
+
+    def post(self, body: Mapping[str, Any]) -> None:
+        """POST a ready Slack body (``text`` and ``blocks``) to the webhook, or raise `DeliveryError`."""
+        _post_json(self.url, body, {}, self.timeout)
 
 
 def email_message(notice: AlertNotice, sender: str, recipients: Sequence[str]) -> EmailMessage:
@@ -143,7 +151,10 @@ class EmailChannel:
         return "email"
 
     def send(self, notice: AlertNotice) -> None:
-        message = email_message(notice, self.sender, self.recipients)
+        self.send_message(email_message(notice, self.sender, self.recipients))
+
+    def send_message(self, message: EmailMessage) -> None:
+        """Send a ready message (its From and To headers already set) over SMTP, or raise `DeliveryError`."""
         context = ssl.create_default_context(cafile=self.ca_file) if (self.use_ssl or self.starttls) else None
         try:
             smtp: smtplib.SMTP

@@ -18,9 +18,11 @@ from passhat.collector.cli._console import ci_text, console, emit_json, fail, pc
 from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
+    from passhat.collector.alerts import DeliveryAttempt
     from passhat.collector.config import PasshatConfig
+    from passhat.collector.loop import DeliveryOutcome
     from passhat.collector.replay import RunComparison
-    from passhat.collector.report import UnreplayedReport
+    from passhat.collector.report import Report, UnreplayedReport
     from passhat.collector.store import Store, TrialRow
 
 ConfigPath = Annotated[
@@ -335,11 +337,22 @@ def report(
         str | None, typer.Option("--run", help="Report this run of the period (default: its official run).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json to stdout as well.")] = False,
+    send: Annotated[
+        bool, typer.Option("--send", help="Send the report to the [report] send_to channels (once per channel).")
+    ] = False,
+    resend: Annotated[
+        bool, typer.Option("--resend", help="Send even to channels that have this period's report (implies --send).")
+    ] = False,
+    channel: Annotated[
+        list[str] | None, typer.Option("--channel", help="With --send: this configured channel instead (repeatable).")
+    ] = None,
 ) -> None:
     """Write a period's reliability report (HTML, JSON, Markdown) from its official replay run in the store.
 
     The official run is the finished run made official most recently: a run with the configured settings when it
-    finishes, any run when promoted (`passhat runs promote`). The report says which run it shows."""
+    finishes, any run when promoted (`passhat runs promote`). The report says which run it shows.
+    `--send` sends it to the `[report] send_to` channels, each once per period (`--resend` sends again);
+    `passhat alerts history` shows every delivery."""
     from passhat.collector.loop import (
         alerts_fired,
         domains_of,
@@ -357,6 +370,10 @@ def report(
         chosen = parse_period(period)
     except ValueError as exc:
         fail(str(exc))
+    send = send or resend
+    targets = _send_targets(config, channel) if send else []
+    if channel and not send:
+        fail("--channel chooses where --send sends the report: add --send")
     name = project or config.project
     store = open_loop_store(config, store_url)
     try:
@@ -391,18 +408,28 @@ def report(
             built = period_report(report_input, len(shown.params.get("tickets", [])))
         except (ReportInputError, DomainError) as exc:
             fail(str(exc))
+        if send and role != "official":
+            fail(
+                f"only the official run's report of {chosen.name} is sent, and run {shown.run_id} is {role}: "
+                f"`passhat runs promote {shown.run_id}` makes it official"
+            )
         folder = out or report_folder(config.report_dir(), chosen, shown, official=role == "official")
         paths = write_period_report(built, folder)
+        delivered = _send(store, name, built, config, targets, shown.run_id, resend, quiet=as_json) if send else None
     finally:
         store.close()
     if as_json:
         typer.echo(json.dumps(built.to_json(), indent=2, ensure_ascii=False))
+        if delivered is not None and not delivered.ok:
+            raise typer.Exit(1)
         return
     if isinstance(built, UnreplayedReport):
         console.print(f"[bold red]{built.why}[/]")
         print_reasons(reason_counts_of(built))
         for kind, path in paths.items():
             console.print(f"  {kind}: {path}")
+        if delivered is not None and not delivered.ok:
+            raise typer.Exit(1)
         return
     data = built.to_json()
     overall = data["overall"]
@@ -414,3 +441,56 @@ def report(
     )
     for kind, path in paths.items():
         console.print(f"  {kind}: {path}")
+    if delivered is not None and not delivered.ok:
+        raise typer.Exit(1)
+
+
+def _send_targets(config: PasshatConfig, channel: list[str] | None) -> list[str]:
+    """The channels `report --send` sends to: those named with --channel, else `[report] send_to`."""
+    names = list(dict.fromkeys(channel)) if channel else list(config.report.send_to)
+    if not names:
+        fail(
+            'nothing to send the report to: set [report] send_to = ["<channel>", ...] in the config '
+            "(channels are [alerts.channels.<name>] tables), or pass --channel NAME"
+        )
+    unknown = [n for n in names if n not in config.alerts.channels]
+    if unknown:
+        known = ", ".join(sorted(config.alerts.channels)) or "none configured"
+        fail(f"unknown channel(s) {', '.join(unknown)}; configured: {known}")
+    return names
+
+
+def _send(
+    store: Store,
+    project: str,
+    built: Report | UnreplayedReport,
+    config: PasshatConfig,
+    names: list[str],
+    run_id: str,
+    resend: bool,
+    *,
+    quiet: bool,
+) -> DeliveryOutcome:
+    """Send the report, printing each failed try as it happens and then each channel's outcome."""
+    from rich.markup import escape
+
+    from passhat.collector.cli._console import error_console
+    from passhat.collector.loop import report_delivery, send_report
+
+    delivery = report_delivery(config, names)
+    out = error_console if quiet else console
+
+    def show(attempt: DeliveryAttempt) -> None:
+        if not attempt.ok:
+            more = " (will retry)" if attempt.retryable and attempt.attempt < delivery.retry.attempts else ""
+            line = escape(f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}")
+            out.print(line, highlight=False, soft_wrap=True)
+
+    outcome = send_report(store, project, built, delivery, run_id=run_id, trigger="cli", resend=resend, on_attempt=show)
+    for channel in outcome.skipped:
+        out.print(f"  {escape(channel)}: already sent for {built.period} (--resend sends it again)", highlight=False)
+    for channel, result in outcome.sent.items():
+        tries = sum(1 for a in outcome.attempts if a.channel == channel)
+        text = "[green]sent[/]" if result == "ok" else f"[red]failed[/]: {escape(result)}"
+        out.print(f"  {escape(channel)}: {text} ({tries} attempt{'s' if tries != 1 else ''})", highlight=False)
+    return outcome
