@@ -110,7 +110,7 @@ def change_lines(report: Report) -> list[str]:
             f"(was {volume(before.expected_failed_tickets_per_day)})"
         )
     then, current = agent_text(before.agent, before.agent_version), agent_text(now.agent, now.agent_version)
-    if then != current:
+    if before.agent and now.agent and then != current:
         lines.append(f"agent changed: {then} -> {current}")
     if report.alerts:
         lines.append(f"{len(report.alerts)} alert notice(s) in {report.period}")
@@ -197,15 +197,24 @@ def _section(title: str, body: str) -> str:
     )
 
 
-def _bar(value: float | None) -> str:
-    """A horizontal bar for a probability (table cells, so every mail client draws it), its interval beside."""
+def _bar(value: float | None, interval: tuple[float, float] | None) -> str:
+    """A bar for a probability, its interval's upper part lighter (table cells: every mail client draws them)."""
     share = max(1, min(100, round(100 * (value or 0.0))))
-    colour = "#c0392b" if (value or 0.0) < 0.5 else ("#d68910" if (value or 0.0) < 0.8 else "#1e8449")
-    rest = '<td style="background:#e9edf1;height:8px;font-size:0;line-height:0">&nbsp;</td>' if share < 100 else ""
+    upper = share if interval is None else max(share, min(100, round(100 * interval[1])))
+    colour, light = (
+        ("#c0392b", "#f2b8b0")
+        if (value or 0.0) < 0.5
+        else (("#d68910", "#f6d7a7") if (value or 0.0) < 0.8 else ("#1e8449", "#b4e0c3"))
+    )
+    cell = "height:8px;font-size:0;line-height:0"
+    cells = f'<td width="{share}%" style="background:{colour};{cell}">&nbsp;</td>'
+    if upper > share:
+        cells += f'<td width="{upper - share}%" style="background:{light};{cell}">&nbsp;</td>'
+    if upper < 100:
+        cells += f'<td style="background:#e9edf1;{cell}">&nbsp;</td>'
     return (
         '<table role="presentation" width="120" cellpadding="0" cellspacing="0" style="border-collapse:collapse">'
-        f'<tr><td width="{share}%" style="background:{colour};height:8px;font-size:0;line-height:0">&nbsp;</td>'
-        f"{rest}</tr></table>"
+        f"<tr>{cells}</tr></table>"
     )
 
 
@@ -257,7 +266,7 @@ def _least_reliable_html(report: Report) -> str:
         f'<tr><td style="{_CELL}">{_e(t.name)}</td>'
         f'<td style="{_CELL};white-space:nowrap"><strong>{_e(pct(t.figures.pass_hat_k))}</strong><br>'
         f'<span style="font-size:12px;{_MUTED}">{_e(ci(t.figures.pass_hat_k_ci))}</span></td>'
-        f'<td style="{_CELL};padding-top:12px">{_bar(t.figures.pass_hat_k)}</td>'
+        f'<td style="{_CELL};padding-top:12px">{_bar(t.figures.pass_hat_k, t.figures.pass_hat_k_ci)}</td>'
         f'<td style="{_CELL};white-space:nowrap">{_e(pct(t.figures.pass_at_1))}<br>'
         f'<span style="font-size:12px;{_MUTED}">{_e(ci(t.figures.pass_at_1_ci))}</span></td>'
         f'<td style="{_CELL}">{t.tickets_sampled}</td></tr>'
@@ -313,7 +322,7 @@ def email_html(digest: ReportDigest) -> str:
     banner_html = (
         f'<tr><td style="padding:12px 24px 0 24px;{_FONT}"><div style="background:#fff4ce;border:1px solid #e0b000;'
         f'border-radius:6px;padding:10px 12px;font-size:14px;color:#5c4400"><strong>Simulated agent.</strong> '
-        f"{_e(banner.removeprefix('Simulated agent: '))}</div></td></tr>"
+        f"{_e('These' + banner.removeprefix('Simulated agent: these'))}</div></td></tr>"
         if banner
         else ""
     )
