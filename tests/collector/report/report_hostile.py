@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 
@@ -33,9 +34,17 @@ def _ticket(task_type: str, ticket: str, outcomes: list[bool]) -> list[TrialResu
     ]  # fmt: skip
 
 
-@functools.cache
 def hostile_report(*, simulated: bool = False, with_previous: bool = True) -> Report:
     """Three task types (two with markup in their names), k = 4, a week of traffic, one earlier period."""
+    report = _hostile_report()
+    if not with_previous:  # as if the period had no earlier one: the trend is this period alone
+        first = dataclasses.replace(report.trend[-1], pass_at_1_change=None, pass_hat_k_change=None)
+        report = dataclasses.replace(report, trend=[first])
+    return dataclasses.replace(report, simulated=simulated)
+
+
+@functools.cache
+def _hostile_report() -> Report:
     trials: list[TrialResult] = []
     for i in range(6):
         trials += _ticket(EVIL_TASK, f"T-r{i}", [True, i % 2 == 0, True, i % 3 != 0])
@@ -53,12 +62,11 @@ def hostile_report(*, simulated: bool = False, with_previous: bool = True) -> Re
             k=4,
             trials=trials,
             traffic=traffic,
-            previous=previous if with_previous else [],
+            previous=previous,
             agent=EVIL_AGENT,
-            simulated=simulated,
             run_id="run-123",
             run_role="official",
-        )  # fmt: skip
+        )
     )
 
 

@@ -15,8 +15,8 @@ from passhat.collector.report import (
     email_text,
     least_reliable,
     mrkdwn_escape,
-    report_email,
     render_html,
+    report_email,
     slack_report,
     webhook_report,
 )
@@ -72,7 +72,7 @@ def test_the_email_leads_with_the_headline_figures_intervals_and_tickets() -> No
         assert html.escape(pct(value)) in body and html.escape(ci(interval)) in body
     assert f"{report.overall.tickets_sampled} tickets sampled over 3 task types, traffic-weighted" in text
     worst = least_reliable(report, 5)
-    assert [t.task_type for t in worst][0] == EVIL_TASK  # the least reliable first
+    assert next(t.task_type for t in worst) == EVIL_TASK  # the least reliable first
     assert f"retail/{EVIL_TASK}: pass^4 {pct(worst[0].figures.pass_hat_k)} {ci(worst[0].figures.pass_hat_k_ci)}" in text
     assert f"{worst[0].tickets_sampled} tickets" in text
     change = report.trend[-1].pass_hat_k_change
@@ -167,5 +167,5 @@ def test_a_period_with_nothing_measured_is_sent_with_its_reasons() -> None:
     assert webhook_report(digest)["summary"]["measured"] is False
     assert slack_report(digest)["blocks"][0]["text"]["text"] == "passhat report 2026-W48: nothing measured"
     message = report_email(digest, "a@example.test", ["b@example.test"])
-    attachment = list(message.iter_attachments())[0]
+    attachment = next(iter(message.iter_attachments()))
     assert attachment.get_payload(decode=True) == report.html().encode("utf-8")
