@@ -184,6 +184,7 @@ def email_text(digest: ReportDigest) -> str:
 _FONT = "font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif"
 _MUTED = "color:#5f6b7a"
 _CELL = "padding:6px 8px;border-bottom:1px solid #e3e7ec;font-size:14px;vertical-align:top"
+_WRAP = "word-break:break-word;overflow-wrap:anywhere"  # a long name without spaces wraps, never widens the mail
 
 
 def _e(text: object) -> str:
@@ -263,7 +264,7 @@ def _least_reliable_html(report: Report) -> str:
         for c in ("task type", f"pass^{k}", "", "pass@1", "tickets")
     )
     rows = "".join(
-        f'<tr><td style="{_CELL}">{_e(t.name)}</td>'
+        f'<tr><td style="{_CELL};word-break:break-all">{_e(t.name)}</td>'
         f'<td style="{_CELL};white-space:nowrap"><strong>{_e(pct(t.figures.pass_hat_k))}</strong><br>'
         f'<span style="font-size:12px;{_MUTED}">{_e(ci(t.figures.pass_hat_k_ci))}</span></td>'
         f'<td style="{_CELL};padding-top:12px">{_bar(t.figures.pass_hat_k, t.figures.pass_hat_k_ci)}</td>'
@@ -280,7 +281,7 @@ def _least_reliable_html(report: Report) -> str:
 
 def _list_html(lines: Sequence[str]) -> str:
     items = "".join(f'<li style="margin:2px 0">{_e(line)}</li>' for line in lines)
-    return f'<ul style="margin:0;padding-left:20px;font-size:14px;color:#1d2733">{items}</ul>'
+    return f'<ul style="margin:0;padding-left:20px;font-size:14px;color:#1d2733;{_WRAP}">{items}</ul>'
 
 
 def _alerts_html(alerts: Sequence[OpenAlertLine]) -> str:
@@ -291,7 +292,7 @@ def _alerts_html(alerts: Sequence[OpenAlertLine]) -> str:
         f'<span style="{_MUTED}">{_e(a.message)}</span></li>'
         for a in alerts
     )
-    return f'<ul style="margin:0;padding-left:20px;font-size:14px;color:#1d2733">{items}</ul>'
+    return f'<ul style="margin:0;padding-left:20px;font-size:14px;color:#1d2733;{_WRAP}">{items}</ul>'
 
 
 def email_html(digest: ReportDigest) -> str:
@@ -321,7 +322,7 @@ def email_html(digest: ReportDigest) -> str:
     banner = _simulated_text(report)
     banner_html = (
         f'<tr><td style="padding:12px 24px 0 24px;{_FONT}"><div style="background:#fff4ce;border:1px solid #e0b000;'
-        f'border-radius:6px;padding:10px 12px;font-size:14px;color:#5c4400"><strong>Simulated agent.</strong> '
+        f'border-radius:6px;padding:10px 12px;font-size:14px;color:#5c4400;{_WRAP}"><strong>Simulated agent.</strong> '
         f"{_e('These' + banner.removeprefix('Simulated agent: these'))}</div></td></tr>"
         if banner
         else ""
@@ -349,7 +350,7 @@ def email_html(digest: ReportDigest) -> str:
         'style="max-width:640px;width:100%;background:#ffffff;border-radius:8px;border-collapse:separate">'
         f'<tr><td style="padding:20px 24px 0 24px;{_FONT}"><div style="font-size:12px;{_MUTED}">passhat</div>'
         f'<h1 style="margin:2px 0 4px 0;font-size:22px;color:#1d2733">{_e(title)}</h1>'
-        f'<div style="font-size:13px;{_MUTED}">{_e(subtitle)}</div></td></tr>'
+        f'<div style="font-size:13px;{_MUTED};{_WRAP}">{_e(subtitle)}</div></td></tr>'
         f"{banner_html}{''.join(parts)}{footer}"
         "</table></td></tr></table></body></html>\n"
     )
