@@ -2,9 +2,9 @@
 
 A period's official run is chosen by the store's rule (`passhat.collector.store.choose_official`: the finished
 run made official most recently; exploratory one-offs never are unless promoted), the same rule the loop, the
-report and `passhat runs` use; trials that ended in a simulator or infrastructure error say nothing about the agent and are left
-out; a ticket counts once its pass^k is settled (k trials, or one pass and one fail under curtailed replay), as
-in the replay tables and the report (`reliability.summarize_trials`).
+report and `passhat runs` use; trials that ended in a simulator or infrastructure error say nothing about the
+agent and are left out; a ticket counts once its pass^k is settled (k trials, or one pass and one fail under
+curtailed replay), as in the replay tables and the report (`reliability.summarize_trials`).
 """
 
 from __future__ import annotations
