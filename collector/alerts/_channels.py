@@ -79,16 +79,26 @@ class WebhookChannel:
         _post_json(self.url, body, self.headers, self.timeout)
 
 
+def _mrkdwn(text: object) -> str:
+    """User text (task types, messages) made safe for Slack's mrkdwn: no mention, no link, shown as typed."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def slack_body(notice: AlertNotice) -> dict[str, Any]:
-    """A Slack incoming-webhook body: fallback ``text`` plus Block Kit ``blocks``."""
+    """A Slack incoming-webhook body: fallback ``text`` plus Block Kit ``blocks`` (user text mrkdwn-escaped)."""
     icon = {"fired": ":rotating_light:", "resolved": ":white_check_mark:", "test": ":wave:"}[notice.kind]
-    header = f"{notice.title}"[:_SLACK_HEADER_MAX]
-    context = f"rule `{notice.rule}` · {notice.scope} · {notice.period} · {notice.severity} · `{notice.alert_id}`"
+    header = f"{notice.title}"[:_SLACK_HEADER_MAX]  # plain_text: Slack shows it as it is
+    e = _mrkdwn
+    context = (
+        f"rule `{e(notice.rule)}` · {e(notice.scope)} · {e(notice.period)} · {e(notice.severity)} · "
+        f"`{e(notice.alert_id)}`"
+    )
+    text = f"{icon} {e(notice.text)}"
     return {
-        "text": f"{icon} {notice.text}",
+        "text": text,
         "blocks": [
             {"type": "header", "text": {"type": "plain_text", "text": header}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"{icon} {notice.text}"[:_SLACK_SECTION_MAX]}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": text[:_SLACK_SECTION_MAX]}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
         ],
     }
