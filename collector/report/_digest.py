@@ -55,6 +55,11 @@ class ReportDigest:
         return self.report.period
 
 
+def attachment_name(period: str) -> str:
+    """The file name of the attached report.html."""
+    return f"passhat-report-{period}.html"
+
+
 def least_reliable(report: Report, count: int) -> list[TaskTypeReport]:
     """The ``count`` task types with the lowest pass^k (then pass@1, then the busier one)."""
     return sorted(
@@ -175,8 +180,8 @@ def email_text(digest: ReportDigest) -> str:
     out.append("")
     if digest.link:
         out += [f"In the web UI: {digest.link}", ""]
-    out.append("The full report is attached (report.html): open it in a browser for the curves, failure signatures")
-    out.append("and the attempts side by side.")
+    out.append(f"The full report is attached ({attachment_name(report.period)}): open it in a browser for the")
+    out.append("curves, the failure signatures and the attempts side by side.")
     return "\n".join(out) + "\n"
 
 
@@ -336,8 +341,8 @@ def email_html(digest: ReportDigest) -> str:
     )
     footer = (
         f'<tr><td style="padding:18px 24px 24px 24px;{_FONT}">{button}<p style="margin:12px 0 0 0;font-size:13px;'
-        f'{_MUTED}">The full report is attached (report.html): open it in a browser for the pass@k and pass^k '
-        "curves, the failure signatures and the attempts side by side.</p></td></tr>"
+        f'{_MUTED}">The full report is attached ({_e(attachment_name(report.period))}): open it in a browser for '
+        "the pass@k and pass^k curves, the failure signatures and the attempts side by side.</p></td></tr>"
     )
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -373,7 +378,7 @@ def report_email(digest: ReportDigest, sender: str, recipients: Sequence[str]) -
         report_html(digest.report).encode("utf-8"),
         maintype="text",
         subtype="html",
-        filename=f"passhat-report-{digest.period}.html",
+        filename=attachment_name(digest.period),
     )
     return message
 
