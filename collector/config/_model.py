@@ -310,7 +310,7 @@ class PasshatConfig(_Table):
     def _report_channels(self) -> PasshatConfig:
         unknown = [name for name in self.report.send_to if name not in self.alerts.channels]
         if unknown:
-            known = ", ".join(sorted(self.alerts.channels)) or "none configured"
+            known = ", ".join(sorted(self.alerts.channels)) or "none"
             raise ValueError(
                 f"report.send_to: unknown channel(s) {', '.join(unknown)} (configured: {known}); "
                 "send_to names [alerts.channels.<name>] tables"
