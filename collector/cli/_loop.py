@@ -15,14 +15,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct, print_design_notes
+from passhat.collector.cli._send import send_period_report, send_targets
 from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
-    from passhat.collector.alerts import DeliveryAttempt
     from passhat.collector.config import PasshatConfig
-    from passhat.collector.loop import DeliveryOutcome
     from passhat.collector.replay import RunComparison
-    from passhat.collector.report import Report, UnreplayedReport
+    from passhat.collector.report import UnreplayedReport
     from passhat.collector.store import Store, TrialRow
 
 ConfigPath = Annotated[
@@ -371,7 +370,7 @@ def report(
     except ValueError as exc:
         fail(str(exc))
     send = send or resend
-    targets = _send_targets(config, channel) if send else []
+    targets = send_targets(config, channel) if send else []
     if channel and not send:
         fail("--channel chooses where --send sends the report: add --send")
     name = project or config.project
@@ -415,7 +414,11 @@ def report(
             )
         folder = out or report_folder(config.report_dir(), chosen, shown, official=role == "official")
         paths = write_period_report(built, folder)
-        delivered = _send(store, name, built, config, targets, shown.run_id, resend, quiet=as_json) if send else None
+        delivered = (
+            send_period_report(store, name, built, config, targets, shown.run_id, resend, quiet=as_json)
+            if send
+            else None
+        )
     finally:
         store.close()
     if as_json:
@@ -443,58 +446,3 @@ def report(
         console.print(f"  {kind}: {path}")
     if delivered is not None and not delivered.ok:
         raise typer.Exit(1)
-
-
-def _send_targets(config: PasshatConfig, channel: list[str] | None) -> list[str]:
-    """The channels `report --send` sends to: those named with --channel, else `[report] send_to`."""
-    from rich.markup import escape
-
-    names = list(dict.fromkeys(channel)) if channel else list(config.report.send_to)
-    if not names:
-        fail(
-            escape(
-                'nothing to send the report to: set [report] send_to = ["<channel>", ...] in the config '
-                "(channels are [alerts.channels.<name>] tables), or pass --channel NAME"
-            )
-        )
-    unknown = [n for n in names if n not in config.alerts.channels]
-    if unknown:
-        known = ", ".join(sorted(config.alerts.channels)) or "none configured"
-        fail(escape(f"unknown channel(s) {', '.join(unknown)}; configured: {known}"))
-    return names
-
-
-def _send(
-    store: Store,
-    project: str,
-    built: Report | UnreplayedReport,
-    config: PasshatConfig,
-    names: list[str],
-    run_id: str,
-    resend: bool,
-    *,
-    quiet: bool,
-) -> DeliveryOutcome:
-    """Send the report, printing each failed try as it happens and then each channel's outcome."""
-    from rich.markup import escape
-
-    from passhat.collector.cli._console import error_console
-    from passhat.collector.loop import report_delivery, send_report
-
-    delivery = report_delivery(config, names)
-    out = error_console if quiet else console
-
-    def show(attempt: DeliveryAttempt) -> None:
-        if not attempt.ok:
-            more = " (will retry)" if attempt.retryable and attempt.attempt < delivery.retry.attempts else ""
-            line = escape(f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}")
-            out.print(line, highlight=False, soft_wrap=True)
-
-    outcome = send_report(store, project, built, delivery, run_id=run_id, trigger="cli", resend=resend, on_attempt=show)
-    for channel in outcome.skipped:
-        out.print(f"  {escape(channel)}: already sent for {built.period} (--resend sends it again)", highlight=False)
-    for channel, result in outcome.sent.items():
-        tries = sum(1 for a in outcome.attempts if a.channel == channel)
-        text = "[green]sent[/]" if result == "ok" else f"[red]failed[/]: {escape(result)}"
-        out.print(f"  {escape(channel)}: {text} ({tries} attempt{'s' if tries != 1 else ''})", highlight=False)
-    return outcome

@@ -5,17 +5,10 @@ from passhat.collector.report._digest import (
     DEFAULT_WEBHOOK_MAX_BYTES,
     OpenAlertLine,
     ReportDigest,
-    email_html,
-    email_subject,
-    email_text,
     least_reliable,
-    mrkdwn_escape,
-    report_email,
-    report_html,
-    report_summary,
-    slack_report,
-    webhook_report,
 )
+from passhat.collector.report._email import email_html, email_subject, email_text, report_email, report_html
+from passhat.collector.report._hooks import mrkdwn_escape, report_summary, slack_report, webhook_report
 from passhat.collector.report._html import render_html
 from passhat.collector.report._input import (
     AlertFired,
