@@ -148,6 +148,7 @@ def replay_domain(
     model: str | None,
     seed: int,
     as_json: bool,
+    base_url: str | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
     size: str = "small",
@@ -170,9 +171,12 @@ def replay_domain(
         fail(f"--transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
     try:
         agent_factory = resolve_agent(
-            agent, flaws=FlawConfig.default() if flaws == "default" else FlawConfig.off(), model=model
+            agent,
+            flaws=FlawConfig.default() if flaws == "default" else FlawConfig.off(),
+            model=model,
+            base_url=base_url,
         )
-        customer_factory = resolve_customer(customer, model=model)
+        customer_factory = resolve_customer(customer, model=model, base_url=base_url)
         # With --send-traces every trial goes to the collector (PASSHAT_ENDPOINT) as a sandbox ticket.
         runtime = passhat.configure(source="sandbox", make_global=False) if send_traces else None
         with Sandbox(domain, seed=seed, size=size) as sandbox:
@@ -244,12 +248,16 @@ def replay(
         int | None, typer.Option("--k", help="pass^k's k [--domain: 5; --period: the config's replay.k].")
     ] = None,
     agent: Annotated[
-        str | None, typer.Option(help="reference, anthropic, or module:function [default: reference / agent.factory].")
+        str | None,
+        typer.Option(
+            help="reference, anthropic, openai, an agent service's http(s):// URL, or module:function "
+            "[default: reference / agent.factory]."
+        ),
     ] = None,
     agent_version: Annotated[
         str | None, typer.Option(help="The version of the agent under test (--period; default: agent.version).")
     ] = None,
-    customer: Annotated[str, typer.Option(help="scripted or anthropic.")] = "scripted",
+    customer: Annotated[str, typer.Option(help="scripted, anthropic or openai.")] = "scripted",
     flaws: Annotated[
         str | None, typer.Option(help="Reference agent failure injection: off or default [default: default].")
     ] = None,
@@ -264,7 +272,13 @@ def replay(
         typer.Option(help="--period: replay the tickets of this run with the agent given, and compare the two."),
     ] = None,
     transport: Annotated[str, typer.Option(help="MCP transport: memory, stdio or http.")] = "memory",
-    model: Annotated[str | None, typer.Option(help="Claude model for anthropic agent/customer.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model of the anthropic or openai agent/customer.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="OPENAI_BASE_URL", help="Chat Completions server of the openai agent/customer (vLLM, Ollama, ...)."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the data and the scenario draw.")] = 0,
     size: Annotated[str, typer.Option(help="Seed size of the domain's data: small or default.")] = "small",
     send_traces: Annotated[
@@ -327,6 +341,7 @@ def replay(
         model=model,
         seed=seed,
         as_json=as_json,
+        base_url=base_url,
         price_in=price_in,
         price_out=price_out,
         size=size,
