@@ -52,7 +52,7 @@ def list_domains(as_json: Annotated[bool, typer.Option("--json", help="Print JSO
 @sandbox_app.command("serve")
 def serve_domain(
     domain: Annotated[str, typer.Argument(help="The domain to serve, e.g. retail.")],
-    transport: Annotated[str, typer.Option(help="stdio or http (streamable HTTP).")] = "stdio",
+    transport: Annotated[str | None, typer.Option(help="stdio or http (streamable HTTP) [default: stdio].")] = None,
     host: Annotated[str, typer.Option(help="Bind address for http.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port for http.")] = 8000,
     database: Annotated[
@@ -67,13 +67,36 @@ def serve_domain(
             help="Bearer token HTTP clients must send (default: a new one, printed at start).",
         ),
     ] = None,
+    sessions: Annotated[
+        bool,
+        typer.Option(
+            "--sessions",
+            help="Serve graded sessions over HTTP instead: POST /v1/sessions, /v1/sessions/{id}/messages and "
+            "/v1/sessions/{id}/end, each session an isolated trial, graded and stored.",
+        ),
+    ] = False,
+    store_url: Annotated[
+        str | None, typer.Option("--store", help="--sessions: the store for the trials (default: the config's).")
+    ] = None,
+    project: Annotated[str | None, typer.Option(help="--sessions: the project the trials are stored in.")] = None,
+    config_path: Annotated[Path | None, typer.Option("--config", help="--sessions: passhat.toml (the store).")] = None,
 ) -> None:
     """Serve a domain's tools over MCP so any MCP client can use it (one database, one session state).
 
-    Over HTTP every request needs `Authorization: Bearer <token>`: the tools change the database.
+    Over HTTP every request needs `Authorization: Bearer <token>`: the tools change the database. With
+    --sessions each client session is a graded trial of its own (docs/agents.md).
     """
     from passhat.sandbox import DomainError, available_domains, new_token, serve
 
+    if sessions:
+        if database is not None:
+            fail("--database does not apply to --sessions: every session gets its own copy of the domain's data")
+        if transport not in (None, "http"):
+            fail(f"--sessions serves HTTP: leave out --transport {transport}")
+        serve_sessions(domain, host=host, port=port, token=token, seed=seed, size=size, store_url=store_url,
+                       project=project, config_path=config_path)  # fmt: skip
+        return
+    transport = transport or "stdio"
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, got {transport!r}")
     if not 0 < port < 65536:
@@ -103,6 +126,55 @@ def serve_domain(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+
+
+def serve_sessions(
+    domain: str,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    seed: int,
+    size: str,
+    store_url: str | None,
+    project: str | None,
+    config_path: Path | None,
+) -> None:
+    """`passhat sandbox serve D --sessions`: graded sessions over HTTP, each trial stored (blocking)."""
+    import uvicorn
+
+    from passhat.collector.cli._loop import load_loop_config, open_loop_store
+    from passhat.collector.loop import SessionService, sessions_app
+    from passhat.sandbox import DomainError, available_domains, new_token
+
+    if not 0 < port < 65536:
+        fail(f"--port must be between 1 and 65535, got {port}")
+    if domain not in available_domains():
+        fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
+    if token is None:
+        token = new_token()
+        error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
+    elif not token.strip():
+        fail("--token must not be empty")
+    config = load_loop_config(config_path)
+    store = open_loop_store(config, store_url)
+    name = project or config.project
+    try:
+        service = SessionService(domain, store=store, project=name, seed=seed, size=size)
+    except DomainError as exc:
+        fail(str(exc))
+    store.ensure_project(name)
+    error_console.print(
+        f"serving graded {domain} sessions at http://{host}:{port}/v1/sessions (trials stored in project {name}, "
+        f"run {service.run_id})",
+        soft_wrap=True,
+    )
+    try:
+        uvicorn.run(sessions_app(service, token), host=host, port=port, log_level="warning", lifespan="on")
+    except OSError as exc:
+        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    finally:
+        store.close()
 
 
 def summarize(

@@ -149,6 +149,8 @@ async def _converse(
             return messages, "infra_error", None, str(exc)
         except Exception as exc:
             return messages, "infra_error", None, f"agent raised {exc!r}"
+        if turn.stop and not turn.text:  # the agent ended without a word (a graded session closed): nothing said
+            return messages, "agent_stop", None, None
         messages.append(turn)
         trace.message(turn)
         if turn.stop:

@@ -159,7 +159,7 @@ def test_replay_runs_an_openai_compatible_model_from_the_command_line(
             ],
         )  # fmt: skip
     assert outcome.exit_code == 0, outcome.output
-    report = json.loads(outcome.output)
+    report = json.loads(outcome.stdout)  # warnings of the trials' HTTP servers may go to stderr
     assert report["agent"] == "openai"
     assert report["task_types"][0]["pass_at_1"] == 1.0
     assert {r["model"] for r in api.requests} == {"local-model"}
