@@ -1,4 +1,4 @@
-"""Agents and customers of a trial: the conversation protocols, the ReferenceAgent, the scripted and model customers."""
+"""Agents and customers of a trial: the conversation protocols, the ReferenceAgent, the scripted and model customers, the framework adapters."""
 
 from passhat.sandbox.agents._conversation import (
     Agent,
@@ -15,6 +15,9 @@ from passhat.sandbox.agents._conversation import (
     usage_of,
 )
 from passhat.sandbox.agents._customer import ScriptedCustomer
+from passhat.sandbox.agents._langgraph import langgraph_agent
+from passhat.sandbox.agents._openai_agents import openai_agents_agent
+from passhat.sandbox.agents._pydantic_ai import pydantic_ai_agent
 from passhat.sandbox.agents._procedures import identify, identify_customer, lookup, mangle, perform_write
 from passhat.sandbox.agents._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
 from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
@@ -38,9 +41,12 @@ __all__ = [
     "Usage",
     "identify",
     "identify_customer",
+    "langgraph_agent",
     "lookup",
     "mangle",
+    "openai_agents_agent",
     "perform_write",
+    "pydantic_ai_agent",
     "resolve_agent",
     "resolve_customer",
     "usage_of",
