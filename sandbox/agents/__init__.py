@@ -1,4 +1,4 @@
-"""Agents and customers of a trial: the conversation protocols, the ReferenceAgent, the scripted and model customers, the framework adapters."""
+"""Agents and customers of a trial: the protocols, the ReferenceAgent, customers, model and framework adapters."""
 
 from passhat.sandbox.agents._conversation import (
     Agent,
@@ -17,8 +17,8 @@ from passhat.sandbox.agents._conversation import (
 from passhat.sandbox.agents._customer import ScriptedCustomer
 from passhat.sandbox.agents._langgraph import langgraph_agent
 from passhat.sandbox.agents._openai_agents import openai_agents_agent
-from passhat.sandbox.agents._pydantic_ai import pydantic_ai_agent
 from passhat.sandbox.agents._procedures import identify, identify_customer, lookup, mangle, perform_write
+from passhat.sandbox.agents._pydantic_ai import pydantic_ai_agent
 from passhat.sandbox.agents._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
 from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
 

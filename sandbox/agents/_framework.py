@@ -15,9 +15,7 @@ def require(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError:
-        raise DomainError(
-            f"this adapter needs {module.split('.')[0]}: pip install 'passhat[{extra}]'"
-        ) from None
+        raise DomainError(f"this adapter needs {module.split('.')[0]}: pip install 'passhat[{extra}]'") from None
 
 
 def customer_since(conversation: Sequence[Message], seen: int) -> str:

@@ -58,6 +58,11 @@ class LangGraphAdapter:
         self._seen = 0
         self.label = f"langgraph:{getattr(build, '__name__', 'graph')}"
 
+    @property
+    def messages(self) -> list[Any]:
+        """The conversation as the graph holds it: the policy, the customer's, the model's and the tools' messages."""
+        return list(self._messages)
+
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         """Invoke the graph on the conversation so far; the reply is its last AI message."""
         from langchain_core.messages import AIMessage, HumanMessage, SystemMessage

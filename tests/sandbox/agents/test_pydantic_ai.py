@@ -61,7 +61,10 @@ async def test_a_pydantic_ai_agent_cancelling_the_other_order_is_graded_wrong_en
     ticket = cancel_ticket(retail)
     result, _ = await _trial(retail, ticket, wrong_entity=True)
     assert not result.passed
-    assert result.record.tool_calls[-1].arguments == {"order_id": ticket.sibling, "reason": ticket.scenario.intent["reason"]}
+    assert result.record.tool_calls[-1].arguments == {
+        "order_id": ticket.sibling,
+        "reason": ticket.scenario.intent["reason"],
+    }
     assert result.signature is not None and result.signature.label == "wrong_entity"
 
 
