@@ -16,11 +16,13 @@ from passhat.sandbox.agents._conversation import (
 )
 from passhat.sandbox.agents._customer import ScriptedCustomer
 from passhat.sandbox.agents._langgraph import langgraph_agent
+from passhat.sandbox.agents._openai import OpenAIAgent, OpenAICustomer
 from passhat.sandbox.agents._openai_agents import openai_agents_agent
 from passhat.sandbox.agents._procedures import identify, identify_customer, lookup, mangle, perform_write
 from passhat.sandbox.agents._pydantic_ai import pydantic_ai_agent
 from passhat.sandbox.agents._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
 from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
+from passhat.sandbox.agents._service import ServiceAgent
 
 __all__ = [
     "DEFAULT_RATES",
@@ -31,9 +33,12 @@ __all__ = [
     "FlawConfig",
     "McpEndpoint",
     "Message",
+    "OpenAIAgent",
+    "OpenAICustomer",
     "ReferenceAgent",
     "ReferenceRun",
     "ScriptedCustomer",
+    "ServiceAgent",
     "ToolResult",
     "ToolTransportError",
     "Toolbox",
