@@ -15,7 +15,7 @@ import hmac
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -54,7 +54,6 @@ def _outside(context: TrialContext) -> Agent:
 class _Open:
     session: GradedSession
     stored: asyncio.Task[TrialResult]
-    created_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
 
 
 class SessionService:
