@@ -117,6 +117,9 @@ class StoreReplayOptions:
     compare_to: str | None = None
     stop_early: bool | None = None
     min_trials: int | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+    ray_workers: int | None = None
 
 
 def exploratory_reasons(options: StoreReplayOptions, config: PasshatConfig) -> list[str]:
@@ -190,6 +193,11 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 task_types=(options.task_type,) if options.task_type is not None else (),
                 stop_early=config.replay.stop_early if options.stop_early is None else options.stop_early,
                 min_trials=options.min_trials if options.min_trials is not None else config.replay.min_trials,
+                executor=options.executor or config.replay.executor,
+                ray_address=options.ray_address or config.replay.ray_address,
+                ray_workers=options.ray_workers if options.ray_workers is not None else config.replay.ray_workers,
+                ray_concurrency=config.replay.ray_concurrency,
+                ray_env=tuple(config.replay.ray_env),
             )
         except (DomainError, ValueError) as exc:
             fail(str(exc))
@@ -209,6 +217,10 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                     )
                 )  # fmt: skip
             except (NothingToReplayError, ReportInputError, StoreError, DomainError) as exc:
+                fail(str(exc))
+            except ImportError as exc:  # executor = "ray" without Ray installed
+                if settings.executor != "ray":
+                    raise
                 fail(str(exc))
         comparison = None
         if base_run is not None:
