@@ -160,7 +160,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     name = options.project or config.project
     try:
         from passhat.collector.loop import run_period
-        from passhat.collector.replay import NothingToReplayError, ReplaySettings, compare_runs
+        from passhat.collector.replay import ExecutorError, NothingToReplayError, ReplaySettings, compare_runs
         from passhat.collector.report import ReportInputError
         from passhat.collector.store import StoreError
         from passhat.sandbox import DomainError
@@ -216,7 +216,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                         exploratory=reasons, fresh=options.fresh, same_tickets_as=base_run,
                     )
                 )  # fmt: skip
-            except (NothingToReplayError, ReportInputError, StoreError, DomainError) as exc:
+            except (NothingToReplayError, ReportInputError, StoreError, DomainError, ExecutorError) as exc:
                 fail(str(exc))
             except ImportError as exc:  # executor = "ray" without Ray installed
                 if settings.executor != "ray":

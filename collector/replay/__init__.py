@@ -29,6 +29,7 @@ from passhat.collector.replay._official import (
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
+    ExecutorError,
     NothingToReplayError,
     ProgressCallback,
     ReplayOutcome,
@@ -46,6 +47,7 @@ from passhat.collector.store import NotReplayable
 __all__ = [
     "AgentSpec",
     "DomainAdapter",
+    "ExecutorError",
     "NotReplayable",
     "NotReplayableError",
     "NothingToReplayError",

@@ -23,13 +23,14 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import passhat
 from passhat.checks import StateDiff, TrialRecord, Verdict, classify_failure
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSnapshot, relay
+from passhat.collector.replay._run import ExecutorError, ReplaySettings
 from passhat.sandbox import (
     AgentFactory,
     Domain,
@@ -41,9 +42,6 @@ from passhat.sandbox import (
     load_domain,
     run_trial,
 )
-
-if TYPE_CHECKING:
-    from passhat.collector.replay._run import ReplaySettings
 
 MAX_RETRIES = 3
 """Workers a trial may lose before it is stored as an infrastructure error (the run goes on)."""
@@ -184,24 +182,36 @@ class RayTrials:
         runtime: passhat.Passhat | None,
     ) -> None:
         refs = {name: domain_ref(domain) for name, domain in domains.items()}  # before starting anything
+        missing = [name for name in settings.ray_env if name not in os.environ]
+        if missing:
+            raise ExecutorError(
+                f"replay.ray_env names {', '.join(missing)}, not set in this (the driver's) environment: set it, "
+                "or drop it from ray_env when the workers' nodes have it"
+            )
         ray = _ray()
         self._ray = ray
         self._owns_cluster = False
         if not ray.is_initialized():
             self._owns_cluster = True
-            env = {name: os.environ[name] for name in settings.ray_env if name in os.environ}
             if settings.ray_address == "local":
                 # The in-process cluster's workers import what the driver can (your factory beside passhat.toml).
-                env.setdefault("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
-                ray.init(include_dashboard=False, runtime_env={"env_vars": env}, logging_level="warning")
+                paths = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+                ray.init(include_dashboard=False, runtime_env={"env_vars": paths}, logging_level="warning")
             else:
-                ray.init(address=settings.ray_address, runtime_env={"env_vars": env}, logging_level="warning")
+                try:
+                    ray.init(address=settings.ray_address, logging_level="warning")
+                except (ConnectionError, RuntimeError, ValueError) as exc:
+                    raise ExecutorError(
+                        f"cannot reach the Ray cluster at replay.ray_address = {settings.ray_address!r} ({exc}): "
+                        "start it (`ray start --head`), fix the address, or use ray_address = 'local'"
+                    ) from None
         self.runtime = runtime
         workers = settings.ray_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.concurrency = settings.ray_concurrency
-        self._actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0, max_concurrency=self.concurrency)(
-            TrialWorker
-        )
+        options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0, "max_task_retries": 0}
+        if settings.ray_env:  # the secrets named, from the driver's environment, to every worker
+            options["runtime_env"] = {"env_vars": {name: os.environ[name] for name in settings.ray_env}}
+        self._actor = ray.remote(max_concurrency=self.concurrency, **options)(TrialWorker)
         self._args = (refs, agent, config)
         self._kwargs: dict[str, Any] = {
             "seed": settings.seed,

@@ -9,6 +9,7 @@ it (into the store, or to a collector) as if the trial had run on the driver.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -133,24 +134,37 @@ class SpanCapture(SpanProcessor):
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """What a worker needs to trace a trial as the driver's runtime would: everything but the export."""
+    """What a worker needs to trace a trial as the driver's runtime would: everything but the export.
+
+    The redaction options travel, the pseudonym key does not: a worker reads its own (``PASSHAT_PSEUDONYM_KEY``,
+    given to the workers like any secret), so pseudonyms match the driver's when the keys do.
+    """
 
     service_name: str
     source: str
     capture_content: bool
-    redactor: passhat.Redactor
     sample_rate: float
     max_content_length: int
+    redact_builtin: bool
+    redact_patterns: tuple[tuple[str, int], ...]
+    redact_callback: Any
+    redact_mode: str
+    redact_blank: tuple[str, ...]
 
     @classmethod
     def of(cls, runtime: passhat.Passhat) -> RuntimeSettings:
+        redactor = runtime.redactor
         return cls(
             service_name=runtime.service_name,
             source=runtime.source,
             capture_content=runtime.capture_content,
-            redactor=runtime.redactor,
             sample_rate=runtime.sample_rate,
             max_content_length=runtime.max_content_length,
+            redact_builtin=redactor.builtin,
+            redact_patterns=tuple((pattern.pattern, pattern.flags) for pattern in redactor.patterns),
+            redact_callback=redactor.callback,
+            redact_mode=redactor.mode,
+            redact_blank=tuple(sorted(redactor.blank)),
         )
 
     def runtime(self, capture: SpanCapture) -> passhat.Passhat:
@@ -160,7 +174,13 @@ class RuntimeSettings:
             capture_content=self.capture_content, sample_rate=self.sample_rate,
             max_content_length=self.max_content_length, span_processors=[capture],
         )  # fmt: skip
-        runtime.redactor = self.redactor  # the driver's: the same pseudonyms or blanks in every worker
+        runtime.redactor = passhat.Redactor.build(
+            builtin=self.redact_builtin,
+            patterns=[re.compile(pattern, flags) for pattern, flags in self.redact_patterns],
+            callback=self.redact_callback,
+            mode=self.redact_mode,
+            blank=self.redact_blank,
+        )
         return runtime
 
 

@@ -50,6 +50,10 @@ class NothingToReplayError(ValueError):
     """The period has no production tickets in the store (nothing was sampled, no run was created)."""
 
 
+class ExecutorError(RuntimeError):
+    """The executor chosen cannot run the trials (Ray's cluster unreachable, a secret to forward unset...)."""
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """The agent under test: how to build it per trial, what to call it, and which version it is."""
