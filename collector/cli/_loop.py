@@ -239,6 +239,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
     missing = reason_counts(list(result.report.not_replayable))
     role = "official" if result.official else ("exploratory" if reasons else "superseded")
+    # Attempts lost to the infrastructure (a Ray worker that died mid-trial) and run again: never the agent's.
+    lost = sum(len(trial.details.infra_retries) for trial in result.outcome.trials)
     if as_json:
         emit_json(
             {
@@ -254,6 +256,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 "agent_version": spec.version,
                 "design": design,
                 "trials": len(result.outcome.trials),
+                "infra_retries": lost,
                 "not_replayable": not_replayable,
                 "not_replayable_reasons": [
                     {"reason": reason, "fix": fix, "tickets": count} for reason, fix, count in missing
@@ -275,6 +278,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
             settings.k,
         )
         print_design_notes(rows, len(result.outcome.trials), settings.k, first)
+    if lost:
+        console.print(f"{lost} trial attempt(s) were lost to a Ray worker that died and run again (infrastructure).")
     reused = " (a finished run with these settings: its trials were reused; --fresh re-runs them)"
     console.print(f"Run {run.run_id}, {role}{reused if result.outcome.reused else ''}.")
     if reasons:

@@ -36,7 +36,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 WEEK = parse_period("2026-W40")
 TASK_TYPES = ["cancel_pending_order", "order_status_inquiry", "return_delivered_items"]
 MIXTURE = [(0.31, 0.99), (0.60, 0.58), (0.09, 0.0)]
-K, TICKETS = 3, 3
+K, TICKETS = 3, 2
 
 pytestmark = [
     pytest.mark.slow,
@@ -75,7 +75,7 @@ def week_db(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     try:
         base = pool.base(load_domain("retail"))
         scenarios = {name: base.scenarios(name, 6) for name in TASK_TYPES}
-        arrivals = plan_arrivals(TrafficPlan(WEEK, 15, {name: 1.0 for name in TASK_TYPES}), scenarios)
+        arrivals = plan_arrivals(TrafficPlan(WEEK, 12, {name: 1.0 for name in TASK_TYPES}), scenarios)
         runtime = passhat.configure(
             make_global=False, source="production", clock=simulated_clock, send=False, redact_mode="blank",
             span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop"))],
@@ -119,7 +119,7 @@ def local(week_db: pathlib.Path, tmp_path_factory: pytest.TempPathFactory) -> li
     finally:
         store.close()
     sampled = sum(min(TICKETS, population) for population in outcome.population.values())
-    assert len(outcome.trials) == sampled * K >= 7 * K and not any(t.infra_error for t in outcome.trials)
+    assert len(outcome.trials) == sampled * K >= 5 * K and not any(t.infra_error for t in outcome.trials)
     return outcome.trials
 
 
@@ -144,7 +144,7 @@ def test_the_ray_executor_gives_the_figures_of_the_local_one(
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     remote = json.loads(result.stdout)
-    assert remote["trials"] == len(local) and remote["role"] == "official"
+    assert remote["trials"] == len(local) and remote["role"] == "official" and remote["infra_retries"] == 0
     # n, pass@1, pass@k, pass^k with its interval, and the failure signatures of every task type: identical.
     assert remote["task_types"] == _figures(local)
     assert any(row["pass_at_1"] < 1 for row in remote["task_types"])  # the agent fails some: a real comparison
@@ -194,12 +194,12 @@ def test_an_interrupted_driver_resumes_on_ray_without_repeating_stored_trials(
         async def interrupted() -> None:
             task: asyncio.Task[object] | None = None
 
-            def stop_after_eight(done: int, total: int) -> None:
-                if done >= 8 and task is not None:
+            def stop_after_six(done: int, total: int) -> None:
+                if done >= 6 and task is not None:
                     task.cancel()  # as a stopped driver or a Ctrl-C would
 
             task = asyncio.ensure_future(
-                replay_period(store, "shop", WEEK, AGENT, settings=settings, progress=stop_after_eight)
+                replay_period(store, "shop", WEEK, AGENT, settings=settings, progress=stop_after_six)
             )
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -208,7 +208,7 @@ def test_an_interrupted_driver_resumes_on_ray_without_repeating_stored_trials(
         runs = store.list_replay_runs("shop")
         assert len(runs) == 1 and runs[0].status == "running"
         before = {(t.ticket_id, t.attempt) for t in store.list_trials("shop", runs[0].run_id)}
-        assert 8 <= len(before) < len(local)
+        assert 6 <= len(before) < len(local)
 
         outcome = asyncio.run(replay_period(store, "shop", WEEK, AGENT, settings=settings))
     finally:
