@@ -14,7 +14,7 @@ costs on one Ray worker running one trial at a time, over one local trial at a t
 
 Every run's per-task-type figures must equal the local run's (checked): the executor never changes an outcome.
 
-Run: .venv/bin/python benchmarks/bench_ray.py [--tickets 4] [--k 4] [--repeats 3] [--turn-seconds 1.0]
+Run: .venv/bin/python benchmarks/bench_ray.py [--tickets 4] [--k 4] [--repeats 3] [--turn-seconds 1.0] [--overhead-only]
 (needs the Ray extra: pip install 'passhat[ray]', or make install EXTRAS=all,ray)
 """
 
@@ -95,10 +95,17 @@ class Timing:
     first_s: float  # when the first trial finished (start-up included)
     last_s: float
     figures: list[dict[str, Any]]
+    trial_s: float  # the mean duration of a trial as the runner measured it (where it ran)
 
     @property
     def per_second(self) -> float:
         return self.trials / self.wall_s
+
+    @property
+    def around_s(self) -> float:
+        """One trial at a time: the seconds between two finished trials beyond the trial itself (dispatch, the
+        result's way back, the store write)."""
+        return (self.last_s - self.first_s) / (self.trials - 1) - self.trial_s
 
     @property
     def steady_per_second(self) -> float:
@@ -118,7 +125,8 @@ def replay_once(store: Store, agent: AgentSpec, settings: ReplaySettings) -> Tim
     store.finish_replay_run("bench", outcome.run.run_id, summary={})  # the next run starts afresh, not resumes this
     usable = [t for t in outcome.trials if not (t.infra_error or t.simulator_error)]
     figures = [row.to_dict() for row in summarize_trials(usable, settings.k)]
-    return Timing(outcome.ran, wall, marks[0], marks[-1], figures)
+    trial_s = statistics.fmean(t.duration_s for t in outcome.trials)
+    return Timing(outcome.ran, wall, marks[0], marks[-1], figures, trial_s)
 
 
 def main() -> None:
@@ -130,6 +138,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="ray: trials at once per worker")
     parser.add_argument("--turn-seconds", type=float, default=1.0, help="the slow fake model's wait per turn")
     parser.add_argument("--slow-tickets", type=int, default=2, help="tickets per task type for the slow agent")
+    parser.add_argument("--overhead-only", action="store_true", help="only Ray's per-trial overhead")
     args = parser.parse_args()
     try:
         import ray
@@ -153,7 +162,7 @@ def main() -> None:
     }
     print(f"local Ray cluster (num_cpus=2) started in {cluster_s:.1f} s; medians of {args.repeats} runs")
     print(f"{'agent':<34} {'executor':<8} {'trials':>6} {'trials/s':>9} {'steady/s':>9} {'vs local':>9}")
-    for agent, tickets in ((reference, args.tickets), (slow, args.slow_tickets)):
+    for agent, tickets in ((reference, args.tickets), (slow, args.slow_tickets)) if not args.overhead_only else ():
         base: float | None = None
         local_figures: list[dict[str, Any]] | None = None
         for name, options in executors.items():
@@ -183,13 +192,15 @@ def main() -> None:
         )
         for _ in range(args.repeats)
     ]
-    local_s = statistics.median(1 / r.steady_per_second for r in one_local)
-    ray_s = statistics.median(1 / r.steady_per_second for r in one_ray)
+    local_around = statistics.median(r.around_s for r in one_local)
+    ray_around = statistics.median(r.around_s for r in one_ray)
     startup = statistics.median(r.first_s for r in one_ray) - statistics.median(r.first_s for r in one_local)
     print(
-        f"one trial at a time (ReferenceAgent): local {1000 * local_s:.1f} ms, one Ray worker {1000 * ray_s:.1f} ms "
-        f"a trial: Ray's overhead {1000 * (ray_s - local_s):.1f} ms a trial; a worker's start-up (templates "
-        f"built) {startup:.1f} s"
+        f"one trial at a time (ReferenceAgent, a trial {1000 * statistics.median(r.trial_s for r in one_local):.0f} "
+        f"ms locally, {1000 * statistics.median(r.trial_s for r in one_ray):.0f} ms on a worker): beyond the trial, "
+        f"{1000 * local_around:.1f} ms locally and {1000 * ray_around:.1f} ms on Ray between two finished trials: "
+        f"Ray's overhead {1000 * (ray_around - local_around):.1f} ms a trial; workers' start-up (templates built, "
+        f"first trial back) {startup:.1f} s later than locally"
     )
     store.close()
     ray.shutdown()

@@ -17,6 +17,7 @@ Ray is imported here only, and this module only when ``executor = "ray"`` is cho
 from __future__ import annotations
 
 import asyncio
+import collections
 import importlib
 import os
 import sys
@@ -74,7 +75,11 @@ def domain_ref(domain: Domain) -> DomainRef:
     for module_name, module in list(sys.modules.items()):
         if module_name == "__main__" or module is None:
             continue
-        for attribute, value in list(vars(module).items()):
+        try:
+            attributes = list(vars(module).items())
+        except TypeError:  # not a module (some packages put other objects in sys.modules)
+            continue
+        for attribute, value in attributes:
             if value is domain:
                 return (module_name, attribute)
     raise DomainError(
@@ -115,6 +120,7 @@ class TrialWorker:
         seed: int,
         size: str,
         tracing: RuntimeSettings | None,
+        keep: int = 8,
     ) -> None:
         self.pool = SandboxPool(seed=seed, size=size)
         self.domains = {name: _load(ref) for name, ref in domains.items()}
@@ -125,18 +131,19 @@ class TrialWorker:
         self.capture = SpanCapture()
         self.runtime = None if tracing is None else tracing.runtime(self.capture)
         self._derived: dict[str, tuple[Sandbox, int]] = {}
-
-    def pid(self) -> int:
-        """The worker's process id (tests and the benchmark kill it; logs name it)."""
-        return os.getpid()
+        self._idle: collections.OrderedDict[str, Sandbox] = collections.OrderedDict()
+        self._keep = keep
 
     def _open(self, item: ReplayTicket) -> Sandbox:
+        """The ticket's template: held by another of its trials, kept from a recent one, or built now."""
         held = self._derived.get(item.ticket_id)
         if held is not None:
             self._derived[item.ticket_id] = (held[0], held[1] + 1)
             return held[0]
-        domain = self.domains.get(item.domain) or load_domain(item.domain)
-        sandbox = self.pool.for_ticket(domain, item.images)
+        sandbox = self._idle.pop(item.ticket_id, None)
+        if sandbox is None:
+            domain = self.domains.get(item.domain) or load_domain(item.domain)
+            sandbox = self.pool.for_ticket(domain, item.images)
         self._derived[item.ticket_id] = (sandbox, 1)
         return sandbox
 
@@ -145,8 +152,11 @@ class TrialWorker:
         if users > 1:
             self._derived[item.ticket_id] = (sandbox, users - 1)
             return
-        del self._derived[item.ticket_id]  # a ticket's own template goes once no trial of it runs here
-        self.pool.release(sandbox)
+        del self._derived[item.ticket_id]
+        # A ticket's attempts come in a row: keep its own template a while, close the oldest idle one.
+        self._idle[item.ticket_id] = sandbox
+        while len(self._idle) > self._keep:
+            self.pool.release(self._idle.popitem(last=False)[1])
 
     async def run(self, item: ReplayTicket, attempt: int) -> WorkerResult:
         """One trial of a ticket, exactly as a local replay runs it."""
@@ -217,6 +227,7 @@ class RayTrials:
             "seed": settings.seed,
             "size": settings.size,
             "tracing": None if runtime is None else RuntimeSettings.of(runtime),
+            "keep": 2 * self.concurrency,  # tickets' own templates a worker keeps for their next attempts
         }
         self.workers = [self._start(index) for index in range(workers)]
         self._slots: asyncio.Queue[int] = asyncio.Queue()
@@ -232,11 +243,6 @@ class RayTrials:
 
     def _start(self, index: int) -> _Worker:
         return _Worker(self._actor.remote(*self._args, **self._kwargs), index)
-
-    def pids(self) -> list[int]:
-        """The process id of every worker (waits for them to be up)."""
-        found: list[int] = self._ray.get([worker.handle.pid.remote() for worker in self.workers])
-        return found
 
     async def run(self, item: ReplayTicket, attempt: int) -> tuple[TrialResult, tuple[str, ...]]:
         """Run one trial on a free worker slot; a worker lost mid-trial costs a retry on a fresh worker."""
