@@ -93,3 +93,23 @@ def test_relay_refuses_a_provider_that_takes_no_spans() -> None:
     runtime.tracer_provider = NoOpTracerProvider()
     with pytest.raises(TypeError, match="OpenTelemetry SDK TracerProvider"):
         relay(runtime, capture.take(ticket.trace_id))
+
+
+def test_a_trial_that_lost_every_worker_is_stored_as_infra_never_as_the_agents_failure() -> None:
+    from passhat.checks import NOT_AGENT_FAULT
+    from passhat.collector.replay import AgentSpec, ReplayTicket, trial_row
+    from passhat.collector.replay._ray import MAX_RETRIES, _lost
+    from passhat.collector.store import TrialRow
+    from passhat.sandbox import ReferenceAgent, Sandbox
+
+    with Sandbox("retail") as sandbox:
+        scenario = sandbox.scenarios("cancel_pending_order", 1)[0]
+    item = ReplayTicket(scenario.scenario_id, scenario.task_type, "retail", scenario, ())
+    lost = [f"Ray worker lost mid-trial (ActorDiedError): died {n}" for n in range(MAX_RETRIES)]
+    row: TrialRow = trial_row(
+        "run-1", AgentSpec(ReferenceAgent.factory(), "reference"), _lost(item, 2, lost, 1.5), infra_retries=lost
+    )
+    assert (row.ticket_id, row.attempt, row.passed) == (scenario.scenario_id, 2, False)
+    assert row.infra_error is not None and f"{MAX_RETRIES} Ray workers were lost" in row.infra_error
+    assert row.failure_label in NOT_AGENT_FAULT and row.termination_reason == "infra_error"
+    assert row.details.infra_retries == tuple(lost)
