@@ -5,8 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PKG_DIRS := sdk collector checks sandbox
+# The extras installed: `all` by default (what `make demo` needs); CI and the Ray tests add `ray`
+# (`make test EXTRAS=all,ray`), a large wheel the demo does not need.
+EXTRAS ?= all
 # File names (an editable install follows edits of .py files), plus the contents of what gets compiled.
-SOURCES_HASH := $(shell (find $(PKG_DIRS) -type f -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null | sort; cat pyproject.toml setup.py $(wildcard collector/*/*.c)) | md5sum | cut -c1-12)
+SOURCES_HASH := $(shell (find $(PKG_DIRS) -type f -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null | sort; cat pyproject.toml setup.py $(wildcard collector/*/*.c); echo '$(EXTRAS)') | md5sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(SOURCES_HASH)
 
 .PHONY: demo test lint typecheck pytest install bench clean
@@ -16,7 +19,7 @@ install: $(STAMP)
 $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
-	$(BIN)/python -m pip install --quiet --config-settings editable_mode=strict -e '.[all]' --group dev
+	$(BIN)/python -m pip install --quiet --config-settings editable_mode=strict -e '.[$(EXTRAS)]' --group dev
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -86,6 +86,11 @@ class Scheduler:
             parallel=config.replay.concurrency,
             stop_early=config.replay.stop_early,
             min_trials=config.replay.min_trials,
+            executor=config.replay.executor,
+            ray_address=config.replay.ray_address,
+            ray_workers=config.replay.ray_workers,
+            ray_concurrency=config.replay.ray_concurrency,
+            ray_env=tuple(config.replay.ray_env),
         )
         targets = replay_targets(config)
         asyncio.run(
