@@ -5,9 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PKG_DIRS := sdk collector checks sandbox
-# The extras installed: `all` by default (what `make demo` needs); CI and the Ray tests add `ray`
-# (`make test EXTRAS=all,ray`), a large wheel the demo does not need.
+# The extras installed: `all` for `make demo`; `make test` adds `ray` (TEST_EXTRAS), a large wheel the demo does
+# not need, so that the distributed-replay tests run rather than skip.
 EXTRAS ?= all
+TEST_EXTRAS ?= all,ray
 # File names (an editable install follows edits of .py files), plus the contents of what gets compiled.
 SOURCES_HASH := $(shell (find $(PKG_DIRS) -type f -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null | sort; cat pyproject.toml setup.py $(wildcard collector/*/*.c); echo '$(EXTRAS)') | md5sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(SOURCES_HASH)
@@ -26,7 +27,8 @@ $(STAMP):
 demo: $(STAMP)
 	$(BIN)/passhat demo
 
-test: lint typecheck pytest
+test:
+	$(MAKE) lint typecheck pytest EXTRAS=$(TEST_EXTRAS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
