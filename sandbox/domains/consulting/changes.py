@@ -22,7 +22,18 @@ from passhat.sandbox.domains.consulting.onboarding import member, seat
 from passhat.sandbox.domains.consulting.procedure import read, run_steps, subject
 
 Rows = Sequence[Mapping[str, Any]]
-NEW_LAST_NAMES = ("Whitfield", "Aalto", "Brennan", "Castellano", "Duarte", "Engstrom", "Farouk", "Grieve", "Holm", "Quint")
+NEW_LAST_NAMES = (
+    "Whitfield",
+    "Aalto",
+    "Brennan",
+    "Castellano",
+    "Duarte",
+    "Engstrom",
+    "Farouk",
+    "Grieve",
+    "Holm",
+    "Quint",
+)
 
 
 def _remove(employee_id: str, group_id: str, sibling: str | None) -> Call:
@@ -54,7 +65,11 @@ def role_calls(employee: Mapping[str, Any], new_role: str, seats: Rows, repos: R
     if engineering == (False, True):
         calls.append(call("grant_repo_access", {"employee_id": e, "permission": "write"}))
     if engineering == (True, False):
-        calls += [call("revoke_repo_access", {"employee_id": e, "access_id": r["access_id"]}, org=r["org"]) for r in repos if r["status"] == "active"]
+        calls += [
+            call("revoke_repo_access", {"employee_id": e, "access_id": r["access_id"]}, org=r["org"])
+            for r in repos
+            if r["status"] == "active"
+        ]
     return calls
 
 
@@ -63,12 +78,17 @@ def transfer_calls(employee: Mapping[str, Any], department: str, manager_id: str
     expense profile and payroll on the new cost center."""
     e = employee["employee_id"]
     center = m.DEPARTMENTS[department]
-    moved = call("transfer_department", {"employee_id": e, "department": department, "manager_id": manager_id, "effective_date": m.TODAY},
-                 detail=f"{department} under {manager_id}")
+    moved = call(
+        "transfer_department",
+        {"employee_id": e, "department": department, "manager_id": manager_id, "effective_date": m.TODAY},
+        detail=f"{department} under {manager_id}",
+    )
     return [
         _remove(e, m.department_group(employee["department"]), m.role_group(employee["role"])),
         member(e, m.department_group(department)),
-        call("update_expense_profile", {"employee_id": e, "cost_center": center, "approver_id": manager_id}, needs=moved),
+        call(
+            "update_expense_profile", {"employee_id": e, "cost_center": center, "approver_id": manager_id}, needs=moved
+        ),
         call("set_payroll_cost_center", {"employee_id": e, "cost_center": center}),
     ]
 
@@ -109,7 +129,11 @@ def later(date: str, days: int) -> str:
 
 def _reports(connection: Connection) -> list[dict[str, Any]]:
     data = data_for(connection)
-    return [e for e in data.staff(status="active", employment_type="employee") if e["manager_id"] and e["role"] != "hr_partner"]
+    return [
+        e
+        for e in data.staff(status="active", employment_type="employee")
+        if e["manager_id"] and e["role"] != "hr_partner"
+    ]
 
 
 def role_candidates(connection: Connection) -> list[Intent]:
@@ -124,7 +148,9 @@ def role_candidates(connection: Connection) -> list[Intent]:
             continue
         new_role = random.Random(f"role/{e}").choice(options)
         calls = role_calls(employee, new_role, data.of("license_seats", e), data.of("repo_access", e))
-        found.append({**identity(requester_for(data, employee, "role"), employee), "new_role": new_role, "calls": calls})
+        found.append(
+            {**identity(requester_for(data, employee, "role"), employee), "new_role": new_role, "calls": calls}
+        )
     return found
 
 
@@ -156,7 +182,13 @@ def extension_candidates(connection: Connection) -> list[Intent]:
     found: list[Intent] = []
     for employee in data.staff(status="active", employment_type="contractor"):
         end = later(employee["end_date"], 90)
-        found.append({**identity(requester_for(data, employee, "extend"), employee), "new_end_date": end, "calls": extension_calls(employee, end)})
+        found.append(
+            {
+                **identity(requester_for(data, employee, "extend"), employee),
+                "new_end_date": end,
+                "calls": extension_calls(employee, end),
+            }
+        )
     return found
 
 
@@ -168,7 +200,11 @@ def name_candidates(connection: Connection) -> list[Intent]:
     for employee in data.staff(status="active"):
         mailbox = data.one("mailboxes", employee["employee_id"])
         last = random.Random(f"name/{employee['employee_id']}").choice(NEW_LAST_NAMES)
-        if mailbox is None or f"{employee['first_name']}.{last}@firm.example".lower() in taken or employee["manager_id"] is None:
+        if (
+            mailbox is None
+            or f"{employee['first_name']}.{last}@firm.example".lower() in taken
+            or employee["manager_id"] is None
+        ):
             continue
         found.append(
             {
@@ -183,25 +219,41 @@ def name_candidates(connection: Connection) -> list[Intent]:
 
 def role_script(intent: Mapping[str, Any]) -> CustomerScript:
     title = m.ROLES[intent["new_role"]]["title"]
-    return script_for(intent, f"Move {intent['employee_name']} to the {title} role ({intent['new_role']}) from today.",
-                      f"Hi, {intent['employee_name']} becomes a {title} today. Please update their access.", "new_role")
+    return script_for(
+        intent,
+        f"Move {intent['employee_name']} to the {title} role ({intent['new_role']}) from today.",
+        f"Hi, {intent['employee_name']} becomes a {title} today. Please update their access.",
+        "new_role",
+    )
 
 
 def transfer_script(intent: Mapping[str, Any]) -> CustomerScript:
-    return script_for(intent, f"Transfer {intent['employee_name']} to {intent['new_department']} under {intent['new_manager_id']}.",
-                      f"Hello, {intent['employee_name']} moves to the {intent['new_department']} department today.",
-                      "new_department", "new_manager_id")
+    return script_for(
+        intent,
+        f"Transfer {intent['employee_name']} to {intent['new_department']} under {intent['new_manager_id']}.",
+        f"Hello, {intent['employee_name']} moves to the {intent['new_department']} department today.",
+        "new_department",
+        "new_manager_id",
+    )
 
 
 def extension_script(intent: Mapping[str, Any]) -> CustomerScript:
-    return script_for(intent, f"Extend contractor {intent['employee_name']} until {intent['new_end_date']}.",
-                      f"Hi, we're extending {intent['employee_name']}'s contract. Can you update it?", "new_end_date")
+    return script_for(
+        intent,
+        f"Extend contractor {intent['employee_name']} until {intent['new_end_date']}.",
+        f"Hi, we're extending {intent['employee_name']}'s contract. Can you update it?",
+        "new_end_date",
+    )
 
 
 def name_script(intent: Mapping[str, Any]) -> CustomerScript:
-    return script_for(intent, f"{intent['employee_name']} is now {intent['new_first_name']} {intent['new_last_name']}: update every system.",
-                      f"Hello, {intent['employee_name']} has changed their last name. Can you update it everywhere?",
-                      "new_first_name", "new_last_name")
+    return script_for(
+        intent,
+        f"{intent['employee_name']} is now {intent['new_first_name']} {intent['new_last_name']}: update every system.",
+        f"Hello, {intent['employee_name']} has changed their last name. Can you update it everywhere?",
+        "new_first_name",
+        "new_last_name",
+    )
 
 
 def check(intent: Mapping[str, Any]) -> Check:
@@ -211,7 +263,9 @@ def check(intent: Mapping[str, Any]) -> Check:
 async def _active(run: ReferenceRun) -> dict[str, Any]:
     employee = await subject(run)
     if employee["status"] != "active":
-        await run.finish(f"I'm sorry, HRIS shows {employee['employee_id']} as {employee['status']}, so I cannot change this.")
+        await run.finish(
+            f"I'm sorry, HRIS shows {employee['employee_id']} as {employee['status']}, so I cannot change this."
+        )
     return employee
 
 
@@ -225,18 +279,29 @@ async def change_role(run: ReferenceRun) -> None:
     seats = await read(run, "get_license_seats", employee_id=e)
     repos = await read(run, "get_repo_access", employee_id=e)
     await read(run, "get_group_memberships", employee_id=e)
-    await run_steps(run, role_calls(employee, role, seats["seats"], repos["access"]), f"make {employee['first_name']} a {role}")
-    await run.finish(f"Done: {employee['first_name']} is now {role}; groups, licenses and code access follow the new role.")
+    await run_steps(
+        run, role_calls(employee, role, seats["seats"], repos["access"]), f"make {employee['first_name']} a {role}"
+    )
+    await run.finish(
+        f"Done: {employee['first_name']} is now {role}; groups, licenses and code access follow the new role."
+    )
 
 
 async def transfer(run: ReferenceRun) -> None:
     """Verify, ask for the department and manager, then move HRIS, groups, expenses and payroll."""
     employee = await _active(run)
-    facts = await run.ask("Which department do they move to, and who is their new manager?", "new_department", "new_manager_id")
+    facts = await run.ask(
+        "Which department do they move to, and who is their new manager?", "new_department", "new_manager_id"
+    )
     department, manager = str(facts["new_department"]), str(facts["new_manager_id"])
     await read(run, "get_expense_profile", employee_id=employee["employee_id"])
-    await run_steps(run, transfer_calls(employee, department, manager), f"move {employee['first_name']} to {department}")
-    await run.finish(f"Done: {employee['first_name']} is in {department} under {manager}, with expenses and pay on {m.DEPARTMENTS.get(department)}.")
+    await run_steps(
+        run, transfer_calls(employee, department, manager), f"move {employee['first_name']} to {department}"
+    )
+    await run.finish(
+        f"Done: {employee['first_name']} is in {department} under {manager}, "
+        f"with expenses and pay on {m.DEPARTMENTS.get(department)}."
+    )
 
 
 async def extend(run: ReferenceRun) -> None:
@@ -256,5 +321,9 @@ async def rename(run: ReferenceRun) -> None:
     facts = await run.ask("What is their new name (first and last)?", "new_first_name", "new_last_name")
     first, last = str(facts["new_first_name"]), str(facts["new_last_name"])
     mailbox = await read(run, "get_mailbox", employee_id=employee["employee_id"])
-    await run_steps(run, name_calls(employee, first, last, mailbox), f"rename {employee['first_name']} to {first} {last}")
-    await run.finish(f"Done: {first} {last} is the name in HRIS and every system; their old address still receives mail.")
+    await run_steps(
+        run, name_calls(employee, first, last, mailbox), f"rename {employee['first_name']} to {first} {last}"
+    )
+    await run.finish(
+        f"Done: {first} {last} is the name in HRIS and every system; their old address still receives mail."
+    )

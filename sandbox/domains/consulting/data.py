@@ -91,7 +91,13 @@ def identity(requester: Mapping[str, Any], subject: Mapping[str, Any]) -> Intent
 ASKED_AS: dict[str, tuple[str, ...]] = {
     "requester_id": ("your employee id", "your own employee id", "your staff id"),
     "requester_email": ("your work email", "your email"),
-    "employee_id": ("their employee id", "the employee's id", "employee id of", "whom is this", "who is this request for"),
+    "employee_id": (
+        "their employee id",
+        "the employee's id",
+        "employee id of",
+        "whom is this",
+        "who is this request for",
+    ),
     "client_name": ("which client", "client name"),
     "product": ("which product", "which license"),
     "new_role": ("new role", "which role"),
@@ -109,7 +115,9 @@ firm_script = partial(CustomerScript, asked_as=ASKED_AS)
 """A CustomerScript in the firm's words."""
 
 
-def script_for(intent: Mapping[str, Any], goal: str, opening: str, *keys: str, stated: tuple[str, ...] = ()) -> CustomerScript:
+def script_for(
+    intent: Mapping[str, Any], goal: str, opening: str, *keys: str, stated: tuple[str, ...] = ()
+) -> CustomerScript:
     """The requester's script: who they are, whom the ticket is about, and the task's own facts `keys`."""
     facts = {key: intent[key] for key in ("requester_id", "requester_email", "employee_id", *keys)}
     return firm_script(

@@ -23,7 +23,12 @@ TOOL_SYSTEM: Mapping[str, str] = {name: system.name for system in SYSTEMS for na
 
 
 def call(
-    tool: str, args: Mapping[str, Any], *, needs: Call | None = None, sibling: Mapping[str, Any] | None = None, **expect: Any
+    tool: str,
+    args: Mapping[str, Any],
+    *,
+    needs: Call | None = None,
+    sibling: Mapping[str, Any] | None = None,
+    **expect: Any,
 ) -> Call:
     """An expected call of `tool` with `args`; `expect` holds values only the check needs.
 
@@ -115,7 +120,9 @@ def _membership_removed(a: Mapping[str, Any], x: Mapping[str, Any], requester: s
 
 def _payroll_status(a: Mapping[str, Any], x: Mapping[str, Any], requester: str) -> tuple[str, list[Check]]:
     final = m.TODAY if a["status"] == "final" else None
-    return a["status"], [updated("payroll_records", {"employee_id": a["employee_id"]}, {"status": a["status"], "final_pay_date": final})]
+    return a["status"], [
+        updated("payroll_records", {"employee_id": a["employee_id"]}, {"status": a["status"], "final_pay_date": final})
+    ]
 
 
 def _employment_status(a: Mapping[str, Any], x: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,20 +135,34 @@ def _employment_status(a: Mapping[str, Any], x: Mapping[str, Any]) -> dict[str, 
 EFFECTS: Mapping[str, Effect] = {
     # HRIS
     "change_role": _hris("role_change", "role", lambda a, x: {"role": a["role"]}),
-    "transfer_department": _hris("transfer", "department", lambda a, x: {"department": a["department"], "manager_id": a["manager_id"]}),
+    "transfer_department": _hris(
+        "transfer", "department", lambda a, x: {"department": a["department"], "manager_id": a["manager_id"]}
+    ),
     "extend_contract": _hris("extension", "end_date", lambda a, x: {"end_date": a["end_date"]}),
     "set_employment_status": _hris("status", "status", _employment_status),
-    "change_legal_name": _hris("name_change", "name", lambda a, x: {"first_name": a["first_name"], "last_name": a["last_name"]}),
+    "change_legal_name": _hris(
+        "name_change", "name", lambda a, x: {"first_name": a["first_name"], "last_name": a["last_name"]}
+    ),
     # directory
     "create_directory_account": _new("accounts", "account_id", status="active", mfa_enrollment_required=True),
     "set_account_status": _status("accounts"),
     "set_account_expiry": _person("accounts", "expires_on"),
     "rename_account": _person("accounts", "display_name"),
     "revoke_mfa_device": _by_key("mfa_devices", "mfa_id", "mfa_id", status="revoked"),
-    "require_mfa_enrollment": lambda a, x, r: ("mfa", [updated("accounts", {"employee_id": a["employee_id"]}, {"mfa_enrollment_required": True})]),
+    "require_mfa_enrollment": lambda a, x, r: (
+        "mfa",
+        [updated("accounts", {"employee_id": a["employee_id"]}, {"mfa_enrollment_required": True})],
+    ),
     # email, chat, tracker, vpn, expenses, payroll, badges
     "create_mailbox": _new("mailboxes", "address", aliases="", status="active"),
-    "rename_mailbox": lambda a, x, r: (a["new_address"], [updated("mailboxes", {"employee_id": a["employee_id"]}, {"address": a["new_address"], "aliases": x["aliases"]})]),
+    "rename_mailbox": lambda a, x, r: (
+        a["new_address"],
+        [
+            updated(
+                "mailboxes", {"employee_id": a["employee_id"]}, {"address": a["new_address"], "aliases": x["aliases"]}
+            )
+        ],
+    ),
     "set_mailbox_status": _status("mailboxes"),
     "create_chat_account": _new("chat_accounts", "display_name", status="active"),
     "rename_chat_account": _person("chat_accounts", "display_name"),
@@ -152,7 +173,16 @@ EFFECTS: Mapping[str, Effect] = {
     "create_vpn_profile": _new("vpn_profiles", "region", status="active"),
     "set_vpn_profile_status": _status("vpn_profiles"),
     "create_expense_profile": _new("expense_profiles", "cost_center", status="active"),
-    "update_expense_profile": lambda a, x, r: (a["cost_center"], [updated("expense_profiles", {"employee_id": a["employee_id"]}, {"cost_center": a["cost_center"], "approver_id": a["approver_id"]})]),
+    "update_expense_profile": lambda a, x, r: (
+        a["cost_center"],
+        [
+            updated(
+                "expense_profiles",
+                {"employee_id": a["employee_id"]},
+                {"cost_center": a["cost_center"], "approver_id": a["approver_id"]},
+            )
+        ],
+    ),
     "set_expense_profile_status": _status("expense_profiles"),
     "set_payroll_status": _payroll_status,
     "set_payroll_cost_center": _person("payroll_records", "cost_center"),
@@ -169,8 +199,24 @@ EFFECTS: Mapping[str, Effect] = {
     "open_timesheet_line": _new("timesheet_entries", "code", week=m.TODAY, hours=0, status="open"),
     "close_timesheet_line": _by_key("timesheet_entries", "entry_id", "code", status="closed"),
     "enroll_in_course": _new("enrollments", "course_id", status="enrolled", enrolled_at=m.TODAY),
-    "add_staffing_assignment": lambda a, x, r: (a["project_id"], [inserted("staffing_assignments", {"employee_id": a["employee_id"], "project_id": a["project_id"], "start_date": m.TODAY, "end_date": None, "status": "active"})]),
-    "end_staffing_assignment": _by_key("staffing_assignments", "assignment_id", "project_id", status="ended", end_date=m.TODAY),
+    "add_staffing_assignment": lambda a, x, r: (
+        a["project_id"],
+        [
+            inserted(
+                "staffing_assignments",
+                {
+                    "employee_id": a["employee_id"],
+                    "project_id": a["project_id"],
+                    "start_date": m.TODAY,
+                    "end_date": None,
+                    "status": "active",
+                },
+            )
+        ],
+    ),
+    "end_staffing_assignment": _by_key(
+        "staffing_assignments", "assignment_id", "project_id", status="ended", end_date=m.TODAY
+    ),
     "grant_share_permission": _new("share_permissions", "share_id", status="active"),
     "revoke_share_permission": _by_key("share_permissions", "permission_id", "share_id", status="revoked"),
     "assign_license_seat": _new("license_seats", "pool_id", assigned_at=m.TODAY, status="active"),

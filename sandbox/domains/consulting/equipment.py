@@ -25,7 +25,9 @@ def replacement_calls(employee_id: str, old: str, available: Rows) -> list[Call]
     spares = sorted(d["device_id"] for d in available if d["kind"] == "laptop" and d["model"] == m.STANDARD_LAPTOP)
     returned = call("reclaim_device", {"employee_id": employee_id, "device_id": old, "condition": "broken"})
     sibling = {"employee_id": employee_id, "device_id": spares[1]} if len(spares) > 1 else None
-    return [call("assign_device", {"employee_id": employee_id, "device_id": spares[0]}, needs=returned, sibling=sibling)]
+    return [
+        call("assign_device", {"employee_id": employee_id, "device_id": spares[0]}, needs=returned, sibling=sibling)
+    ]
 
 
 def reclaim_calls(employee_id: str, product: str, seats: Rows) -> list[Call]:
@@ -34,7 +36,14 @@ def reclaim_calls(employee_id: str, product: str, seats: Rows) -> list[Call]:
     mine = next(s for s in active if s["product"] == product)
     others = [s for s in active if s["seat_id"] != mine["seat_id"]]
     sibling = {"employee_id": employee_id, "seat_id": others[0]["seat_id"]} if others else None
-    return [call("reclaim_license_seat", {"employee_id": employee_id, "seat_id": mine["seat_id"]}, sibling=sibling, pool_id=mine["pool_id"])]
+    return [
+        call(
+            "reclaim_license_seat",
+            {"employee_id": employee_id, "seat_id": mine["seat_id"]},
+            sibling=sibling,
+            pool_id=mine["pool_id"],
+        )
+    ]
 
 
 def mfa_calls(employee_id: str, lost: str, devices: Rows) -> list[Call]:
@@ -56,10 +65,16 @@ def replacement_candidates(connection: Connection) -> list[Intent]:
     available = data.rows("devices", status="available")
     found: list[Intent] = []
     for employee in data.staff(status="active"):
-        held = [a["device_id"] for a in data.of("device_assignments", employee["employee_id"], status="active") if a["device_id"] in laptops]
+        held = [
+            a["device_id"]
+            for a in data.of("device_assignments", employee["employee_id"], status="active")
+            if a["device_id"] in laptops
+        ]
         if held and employee["manager_id"]:
             calls = replacement_calls(employee["employee_id"], held[0], available)
-            found.append({**identity(requester_for(data, employee, "laptop"), employee), "device_id": held[0], "calls": calls})
+            found.append(
+                {**identity(requester_for(data, employee, "laptop"), employee), "device_id": held[0], "calls": calls}
+            )
     return found
 
 
@@ -69,13 +84,21 @@ def reclaim_candidates(connection: Connection) -> list[Intent]:
     products = {p["pool_id"]: p["product"] for p in data.tables["license_pools"]}
     found: list[Intent] = []
     for employee in data.staff(status="active"):
-        seats = [{**s, "product": products[s["pool_id"]]} for s in data.of("license_seats", employee["employee_id"], status="active")]
+        seats = [
+            {**s, "product": products[s["pool_id"]]}
+            for s in data.of("license_seats", employee["employee_id"], status="active")
+        ]
         options = [s["product"] for s in seats if s["pool_id"] != m.EVERYONE_POOL]
         if len(seats) < 2 or not options or not employee["manager_id"]:
             continue
         product = random.Random(f"reclaim/{employee['employee_id']}").choice(options)
-        found.append({**identity(requester_for(data, employee, "reclaim"), employee), "product": product,
-                      "calls": reclaim_calls(employee["employee_id"], product, seats)})
+        found.append(
+            {
+                **identity(requester_for(data, employee, "reclaim"), employee),
+                "product": product,
+                "calls": reclaim_calls(employee["employee_id"], product, seats),
+            }
+        )
     return found
 
 
@@ -88,27 +111,45 @@ def mfa_candidates(connection: Connection) -> list[Intent]:
         apps = [d for d in devices if d["kind"] == "authenticator_app"]
         if len(devices) < 2 or not apps or not employee["manager_id"]:
             continue
-        found.append({**identity(requester_for(data, employee, "mfa"), employee), "lost_device": apps[0]["label"],
-                      "calls": mfa_calls(employee["employee_id"], apps[0]["label"], devices)})
+        found.append(
+            {
+                **identity(requester_for(data, employee, "mfa"), employee),
+                "lost_device": apps[0]["label"],
+                "calls": mfa_calls(employee["employee_id"], apps[0]["label"], devices),
+            }
+        )
     return found
 
 
 def replacement_script(intent: Mapping[str, Any]) -> CustomerScript:
-    return script_for(intent, f"Replace {intent['employee_name']}'s broken laptop {intent['device_id']}.",
-                      f"Hi, {intent['employee_name']}'s laptop {intent['device_id']} is broken. Can they get a replacement?",
-                      "device_id", stated=("device_id",))
+    return script_for(
+        intent,
+        f"Replace {intent['employee_name']}'s broken laptop {intent['device_id']}.",
+        f"Hi, {intent['employee_name']}'s laptop {intent['device_id']} is broken. Can they get a replacement?",
+        "device_id",
+        stated=("device_id",),
+    )
 
 
 def reclaim_script(intent: Mapping[str, Any]) -> CustomerScript:
-    return script_for(intent, f"Free {intent['employee_name']}'s {intent['product']} license: they no longer need it.",
-                      f"Hello, {intent['employee_name']} no longer needs their {intent['product']} license. Please reclaim it.",
-                      "product", stated=("product",))
+    return script_for(
+        intent,
+        f"Free {intent['employee_name']}'s {intent['product']} license: they no longer need it.",
+        f"Hello, {intent['employee_name']} no longer needs their {intent['product']} license. Please reclaim it.",
+        "product",
+        stated=("product",),
+    )
 
 
 def mfa_script(intent: Mapping[str, Any]) -> CustomerScript:
-    return script_for(intent, f"Reset {intent['employee_name']}'s MFA: they lost their {intent['lost_device']}.",
-                      f"Hi, {intent['employee_name']} lost their {intent['lost_device']} with the authenticator app. Can you reset their MFA?",
-                      "lost_device", stated=("lost_device",))
+    return script_for(
+        intent,
+        f"Reset {intent['employee_name']}'s MFA: they lost their {intent['lost_device']}.",
+        f"Hi, {intent['employee_name']} lost their {intent['lost_device']} with the authenticator app. "
+        "Can you reset their MFA?",
+        "lost_device",
+        stated=("lost_device",),
+    )
 
 
 def check(intent: Mapping[str, Any]) -> Check:
@@ -134,7 +175,9 @@ async def reclaim_license(run: ReferenceRun) -> None:
     product = str((await run.ask("Which product's license should I reclaim?", "product"))["product"])
     seats = await read(run, "get_license_seats", employee_id=employee["employee_id"])
     if not any(s["product"] == product and s["status"] == "active" for s in seats["seats"]):
-        await run.finish(f"I'm sorry, {employee['first_name']} holds no {product} seat, so there is nothing to reclaim.")
+        await run.finish(
+            f"I'm sorry, {employee['first_name']} holds no {product} seat, so there is nothing to reclaim."
+        )
     await run_steps(run, reclaim_calls(employee["employee_id"], product, seats["seats"]), f"reclaim the {product} seat")
     await run.finish(f"Done: the {product} seat is back in its pool.")
 
@@ -147,4 +190,6 @@ async def reset_mfa(run: ReferenceRun) -> None:
     if not any(d["label"] == lost and d["status"] == "active" for d in account["mfa_devices"]):
         await run.finish(f"I'm sorry, {employee['first_name']} has no active MFA device called {lost}.")
     await run_steps(run, mfa_calls(employee["employee_id"], lost, account["mfa_devices"]), "reset their MFA")
-    await run.finish(f"Done: the {lost} is revoked and {employee['first_name']} will enrol a new device at next sign-in.")
+    await run.finish(
+        f"Done: the {lost} is revoked and {employee['first_name']} will enrol a new device at next sign-in."
+    )

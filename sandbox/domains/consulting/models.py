@@ -102,7 +102,12 @@ vpn_profiles = _table("vpn_profiles", "profile_id", _employee(), _text("region")
 # -- Groups / SSO and the approvals of access requests ---------------------------------------------------------
 groups = _table("groups", "group_id", _text("name"), _text("kind"), _text("project_id", nullable=True))
 group_memberships = _table(
-    "group_memberships", "membership_id", _text("group_id", index=True), _employee(), _text("added_at"), autoincrement=True
+    "group_memberships",
+    "membership_id",
+    _text("group_id", index=True),
+    _employee(),
+    _text("added_at"),
+    autoincrement=True,
 )
 access_requests = _table(
     "access_requests",
@@ -149,7 +154,9 @@ repo_access = _table(
 )
 
 # -- Timesheets -----------------------------------------------------------------------------------------------
-timesheet_projects = _table("timesheet_projects", "code", _text("project_id", index=True), _text("name"), _text("status"))
+timesheet_projects = _table(
+    "timesheet_projects", "code", _text("project_id", index=True), _text("name"), _text("status")
+)
 timesheet_entries = _table(
     "timesheet_entries",
     "entry_id",
@@ -178,13 +185,25 @@ payroll_records = _table(
 
 # -- Badge access ----------------------------------------------------------------------------------------------
 badges = _table(
-    "badges", "badge_id", _employee(), _text("site"), _text("printed_name"), _text("status"), _text("expires_on", nullable=True)
+    "badges",
+    "badge_id",
+    _employee(),
+    _text("site"),
+    _text("printed_name"),
+    _text("status"),
+    _text("expires_on", nullable=True),
 )
 
 # -- Learning ---------------------------------------------------------------------------------------------------
 courses = _table("courses", "course_id", _text("title"), _text("audience"))  # audience: everyone | a role
 enrollments = _table(
-    "enrollments", "enrollment_id", _employee(), _text("course_id"), _text("status"), _text("enrolled_at"), autoincrement=True
+    "enrollments",
+    "enrollment_id",
+    _employee(),
+    _text("course_id"),
+    _text("status"),
+    _text("enrolled_at"),
+    autoincrement=True,
 )
 
 # -- CRM, staffing ---------------------------------------------------------------------------------------------
@@ -217,16 +236,31 @@ share_permissions = _table(
 
 # -- License manager ----------------------------------------------------------------------------------------------
 license_pools = _table(
-    "license_pools", "pool_id", _text("product"), Column("total_seats", Integer, nullable=False), _text("eligible_roles")
+    "license_pools",
+    "pool_id",
+    _text("product"),
+    Column("total_seats", Integer, nullable=False),
+    _text("eligible_roles"),
 )
 license_seats = _table(
-    "license_seats", "seat_id", _text("pool_id", index=True), _employee(), _text("assigned_at"), _text("status"), autoincrement=True
+    "license_seats",
+    "seat_id",
+    _text("pool_id", index=True),
+    _employee(),
+    _text("assigned_at"),
+    _text("status"),
+    autoincrement=True,
 )
 
 
 # -- The firm's provisioning rules (the policy states them; tools enforce them) --------------------------------------
 ROLES: Mapping[str, Mapping[str, Any]] = {
-    "software_engineer": {"title": "Software Engineer", "engineering": True, "pool": "lic-ide-pro", "product": "IDE Pro"},
+    "software_engineer": {
+        "title": "Software Engineer",
+        "engineering": True,
+        "pool": "lic-ide-pro",
+        "product": "IDE Pro",
+    },
     "data_engineer": {"title": "Data Engineer", "engineering": True, "pool": "lic-notebooks", "product": "Notebooks"},
     "consultant": {"title": "Consultant", "engineering": False, "pool": "lic-slides-pro", "product": "Slides Pro"},
     "analyst": {"title": "Analyst", "engineering": False, "pool": "lic-bi-desktop", "product": "BI Desktop"},

@@ -33,9 +33,19 @@ def offboarding_calls(
     termination, every other account off, code, shares, staffing and timesheets closed, last pay set."""
     e = employee["employee_id"]
     contractor = employee["employment_type"] == "contractor"
-    terminated = call("set_employment_status", {"employee_id": e, "status": "terminated", "effective_date": m.TODAY}, kind="termination")
-    calls = [call("reclaim_device", {"employee_id": e, "device_id": d["device_id"], "condition": "working"}) for d in devices]
-    calls += [call("reclaim_license_seat", {"employee_id": e, "seat_id": s["seat_id"]}, pool_id=s["pool_id"]) for s in seats if s["status"] == "active"]
+    terminated = call(
+        "set_employment_status",
+        {"employee_id": e, "status": "terminated", "effective_date": m.TODAY},
+        kind="termination",
+    )
+    calls = [
+        call("reclaim_device", {"employee_id": e, "device_id": d["device_id"], "condition": "working"}) for d in devices
+    ]
+    calls += [
+        call("reclaim_license_seat", {"employee_id": e, "seat_id": s["seat_id"]}, pool_id=s["pool_id"])
+        for s in seats
+        if s["status"] == "active"
+    ]
     calls += [call("remove_group_member", {"employee_id": e, "group_id": g["group_id"]}) for g in memberships]
     calls += [
         status("set_account_status", e, "disabled", needs=terminated),
@@ -45,18 +55,30 @@ def offboarding_calls(
     ]
     if not contractor:
         calls.append(status("set_vpn_profile_status", e, "revoked"))
-    calls += [call("revoke_repo_access", {"employee_id": e, "access_id": r["access_id"]}, org=r["org"]) for r in repos if r["status"] == "active"]
+    calls += [
+        call("revoke_repo_access", {"employee_id": e, "access_id": r["access_id"]}, org=r["org"])
+        for r in repos
+        if r["status"] == "active"
+    ]
     calls += [
         call("revoke_share_permission", {"employee_id": e, "permission_id": p["permission_id"]}, share_id=p["share_id"])
         for p in permissions
         if p["status"] == "active"
     ]
     calls += [
-        call("end_staffing_assignment", {"employee_id": e, "assignment_id": a["assignment_id"]}, project_id=a["project_id"])
+        call(
+            "end_staffing_assignment",
+            {"employee_id": e, "assignment_id": a["assignment_id"]},
+            project_id=a["project_id"],
+        )
         for a in staffing
         if a["status"] == "active"
     ]
-    calls += [call("close_timesheet_line", {"employee_id": e, "entry_id": t["entry_id"]}, code=t["code"]) for t in lines if t["status"] == "open"]
+    calls += [
+        call("close_timesheet_line", {"employee_id": e, "entry_id": t["entry_id"]}, code=t["code"])
+        for t in lines
+        if t["status"] == "open"
+    ]
     calls.append(status("set_badge_status", e, "disabled"))
     if not contractor:
         calls += [status("set_expense_profile_status", e, "closed"), status("set_payroll_status", e, "final")]
@@ -66,7 +88,9 @@ def offboarding_calls(
 def leave_calls(employee: Mapping[str, Any]) -> list[Call]:
     """A leave of absence: badge, account (after HRIS records the leave), VPN and pay suspended."""
     e = employee["employee_id"]
-    leave = call("set_employment_status", {"employee_id": e, "status": "on_leave", "effective_date": m.TODAY}, kind="leave")
+    leave = call(
+        "set_employment_status", {"employee_id": e, "status": "on_leave", "effective_date": m.TODAY}, kind="leave"
+    )
     return [
         status("set_badge_status", e, "suspended"),
         status("set_account_status", e, "suspended", needs=leave),
@@ -110,14 +134,20 @@ def leave_candidates(connection: Connection) -> list[Intent]:
 
 def offboarding_script(intent: Mapping[str, Any]) -> CustomerScript:
     name = intent["employee_name"]
-    return script_for(intent, f"Offboard {name} ({intent['employee_id']}): today is their last day.",
-                      f"Hi, today is {name}'s last day with us. Please offboard them completely.")
+    return script_for(
+        intent,
+        f"Offboard {name} ({intent['employee_id']}): today is their last day.",
+        f"Hi, today is {name}'s last day with us. Please offboard them completely.",
+    )
 
 
 def leave_script(intent: Mapping[str, Any]) -> CustomerScript:
     name = intent["employee_name"]
-    return script_for(intent, f"Put {name} ({intent['employee_id']}) on a leave of absence from today.",
-                      f"Hello, {name} starts a leave of absence today. Can you suspend their access?")
+    return script_for(
+        intent,
+        f"Put {name} ({intent['employee_id']}) on a leave of absence from today.",
+        f"Hello, {name} starts a leave of absence today. Can you suspend their access?",
+    )
 
 
 def check(intent: Mapping[str, Any]) -> Check:
@@ -138,11 +168,20 @@ async def offboard(run: ReferenceRun) -> None:
     staffing = await read(run, "get_staffing", employee_id=e)
     lines = await read(run, "get_timesheet_lines", employee_id=e)
     calls = offboarding_calls(
-        employee, devices["devices"], seats["seats"], groups["memberships"], repos["access"],
-        shares["permissions"], staffing["assignments"], lines["lines"],
+        employee,
+        devices["devices"],
+        seats["seats"],
+        groups["memberships"],
+        repos["access"],
+        shares["permissions"],
+        staffing["assignments"],
+        lines["lines"],
     )
     await run_steps(run, calls, f"offboard {employee['first_name']}")
-    await run.finish(f"Done: {employee['first_name']} {employee['last_name']} is offboarded; every access is revoked and the devices and licenses reclaimed.")
+    await run.finish(
+        f"Done: {employee['first_name']} {employee['last_name']} is offboarded; every access is revoked "
+        "and the devices and licenses reclaimed."
+    )
 
 
 async def leave(run: ReferenceRun) -> None:
@@ -152,4 +191,6 @@ async def leave(run: ReferenceRun) -> None:
         await run.finish(f"I'm sorry, a leave of absence applies to active employees; HRIS shows {employee['status']}.")
     await read(run, "get_directory_account", employee_id=employee["employee_id"])
     await run_steps(run, leave_calls(employee), f"start {employee['first_name']}'s leave")
-    await run.finish(f"Done: {employee['first_name']}'s leave is recorded and their access suspended until they return.")
+    await run.finish(
+        f"Done: {employee['first_name']}'s leave is recorded and their access suspended until they return."
+    )

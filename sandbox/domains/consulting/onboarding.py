@@ -49,7 +49,9 @@ def onboarding_calls(employee: Mapping[str, Any], reserved: str, spare: str | No
     name = f"{employee['first_name']} {employee['last_name']}"
     contractor = employee["employment_type"] == "contractor"
     expires = employee["end_date"] if contractor else None
-    account = call("create_directory_account", {"employee_id": e}, account_id=f"acc-{e}", display_name=name, expires_on=expires)
+    account = call(
+        "create_directory_account", {"employee_id": e}, account_id=f"acc-{e}", display_name=name, expires_on=expires
+    )
     calls = [
         device(e, reserved, spare),
         call("issue_badge", {"employee_id": e, "site": employee["location"]}, printed_name=name, expires_on=expires),
@@ -58,7 +60,10 @@ def onboarding_calls(employee: Mapping[str, Any], reserved: str, spare: str | No
         member(e, m.role_group(role)),
     ]
     if not contractor:
-        calls += [member(e, m.department_group(employee["department"])), call("create_vpn_profile", {"employee_id": e, "region": m.SITES[employee["location"]]})]
+        calls += [
+            member(e, m.department_group(employee["department"])),
+            call("create_vpn_profile", {"employee_id": e, "region": m.SITES[employee["location"]]}),
+        ]
     calls += [
         call("create_chat_account", {"employee_id": e}, display_name=name),
         call("create_tracker_account", {"employee_id": e}, display_name=name),
@@ -71,7 +76,11 @@ def onboarding_calls(employee: Mapping[str, Any], reserved: str, spare: str | No
             call("enroll_in_course", {"employee_id": e, "course_id": m.role_course(role)}),
             call(
                 "create_expense_profile",
-                {"employee_id": e, "cost_center": m.DEPARTMENTS[employee["department"]], "approver_id": employee["manager_id"]},
+                {
+                    "employee_id": e,
+                    "cost_center": m.DEPARTMENTS[employee["department"]],
+                    "approver_id": employee["manager_id"],
+                },
             ),
         ]
     if m.ROLES[role]["engineering"]:
@@ -82,9 +91,17 @@ def onboarding_calls(employee: Mapping[str, Any], reserved: str, spare: str | No
 def rehire_calls(employee: Mapping[str, Any], reserved: str, spare: str | None) -> list[Call]:
     """A former employee back: HRIS rehire first, then every disabled account active again, groups, licenses."""
     e, role = employee["employee_id"], employee["role"]
-    rehired = call("set_employment_status", {"employee_id": e, "status": "active", "effective_date": m.TODAY}, kind="rehire")
+    rehired = call(
+        "set_employment_status", {"employee_id": e, "status": "active", "effective_date": m.TODAY}, kind="rehire"
+    )
     calls = [device(e, reserved, spare), status("set_account_status", e, "active", needs=rehired)]
-    for tool in ("set_mailbox_status", "set_chat_account_status", "set_tracker_account_status", "set_vpn_profile_status", "set_badge_status"):
+    for tool in (
+        "set_mailbox_status",
+        "set_chat_account_status",
+        "set_tracker_account_status",
+        "set_vpn_profile_status",
+        "set_badge_status",
+    ):
         calls.append(status(tool, e, "active"))
     calls += [
         member(e, m.EVERYONE_GROUP),
@@ -114,7 +131,9 @@ def _candidates(connection: Connection, status_: str, kind: str, rehire: bool) -
             continue
         requester = requester_for(data, employee, "rehire" if rehire else "onboard", hr_only=rehire)
         build = rehire_calls if rehire else onboarding_calls
-        found.append({**identity(requester, employee), "calls": build(employee, reserved[0]["device_id"], _spare(data))})
+        found.append(
+            {**identity(requester, employee), "calls": build(employee, reserved[0]["device_id"], _spare(data))}
+        )
     return found
 
 
@@ -135,14 +154,20 @@ def rehire_candidates(connection: Connection) -> list[Intent]:
 
 def onboarding_script(intent: Mapping[str, Any]) -> CustomerScript:
     name = intent["employee_name"]
-    return script_for(intent, f"Get {name} ({intent['employee_id']}) set up in every system before they start.",
-                      f"Hi, {name} joins us soon. Can you set up everything they need?")
+    return script_for(
+        intent,
+        f"Get {name} ({intent['employee_id']}) set up in every system before they start.",
+        f"Hi, {name} joins us soon. Can you set up everything they need?",
+    )
 
 
 def rehire_script(intent: Mapping[str, Any]) -> CustomerScript:
     name = intent["employee_name"]
-    return script_for(intent, f"Bring {name} ({intent['employee_id']}) back: they are rehired today.",
-                      f"Hello, we are rehiring {name} starting today. Please restore their access.")
+    return script_for(
+        intent,
+        f"Bring {name} ({intent['employee_id']}) back: they are rehired today.",
+        f"Hello, we are rehiring {name} starting today. Please restore their access.",
+    )
 
 
 def check(intent: Mapping[str, Any]) -> Check:
@@ -173,7 +198,9 @@ async def rehire(run: ReferenceRun) -> None:
     """Verify the requester, check the person left, record the rehire and restore their access."""
     employee = await subject(run)
     if employee["status"] != "terminated":
-        await run.finish(f"I'm sorry, HRIS shows {employee['employee_id']} as {employee['status']}, not a former employee.")
+        await run.finish(
+            f"I'm sorry, HRIS shows {employee['employee_id']} as {employee['status']}, not a former employee."
+        )
     reserved, spare = await _reserved(run, employee["employee_id"])
     await read(run, "get_directory_account", employee_id=employee["employee_id"])
     await run_steps(run, rehire_calls(employee, reserved, spare), f"rehire {employee['first_name']}")

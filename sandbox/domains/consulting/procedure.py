@@ -30,7 +30,9 @@ async def subject(run: ReferenceRun) -> dict[str, Any]:
     verified = await identify(run)
     employee_id = verified
     if employee_id is None:  # identification skipped (a flaw): the agent goes on with the id it is told
-        employee_id = str((await run.ask("Which employee is this for: their employee id?", "employee_id"))["employee_id"])
+        employee_id = str(
+            (await run.ask("Which employee is this for: their employee id?", "employee_id"))["employee_id"]
+        )
     found = await lookup(
         run,
         "get_employee",

@@ -7,6 +7,7 @@ from passhat.sandbox.domains.consulting.systems import (
     crm,
     devices,
     directory,
+    documents,
     email,
     expenses,
     groups,
@@ -19,7 +20,6 @@ from passhat.sandbox.domains.consulting.systems import (
     tracker,
     vpn,
 )
-from passhat.sandbox.domains.consulting.systems import documents
 from passhat.sandbox.domains.consulting.systems.base import ERRORS
 
 SYSTEMS = tuple(

@@ -8,15 +8,29 @@ from sqlalchemy import update
 
 from passhat.sandbox.domain import System, ToolError, tool
 from passhat.sandbox.domains.consulting import models as m
-from passhat.sandbox.domains.consulting.systems.base import account_tools, display_name, new_account, require
-
-BadgeTools = account_tools("badge", m.badges, "badge_id", ("active", "suspended", "disabled"), "building badge")
+from passhat.sandbox.domains.consulting.systems.base import PersonAccounts, display_name, new_account, require
 
 
-class Badges(BadgeTools):
+class Badges(PersonAccounts):
     """Building badges: issued for the HRIS site, printed with the HRIS name; a contractor's expires."""
 
     NAME = "badges"
+
+    TABLE = m.badges
+    KEY = "badge_id"
+    STATUSES = ("active", "suspended", "disabled")
+    WHAT = "building badge"
+
+    @tool("lookup")
+    async def get_badge(self, employee_id: str) -> dict[str, Any]:
+        """An employee's building badge: site, printed name, status and expiry."""
+        return self._get_record(employee_id)
+
+    @tool("write")
+    async def set_badge_status(self, employee_id: str, status: str) -> dict[str, Any]:
+        """Set the building badge's status (active, suspended, disabled); offboarding turns it off, a leave
+        suspends it where it can be suspended, a return or rehire makes it active."""
+        return self._set_record_status("set_badge_status", employee_id, status)
 
     def _badge(self, employee_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         employee = self._subject(employee_id)
@@ -33,7 +47,12 @@ class Badges(BadgeTools):
             raise ToolError("already_exists", f"{employee_id} already has a badge")
         expires = employee["end_date"] if employee["employment_type"] == "contractor" else None
         values = {"site": site, "printed_name": display_name(employee), "status": "active", "expires_on": expires}
-        self._write(employee["employee_id"], "issue_badge", site, new_account(m.badges, "badge_id", "bdg", employee["employee_id"], **values))
+        self._write(
+            employee["employee_id"],
+            "issue_badge",
+            site,
+            new_account(m.badges, "badge_id", "bdg", employee["employee_id"], **values),
+        )
         return {"employee_id": employee["employee_id"], **values}
 
     @tool("write")
@@ -43,7 +62,9 @@ class Badges(BadgeTools):
         employee, badge = self._badge(employee_id)
         if printed_name.strip() != display_name(employee):
             raise ToolError("hris_not_updated", f"HRIS records the name {display_name(employee)}")
-        change = update(m.badges).where(m.badges.c.badge_id == badge["badge_id"]).values(printed_name=printed_name.strip())
+        change = (
+            update(m.badges).where(m.badges.c.badge_id == badge["badge_id"]).values(printed_name=printed_name.strip())
+        )
         self._write(employee["employee_id"], "reprint_badge", printed_name.strip(), change)
         return {**badge, "printed_name": printed_name.strip()}
 

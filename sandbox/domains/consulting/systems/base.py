@@ -2,18 +2,18 @@
 
 Each of the eighteen systems is a `ConsultingSystem`: one trial's connection and the session (who the verified
 requester is, and over whom they were granted authority). A write goes through `_write`, which runs its
-statements, appends the audit-log row every change leaves, and commits. `account_tools` builds the lookup and
-status tools of the systems that hold one account row per person (email, chat, issue tracker, VPN, ...).
+statements, appends the audit-log row every change leaves, and commits. `PersonAccounts` holds the lookup and
+status rules of the systems with one account row per person (email, chat, issue tracker, VPN, ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from sqlalchemy import Executable, Table, insert, select, update
 
-from passhat.sandbox.domain import SystemBackend, ToolError, tool
+from passhat.sandbox.domain import SystemBackend, ToolError
 from passhat.sandbox.domains.consulting import models as m
 
 ERRORS: Mapping[str, str] = {
@@ -114,41 +114,35 @@ class ConsultingSystem(SystemBackend):
         self.db.commit()
 
 
-def account_tools(noun: str, table: Table, key: str, statuses: tuple[str, ...], what: str) -> type[ConsultingSystem]:
-    """A base class with `get_<noun>` and `set_<noun>_status` for a system holding one `noun` row per person.
+class PersonAccounts(ConsultingSystem):
+    """Base of a system holding one account row per person (email, chat, issue tracker, VPN, expenses, badges).
 
-    `key` is the table's id column, `statuses` the values `set_<noun>_status` accepts, `what` the words the
-    tools' descriptions use for the row ("mailbox", "chat account").
+    A subclass names its table, key column, the statuses its status tool accepts and the words for its row;
+    its `get_...` and `set_..._status` tools call `_get_record` and `_set_record_status`.
     """
 
-    async def get_record(self: ConsultingSystem, employee_id: str) -> dict[str, Any]:
+    TABLE: ClassVar[Table]
+    KEY: ClassVar[str]
+    STATUSES: ClassVar[tuple[str, ...]]
+    WHAT: ClassVar[str]
+
+    def _get_record(self, employee_id: str) -> dict[str, Any]:
         employee = self._subject(employee_id)
-        row = self._row(table, employee_id=employee["employee_id"])
+        row = self._row(self.TABLE, employee_id=employee["employee_id"])
         if row is None:
-            raise ToolError("no_such_record", f"{employee_id} has no {what}")
+            raise ToolError("no_such_record", f"{employee_id} has no {self.WHAT}")
         return row
 
-    async def set_record_status(self: ConsultingSystem, employee_id: str, status: str) -> dict[str, Any]:
+    def _set_record_status(self, action: str, employee_id: str, status: str) -> dict[str, Any]:
         require(employee_id=employee_id, status=status)
-        one_of("status", status, statuses)
+        one_of("status", status, self.STATUSES)
         employee = self._subject(employee_id)
-        row = self._found(table, what, employee_id=employee["employee_id"])
+        row = self._found(self.TABLE, self.WHAT, employee_id=employee["employee_id"])
         if row["status"] == status:
-            raise ToolError("already_exists", f"the {what} of {employee_id} is already {status}")
-        change = update(table).where(table.c[key] == row[key]).values(status=status)
-        self._write(employee["employee_id"], f"set_{noun}_status", status, change)
+            raise ToolError("already_exists", f"the {self.WHAT} of {employee_id} is already {status}")
+        change = update(self.TABLE).where(self.TABLE.c[self.KEY] == row[self.KEY]).values(status=status)
+        self._write(employee["employee_id"], action, status, change)
         return {**row, "status": status}
-
-    get_record.__doc__ = f"The {what} of an employee the requester may act for: its id, status and details."
-    set_record_status.__doc__ = (
-        f"Set the status of an employee's {what} ({', '.join(statuses)}); audited. Offboarding disables, "
-        "a leave of absence suspends, a return or rehire makes it active."
-    )
-    methods: dict[str, Callable[..., Any]] = {
-        "get_record": tool("lookup", name=f"get_{noun}")(get_record),
-        "set_record_status": tool("write", name=f"set_{noun}_status")(set_record_status),
-    }
-    return type(f"{noun.title().replace('_', '')}Tools", (ConsultingSystem,), methods)
 
 
 def new_account(table: Table, key: str, prefix: str, employee_id: str, **values: Any) -> Executable:
@@ -162,7 +156,14 @@ def display_name(employee: Mapping[str, Any]) -> str:
 
 
 def create_named(
-    system: ConsultingSystem, table: Table, key: str, prefix: str, action: str, employee_id: str, *, handle: bool = False
+    system: PersonAccounts,
+    table: Table,
+    key: str,
+    prefix: str,
+    action: str,
+    employee_id: str,
+    *,
+    handle: bool = False,
 ) -> dict[str, Any]:
     """Create a person's account row shown under their HRIS name (chat, issue tracker); needs a directory account."""
     employee = system._subject(employee_id)
@@ -172,12 +173,17 @@ def create_named(
     values: dict[str, Any] = {"display_name": display_name(employee), "status": "active"}
     if handle:
         values["handle"] = account["username"]
-    system._write(employee["employee_id"], action, values["display_name"], new_account(table, key, prefix, employee["employee_id"], **values))
+    system._write(
+        employee["employee_id"],
+        action,
+        values["display_name"],
+        new_account(table, key, prefix, employee["employee_id"], **values),
+    )
     return {"employee_id": employee["employee_id"], **values}
 
 
 def rename_named(
-    system: ConsultingSystem, table: Table, key: str, action: str, employee_id: str, name: str
+    system: PersonAccounts, table: Table, key: str, action: str, employee_id: str, name: str
 ) -> dict[str, Any]:
     """Change a person's display name in `table` to the name HRIS records (the HR change comes first)."""
     require(employee_id=employee_id, display_name=name)

@@ -6,15 +6,29 @@ from typing import Any
 
 from passhat.sandbox.domain import System, tool
 from passhat.sandbox.domains.consulting import models as m
-from passhat.sandbox.domains.consulting.systems.base import account_tools, create_named, rename_named
-
-ChatTools = account_tools("chat_account", m.chat_accounts, "chat_id", ("active", "deactivated"), "chat account")
+from passhat.sandbox.domains.consulting.systems.base import PersonAccounts, create_named, rename_named
 
 
-class Chat(ChatTools):
+class Chat(PersonAccounts):
     """Chat accounts, their handle taken from the directory username."""
 
     NAME = "chat"
+
+    TABLE = m.chat_accounts
+    KEY = "chat_id"
+    STATUSES = ("active", "deactivated")
+    WHAT = "chat account"
+
+    @tool("lookup")
+    async def get_chat_account(self, employee_id: str) -> dict[str, Any]:
+        """An employee's chat account: handle, display name and status."""
+        return self._get_record(employee_id)
+
+    @tool("write")
+    async def set_chat_account_status(self, employee_id: str, status: str) -> dict[str, Any]:
+        """Set the chat account's status (active, deactivated); offboarding turns it off, a leave
+        suspends it where it can be suspended, a return or rehire makes it active."""
+        return self._set_record_status("set_chat_account_status", employee_id, status)
 
     @tool("write")
     async def create_chat_account(self, employee_id: str) -> dict[str, Any]:

@@ -20,7 +20,10 @@ class CodeHosting(ConsultingSystem):
     async def get_repo_access(self, employee_id: str) -> dict[str, Any]:
         """An employee's code-hosting grants (organisation, permission, status)."""
         employee = self._subject(employee_id)
-        return {"employee_id": employee["employee_id"], "access": self._rows(m.repo_access, employee_id=employee["employee_id"])}
+        return {
+            "employee_id": employee["employee_id"],
+            "access": self._rows(m.repo_access, employee_id=employee["employee_id"]),
+        }
 
     @tool("write")
     async def grant_repo_access(self, employee_id: str, permission: str) -> dict[str, Any]:
@@ -33,7 +36,12 @@ class CodeHosting(ConsultingSystem):
             raise ToolError("not_permitted", f"code hosting is for engineering roles; HRIS shows {employee['role']}")
         if self._row(m.repo_access, employee_id=employee["employee_id"], status="active") is not None:
             raise ToolError("already_exists", f"{employee_id} already has code-hosting access")
-        values = {"employee_id": employee["employee_id"], "org": m.CODE_ORG, "permission": permission, "status": "active"}
+        values = {
+            "employee_id": employee["employee_id"],
+            "org": m.CODE_ORG,
+            "permission": permission,
+            "status": "active",
+        }
         self._write(employee["employee_id"], "grant_repo_access", m.CODE_ORG, insert(m.repo_access).values(values))
         return values
 

@@ -20,7 +20,13 @@ class Crm(ConsultingSystem):
     async def find_client(self, name: str) -> dict[str, Any]:
         """Find a client account by name (case-insensitive)."""
         require(name=name)
-        row = self.db.execute(select(m.client_accounts).where(func.lower(m.client_accounts.c.name) == name.strip().lower())).mappings().first()
+        row = (
+            self.db.execute(
+                select(m.client_accounts).where(func.lower(m.client_accounts.c.name) == name.strip().lower())
+            )
+            .mappings()
+            .first()
+        )
         if row is None:
             raise ToolError("no_such_record", f"no client named {name}")
         return dict(row)

@@ -31,8 +31,15 @@ class Devices(ConsultingSystem):
         """The devices an employee holds now, and any device reserved for them."""
         employee = self._subject(employee_id)
         held = self._rows(m.device_assignments, employee_id=employee["employee_id"], status="active")
-        devices = [{**self._found(m.devices, "device", device_id=a["device_id"]), "assigned_at": a["assigned_at"]} for a in held]
-        return {"employee_id": employee["employee_id"], "devices": devices, "reserved": self._rows(m.devices, reserved_for=employee["employee_id"])}
+        devices = [
+            {**self._found(m.devices, "device", device_id=a["device_id"]), "assigned_at": a["assigned_at"]}
+            for a in held
+        ]
+        return {
+            "employee_id": employee["employee_id"],
+            "devices": devices,
+            "reserved": self._rows(m.devices, reserved_for=employee["employee_id"]),
+        }
 
     @tool("write")
     async def assign_device(self, employee_id: str, device_id: str) -> dict[str, Any]:
@@ -40,20 +47,31 @@ class Devices(ConsultingSystem):
         require(employee_id=employee_id, device_id=device_id)
         employee = self._subject(employee_id)
         device = self._found(m.devices, "device", device_id=device_id.strip())
-        free = device["status"] == "available" or (device["status"] == "reserved" and device["reserved_for"] == employee["employee_id"])
+        free = device["status"] == "available" or (
+            device["status"] == "reserved" and device["reserved_for"] == employee["employee_id"]
+        )
         if not free:
             raise ToolError("not_permitted", f"device {device_id} is {device['status']} and cannot be assigned")
         if device["kind"] == "laptop":
             for held in self._rows(m.device_assignments, employee_id=employee["employee_id"], status="active"):
                 if self._found(m.devices, "device", device_id=held["device_id"])["kind"] == "laptop":
-                    raise ToolError("laptop_still_assigned", f"{employee_id} still holds laptop {held['device_id']}: reclaim it first")
+                    raise ToolError(
+                        "laptop_still_assigned",
+                        f"{employee_id} still holds laptop {held['device_id']}: reclaim it first",
+                    )
         self._write(
             employee["employee_id"],
             "assign_device",
             device["device_id"],
-            update(m.devices).where(m.devices.c.device_id == device["device_id"]).values(status="assigned", reserved_for=None),
+            update(m.devices)
+            .where(m.devices.c.device_id == device["device_id"])
+            .values(status="assigned", reserved_for=None),
             insert(m.device_assignments).values(
-                device_id=device["device_id"], employee_id=employee["employee_id"], assigned_at=m.TODAY, returned_at=None, status="active"
+                device_id=device["device_id"],
+                employee_id=employee["employee_id"],
+                assigned_at=m.TODAY,
+                returned_at=None,
+                status="active",
             ),
         )
         return {"employee_id": employee["employee_id"], "device_id": device["device_id"], "status": "assigned"}
@@ -64,7 +82,9 @@ class Devices(ConsultingSystem):
         require(employee_id=employee_id, device_id=device_id, condition=condition)
         one_of("condition", condition, ("working", "broken"))
         employee = self._subject(employee_id)
-        held = self._row(m.device_assignments, employee_id=employee["employee_id"], device_id=device_id.strip(), status="active")
+        held = self._row(
+            m.device_assignments, employee_id=employee["employee_id"], device_id=device_id.strip(), status="active"
+        )
         if held is None:
             raise ToolError("no_such_record", f"{employee_id} does not hold device {device_id}")
         status = "available" if condition == "working" else "repair"
@@ -72,10 +92,14 @@ class Devices(ConsultingSystem):
             employee["employee_id"],
             "reclaim_device",
             held["device_id"],
-            update(m.device_assignments).where(m.device_assignments.c.assignment_id == held["assignment_id"]).values(status="returned", returned_at=m.TODAY),
+            update(m.device_assignments)
+            .where(m.device_assignments.c.assignment_id == held["assignment_id"])
+            .values(status="returned", returned_at=m.TODAY),
             update(m.devices).where(m.devices.c.device_id == held["device_id"]).values(status=status),
         )
         return {"employee_id": employee["employee_id"], "device_id": held["device_id"], "device_status": status}
 
 
-system = System("devices", "Device management: laptops, phones and their assignments.", ("devices", "device_assignments"), Devices)
+system = System(
+    "devices", "Device management: laptops, phones and their assignments.", ("devices", "device_assignments"), Devices
+)

@@ -21,7 +21,9 @@ class Directory(ConsultingSystem):
 
     def _username(self, employee: dict[str, Any]) -> str:
         base = f"{employee['first_name'][0]}{employee['last_name']}".lower().replace(" ", "").replace("-", "")
-        taken = set(self.db.execute(select(m.accounts.c.username).where(m.accounts.c.username.like(f"{base}%"))).scalars())
+        taken = set(
+            self.db.execute(select(m.accounts.c.username).where(m.accounts.c.username.like(f"{base}%"))).scalars()
+        )
         return next(f"{base}{n or ''}" for n in range(len(taken) + 1) if f"{base}{n or ''}" not in taken)
 
     @tool("lookup")
@@ -49,7 +51,9 @@ class Directory(ConsultingSystem):
             "expires_on": employee["end_date"] if employee["employment_type"] == "contractor" else None,
             "mfa_enrollment_required": True,
         }
-        self._write(employee["employee_id"], "create_directory_account", values["account_id"], insert(m.accounts).values(values))
+        self._write(
+            employee["employee_id"], "create_directory_account", values["account_id"], insert(m.accounts).values(values)
+        )
         return values
 
     @tool("write")
@@ -81,7 +85,9 @@ class Directory(ConsultingSystem):
             raise ToolError("not_permitted", f"{employee_id} is not a contractor; employee accounts do not expire")
         if expires_on > (employee["end_date"] or ""):
             raise ToolError("hris_not_updated", f"HRIS end date is {employee['end_date']}: extend the contract first")
-        change = update(m.accounts).where(m.accounts.c.employee_id == employee["employee_id"]).values(expires_on=expires_on)
+        change = (
+            update(m.accounts).where(m.accounts.c.employee_id == employee["employee_id"]).values(expires_on=expires_on)
+        )
         self._write(employee["employee_id"], "set_account_expiry", expires_on, change)
         return {**account, "expires_on": expires_on}
 
@@ -92,8 +98,14 @@ class Directory(ConsultingSystem):
         employee = self._subject(employee_id)
         account = self._account_of(employee["employee_id"])
         if display_name.strip() != f"{employee['first_name']} {employee['last_name']}":
-            raise ToolError("hris_not_updated", f"HRIS records the name {employee['first_name']} {employee['last_name']}")
-        change = update(m.accounts).where(m.accounts.c.employee_id == employee["employee_id"]).values(display_name=display_name.strip())
+            raise ToolError(
+                "hris_not_updated", f"HRIS records the name {employee['first_name']} {employee['last_name']}"
+            )
+        change = (
+            update(m.accounts)
+            .where(m.accounts.c.employee_id == employee["employee_id"])
+            .values(display_name=display_name.strip())
+        )
         self._write(employee["employee_id"], "rename_account", display_name.strip(), change)
         return {**account, "display_name": display_name.strip()}
 
@@ -115,7 +127,11 @@ class Directory(ConsultingSystem):
         account = self._account_of(employee["employee_id"])
         if account["mfa_enrollment_required"]:
             raise ToolError("already_exists", f"{employee_id} must already enrol a new MFA device")
-        change = update(m.accounts).where(m.accounts.c.employee_id == employee["employee_id"]).values(mfa_enrollment_required=True)
+        change = (
+            update(m.accounts)
+            .where(m.accounts.c.employee_id == employee["employee_id"])
+            .values(mfa_enrollment_required=True)
+        )
         self._write(employee["employee_id"], "require_mfa_enrollment", "mfa", change)
         return {**account, "mfa_enrollment_required": True}
 
@@ -123,7 +139,10 @@ class Directory(ConsultingSystem):
     async def search_audit_log(self, employee_id: str) -> dict[str, Any]:
         """Every audited change to an employee's records, oldest first: who, which system, what, when."""
         employee = self._subject(employee_id)
-        return {"employee_id": employee["employee_id"], "entries": self._rows(m.audit_log, employee_id=employee["employee_id"])}
+        return {
+            "employee_id": employee["employee_id"],
+            "entries": self._rows(m.audit_log, employee_id=employee["employee_id"]),
+        }
 
 
 system = System(

@@ -34,7 +34,10 @@ class Documents(ConsultingSystem):
         employee = self._subject(employee_id)
         clients = dict(self.db.execute(select(m.shares.c.share_id, m.shares.c.client_id)).all())
         rows = self._rows(m.share_permissions, employee_id=employee["employee_id"])
-        return {"employee_id": employee["employee_id"], "permissions": [{**r, "client_id": clients.get(r["share_id"])} for r in rows]}
+        return {
+            "employee_id": employee["employee_id"],
+            "permissions": [{**r, "client_id": clients.get(r["share_id"])} for r in rows],
+        }
 
     @tool("write")
     async def grant_share_permission(self, employee_id: str, share_id: str, level: str) -> dict[str, Any]:
@@ -53,23 +56,45 @@ class Documents(ConsultingSystem):
             )
         ).first()
         if staffed is None:
-            raise ToolError("not_staffed_on_client", f"{employee_id} is not staffed on any project of client {share['client_id']}")
-        if self._row(m.share_permissions, employee_id=employee["employee_id"], share_id=share["share_id"], status="active"):
+            raise ToolError(
+                "not_staffed_on_client", f"{employee_id} is not staffed on any project of client {share['client_id']}"
+            )
+        if self._row(
+            m.share_permissions, employee_id=employee["employee_id"], share_id=share["share_id"], status="active"
+        ):
             raise ToolError("already_exists", f"{employee_id} can already open {share_id}")
-        values = {"share_id": share["share_id"], "employee_id": employee["employee_id"], "level": level, "status": "active"}
-        self._write(employee["employee_id"], "grant_share_permission", share["share_id"], insert(m.share_permissions).values(values))
+        values = {
+            "share_id": share["share_id"],
+            "employee_id": employee["employee_id"],
+            "level": level,
+            "status": "active",
+        }
+        self._write(
+            employee["employee_id"],
+            "grant_share_permission",
+            share["share_id"],
+            insert(m.share_permissions).values(values),
+        )
         return values
 
     @tool("write")
     async def revoke_share_permission(self, employee_id: str, permission_id: int) -> dict[str, Any]:
         """Revoke one of an employee's share permissions."""
         employee = self._subject(employee_id)
-        row = self._row(m.share_permissions, permission_id=permission_id, employee_id=employee["employee_id"], status="active")
+        row = self._row(
+            m.share_permissions, permission_id=permission_id, employee_id=employee["employee_id"], status="active"
+        )
         if row is None:
             raise ToolError("no_such_record", f"{employee_id} has no active share permission {permission_id}")
-        change = update(m.share_permissions).where(m.share_permissions.c.permission_id == permission_id).values(status="revoked")
+        change = (
+            update(m.share_permissions)
+            .where(m.share_permissions.c.permission_id == permission_id)
+            .values(status="revoked")
+        )
         self._write(employee["employee_id"], "revoke_share_permission", row["share_id"], change)
         return {**row, "status": "revoked"}
 
 
-system = System("documents", "Document storage: client shares and share permissions.", ("shares", "share_permissions"), Documents)
+system = System(
+    "documents", "Document storage: client shares and share permissions.", ("shares", "share_permissions"), Documents
+)

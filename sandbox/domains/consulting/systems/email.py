@@ -8,15 +8,29 @@ from sqlalchemy import update
 
 from passhat.sandbox.domain import System, ToolError, tool
 from passhat.sandbox.domains.consulting import models as m
-from passhat.sandbox.domains.consulting.systems.base import account_tools, new_account, require
-
-MailboxTools = account_tools("mailbox", m.mailboxes, "mailbox_id", ("active", "suspended", "disabled"), "mailbox")
+from passhat.sandbox.domains.consulting.systems.base import PersonAccounts, new_account, require
 
 
-class Email(MailboxTools):
+class Email(PersonAccounts):
     """Mailboxes: created for a new hire at their HRIS work email, renamed when their name changes."""
 
     NAME = "email"
+
+    TABLE = m.mailboxes
+    KEY = "mailbox_id"
+    STATUSES = ("active", "suspended", "disabled")
+    WHAT = "mailbox"
+
+    @tool("lookup")
+    async def get_mailbox(self, employee_id: str) -> dict[str, Any]:
+        """An employee's mailbox: address, aliases and status."""
+        return self._get_record(employee_id)
+
+    @tool("write")
+    async def set_mailbox_status(self, employee_id: str, status: str) -> dict[str, Any]:
+        """Set the mailbox's status (active, suspended, disabled); offboarding turns it off, a leave
+        suspends it where it can be suspended, a return or rehire makes it active."""
+        return self._set_record_status("set_mailbox_status", employee_id, status)
 
     @tool("write")
     async def create_mailbox(self, employee_id: str) -> dict[str, Any]:
@@ -26,7 +40,9 @@ class Email(MailboxTools):
         if self._row(m.mailboxes, employee_id=employee["employee_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} already has a mailbox")
         address = employee["work_email"]
-        insert = new_account(m.mailboxes, "mailbox_id", "mbx", employee["employee_id"], address=address, aliases="", status="active")
+        insert = new_account(
+            m.mailboxes, "mailbox_id", "mbx", employee["employee_id"], address=address, aliases="", status="active"
+        )
         self._write(employee["employee_id"], "create_mailbox", address, insert)
         return {"employee_id": employee["employee_id"], "address": address, "status": "active"}
 
@@ -39,11 +55,17 @@ class Email(MailboxTools):
         mailbox = self._found(m.mailboxes, "mailbox", employee_id=employee["employee_id"])
         expected = f"{employee['first_name']}.{employee['last_name']}@firm.example".lower().replace(" ", "")
         if new_address.strip().lower() != expected:
-            raise ToolError("hris_not_updated", f"HRIS records the name {employee['first_name']} {employee['last_name']}")
+            raise ToolError(
+                "hris_not_updated", f"HRIS records the name {employee['first_name']} {employee['last_name']}"
+            )
         if self._row(m.mailboxes, address=expected) is not None:
             raise ToolError("already_exists", f"the address {expected} is taken")
         aliases = ",".join(a for a in (mailbox["aliases"], mailbox["address"]) if a)
-        change = update(m.mailboxes).where(m.mailboxes.c.mailbox_id == mailbox["mailbox_id"]).values(address=expected, aliases=aliases)
+        change = (
+            update(m.mailboxes)
+            .where(m.mailboxes.c.mailbox_id == mailbox["mailbox_id"])
+            .values(address=expected, aliases=aliases)
+        )
         self._write(employee["employee_id"], "rename_mailbox", expected, change)
         return {**mailbox, "address": expected, "aliases": aliases}
 

@@ -8,9 +8,7 @@ from sqlalchemy import update
 
 from passhat.sandbox.domain import System, ToolError, tool
 from passhat.sandbox.domains.consulting import models as m
-from passhat.sandbox.domains.consulting.systems.base import account_tools, new_account, require
-
-ExpenseTools = account_tools("expense_profile", m.expense_profiles, "profile_id", ("active", "closed"), "expense profile")
+from passhat.sandbox.domains.consulting.systems.base import PersonAccounts, new_account, require
 
 
 def _matches_hris(employee: dict[str, Any], cost_center: str, approver_id: str) -> None:
@@ -23,10 +21,26 @@ def _matches_hris(employee: dict[str, Any], cost_center: str, approver_id: str) 
         )
 
 
-class Expenses(ExpenseTools):
+class Expenses(PersonAccounts):
     """Expense profiles; employees only (contractors invoice instead)."""
 
     NAME = "expenses"
+
+    TABLE = m.expense_profiles
+    KEY = "profile_id"
+    STATUSES = ("active", "closed")
+    WHAT = "expense profile"
+
+    @tool("lookup")
+    async def get_expense_profile(self, employee_id: str) -> dict[str, Any]:
+        """An employee's expense profile: cost center, approver and status."""
+        return self._get_record(employee_id)
+
+    @tool("write")
+    async def set_expense_profile_status(self, employee_id: str, status: str) -> dict[str, Any]:
+        """Set the expense profile's status (active, closed); offboarding turns it off, a leave
+        suspends it where it can be suspended, a return or rehire makes it active."""
+        return self._set_record_status("set_expense_profile_status", employee_id, status)
 
     @tool("write")
     async def create_expense_profile(self, employee_id: str, cost_center: str, approver_id: str) -> dict[str, Any]:

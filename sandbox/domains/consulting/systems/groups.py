@@ -26,7 +26,10 @@ class Groups(ConsultingSystem):
     async def get_group_memberships(self, employee_id: str) -> dict[str, Any]:
         """The groups an employee is a member of."""
         employee = self._subject(employee_id)
-        return {"employee_id": employee["employee_id"], "memberships": self._rows(m.group_memberships, employee_id=employee["employee_id"])}
+        return {
+            "employee_id": employee["employee_id"],
+            "memberships": self._rows(m.group_memberships, employee_id=employee["employee_id"]),
+        }
 
     @tool("write")
     async def add_group_member(self, employee_id: str, group_id: str) -> dict[str, Any]:
@@ -38,7 +41,9 @@ class Groups(ConsultingSystem):
         if self._row(m.group_memberships, employee_id=employee["employee_id"], group_id=group["group_id"]):
             raise ToolError("already_exists", f"{employee_id} is already in {group_id}")
         values = {"group_id": group["group_id"], "employee_id": employee["employee_id"], "added_at": m.TODAY}
-        self._write(employee["employee_id"], "add_group_member", group["group_id"], insert(m.group_memberships).values(values))
+        self._write(
+            employee["employee_id"], "add_group_member", group["group_id"], insert(m.group_memberships).values(values)
+        )
         return values
 
     @tool("write")
@@ -58,7 +63,10 @@ class Groups(ConsultingSystem):
         """An employee's access requests to client projects, each with its approvals."""
         employee = self._subject(employee_id)
         requests = self._rows(m.access_requests, employee_id=employee["employee_id"])
-        return {"employee_id": employee["employee_id"], "requests": [{**r, "approvals": self._rows(m.approvals, request_id=r["request_id"])} for r in requests]}
+        return {
+            "employee_id": employee["employee_id"],
+            "requests": [{**r, "approvals": self._rows(m.approvals, request_id=r["request_id"])} for r in requests],
+        }
 
     @tool("write")
     async def close_access_request(self, employee_id: str, request_id: str) -> dict[str, Any]:
@@ -70,7 +78,11 @@ class Groups(ConsultingSystem):
             raise ToolError("no_such_record", f"{employee_id} has no access request {request_id}")
         if request["status"] != "approved":
             raise ToolError("not_permitted", f"access request {request_id} is {request['status']}, not approved")
-        change = update(m.access_requests).where(m.access_requests.c.request_id == request["request_id"]).values(status="fulfilled")
+        change = (
+            update(m.access_requests)
+            .where(m.access_requests.c.request_id == request["request_id"])
+            .values(status="fulfilled")
+        )
         self._write(employee["employee_id"], "close_access_request", request["request_id"], change)
         return {**request, "status": "fulfilled"}
 

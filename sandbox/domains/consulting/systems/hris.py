@@ -47,7 +47,11 @@ class Hris(ConsultingSystem):
         if row["status"] != "active":
             raise ToolError("not_permitted", f"{employee_id} is not an active employee and cannot make requests")
         self.session.requester = row["employee_id"]
-        return {"employee_id": row["employee_id"], "name": f"{row['first_name']} {row['last_name']}", "is_hr": row["is_hr"]}
+        return {
+            "employee_id": row["employee_id"],
+            "name": f"{row['first_name']} {row['last_name']}",
+            "is_hr": row["is_hr"],
+        }
 
     @tool("lookup")
     async def check_requester_authority(self, requester_id: str, employee_id: str) -> dict[str, Any]:

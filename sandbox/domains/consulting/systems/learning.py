@@ -26,7 +26,10 @@ class Learning(ConsultingSystem):
     async def get_enrollments(self, employee_id: str) -> dict[str, Any]:
         """An employee's course enrollments."""
         employee = self._subject(employee_id)
-        return {"employee_id": employee["employee_id"], "enrollments": self._rows(m.enrollments, employee_id=employee["employee_id"])}
+        return {
+            "employee_id": employee["employee_id"],
+            "enrollments": self._rows(m.enrollments, employee_id=employee["employee_id"]),
+        }
 
     @tool("write")
     async def enroll_in_course(self, employee_id: str, course_id: str) -> dict[str, Any]:
@@ -35,11 +38,20 @@ class Learning(ConsultingSystem):
         employee = self._subject(employee_id)
         course = self._found(m.courses, "course", course_id=course_id.strip())
         if course["audience"] not in ("everyone", employee["role"]):
-            raise ToolError("hris_not_updated", f"{course_id} is for {course['audience']}; HRIS shows {employee['role']}")
+            raise ToolError(
+                "hris_not_updated", f"{course_id} is for {course['audience']}; HRIS shows {employee['role']}"
+            )
         if self._row(m.enrollments, employee_id=employee["employee_id"], course_id=course["course_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} is already enrolled in {course_id}")
-        values = {"employee_id": employee["employee_id"], "course_id": course["course_id"], "status": "enrolled", "enrolled_at": m.TODAY}
-        self._write(employee["employee_id"], "enroll_in_course", course["course_id"], insert(m.enrollments).values(values))
+        values = {
+            "employee_id": employee["employee_id"],
+            "course_id": course["course_id"],
+            "status": "enrolled",
+            "enrolled_at": m.TODAY,
+        }
+        self._write(
+            employee["employee_id"], "enroll_in_course", course["course_id"], insert(m.enrollments).values(values)
+        )
         return values
 
 

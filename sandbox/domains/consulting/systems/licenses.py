@@ -39,7 +39,10 @@ class Licenses(ConsultingSystem):
         employee = self._subject(employee_id)
         products = dict(self.db.execute(select(m.license_pools.c.pool_id, m.license_pools.c.product)).all())
         seats = self._rows(m.license_seats, employee_id=employee["employee_id"])
-        return {"employee_id": employee["employee_id"], "seats": [{**s, "product": products.get(s["pool_id"])} for s in seats]}
+        return {
+            "employee_id": employee["employee_id"],
+            "seats": [{**s, "product": products.get(s["pool_id"])} for s in seats],
+        }
 
     @tool("write")
     async def assign_license_seat(self, employee_id: str, pool_id: str) -> dict[str, Any]:
@@ -49,13 +52,22 @@ class Licenses(ConsultingSystem):
         self._account_of(employee["employee_id"])
         pool = self._found(m.license_pools, "license pool", pool_id=pool_id.strip())
         if not eligible(pool, employee["role"]):
-            raise ToolError("hris_not_updated", f"{pool_id} is for roles {pool['eligible_roles']}; HRIS shows {employee['role']}")
+            raise ToolError(
+                "hris_not_updated", f"{pool_id} is for roles {pool['eligible_roles']}; HRIS shows {employee['role']}"
+            )
         if self._row(m.license_seats, employee_id=employee["employee_id"], pool_id=pool["pool_id"], status="active"):
             raise ToolError("already_exists", f"{employee_id} already holds a {pool['product']} seat")
         if self._used(pool["pool_id"]) >= pool["total_seats"]:
             raise ToolError("not_permitted", f"no free seats in {pool_id}")
-        values = {"pool_id": pool["pool_id"], "employee_id": employee["employee_id"], "assigned_at": m.TODAY, "status": "active"}
-        self._write(employee["employee_id"], "assign_license_seat", pool["pool_id"], insert(m.license_seats).values(values))
+        values = {
+            "pool_id": pool["pool_id"],
+            "employee_id": employee["employee_id"],
+            "assigned_at": m.TODAY,
+            "status": "active",
+        }
+        self._write(
+            employee["employee_id"], "assign_license_seat", pool["pool_id"], insert(m.license_seats).values(values)
+        )
         return values
 
     @tool("write")

@@ -23,8 +23,12 @@ class Payroll(ConsultingSystem):
         employee = self._subject(employee_id)
         return employee, self._found(m.payroll_records, "payroll record", employee_id=employee["employee_id"])
 
-    def _set(self, employee: dict[str, Any], record: dict[str, Any], action: str, target: str, **values: Any) -> dict[str, Any]:
-        change = update(m.payroll_records).where(m.payroll_records.c.payroll_id == record["payroll_id"]).values(**values)
+    def _set(
+        self, employee: dict[str, Any], record: dict[str, Any], action: str, target: str, **values: Any
+    ) -> dict[str, Any]:
+        change = (
+            update(m.payroll_records).where(m.payroll_records.c.payroll_id == record["payroll_id"]).values(**values)
+        )
         self._write(employee["employee_id"], action, target, change)
         return {**record, **values}
 
@@ -66,4 +70,6 @@ class Payroll(ConsultingSystem):
         return self._set(employee, record, "set_payroll_legal_name", legal_name.strip(), legal_name=legal_name.strip())
 
 
-system = System("payroll", "Payroll: payroll records, salaries (confidential), cost centers.", ("payroll_records",), Payroll)
+system = System(
+    "payroll", "Payroll: payroll records, salaries (confidential), cost centers.", ("payroll_records",), Payroll
+)

@@ -26,7 +26,10 @@ class Timesheets(ConsultingSystem):
     async def get_timesheet_lines(self, employee_id: str) -> dict[str, Any]:
         """An employee's timesheet lines (code, week, hours, status)."""
         employee = self._subject(employee_id)
-        return {"employee_id": employee["employee_id"], "lines": self._rows(m.timesheet_entries, employee_id=employee["employee_id"])}
+        return {
+            "employee_id": employee["employee_id"],
+            "lines": self._rows(m.timesheet_entries, employee_id=employee["employee_id"]),
+        }
 
     @tool("write")
     async def open_timesheet_line(self, employee_id: str, code: str) -> dict[str, Any]:
@@ -34,12 +37,33 @@ class Timesheets(ConsultingSystem):
         require(employee_id=employee_id, code=code)
         employee = self._subject(employee_id)
         project = self._found(m.timesheet_projects, "time code", code=code.strip())
-        if self._row(m.staffing_assignments, employee_id=employee["employee_id"], project_id=project["project_id"], status="active") is None:
-            raise ToolError("not_staffed_on_client", f"{employee_id} is not staffed on {project['project_id']}: staff them first")
-        if self._row(m.timesheet_entries, employee_id=employee["employee_id"], code=project["code"], status="open") is not None:
+        if (
+            self._row(
+                m.staffing_assignments,
+                employee_id=employee["employee_id"],
+                project_id=project["project_id"],
+                status="active",
+            )
+            is None
+        ):
+            raise ToolError(
+                "not_staffed_on_client", f"{employee_id} is not staffed on {project['project_id']}: staff them first"
+            )
+        if (
+            self._row(m.timesheet_entries, employee_id=employee["employee_id"], code=project["code"], status="open")
+            is not None
+        ):
             raise ToolError("already_exists", f"{employee_id} already has an open line on {code}")
-        values = {"employee_id": employee["employee_id"], "code": project["code"], "week": m.TODAY, "hours": 0, "status": "open"}
-        self._write(employee["employee_id"], "open_timesheet_line", project["code"], insert(m.timesheet_entries).values(values))
+        values = {
+            "employee_id": employee["employee_id"],
+            "code": project["code"],
+            "week": m.TODAY,
+            "hours": 0,
+            "status": "open",
+        }
+        self._write(
+            employee["employee_id"], "open_timesheet_line", project["code"], insert(m.timesheet_entries).values(values)
+        )
         return values
 
     @tool("write")
@@ -54,4 +78,9 @@ class Timesheets(ConsultingSystem):
         return {**line, "status": "closed"}
 
 
-system = System("timesheets", "Timesheets: project time codes and weekly lines.", ("timesheet_projects", "timesheet_entries"), Timesheets)
+system = System(
+    "timesheets",
+    "Timesheets: project time codes and weekly lines.",
+    ("timesheet_projects", "timesheet_entries"),
+    Timesheets,
+)

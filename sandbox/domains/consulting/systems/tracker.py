@@ -6,15 +6,29 @@ from typing import Any
 
 from passhat.sandbox.domain import System, tool
 from passhat.sandbox.domains.consulting import models as m
-from passhat.sandbox.domains.consulting.systems.base import account_tools, create_named, rename_named
-
-TrackerTools = account_tools("tracker_account", m.tracker_accounts, "tracker_id", ("active", "deactivated"), "issue-tracker account")
+from passhat.sandbox.domains.consulting.systems.base import PersonAccounts, create_named, rename_named
 
 
-class Tracker(TrackerTools):
+class Tracker(PersonAccounts):
     """Issue-tracker accounts and their display names."""
 
     NAME = "tracker"
+
+    TABLE = m.tracker_accounts
+    KEY = "tracker_id"
+    STATUSES = ("active", "deactivated")
+    WHAT = "issue-tracker account"
+
+    @tool("lookup")
+    async def get_tracker_account(self, employee_id: str) -> dict[str, Any]:
+        """An employee's issue-tracker account: display name and status."""
+        return self._get_record(employee_id)
+
+    @tool("write")
+    async def set_tracker_account_status(self, employee_id: str, status: str) -> dict[str, Any]:
+        """Set the issue-tracker account's status (active, deactivated); offboarding turns it off, a leave
+        suspends it where it can be suspended, a return or rehire makes it active."""
+        return self._set_record_status("set_tracker_account_status", employee_id, status)
 
     @tool("write")
     async def create_tracker_account(self, employee_id: str) -> dict[str, Any]:

@@ -6,15 +6,29 @@ from typing import Any
 
 from passhat.sandbox.domain import System, ToolError, tool
 from passhat.sandbox.domains.consulting import models as m
-from passhat.sandbox.domains.consulting.systems.base import account_tools, new_account, require
-
-VpnTools = account_tools("vpn_profile", m.vpn_profiles, "profile_id", ("active", "suspended", "revoked"), "VPN profile")
+from passhat.sandbox.domains.consulting.systems.base import PersonAccounts, new_account, require
 
 
-class Vpn(VpnTools):
+class Vpn(PersonAccounts):
     """VPN profiles; employees get one in their site's region, contractors none."""
 
     NAME = "vpn"
+
+    TABLE = m.vpn_profiles
+    KEY = "profile_id"
+    STATUSES = ("active", "suspended", "revoked")
+    WHAT = "VPN profile"
+
+    @tool("lookup")
+    async def get_vpn_profile(self, employee_id: str) -> dict[str, Any]:
+        """An employee's VPN profile: region and status."""
+        return self._get_record(employee_id)
+
+    @tool("write")
+    async def set_vpn_profile_status(self, employee_id: str, status: str) -> dict[str, Any]:
+        """Set the VPN profile's status (active, suspended, revoked); offboarding turns it off, a leave
+        suspends it where it can be suspended, a return or rehire makes it active."""
+        return self._set_record_status("set_vpn_profile_status", employee_id, status)
 
     @tool("write")
     async def create_vpn_profile(self, employee_id: str, region: str) -> dict[str, Any]:
@@ -28,7 +42,9 @@ class Vpn(VpnTools):
             raise ToolError("invalid_request", f"{employee['location']} is in region {m.SITES[employee['location']]}")
         if self._row(m.vpn_profiles, employee_id=employee["employee_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} already has a VPN profile")
-        statement = new_account(m.vpn_profiles, "profile_id", "vpn", employee["employee_id"], region=region, status="active")
+        statement = new_account(
+            m.vpn_profiles, "profile_id", "vpn", employee["employee_id"], region=region, status="active"
+        )
         self._write(employee["employee_id"], "create_vpn_profile", region, statement)
         return {"employee_id": employee["employee_id"], "region": region, "status": "active"}
 
