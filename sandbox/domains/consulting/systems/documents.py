@@ -24,7 +24,7 @@ class Documents(ConsultingSystem):
 
     @tool("lookup")
     async def list_client_shares(self, client_id: str) -> dict[str, Any]:
-        """A client's shares."""
+        """A client's document shares: the id and name of each."""
         require(client_id=client_id)
         return {"client_id": client_id, "shares": self._rows(m.shares, client_id=client_id.strip())}
 
