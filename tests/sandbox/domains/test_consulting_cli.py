@@ -37,6 +37,7 @@ def test_replay_with_the_reference_agent_prints_the_reliability_table() -> None:
     assert row["pass_at_1"] == row["pass_hat_k"] == 1.0
 
 
+@pytest.mark.slow
 async def test_serve_answers_a_real_mcp_client_over_stdio(tmp_path: Path) -> None:
     command = ["sandbox", "serve", "consulting", "--transport", "stdio", "--size", "small"]
     params = StdioServerParameters(
