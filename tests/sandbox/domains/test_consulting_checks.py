@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
 
 import pytest
 
