@@ -12,12 +12,11 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from passhat.checks import Check
 from passhat.sandbox.agents import ReferenceRun
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.consulting import models as m
 from passhat.sandbox.domains.consulting.data import Intent, data_for, identity, requester_for, script_for
-from passhat.sandbox.domains.consulting.effects import Call, call, calls_check
+from passhat.sandbox.domains.consulting.effects import Call, call, intent_check
 from passhat.sandbox.domains.consulting.onboarding import member, seat
 from passhat.sandbox.domains.consulting.procedure import read, run_steps, subject
 
@@ -256,8 +255,8 @@ def name_script(intent: Mapping[str, Any]) -> CustomerScript:
     )
 
 
-def check(intent: Mapping[str, Any]) -> Check:
-    return calls_check(intent["requester_id"], intent["calls"])
+check = intent_check
+"""The task's check: every call's rows, an audit-log row per write, nothing else written."""
 
 
 async def _active(run: ReferenceRun) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from passhat.sandbox.domains.consulting.data import (
     requester_for,
     script_for,
 )
-from passhat.sandbox.domains.consulting.effects import Call, call, calls_check
+from passhat.sandbox.domains.consulting.effects import Call, call, intent_check
 from passhat.sandbox.domains.consulting.procedure import read, run_steps, subject
 
 Rows = Sequence[Mapping[str, Any]]
@@ -237,8 +237,8 @@ def cross_script(intent: Mapping[str, Any]) -> CustomerScript:
     )
 
 
-def check(intent: Mapping[str, Any]) -> Check:
-    return calls_check(intent["requester_id"], intent["calls"])
+check = intent_check
+"""The task's check: every call's rows, an audit-log row per write, nothing else written."""
 
 
 def cross_check(intent: Mapping[str, Any]) -> Check:

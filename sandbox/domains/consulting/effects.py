@@ -249,3 +249,8 @@ def calls_check(requester: str, calls: Iterable[Call], *extra: Check) -> Check:
         row = {"actor_id": requester, "employee_id": employee, "system": system, "action": action, "target": target}
         checks.append(inserted("audit_log", row, count))
     return all_of(*checks, *extra, no_other_writes())
+
+
+def intent_check(intent: Mapping[str, Any]) -> Check:
+    """The check of a task whose intent lists the requester and the calls the policy requires."""
+    return calls_check(intent["requester_id"], intent["calls"])
