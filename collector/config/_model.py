@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 _IDENT = r"^[a-z][a-z0-9_]*$"
 _RULE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_SERVICE = re.compile(r"^https?://[^\s/]+(/\S*)?$")
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 Severity = Literal["info", "warning", "critical"]
@@ -45,15 +46,19 @@ class AgentConfig(_Table):
 
     factory: str = "reference"
     model: str | None = None
+    base_url: str | None = None
     version: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("factory")
     @classmethod
     def _factory(cls, value: str) -> str:
-        if value in ("reference", "anthropic") or _FACTORY.match(value):
+        if value in ("reference", "anthropic", "openai") or _FACTORY.match(value) or _SERVICE.match(value):
             return value
-        raise ValueError(f"must be 'reference', 'anthropic' or 'module:function', got {value!r}")
+        raise ValueError(
+            f"must be 'reference', 'anthropic', 'openai', an agent service's 'http(s)://host:port/path' or "
+            f"'module:function', got {value!r}"
+        )
 
 
 class StoreConfig(_Table):
@@ -74,6 +79,16 @@ class ReplayConfig(_Table):
     stop_early: bool = False
     #: Attempts every ticket runs under stop_early; pass@1 is taken from them.
     min_trials: int = Field(default=2, ge=1, le=1000)
+    #: Where trials run: "local" (this process, `concurrency` at once) or "ray" (worker actors of a Ray cluster).
+    executor: Literal["local", "ray"] = "local"
+    #: With executor = "ray": "local" starts a cluster in this process; else a running cluster's address.
+    ray_address: str = Field(default="local", min_length=1)
+    #: Ray worker actors, one CPU each; 0 starts one per CPU of the cluster.
+    ray_workers: int = Field(default=0, ge=0, le=100_000)
+    #: Trials in flight per Ray worker.
+    ray_concurrency: int = Field(default=4, ge=1, le=256)
+    #: Names of environment variables (secrets such as ANTHROPIC_API_KEY) given to the Ray workers.
+    ray_env: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _trials_cover_k(self) -> ReplayConfig:

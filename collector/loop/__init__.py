@@ -26,6 +26,7 @@ from passhat.collector.loop._deliver import (
     send_report_safely,
 )
 from passhat.collector.loop._scheduler import Scheduler, period_due
+from passhat.collector.loop._sessions import SessionService, sessions_app, verdict_of
 from passhat.collector.loop._setup import (
     ReplayTargets,
     agent_spec,
@@ -42,6 +43,7 @@ __all__ = [
     "ReplayTargets",
     "ReportDelivery",
     "Scheduler",
+    "SessionService",
     "agent_spec",
     "alert_setup",
     "alerts_fired",
@@ -63,6 +65,8 @@ __all__ = [
     "run_period",
     "send_report",
     "send_report_safely",
+    "sessions_app",
     "traffic_weights",
+    "verdict_of",
     "write_period_report",
 ]
