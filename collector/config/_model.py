@@ -142,10 +142,28 @@ def _all_formats() -> list[ReportFormat]:
 
 
 class ReportConfig(_Table):
-    """Where reports are written and in which formats."""
+    """Where reports are written and in which formats, and which channels each period's report is sent to."""
 
     out_dir: str = "reports"
     formats: list[ReportFormat] = Field(default_factory=_all_formats, min_length=1)
+    #: Channels of [alerts.channels] that get each period's report when its official run finishes.
+    send_to: list[str] = Field(default_factory=list)
+    #: The web UI's address as your team reaches it (e.g. https://passhat.example.com/ui/): messages link to it.
+    ui_url: str | None = None
+    #: A generic webhook gets the whole report.json up to this size, else its summary and the link.
+    webhook_max_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
+
+    @field_validator("send_to")
+    @classmethod
+    def _send_to(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"names a channel twice: {value}")
+        return value
+
+    @field_validator("ui_url")
+    @classmethod
+    def _ui_url(cls, value: str | None) -> str | None:
+        return None if value is None else _http_url(value)
 
 
 class RetryConfig(_Table):
@@ -302,6 +320,17 @@ class PasshatConfig(_Table):
     alerts: AlertsConfig = Field(default_factory=AlertsConfig)
 
     _base_dir: pathlib.Path = PrivateAttr(default_factory=pathlib.Path.cwd)
+
+    @model_validator(mode="after")
+    def _report_channels(self) -> PasshatConfig:
+        unknown = [name for name in self.report.send_to if name not in self.alerts.channels]
+        if unknown:
+            known = ", ".join(sorted(self.alerts.channels)) or "none"
+            raise ValueError(
+                f"report.send_to: unknown channel(s) {', '.join(unknown)} (configured: {known}); "
+                "send_to names [alerts.channels.<name>] tables"
+            )
+        return self
 
     @field_validator("project")
     @classmethod

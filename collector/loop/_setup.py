@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from passhat.collector.alerts import channels_from_config, retry_from_config, rules_from_config
 from passhat.collector.config import ObjectImportError, PasshatConfig, add_to_import_path, import_object
 from passhat.collector.loop._cycle import AlertSetup
+from passhat.collector.loop._deliver import ReportDelivery
 from passhat.collector.replay import AgentSpec, ReplaySettings, ScenarioAdapter
 from passhat.sandbox import Domain, DomainError, FlawConfig, load_domain
 from passhat.sandbox.agents import resolve_agent
@@ -122,4 +123,16 @@ def alert_setup(config: PasshatConfig) -> AlertSetup:
         channels=channels_from_config(config.alerts, base_dir=config.base_dir),
         retry=retry_from_config(config.alerts),
         baseline_periods=baseline,
+    )
+
+
+def report_delivery(config: PasshatConfig, only: list[str] | None = None) -> ReportDelivery:
+    """Where the config sends each period's report: the `[report] send_to` channels (or ``only`` these)."""
+    names = config.report.send_to if only is None else only
+    channels = [c for c in channels_from_config(config.alerts, base_dir=config.base_dir) if c.name in names]
+    return ReportDelivery(
+        channels=sorted(channels, key=lambda c: names.index(c.name)),
+        retry=retry_from_config(config.alerts),
+        ui_url=config.report.ui_url,
+        webhook_max_bytes=config.report.webhook_max_bytes,
     )

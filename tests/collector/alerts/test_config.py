@@ -238,3 +238,18 @@ def test_config_check_rejects_a_domain_that_is_not_installed(tmp_path: pathlib.P
 def test_the_example_config_names_only_installed_domains() -> None:
     assert runner.invoke(app, ["config", "check", str(EXAMPLE), "--json"]).exit_code == 0
     assert load_config(EXAMPLE).domains == ["retail"]
+
+
+def test_report_send_to_names_configured_channels_once() -> None:
+    hook = {"type": "webhook", "url": "http://127.0.0.1:9/hook"}
+    config = validate_config({"report": {"send_to": ["ops"]}, "alerts": {"channels": {"ops": hook}}}, env={})
+    assert config.report.send_to == ["ops"] and config.report.ui_url is None
+    with pytest.raises(ConfigError) as unknown:
+        validate_config({"report": {"send_to": ["ops", "pager"]}}, env={})
+    assert unknown.value.problems == [
+        "report.send_to: unknown channel(s) ops, pager (configured: none); "
+        "send_to names [alerts.channels.<name>] tables"
+    ]
+    with pytest.raises(ConfigError) as twice:
+        validate_config({"report": {"send_to": ["ops", "ops"]}, "alerts": {"channels": {"ops": hook}}}, env={})
+    assert twice.value.problems == ["report.send_to: names a channel twice: ['ops', 'ops']"]
