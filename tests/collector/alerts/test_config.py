@@ -64,7 +64,10 @@ def test_an_unset_env_variable_is_one_problem_naming_key_and_variable() -> None:
     [
         ({"replay": {"k": 0}}, "replay.k: Input should be greater than or equal to 1 (got 0)"),
         ({"replay": {"k": 10, "trials": 5}}, "replay: trials (5) must be at least k (10)"),
-        ({"agent": {"factory": "gpt"}}, "agent.factory: must be 'reference', 'anthropic' or 'module:function'"),
+        (
+            {"agent": {"factory": "gpt"}},
+            "agent.factory: must be 'reference', 'anthropic', 'openai', an agent service's 'http(s)://host:port/path'",
+        ),
         ({"schedule": {"time": "6am"}}, "schedule.time: must be a 24-hour time HH:MM"),
         ({"schedule": {"timezone": "Mars/Base"}}, "schedule.timezone: unknown time zone 'Mars/Base'"),
         ({"schedule": {"weekday": "funday"}}, "schedule.weekday: Input should be 'monday'"),
