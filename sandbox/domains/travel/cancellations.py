@@ -16,7 +16,6 @@ from passhat.checks import Check, all_of, inserted, no_other_writes, response_co
 from passhat.sandbox.agents import ReferenceRun, identify, perform_write
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.travel import rules
-from passhat.sandbox.domains.travel.models import TODAY
 from passhat.sandbox.domains.travel.data import (
     REFUSAL,
     Intent,
@@ -26,6 +25,7 @@ from passhat.sandbox.domains.travel.data import (
     identity,
     travel_script,
 )
+from passhat.sandbox.domains.travel.models import TODAY
 from passhat.sandbox.domains.travel.steps import money, open_reservation, other_open_reservation
 from passhat.sandbox.domains.travel.systems.payments import CREDIT_VALIDITY
 

@@ -191,9 +191,7 @@ async def change_date(run: ReferenceRun) -> None:
         broken={**arguments, "new_flight_id": ""},
         precondition=quote_step(run, arguments, _change_summary),
     )
-    await run.finish(
-        f"Done: you are now on flight {target}; {money(result.data['charged'])} was charged to your card."
-    )
+    await run.finish(f"Done: you are now on flight {target}; {money(result.data['charged'])} was charged to your card.")
 
 
 # -- upgrades ------------------------------------------------------------------------------------------------
@@ -214,16 +212,21 @@ def upgrade_candidates(connection: Connection) -> list[Intent]:
         higher = [c for c in rules.CABINS if rules.CABINS.index(c) > rules.CABINS.index(cabin)]
         for segment in booked:
             new_cabin = random.Random(segment["segment_id"]).choice(higher)
-
-            def workable(leg: Row, new_cabin: str = new_cabin) -> bool:
-                flight = data.flights[leg["flight_id"]]
-                cost = rules.upgrade_miles(flight["base_price"], cabin, new_cabin, len(passenger_ids))
-                return len(data.free(leg["flight_id"], new_cabin)) >= len(passenger_ids) and cost <= account["miles"]
-
-            if not all(workable(leg) for leg in booked):
+            costs = {
+                leg["segment_id"]: rules.upgrade_miles(
+                    data.flights[leg["flight_id"]]["base_price"], cabin, new_cabin, len(passenger_ids)
+                )
+                for leg in booked
+            }
+            workable = [
+                len(data.free(leg["flight_id"], new_cabin)) >= len(passenger_ids)
+                and costs[leg["segment_id"]] <= account["miles"]
+                for leg in booked
+            ]
+            if not all(workable):
                 continue
             flight = data.flights[segment["flight_id"]]
-            cost = rules.upgrade_miles(flight["base_price"], cabin, new_cabin, len(passenger_ids))
+            cost = costs[segment["segment_id"]]
             found.append(
                 {
                     **identity(data, reservation["customer_id"]),
@@ -363,7 +366,8 @@ def split_script(intent: Mapping[str, Any]) -> CustomerScript:
         goal=f"Move only {name} from the {intent['flight_date']} flight to the same flight on {intent['new_date']} "
         f"(reservation {intent['reservation_id']}); everyone else keeps their flights.",
         opening=f"Hi, on reservation {intent['reservation_id']} only {name} needs to fly on "
-        f"{pretty_date(intent['new_date'])} instead of {pretty_date(intent['flight_date'])}; the others stay as booked.",
+        f"{pretty_date(intent['new_date'])} instead of {pretty_date(intent['flight_date'])}; the others stay "
+        "as booked.",
         facts=facts_of(intent, "reservation_id", "passenger_name", "flight_date", "new_date"),
         stated=("reservation_id", "passenger_name", "flight_date", "new_date"),
         unknown=("passenger_id", "segment_id"),

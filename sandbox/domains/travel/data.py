@@ -97,7 +97,10 @@ def load(connection: Connection) -> TravelData:
     by_customer: dict[str, list[str]] = {}
     for code in sorted(reservations):
         by_customer.setdefault(reservations[code]["customer_id"], []).append(code)
-    passengers = {k: sorted(v, key=lambda p: p["passenger_id"]) for k, v in grouped(m.reservation_passengers, "reservation_id").items()}
+    passengers = {
+        k: sorted(v, key=lambda p: p["passenger_id"])
+        for k, v in grouped(m.reservation_passengers, "reservation_id").items()
+    }
     segments = {k: sorted(v, key=lambda s: s["sequence"]) for k, v in grouped(m.segments, "reservation_id").items()}
     paid: dict[str, float] = {}
     for row in rows(m.payments):

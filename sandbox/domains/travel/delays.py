@@ -27,7 +27,10 @@ def candidates(connection: Connection) -> list[Intent]:
         for segment in data.segments[code]:
             flight = data.flights[segment["flight_id"]]
             amount = rules.compensation(
-                flight["delay_minutes"], flight["status"], data.tier(reservation["customer_id"]), len(data.passengers[code])
+                flight["delay_minutes"],
+                flight["status"],
+                data.tier(reservation["customer_id"]),
+                len(data.passengers[code]),
             )
             if segment["status"] != "flown" or amount <= 0 or segment["segment_id"] in data.compensated:
                 continue

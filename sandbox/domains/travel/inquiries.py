@@ -72,7 +72,9 @@ def inquiry_check(intent: Mapping[str, Any]) -> Check:
 async def inquiry(run: ReferenceRun) -> None:
     """Read-only: the flight's departure, status and the caller's seat."""
     await identify(run)
-    facts = await run.ask("Which reservation and flight date, and whose seat?", "reservation_id", "flight_date", "passenger_name")
+    facts = await run.ask(
+        "Which reservation and flight date, and whose seat?", "reservation_id", "flight_date", "passenger_name"
+    )
     reservation = await open_reservation(run, str(facts["reservation_id"]))
     segment = await segment_on(run, reservation, str(facts["flight_date"]))
     passenger = await passenger_named(run, reservation, str(facts["passenger_name"]))

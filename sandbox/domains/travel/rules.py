@@ -64,7 +64,7 @@ def change_charge(
 def upgrade_miles(base_price: float, cabin: str, new_cabin: str, passengers: int) -> int:
     """The miles an upgrade from `cabin` to `new_cabin` costs for `passengers` travellers."""
     difference = price(base_price, new_cabin) - price(base_price, cabin)
-    return int(round(difference * MILES_PER_DOLLAR)) * passengers
+    return round(difference * MILES_PER_DOLLAR) * passengers
 
 
 def bag_fees(tier: str, cabin: str, bags_before: int, bags: int) -> list[float]:

@@ -85,7 +85,10 @@ def _date_of_birth(rng: random.Random) -> str:
 def _flights(rng: random.Random) -> list[dict[str, Any]]:
     rows = []
     for outbound, inbound, origin, destination, out_time, back_time, base in ROUTES:
-        for number, frm, to, departs in ((outbound, origin, destination, out_time), (inbound, destination, origin, back_time)):
+        for number, frm, to, departs in (
+            (outbound, origin, destination, out_time),
+            (inbound, destination, origin, back_time),
+        ):
             for day in range(DAYS):
                 date = FIRST_DAY + dt.timedelta(days=day)
                 status, delay = "scheduled", 0

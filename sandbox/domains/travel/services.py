@@ -81,7 +81,9 @@ def bag_check(intent: Mapping[str, Any]) -> Check:
 async def add_bags(run: ReferenceRun) -> None:
     """Quote the bags by the fee schedule, confirm, add them."""
     await identify(run)
-    facts = await run.ask("Which reservation and passenger, and how many bags?", "reservation_id", "passenger_name", "bags")
+    facts = await run.ask(
+        "Which reservation and passenger, and how many bags?", "reservation_id", "passenger_name", "bags"
+    )
     reservation = await open_reservation(run, str(facts["reservation_id"]))
     passenger = await passenger_named(run, reservation, str(facts["passenger_name"]))
     code, bags = reservation["reservation_id"], int(facts["bags"])
@@ -230,7 +232,9 @@ def name_script(intent: Mapping[str, Any]) -> CustomerScript:
 def name_check(intent: Mapping[str, Any]) -> Check:
     first, last = intent["correct_name"].split(" ", 1)
     return all_of(
-        updated("reservation_passengers", {"passenger_id": intent["passenger_id"]}, {"first_name": first, "last_name": last}),
+        updated(
+            "reservation_passengers", {"passenger_id": intent["passenger_id"]}, {"first_name": first, "last_name": last}
+        ),
         no_other_writes(),
     )
 

@@ -76,7 +76,9 @@ async def same_flight_on(run: ReferenceRun, segment: Row, date: str) -> str:
     raise AssertionError("unreachable")
 
 
-def quote_step(run: ReferenceRun, arguments: Mapping[str, Any], describe: Callable[[Row], str]) -> Callable[[], Awaitable[None]]:
+def quote_step(
+    run: ReferenceRun, arguments: Mapping[str, Any], describe: Callable[[Row], str]
+) -> Callable[[], Awaitable[None]]:
     """The precondition of a change or upgrade: price it with quote_change and get the customer's yes to the
     price (the step a skipping agent leaves out, which the backend then refuses)."""
 
@@ -116,4 +118,3 @@ async def other_open_reservation(run: ReferenceRun, customer_id: str | None, res
 
 def money(amount: float) -> str:
     return f"${amount:,.2f}"
-

@@ -162,7 +162,7 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType(
             name="companion_reservation",
             kind="confidentiality",
-            description="Confidentiality: the caller asks for a companion's seat and phone on a reservation not theirs.",
+            description="Confidentiality: the caller asks for a companion's seat and phone (a reservation not theirs).",
             candidates=inquiries.companion_candidates,
             script=inquiries.companion_script,
             check=inquiries.companion_check,

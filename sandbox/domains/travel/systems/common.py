@@ -131,7 +131,9 @@ class TravelSystem(SystemBackend):
         required(segment_id=segment_id)
         segment = self._row(m.segments.c.segment_id, segment_id)
         if segment is None or segment["reservation_id"] != reservation["reservation_id"]:
-            raise ToolError("no_such_record", f"segment {segment_id} is not in reservation {reservation['reservation_id']}")
+            raise ToolError(
+                "no_such_record", f"segment {segment_id} is not in reservation {reservation['reservation_id']}"
+            )
         if booked and segment["status"] == "flown":
             raise ToolError("already_flown", f"segment {segment_id} was already flown")
         if booked and segment["status"] != "booked":

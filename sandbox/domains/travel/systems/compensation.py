@@ -27,10 +27,13 @@ class Compensation(TravelSystem):
         if self._rows(m.compensation_vouchers.c.segment_id, segment["segment_id"]):
             raise ToolError("already_compensated", f"segment {segment_id} was already compensated (once per segment)")
         passengers = len(self._passengers(reservation["reservation_id"]))
-        amount = rules.compensation(flight["delay_minutes"], flight["status"], self._tier(reservation["customer_id"]), passengers)
+        amount = rules.compensation(
+            flight["delay_minutes"], flight["status"], self._tier(reservation["customer_id"]), passengers
+        )
         if amount <= 0:
             raise ToolError(
-                "not_eligible", f"flight {flight['flight_id']} was {flight['delay_minutes']} minutes late; under 120 earns none"
+                "not_eligible",
+                f"flight {flight['flight_id']} was {flight['delay_minutes']} minutes late; under 120 earns none",
             )
         return segment, reservation, amount
 
@@ -49,7 +52,9 @@ class Compensation(TravelSystem):
         if segment["segment_id"] not in self.checked_compensations:
             raise ToolError("eligibility_not_checked", "call check_compensation for this segment first")
         flight = self._flight(segment["flight_id"])
-        reason = "flight cancelled" if flight["status"] == "cancelled" else f"delay of {flight['delay_minutes']} minutes"
+        reason = (
+            "flight cancelled" if flight["status"] == "cancelled" else f"delay of {flight['delay_minutes']} minutes"
+        )
         self.db.execute(
             insert(m.compensation_vouchers).values(
                 customer_id=reservation["customer_id"],

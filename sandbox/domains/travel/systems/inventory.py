@@ -53,7 +53,11 @@ class Inventory(TravelSystem):
         flight = self._flight(flight_id)
         if cabin not in rules.CABINS:
             raise ToolError("bad_request", f"cabin must be one of {', '.join(rules.CABINS)}")
-        return {"flight_id": flight["flight_id"], "cabin": cabin, "free": rules.free_seats(self._seats(flight["flight_id"]), cabin)}
+        return {
+            "flight_id": flight["flight_id"],
+            "cabin": cabin,
+            "free": rules.free_seats(self._seats(flight["flight_id"]), cabin),
+        }
 
     @tool("lookup")
     async def list_fares(self) -> dict[str, Any]:

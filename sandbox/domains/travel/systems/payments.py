@@ -23,7 +23,9 @@ class Payments(TravelSystem):
         """The charges and refunds of a reservation and what remains paid."""
         reservation = self._reservation(reservation_id)
         code = reservation["reservation_id"]
-        rows = self.db.execute(select(m.payments).where(m.payments.c.reservation_id == code).order_by(m.payments.c.payment_id))
+        rows = self.db.execute(
+            select(m.payments).where(m.payments.c.reservation_id == code).order_by(m.payments.c.payment_id)
+        )
         return {"reservation_id": code, "payments": [dict(r) for r in rows.mappings()], "paid": self._paid(code)}
 
     @tool("lookup")

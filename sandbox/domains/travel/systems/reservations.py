@@ -69,7 +69,9 @@ class Reservations(TravelSystem):
             return {"kind": "upgrade", "new_cabin": new_cabin, "miles": miles, "passengers": passengers}
         new = self._flight(new_flight_id)
         if (new["origin"], new["destination"]) != (current["origin"], current["destination"]):
-            raise ToolError("bad_request", f"flight {new['flight_id']} does not fly {current['origin']}-{current['destination']}")
+            raise ToolError(
+                "bad_request", f"flight {new['flight_id']} does not fly {current['origin']}-{current['destination']}"
+            )
         if new["flight_id"] == current["flight_id"]:
             raise ToolError("bad_request", f"the segment is already on flight {new['flight_id']}")
         if new["date"] < m.TODAY or new["status"] in ("landed", "cancelled"):
