@@ -1,4 +1,4 @@
-"""Fixtures of the sandbox tests: the retail domain's template database, built once per session."""
+"""Fixtures of the sandbox tests: the retail and travel domains' template databases, built once per session."""
 
 from __future__ import annotations
 
@@ -13,4 +13,11 @@ from passhat.sandbox import Sandbox
 def retail() -> Iterator[Sandbox]:
     """The retail sandbox (small seed) with its template database."""
     with Sandbox("retail", seed=0, size="small") as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="session")
+def travel() -> Iterator[Sandbox]:
+    """The travel sandbox (small seed) with its template database."""
+    with Sandbox("travel", seed=0, size="small") as sandbox:
         yield sandbox
