@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from importlib import resources
@@ -17,14 +18,17 @@ def test_listing_domains_does_not_import_them() -> None:
         "import sys\n"
         "from passhat.sandbox import available_domains\n"
         "print(available_domains())\n"
-        "print(any(m.startswith('passhat.sandbox.domains.retail') for m in sys.modules))\n"
+        "print(any(m.startswith('passhat.sandbox.domains.') for m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
-    assert out == ["['retail']", "False"]
+    listed, imported = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.split("\n")[:2]
+    # Other domains land in parallel: retail and travel are listed, none of them is imported.
+    assert {"retail", "travel"} <= set(ast.literal_eval(listed)) and imported == "False"
 
 
 def test_unknown_domain_names_the_installed_ones() -> None:
-    with pytest.raises(DomainError, match=r"no sandbox domain named 'shop'; installed: retail"):
+    with pytest.raises(DomainError, match=r"no sandbox domain named 'shop'; installed: .*retail"):
         load_domain("shop")
 
 
