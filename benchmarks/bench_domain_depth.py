@@ -61,13 +61,14 @@ def main() -> None:
     args = parser.parse_args()
     rows = measure(args.domain, args.scenarios, args.size)
     if args.markdown:
-        print("| task type | kind | lookups | writes | rows changed | systems | tables written |")
-        print("|---|---|---|---|---|---|---|")
+        print("| task type | kind | reference passed | lookups | writes | rows changed | systems | tables written |")
+        print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         systems, tables = ", ".join(row["systems"]), ", ".join(row["tables_written"]) or "-"  # type: ignore[arg-type]
         if args.markdown:
             print(
-                f"| {row['task_type']} | {row['kind']} | {row['lookups']} | {row['writes']} | {row['rows_changed']} "
+                f"| {row['task_type']} | {row['kind']} | {row['passed']} | {row['lookups']} | {row['writes']} "
+                f"| {row['rows_changed']} "
                 f"| {len(row['systems'])}: {systems} | {tables} |"  # type: ignore[arg-type]
             )
         else:
