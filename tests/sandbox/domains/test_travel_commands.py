@@ -32,6 +32,7 @@ def test_sandbox_list_shows_travel_with_its_task_types_and_tools() -> None:
     assert {"split_reservation", "issue_travel_credit", "issue_compensation", "change_seat"} <= set(travel["tools"])
 
 
+@pytest.mark.slow
 async def test_serve_answers_a_real_mcp_client_over_stdio(tmp_path: Path) -> None:
     args = [
         "sandbox",
