@@ -1,7 +1,7 @@
 """The travel domain: booking changes (dates, cabins, passengers), cancellations, bags, seats and compensation.
 
 Seven systems on one MCP server (profiles, inventory, reservations, payments, baggage, compensation, support),
-fourteen tables, and task types whose reference paths cross two to four systems with chains of quoted changes.
+fourteen tables, and task types whose reference paths touch up to three systems, with chains of quoted changes.
 """
 
 from __future__ import annotations

@@ -175,4 +175,7 @@ def flown_candidates(connection: Connection) -> list[Intent]:
 
 
 def flown_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"flown"]))
+    # The policy offers a human for the rest of the trip: a hand-off note is allowed, any other write is not.
+    return all_of(
+        no_other_writes(allow=[("notes", {"kind": "transfer"})]), response_contains(patterns=[REFUSAL, r"flown"])
+    )

@@ -8,16 +8,25 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from passhat.checks import Check, all_of, inserted, no_other_writes
+from passhat.checks import Check, all_of, inserted, no_other_writes, response_contains
 from passhat.sandbox.agents import ReferenceRun, identify, perform_write
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.travel import rules
-from passhat.sandbox.domains.travel.data import Intent, data_for, facts_of, identity, pretty_date, travel_script
+from passhat.sandbox.domains.travel.data import (
+    REFUSAL,
+    Intent,
+    data_for,
+    facts_of,
+    identity,
+    pretty_date,
+    travel_script,
+)
 from passhat.sandbox.domains.travel.steps import money, open_reservation, segment_on
 
 
-def candidates(connection: Connection) -> list[Intent]:
-    """A flown segment whose flight landed two hours late or more, not compensated yet."""
+def candidates(connection: Connection, *, compensated: bool = False) -> list[Intent]:
+    """A flown segment whose flight landed two hours late or more, not compensated yet (or, for the refusal,
+    compensated already)."""
     data = data_for(connection)
     found: list[Intent] = []
     for code in sorted(data.reservations):
@@ -32,7 +41,11 @@ def candidates(connection: Connection) -> list[Intent]:
                 data.tier(reservation["customer_id"]),
                 len(data.passengers[code]),
             )
-            if segment["status"] != "flown" or amount <= 0 or segment["segment_id"] in data.compensated:
+            if (
+                segment["status"] != "flown"
+                or amount <= 0
+                or (segment["segment_id"] in data.compensated) != compensated
+            ):
                 continue
             found.append(
                 {
@@ -68,6 +81,14 @@ def check(intent: Mapping[str, Any]) -> Check:
         "reason": f"delay of {intent['delay_minutes']} minutes",
     }
     return all_of(inserted("compensation_vouchers", voucher), no_other_writes())
+
+
+def compensated_candidates(connection: Connection) -> list[Intent]:
+    return candidates(connection, compensated=True)
+
+
+def compensated_check(intent: Mapping[str, Any]) -> Check:
+    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"already"]))
 
 
 async def compensate(run: ReferenceRun) -> None:

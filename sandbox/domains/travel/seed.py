@@ -15,7 +15,7 @@ from passhat.sandbox.domains.travel import rules
 
 SIZES: dict[str, tuple[int, int, int]] = {
     # customers, min reservations per customer, max reservations per customer
-    "small": (90, 2, 4),
+    "small": (110, 2, 4),
     "default": (260, 1, 4),
 }
 
@@ -36,8 +36,8 @@ ROUTES = (
     ("HT330", "HT331", "BOS", "MIA", "07:20", "13:05", 150.0),
     ("HT450", "HT451", "SEA", "DEN", "11:15", "18:40", 130.0),
 )
-FIRST_DAY = dt.date(2026, 5, 27)
-DAYS = 35
+FIRST_DAY = dt.date(2026, 5, 23)
+DAYS = 38
 SEATS = (
     *((f"{row}{letter}", "business") for row in (1, 2) for letter in "AC"),
     *((f"4{letter}", "premium") for letter in "ACDF"),
@@ -51,7 +51,7 @@ FARES = (
     ("F-PREMIUM", "premium", "premium", False, True, 50.0),
     ("F-BUSINESS", "business", "business", True, True, 0.0),
 )
-_FARE_WEIGHTS = (18, 32, 16, 18, 16)
+_FARE_WEIGHTS = (16, 28, 20, 18, 18)
 _TIER_WEIGHTS = (40, 25, 20, 15)
 _FIRST = (
     "Ava", "Liam", "Noah", "Emma", "Olivia", "Mia", "Lucas", "Yusuf", "Sofia", "Mei", "Omar", "Ines", "Ravi",
@@ -97,11 +97,11 @@ def _flights(rng: random.Random) -> list[dict[str, Any]]:
                     roll = rng.random()
                     delay = (
                         rng.randint(0, 30)
-                        if roll < 0.6
+                        if roll < 0.55
                         else rng.randint(45, 115)
-                        if roll < 0.75
+                        if roll < 0.65
                         else rng.randint(120, 235)
-                        if roll < 0.9
+                        if roll < 0.85
                         else rng.randint(240, 420)
                     )
                 elif date <= _TODAY + dt.timedelta(days=1) and rng.random() < 0.3:
@@ -320,7 +320,7 @@ def _reservation(
     for sequence, leg in enumerate(legs, 1):
         flight = flights[leg]
         owed = rules.compensation(flight["delay_minutes"], flight["status"], tier, count)
-        if dt.date.fromisoformat(flight["date"]) < _TODAY and owed and rng.random() < 0.3:
+        if dt.date.fromisoformat(flight["date"]) < _TODAY and owed and rng.random() < 0.5:
             rows["compensation_vouchers"].append(
                 {
                     "customer_id": customer_id,

@@ -9,11 +9,12 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from passhat.checks import Check, all_of, inserted, no_other_writes, updated
+from passhat.checks import Check, all_of, inserted, no_other_writes, response_contains, updated
 from passhat.sandbox.agents import ReferenceRun, identify, perform_write
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.travel import rules
 from passhat.sandbox.domains.travel.data import (
+    REFUSAL,
     Intent,
     data_for,
     facts_of,
@@ -217,6 +218,51 @@ def name_candidates(connection: Connection) -> list[Intent]:
     return found
 
 
+def transfer_candidates(connection: Connection) -> list[Intent]:
+    """A holder who wants a companion's ticket put in another person's name (a transfer, not a correction)."""
+    data = data_for(connection)
+    found: list[Intent] = []
+    for code in sorted(data.reservations):
+        if not data.booked(code):
+            continue
+        customer = data.customers[data.reservations[code]["customer_id"]]
+        for passenger in data.passengers[code][1:]:
+            other = data.customers[
+                sorted(data.customers)[sum(map(ord, passenger["passenger_id"])) % len(data.customers)]
+            ]
+            distances = [rules.name_distance(full_name(p), full_name(other)) for p in data.passengers[code]]
+            if min(distances) > rules.NAME_CORRECTION_LIMIT:
+                found.append(
+                    {
+                        **identity(data, customer["customer_id"]),
+                        "reservation_id": code,
+                        "passenger_id": passenger["passenger_id"],
+                        "wrong_name": full_name(passenger),
+                        "correct_name": full_name(other),
+                    }
+                )
+    return found
+
+
+def transfer_script(intent: Mapping[str, Any]) -> CustomerScript:
+    return travel_script(
+        goal=f"Have {intent['wrong_name']}'s ticket on reservation {intent['reservation_id']} put in the name of "
+        f"{intent['correct_name']}, who travels instead.",
+        opening=f"Hi, {intent['wrong_name']} can't travel, so please change the name on their ticket (reservation "
+        f"{intent['reservation_id']}) to {intent['correct_name']}.",
+        facts=facts_of(intent, "reservation_id", "correct_name"),
+        stated=("reservation_id", "correct_name"),
+        unknown=("passenger_id",),
+    )
+
+
+def transfer_check(intent: Mapping[str, Any]) -> Check:
+    # The policy sends a transfer to a human: a hand-off note is allowed, any other write is not.
+    return all_of(
+        no_other_writes(allow=[("notes", {"kind": "transfer"})]), response_contains(patterns=[REFUSAL, r"transfer"])
+    )
+
+
 def name_script(intent: Mapping[str, Any]) -> CustomerScript:
     return travel_script(
         goal=f"Have the name on reservation {intent['reservation_id']} corrected from {intent['wrong_name']} to "
@@ -255,7 +301,8 @@ async def correct_name(run: ReferenceRun) -> None:
     if distance > rules.NAME_CORRECTION_LIMIT:
         await run.finish(
             f"I'm sorry, I cannot change the name to {wanted}: a correction may change at most "
-            f"{rules.NAME_CORRECTION_LIMIT} characters; anything more is a ticket transfer."
+            f"{rules.NAME_CORRECTION_LIMIT} characters; anything more is a ticket transfer, which a human agent "
+            "reviews. I can transfer you to a colleague if you like."
         )
     first, last = wanted.split(" ", 1)
     arguments = {

@@ -28,7 +28,7 @@ def test_sandbox_list_shows_travel_with_its_task_types_and_tools() -> None:
     result = CliRunner().invoke(app, ["sandbox", "list", "--json"])
     assert result.exit_code == 0, result.output
     travel = next(d for d in json.loads(result.output)["domains"] if d["domain"] == "travel")
-    assert len(travel["task_types"]) == 14
+    assert len(travel["task_types"]) == 16
     assert {"split_reservation", "issue_travel_credit", "issue_compensation", "change_seat"} <= set(travel["tools"])
 
 

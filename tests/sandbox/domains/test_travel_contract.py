@@ -28,6 +28,8 @@ TASK_TYPES = {
     "reservation_inquiry": "read_only",
     "basic_economy_change": "refuse",
     "cancel_partially_flown": "refuse",
+    "name_change_transfer": "refuse",
+    "compensation_already_issued": "refuse",
     "companion_reservation": "confidentiality",
 }
 
