@@ -205,7 +205,13 @@ def name_candidates(connection: Connection) -> list[Intent]:
             if passenger["date_of_birth"] != customer["date_of_birth"]:
                 continue
             distance = rules.name_distance(full_name(passenger), full_name(customer))
-            if 0 < distance <= rules.NAME_CORRECTION_LIMIT:
+            others = [
+                rules.name_distance(full_name(p), full_name(customer))
+                for p in data.passengers[code]
+                if p["passenger_id"] != passenger["passenger_id"]
+            ]
+            # The misspelled passenger must be the one the correct name is closest to (a companion may share it).
+            if 0 < distance <= rules.NAME_CORRECTION_LIMIT and all(d > distance for d in others):
                 found.append(
                     {
                         **identity(data, customer["customer_id"]),
