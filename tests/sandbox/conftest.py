@@ -1,4 +1,4 @@
-"""Fixtures of the sandbox tests: the retail domain's template database, built once per session."""
+"""Fixtures of the sandbox tests: the retail and travel domains' template databases, built once per session."""
 
 from __future__ import annotations
 
@@ -20,4 +20,11 @@ def retail() -> Iterator[Sandbox]:
 def consulting() -> Iterator[Sandbox]:
     """The consulting IT & HR sandbox (small seed) with its template database."""
     with Sandbox("consulting", seed=0, size="small") as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="session")
+def travel() -> Iterator[Sandbox]:
+    """The travel sandbox (small seed) with its template database."""
+    with Sandbox("travel", seed=0, size="small") as sandbox:
         yield sandbox
