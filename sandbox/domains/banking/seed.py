@@ -112,6 +112,7 @@ class _Builder:
         self.ids = _Ids(self.rng, self.count * 3)
         self.rows: dict[str, list[dict[str, Any]]] = {table: [] for table in m.metadata.tables}
         self.checking: dict[str, str] = {}
+        self.by_account: dict[str, list[dict[str, Any]]] = {}
         self.savings: dict[str, str] = {}
 
     def add(self, table: str, **row: Any) -> dict[str, Any]:
@@ -121,7 +122,7 @@ class _Builder:
     def transaction(self, account_id: str, posted: dt.date, kind: str, amount: float, **extra: Any) -> dict[str, Any]:
         merchant = extra.pop("merchant", None)
         description = merchant[1] if merchant else extra.pop("description")
-        return self.add(
+        row = self.add(
             "transactions",
             transaction_id=self.ids.transaction(),
             account_id=account_id,
@@ -135,6 +136,8 @@ class _Builder:
             statement_date=statement_date(posted.isoformat()),
             status=extra.pop("status", "posted"),
         )
+        self.by_account.setdefault(account_id, []).append(row)
+        return row
 
     def fee(self, account_id: str, posted: dt.date, fee_type: str, amount: float | None = None) -> dict[str, Any]:
         description, price = _FEES[fee_type]
@@ -260,9 +263,8 @@ class _Builder:
     def duplicate(self, account_id: str) -> None:
         purchases = [
             t
-            for t in self.rows["transactions"]
-            if t["account_id"] == account_id
-            and t["kind"] == "purchase"
+            for t in self.by_account.get(account_id, [])
+            if t["kind"] == "purchase"
             and not _is_subscription(t)
             and _WINDOW_START <= day(t["posted_on"]) <= _END - dt.timedelta(days=2)
         ]
