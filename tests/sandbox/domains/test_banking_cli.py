@@ -28,6 +28,7 @@ def test_sandbox_list_shows_banking_with_its_task_types_and_tools() -> None:
     assert {"open_dispute", "block_card", "verify_date_of_birth"} <= set(banking["tools"])
 
 
+@pytest.mark.slow
 async def test_serve_answers_a_real_mcp_client_over_stdio(tmp_path: Path, banking: Sandbox) -> None:
     intent = banking.scenarios("lock_card", 1)[0].intent
     args = ["sandbox", "serve", "banking", "--transport", "stdio", "--size", "small", "--database", str(tmp_path / "b.db")]

@@ -19,12 +19,13 @@ def test_listing_domains_does_not_import_them() -> None:
         "print(available_domains())\n"
         "print(any(m.startswith('passhat.sandbox.domains.retail') for m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
-    assert out == ["['retail']", "False"]
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.splitlines()
+    # Other domains land beside retail: it and banking are listed, and listing imported none of them.
+    assert "'retail'" in out[0] and "'banking'" in out[0] and out[1] == "False"
 
 
 def test_unknown_domain_names_the_installed_ones() -> None:
-    with pytest.raises(DomainError, match=r"no sandbox domain named 'shop'; installed: retail"):
+    with pytest.raises(DomainError, match=r"no sandbox domain named 'shop'; installed: .*retail"):
         load_domain("shop")
 
 
