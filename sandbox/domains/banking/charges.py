@@ -123,7 +123,10 @@ def duplicate_candidates(connection: Connection) -> list[Intent]:
                 if len(twins) != 1 or not data.open_charge(charge) or not data.open_charge(twins[0]):
                     continue
                 original = twins[0]
-                if (original["posted_on"], original["transaction_id"]) > (charge["posted_on"], charge["transaction_id"]):
+                if (original["posted_on"], original["transaction_id"]) > (
+                    charge["posted_on"],
+                    charge["transaction_id"],
+                ):
                     continue
                 dates = [original["posted_on"], charge["posted_on"]]
                 same = [
@@ -175,7 +178,9 @@ def atm_candidates(connection: Connection) -> list[Intent]:
             for charge in data.by_account[account_id]:
                 if charge["kind"] != "atm_withdrawal" or not data.open_charge(charge):
                     continue
-                if data.unique(customer_id, charge) and _siblings(data, charge, lambda t: t["kind"] == "atm_withdrawal"):
+                if data.unique(customer_id, charge) and _siblings(
+                    data, charge, lambda t: t["kind"] == "atm_withdrawal"
+                ):
                     found.append(_intent(data, customer_id, charge, "atm_not_dispensed"))
     return found
 
@@ -193,7 +198,10 @@ def expired_candidates(connection: Connection) -> list[Intent]:
                     continue
                 if data.unique(customer_id, charge):
                     found.append(
-                        {**_intent(data, customer_id, charge, "refund_not_received"), "statement_date": charge["statement_date"]}
+                        {
+                            **_intent(data, customer_id, charge, "refund_not_received"),
+                            "statement_date": charge["statement_date"],
+                        }
                     )
     return found
 
@@ -239,7 +247,9 @@ def dispute_check(intent: Mapping[str, Any]) -> Check:
     steps = [inserted("disputes", row)]
     if intent["chargeback"]:
         steps.append(
-            inserted("chargebacks", {"merchant_id": intent["merchant_id"], "network": intent["network"], "amount": amount})
+            inserted(
+                "chargebacks", {"merchant_id": intent["merchant_id"], "network": intent["network"], "amount": amount}
+            )
         )
     if intent["credit"]:
         steps += [
@@ -256,9 +266,9 @@ def expired_check(intent: Mapping[str, Any]) -> Check:
 _SIBLING_TESTS: Mapping[str, Callable[[Row, Mapping[str, Any]], bool]] = {
     "duplicate": lambda t, facts: t["kind"] == "purchase",
     "refund_not_received": lambda t, facts: t["kind"] == "purchase" and not t.get("recurring"),
-    "cancelled_subscription": lambda t, facts: bool(t.get("recurring"))
-    and t["kind"] == "purchase"
-    and str(t["posted_on"]) > str(facts.get("cancelled_on")),
+    "cancelled_subscription": lambda t, facts: (
+        bool(t.get("recurring")) and t["kind"] == "purchase" and str(t["posted_on"]) > str(facts.get("cancelled_on"))
+    ),
     "atm_not_dispensed": lambda t, facts: t["kind"] == "atm_withdrawal",
 }
 
@@ -364,12 +374,15 @@ async def dispute_status(run: ReferenceRun) -> None:
         missing="I'm sorry, I could not open your disputes right now.",
     )
     for row in found.data["disputes"]:
-        if str(row["description"]).lower() == str(run.facts.get("charge", "")).lower() and abs(
-            float(row["amount"]) - float(run.facts.get("amount", 0))
-        ) < 0.005:
-            credit = f" A provisional credit of {money(row['provisional_credit'])} is on your account." if row[
-                "provisional_credit"
-            ] else ""
+        if (
+            str(row["description"]).lower() == str(run.facts.get("charge", "")).lower()
+            and abs(float(row["amount"]) - float(run.facts.get("amount", 0))) < 0.005
+        ):
+            credit = (
+                f" A provisional credit of {money(row['provisional_credit'])} is on your account."
+                if row["provisional_credit"]
+                else ""
+            )
             await run.finish(
                 f"Your dispute {row['dispute_id']} about {money(row['amount'])} from {row['description']} is "
                 f"{STATUS_WORDS[row['status']]}; the decision is due by {row['decision_due']}.{credit}"

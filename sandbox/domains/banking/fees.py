@@ -160,7 +160,7 @@ def second_check(intent: Mapping[str, Any]) -> Check:
 
 async def waive(run: ReferenceRun) -> None:
     """Waive the fee the customer names, once per 12 months; cover an overdraft from savings first."""
-    customer_id, profile = await verified_profile(run)
+    _, profile = await verified_profile(run)
     await run.ask("Which fee is it: the description, the amount and the date?", "charge", "amount", "date")
     fee, rows = await find_charge(run, profile)
     account_id = str(fee["account_id"])
@@ -178,7 +178,11 @@ async def waive(run: ReferenceRun) -> None:
         )
     if account["kind"] != "credit_card" and account["balance"] < 0:
         await _cover_overdraft(run, profile, account)
-    others = [t for t in rows if t["kind"] == "fee" and t["status"] == "posted" and t["transaction_id"] != fee["transaction_id"]]
+    others = [
+        t
+        for t in rows
+        if t["kind"] == "fee" and t["status"] == "posted" and t["transaction_id"] != fee["transaction_id"]
+    ]
     amount = float(fee["amount"])
     result = await perform_write(
         run,

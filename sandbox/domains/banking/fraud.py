@@ -45,7 +45,9 @@ def candidates(connection: Connection) -> list[Intent]:
                     continue
                 if not data.open_charge(charge) or not data.unique(customer_id, charge):
                     continue
-                others = [t for t in rows if t is not charge and t["card_id"] == card["card_id"] and data.open_charge(t)]
+                others = [
+                    t for t in rows if t is not charge and t["card_id"] == card["card_id"] and data.open_charge(t)
+                ]
                 if not any(t["kind"] == "purchase" for t in others):
                     continue
                 credit = credit_amount_allowed("unauthorized", charge["amount"])
@@ -161,6 +163,6 @@ async def unauthorized_charge(run: ReferenceRun) -> None:
         broken={"card_id": card_id, "reason": "compromised"},
     )
     await run.finish(
-        f"Done: the card is blocked, dispute {dispute_id} is open (decision by {opened.data['decision_due']}).{credited} "
-        "A replacement card arrives in about 7 days."
+        f"Done: the card is blocked, dispute {dispute_id} is open (decision by {opened.data['decision_due']})."
+        f"{credited} A replacement card arrives in about 7 days."
     )

@@ -6,7 +6,7 @@ Dates are ISO strings; 'today' is `models.TODAY`, so every trial reproduces.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from passhat.sandbox.domains.banking import models as m
@@ -61,7 +61,7 @@ def within_dispute_window(transaction: Mapping[str, Any]) -> bool:
     return days_since(str(transaction["statement_date"])) <= m.DISPUTE_WINDOW_DAYS
 
 
-def recent_waiver(waivers: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def recent_waiver(waivers: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The customer's fee waiver within the last 12 months, if any (one per 12 months is allowed)."""
     recent = [w for w in waivers if 0 <= days_since(str(w["waived_on"])) < m.WAIVER_PERIOD_DAYS]
     return max(recent, key=lambda w: str(w["waived_on"])) if recent else None

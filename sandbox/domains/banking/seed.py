@@ -141,9 +141,7 @@ class _Builder:
 
     def fee(self, account_id: str, posted: dt.date, fee_type: str, amount: float | None = None) -> dict[str, Any]:
         description, price = _FEES[fee_type]
-        return self.transaction(
-            account_id, posted, "fee", amount or price, description=description, fee_type=fee_type
-        )
+        return self.transaction(account_id, posted, "fee", amount or price, description=description, fee_type=fee_type)
 
     def customer(self, index: int) -> None:
         rng = self.rng
@@ -190,7 +188,9 @@ class _Builder:
             savings = self.account(customer_id, "savings", "High-Yield Savings", rng.uniform(800, 20000))
             self.savings[customer_id] = savings["account_id"]
             for month in _months():
-                self.transaction(savings["account_id"], month + dt.timedelta(days=27), "deposit", 4.1, description="Interest")
+                self.transaction(
+                    savings["account_id"], month + dt.timedelta(days=27), "deposit", 4.1, description="Interest"
+                )
             if overdrawn:
                 checking["balance"] = -round(rng.uniform(15, 260), 2)
                 self.fee(checking["account_id"], _dates(rng, dt.date(2026, 5, 5), _END, 1)[0], "overdraft")
@@ -252,7 +252,9 @@ class _Builder:
                 self.transaction(account_id, posted, "purchase", price, merchant=merchant, card_id=card["card_id"])
 
     def atm(self, account_id: str, card: dict[str, Any]) -> None:
-        dates = _dates(self.rng, _START, _WINDOW_START, 1) + _dates(self.rng, _WINDOW_START, _END, self.rng.randint(2, 4))
+        dates = _dates(self.rng, _START, _WINDOW_START, 1) + _dates(
+            self.rng, _WINDOW_START, _END, self.rng.randint(2, 4)
+        )
         for posted in dates:
             merchant = self.rng.choice(_ATMS)
             amount = float(self.rng.choice((20, 40, 60, 80, 100, 120, 200, 300)))
@@ -273,7 +275,9 @@ class _Builder:
         original = self.rng.choice(purchases)
         posted = day(original["posted_on"]) + dt.timedelta(days=self.rng.randint(1, 2))
         merchant = next(row for row in MERCHANTS if row[0] == original["merchant_id"])
-        self.transaction(account_id, posted, "purchase", original["amount"], merchant=merchant, card_id=original["card_id"])
+        self.transaction(
+            account_id, posted, "purchase", original["amount"], merchant=merchant, card_id=original["card_id"]
+        )
 
     def joint_holders(self) -> None:
         customers = [row["customer_id"] for row in self.rows["customers"]]

@@ -3,7 +3,11 @@ generators, customer scripts, checks and, beside them, the reference plans)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import Any
+
+from sqlalchemy import Connection
 
 from passhat.sandbox.domain import FAILURE_MODES, TaskType
 from passhat.sandbox.domains.banking import card_services, charges, fees, fraud, privacy
@@ -16,12 +20,14 @@ _DISPUTE_TABLES = frozenset({"disputes", "chargebacks", "provisional_credits", "
 _WAIVER_TABLES = frozenset({"transactions", "fee_waivers", "accounts"})
 
 
-def _dispute(name: str, reason: str, description: str, candidates: object) -> TaskType:
+def _dispute(
+    name: str, reason: str, description: str, candidates: Callable[[Connection], list[dict[str, Any]]]
+) -> TaskType:
     return TaskType(
         name=name,
         kind="write",
         description=description,
-        candidates=candidates,  # type: ignore[arg-type]
+        candidates=candidates,
         script=charges.dispute_script,
         check=charges.dispute_check,
         reference=partial(charges.dispute, reason=reason),

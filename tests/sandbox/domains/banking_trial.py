@@ -40,7 +40,9 @@ async def must(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
 
 async def verify(client: Client, intent: Any) -> None:
     """Both identity factors, as the scenario's caller."""
-    found = await must(client, "find_customer_by_card", last_name=intent["last_name"], card_last_four=intent["card_last_four"])
+    found = await must(
+        client, "find_customer_by_card", last_name=intent["last_name"], card_last_four=intent["card_last_four"]
+    )
     await must(client, "verify_date_of_birth", customer_id=found["customer_id"], date_of_birth=intent["date_of_birth"])
 
 

@@ -31,8 +31,20 @@ def test_sandbox_list_shows_banking_with_its_task_types_and_tools() -> None:
 @pytest.mark.slow
 async def test_serve_answers_a_real_mcp_client_over_stdio(tmp_path: Path, banking: Sandbox) -> None:
     intent = banking.scenarios("lock_card", 1)[0].intent
-    args = ["sandbox", "serve", "banking", "--transport", "stdio", "--size", "small", "--database", str(tmp_path / "b.db")]
-    async with Client(StdioServerParameters(command=PASSHAT, args=args, env={**os.environ}), read_timeout_seconds=60) as client:
+    args = [
+        "sandbox",
+        "serve",
+        "banking",
+        "--transport",
+        "stdio",
+        "--size",
+        "small",
+        "--database",
+        str(tmp_path / "b.db"),
+    ]
+    async with Client(
+        StdioServerParameters(command=PASSHAT, args=args, env={**os.environ}), read_timeout_seconds=60
+    ) as client:
         assert len((await client.list_tools()).tools) == 14
         unverified = await client.call_tool("get_customer", {"customer_id": intent["customer_id"]})
         assert unverified.is_error and "caller_not_verified" in unverified.content[0].text  # type: ignore[union-attr]
@@ -96,7 +108,9 @@ def _verification(intent: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _replay_claude(task_type: str, agent_turns: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def _replay_claude(
+    task_type: str, agent_turns: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Any]:
     with messages_api(agent_turns, []) as api:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
@@ -126,7 +140,9 @@ def test_replay_runs_claude_on_a_card_lock(banking: Sandbox, monkeypatch: pytest
     assert row["input_tokens"] == 100 * len(turns)
 
 
-def test_replay_grades_claude_revealing_a_joint_holders_phone(banking: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replay_grades_claude_revealing_a_joint_holders_phone(
+    banking: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     intent = banking.scenarios("joint_holder_details", 1)[0].intent
     turns = [
         *_verification(intent),
@@ -146,7 +162,9 @@ def test_replay_passes_claude_giving_a_dispute_status(banking: Sandbox, monkeypa
     turns = [
         *_verification(intent),
         tool_turn("toolu_04", "list_disputes", {"customer_id": intent["customer_id"]}),
-        text_turn(f"Your dispute about {intent['charge']} is {status}; the decision is due by {intent['decision_due']}."),
+        text_turn(
+            f"Your dispute about {intent['charge']} is {status}; the decision is due by {intent['decision_due']}."
+        ),
     ]
     payload = _replay_claude("dispute_status_inquiry", turns, monkeypatch)
     (row,) = payload["task_types"]

@@ -53,7 +53,9 @@ class Accounts(BankSystem):
         return {"account_id": account_id, "transactions": [dict(row) for row in rows]}
 
     @tool("write")
-    async def transfer_between_accounts(self, from_account_id: str, to_account_id: str, amount: float) -> dict[str, Any]:
+    async def transfer_between_accounts(
+        self, from_account_id: str, to_account_id: str, amount: float
+    ) -> dict[str, Any]:
         """Move money between two of the caller's own checking or savings accounts (not credit cards)."""
         source, target = self._account(from_account_id), self._account(to_account_id)
         if from_account_id == to_account_id:
@@ -107,7 +109,9 @@ class Accounts(BankSystem):
             update(m.transactions).where(m.transactions.c.transaction_id == transaction_id).values(status="waived")
         )
         balance = balance_after_credit(account, fee["amount"])
-        self.db.execute(update(m.accounts).where(m.accounts.c.account_id == account["account_id"]).values(balance=balance))
+        self.db.execute(
+            update(m.accounts).where(m.accounts.c.account_id == account["account_id"]).values(balance=balance)
+        )
         self.db.execute(
             insert(m.fee_waivers).values(
                 customer_id=caller,

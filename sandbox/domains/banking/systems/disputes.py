@@ -84,7 +84,8 @@ class Disputes(BankSystem):
             "cancelled_on": cancelled_on or None,
             "notes": "",
         }
-        dispute_id = self.db.execute(insert(m.disputes).values(**values)).inserted_primary_key[0]
+        inserted = self.db.execute(insert(m.disputes).values(**values)).inserted_primary_key
+        dispute_id = int(inserted[0]) if inserted is not None else 0
         if charge["kind"] in CHARGEBACK_KINDS:
             network = self.db.execute(select(m.cards.c.network).where(m.cards.c.card_id == charge["card_id"])).scalar()
             self.db.execute(
@@ -124,7 +125,9 @@ class Disputes(BankSystem):
             raise ToolError("already_credited", f"dispute {dispute_id} already has a provisional credit")
         account = self._account(dispute["account_id"])
         balance = balance_after_credit(account, dispute["amount"])
-        self.db.execute(update(m.accounts).where(m.accounts.c.account_id == account["account_id"]).values(balance=balance))
+        self.db.execute(
+            update(m.accounts).where(m.accounts.c.account_id == account["account_id"]).values(balance=balance)
+        )
         self.db.execute(
             insert(m.provisional_credits).values(
                 dispute_id=dispute_id,
@@ -154,7 +157,7 @@ class Disputes(BankSystem):
                     m.transactions.c.merchant_id == charge["merchant_id"],
                 )
             ).mappings()
-            twins = [dict(t) for t in others if is_twin(charge, t)]
+            twins = [t for t in map(dict, others) if is_twin(charge, t)]
             if not twins:
                 raise ToolError("not_disputable", "no identical charge by the same merchant within 3 days")
         if reason == "cancelled_subscription":
