@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from passhat.sandbox.domain import FAILURE_MODES, TaskType
-from passhat.sandbox.domains.banking import card_services, charges, fees, fraud, privacy
+from passhat.sandbox.domains.banking import card_services, charges, fees, fraud, inquiries, privacy
 
 ALL_MODES = frozenset(FAILURE_MODES)
 CONVERSATIONAL_MODES = frozenset({"empty_lookup", "unresolved"})
@@ -134,10 +134,10 @@ TASK_TYPES: dict[str, TaskType] = {
             name="dispute_status_inquiry",
             kind="read_only",
             description="Read-only: a dispute's status and decision date; nothing may change.",
-            candidates=charges.status_candidates,
-            script=charges.status_script,
-            check=charges.status_check,
-            reference=charges.dispute_status,
+            candidates=inquiries.status_candidates,
+            script=inquiries.status_script,
+            check=inquiries.status_check,
+            reference=inquiries.dispute_status,
             failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
