@@ -226,14 +226,14 @@ def test_config_check_finds_the_file_from_the_environment_or_the_current_folder(
 
 def test_config_check_rejects_a_domain_that_is_not_installed(tmp_path: pathlib.Path) -> None:
     config = tmp_path / "passhat.toml"
-    config.write_text('domains = ["retail", "banking"]\n', encoding="utf-8")
+    config.write_text('domains = ["retail", "astrology"]\n', encoding="utf-8")
 
     text = runner.invoke(app, ["config", "check", str(config)])
     as_json = runner.invoke(app, ["config", "check", str(config), "--json"])
 
     from passhat.sandbox import available_domains
 
-    expected = f"domains[1]: no sandbox domain named 'banking'; installed: {', '.join(available_domains())}"
+    expected = f"domains[1]: no sandbox domain named 'astrology'; installed: {', '.join(available_domains())}"
     assert text.exit_code == 2 and expected in " ".join(text.stderr.split())
     assert as_json.exit_code == 2 and json.loads(as_json.stdout)["problems"] == [expected]
 

@@ -1,0 +1,104 @@
+"""The banking domain holds the whole domain contract (benchmark grade) and the issue's content brief."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from passhat.sandbox import Sandbox, available_domains, load_domain
+from passhat.sandbox.domains.banking import models
+from passhat.sandbox.testing import PROPERTIES, check_domain
+
+TASK_TYPES = {
+    "unauthorized_charge",
+    "duplicate_charge",
+    "refund_not_received",
+    "cancelled_subscription_charged",
+    "atm_cash_not_dispensed",
+    "fee_reversal",
+    "overdraft_fee_dispute",
+    "lock_card",
+    "replace_damaged_card",
+    "travel_notice",
+    "dispute_status_inquiry",
+    "dispute_window_expired",
+    "second_fee_waiver",
+    "joint_holder_details",
+}
+TABLES = {
+    "customers",
+    "accounts",
+    "account_holders",
+    "cards",
+    "merchants",
+    "transactions",
+    "disputes",
+    "provisional_credits",
+    "chargebacks",
+    "fee_waivers",
+    "card_replacements",
+    "travel_notices",
+    "fraud_flags",
+}
+
+
+@pytest.mark.slow
+def test_banking_holds_every_contract_property() -> None:
+    results = check_domain("banking")
+    assert {result.name for result in results} == set(PROPERTIES)
+    assert all(result.held for result in results)
+
+
+def test_banking_is_installed_with_the_issue_task_types_and_tables() -> None:
+    assert "banking" in available_domains()
+    domain = load_domain("banking")
+    assert set(domain.task_types) == TASK_TYPES
+    assert set(models.metadata.tables) == TABLES
+    kinds = {task.name: task.kind for task in domain.task_types.values()}
+    assert kinds["unauthorized_charge"] == kinds["overdraft_fee_dispute"] == "chain"
+    assert kinds["dispute_status_inquiry"] == "read_only"
+    assert kinds["dispute_window_expired"] == kinds["second_fee_waiver"] == "refuse"
+    assert kinds["joint_holder_details"] == "confidentiality"
+
+
+def test_identity_is_two_factors_and_the_policy_says_so() -> None:
+    domain = load_domain("banking")
+    assert domain.identity is not None and domain.identity.kind == "two_factors"
+    assert [factor.tool for factor in domain.identity.factors] == ["find_customer_by_card", "verify_date_of_birth"]
+    policy = domain.policy
+    for rule in ("two factors", "60 days of the statement", "only the\n  duplicate", "12 months", "500.00"):
+        assert rule in policy, rule
+
+
+def test_every_task_type_has_twenty_distinct_scenarios(banking: Sandbox) -> None:
+    for name in banking.domain.task_types:
+        scenarios = banking.scenarios(name, 20)
+        assert len(scenarios) == 20, name
+        assert len({repr(sorted(s.intent.items())) for s in scenarios}) == 20, name
+
+
+def test_the_seed_is_deterministic(banking: Sandbox) -> None:
+    with Sandbox("banking", seed=0, size="small") as again, Sandbox("banking", seed=1, size="small") as other:
+        assert again.initial == banking.initial
+        assert other.initial != banking.initial
+        assert [s.intent for s in again.scenarios("duplicate_charge", 5, seed=2)] == [
+            s.intent for s in banking.scenarios("duplicate_charge", 5, seed=2)
+        ]
+
+
+@pytest.mark.slow
+def test_the_default_size_has_five_times_the_customers_and_the_same_task_types(banking: Sandbox) -> None:
+    def customers(sandbox: Sandbox) -> int:
+        with sandbox.template.connect() as connection:
+            return int(connection.execute(select(func.count()).select_from(models.customers)).scalar() or 0)
+
+    with Sandbox("banking", seed=0, size="default") as large:
+        assert (customers(banking), customers(large)) == (120, 600)
+        for name in large.domain.task_types:
+            assert len(large.scenarios(name, 20)) == 20, name
+
+
+def test_the_fraud_chain_credits_only_within_the_limit(banking: Sandbox) -> None:
+    intents = [s.intent for s in banking.scenarios("unauthorized_charge", 300)]
+    assert {i["credit"] for i in intents} == {True, False}
+    assert all(i["credit"] == (i["amount"] <= models.PROVISIONAL_CREDIT_LIMIT) for i in intents)
