@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from passhat.collector.ingest._metrics import CollectorMetrics
