@@ -3,8 +3,10 @@ it (`GET /api/traces/{trace_id}`, `GET /api/tickets/{ticket_id}/trace`); and the
 call traced twice counted once.
 
 Linking: by tool-call id first (passhat's, GenAI output messages, OpenInference, OpenLLMetry); a tool span
-without an id (an OpenLLMetry `@tool`) is linked by its tool name, in order, to the calls asked for by the LLM
-spans under the same parent before it: the first `lookup` tool span to the first `lookup` call asked for.
+without an id (an OpenLLMetry `@tool`, the OpenAI Agents SDK or LangGraph through OpenInference) is linked by
+its tool name, in order, to the calls asked for by LLM spans that started before it: those under the same
+parent first, then any in the trace (LangGraph runs the model and the tools in sibling nodes). The first
+`lookup` tool span goes to the first `lookup` call asked for, the second to the second.
 
 An LLM call traced twice (passhat's `instrument_anthropic()` and the client's own or another instrumentor's
 tracing) is one model-call span inside another. Both spans are stored as they came (the inner one usually
@@ -210,8 +212,10 @@ def trace_tree(trace_id: str, spans: Sequence[NormalizedSpan]) -> TraceOut:
             parent.children.append(nodes[span.span_id])
             children.setdefault(span.parent_span_id, []).append(span)
     answered = {s.tool_call.call_id for s in ordered if s.tool_call is not None and s.tool_call.call_id}
+    taken: set[tuple[str, int]] = set()  # (LLM span id, index of its request) already answered by name
     for siblings in children.values():
-        _link_by_name(siblings, nodes, dupes, answered)
+        _link_by_name(siblings, nodes, dupes, answered, taken)
+    _link_by_name(ordered, nodes, dupes, answered, taken)  # then across the trace (LangGraph: other nodes)
     ticket = next((n.ticket for n in nodes.values() if n.ticket is not None), None)
     return TraceOut(
         trace_id=trace_id,
@@ -223,26 +227,32 @@ def trace_tree(trace_id: str, spans: Sequence[NormalizedSpan]) -> TraceOut:
 
 
 def _link_by_name(
-    siblings: list[NormalizedSpan], nodes: dict[str, TraceNode], dupes: Mapping[str, str], answered: set[str]
+    spans: list[NormalizedSpan],
+    nodes: dict[str, TraceNode],
+    dupes: Mapping[str, str],
+    answered: set[str],
+    taken: set[tuple[str, int]],
 ) -> None:
-    """Tool spans still unlinked, matched in order by tool name to the calls their earlier LLM siblings asked for
-    (calls already answered by a tool span with their id are skipped)."""
-    pending: list[tuple[str, str]] = []  # (tool name, LLM span id), in the order asked
-    for span in siblings:  # by start time
+    """Tool spans still unlinked, matched in order by tool name to the calls asked for by LLM spans that started
+    before them among `spans` (by start time); a call already answered (by a tool span with its id, or by name
+    in an earlier pass) is skipped."""
+    pending: list[tuple[str, str, int]] = []  # (tool name, LLM span id, index of the request), in order asked
+    for span in spans:
         if span.operation in _MODEL_CALLS and span.span_id not in dupes:
-            pending.extend(
-                (name, span.span_id)
-                for call_id, name in requested_tools(span.attributes)
-                if name is not None and (call_id is None or call_id not in answered)
-            )
+            for index, (call_id, name) in enumerate(requested_tools(span.attributes)):
+                fresh = call_id is None or call_id not in answered
+                if name is not None and fresh and (span.span_id, index) not in taken:
+                    pending.append((name, span.span_id, index))
             continue
         node = nodes[span.span_id]
         call = span.tool_call
         if call is None or node.requested_by is not None:
             continue
-        match = next((i for i, (name, _) in enumerate(pending) if name == call.tool_name), None)
+        match = next((i for i, (name, _, _) in enumerate(pending) if name == call.tool_name), None)
         if match is not None:
-            node.requested_by = pending.pop(match)[1]
+            _, asker, index = pending.pop(match)
+            node.requested_by = asker
+            taken.add((asker, index))
 
 
 def _in_a_loop(span_id: str, parents: dict[str, str | None]) -> bool:
