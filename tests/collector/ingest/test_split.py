@@ -10,7 +10,6 @@ import threading
 import time
 
 import httpx
-
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 
@@ -140,9 +139,12 @@ def test_a_large_json_body_with_one_malformed_span_is_refused_whole(sql_store: S
     spans[-1]["startTimeUnixNano"] = "soon"  # the last span: past every part but the last
     body = json.dumps(document).encode()
     assert len(body) > 2 * 1024 * 1024
-    with running_collector(sql_store, CollectorSettings(max_commit_spans=500)) as running:
-        with httpx.Client(base_url=running.url, headers={"authorization": f"Bearer {key}"}, timeout=120) as c:
-            answer = c.post("/v1/traces", content=body, headers={"content-type": "application/json"})
+    auth = {"authorization": f"Bearer {key}"}
+    with (
+        running_collector(sql_store, CollectorSettings(max_commit_spans=500)) as running,
+        httpx.Client(base_url=running.url, headers=auth, timeout=120) as c,
+    ):
+        answer = c.post("/v1/traces", content=body, headers={"content-type": "application/json"})
     assert answer.status_code == 400
     assert "startTimeUnixNano" in answer.json()["message"]
     assert sql_store.count_spans("shop") == 0
