@@ -12,7 +12,24 @@ from passhat.collector.replay._adapters import (
     row_images,
 )
 from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
-from passhat.collector.replay._official import (
+from passhat.collector.replay._pool import SandboxPool
+from passhat.collector.replay._run import (
+    AgentSpec,
+    ExecutorError,
+    NothingToReplayError,
+    ProgressCallback,
+    ReplayOutcome,
+    ReplaySettings,
+    find_resumable,
+    find_reusable,
+    production_tickets,
+    replay_period,
+    runs_for_period,
+    trial_row,
+)
+from passhat.collector.replay._sampling import StratumSample, sample_tickets
+from passhat.collector.store import (
+    NotReplayable,
     RunListing,
     RunRole,
     choose_official,
@@ -26,26 +43,11 @@ from passhat.collector.replay._official import (
     promoted_at,
     role_of,
 )
-from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._run import (
-    AgentSpec,
-    NothingToReplayError,
-    ProgressCallback,
-    ReplayOutcome,
-    ReplaySettings,
-    find_resumable,
-    find_reusable,
-    production_tickets,
-    replay_period,
-    runs_for_period,
-    trial_row,
-)
-from passhat.collector.replay._sampling import StratumSample, sample_tickets
-from passhat.collector.store import NotReplayable
 
 __all__ = [
     "AgentSpec",
     "DomainAdapter",
+    "ExecutorError",
     "NotReplayable",
     "NotReplayableError",
     "NothingToReplayError",
