@@ -139,10 +139,13 @@ def mapped_collector(sql_store: Store) -> Iterator[Collector]:
 
 
 def test_openai_agents_sdk_run_is_one_ticket_mapped_to_its_task_type(mapped_collector: Collector) -> None:
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_trace_processors
     from openai import AsyncOpenAI
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
+    # The SDK's own processor exports to OpenAI's tracing service when OPENAI_API_KEY is set: only OpenInference's
+    # processor (OpenTelemetry spans, to passhat) is kept.
+    set_trace_processors([])
     sdk = passhat.configure(endpoint=mapped_collector.url, api_key=mapped_collector.shop_key, make_global=False)
     instrumentor = OpenAIAgentsInstrumentor()
     instrumentor.instrument(tracer_provider=sdk.tracer_provider)
@@ -244,7 +247,7 @@ def test_openllmetry_chat_calls_inside_a_passhat_ticket_link_the_tool_they_asked
             """Look up an order by its id."""
             return f"order {order_id} has shipped"
 
-        tools = [
+        tools: list[Any] = [
             {
                 "type": "function",
                 "function": {
@@ -255,13 +258,13 @@ def test_openllmetry_chat_calls_inside_a_passhat_ticket_link_the_tool_they_asked
             }
         ]
         with chat_completions_server({"order_id": "O-7"}) as (url, _), sdk.ticket("T-OLL-1", task_type="orders"):
-            client = OpenAI(base_url=url, api_key="x")
+            llm = OpenAI(base_url=url, api_key="x")
             messages: list[Any] = [{"role": "user", "content": "Where is O-7?"}]
-            first = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
+            first = llm.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
             [requested] = first.choices[0].message.tool_calls or []
             messages.append(first.choices[0].message.model_dump(exclude_none=True))
             messages.append({"role": "tool", "tool_call_id": requested.id, "content": lookup_order(order_id="O-7")})
-            final = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
+            final = llm.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
         assert final.choices[0].message.content == "Your order has shipped."
         _flushed(sdk)
     finally:
@@ -286,9 +289,9 @@ def test_openllmetry_llm_only_app_in_root_ticket_mode_is_one_ticket_per_call(sql
         instrumentor.instrument(tracer_provider=sdk.tracer_provider)
         try:
             with chat_completions_server({}) as (url, _):
-                client = OpenAI(base_url=url, api_key="x")
+                llm = OpenAI(base_url=url, api_key="x")
                 for question in ("Hello?", "Anyone there?"):
-                    client.chat.completions.create(
+                    llm.chat.completions.create(
                         model="gpt-4o-mini", messages=[{"role": "user", "content": question}]
                     )
             _flushed(sdk)
