@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 _IDENT = r"^[a-z][a-z0-9_]*$"
 _RULE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_SERVICE = re.compile(r"^https?://[^\s/]+(/\S*)?$")
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 Severity = Literal["info", "warning", "critical"]
@@ -45,15 +46,19 @@ class AgentConfig(_Table):
 
     factory: str = "reference"
     model: str | None = None
+    base_url: str | None = None
     version: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("factory")
     @classmethod
     def _factory(cls, value: str) -> str:
-        if value in ("reference", "anthropic") or _FACTORY.match(value):
+        if value in ("reference", "anthropic", "openai") or _FACTORY.match(value) or _SERVICE.match(value):
             return value
-        raise ValueError(f"must be 'reference', 'anthropic' or 'module:function', got {value!r}")
+        raise ValueError(
+            f"must be 'reference', 'anthropic', 'openai', an agent service's 'http(s)://host:port/path' or "
+            f"'module:function', got {value!r}"
+        )
 
 
 class StoreConfig(_Table):

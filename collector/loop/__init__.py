@@ -18,6 +18,7 @@ from passhat.collector.loop._cycle import (
     write_period_report,
 )
 from passhat.collector.loop._scheduler import Scheduler, period_due
+from passhat.collector.loop._sessions import SessionService, sessions_app, verdict_of
 from passhat.collector.loop._setup import ReplayTargets, agent_spec, alert_setup, domains_of, replay_targets
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "PeriodResult",
     "ReplayTargets",
     "Scheduler",
+    "SessionService",
     "agent_spec",
     "alert_setup",
     "alerts_fired",
@@ -41,6 +43,8 @@ __all__ = [
     "report_folder",
     "report_input_for",
     "run_period",
+    "sessions_app",
     "traffic_weights",
+    "verdict_of",
     "write_period_report",
 ]
