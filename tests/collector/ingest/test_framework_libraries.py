@@ -291,9 +291,7 @@ def test_openllmetry_llm_only_app_in_root_ticket_mode_is_one_ticket_per_call(sql
             with chat_completions_server({}) as (url, _):
                 llm = OpenAI(base_url=url, api_key="x")
                 for question in ("Hello?", "Anyone there?"):
-                    llm.chat.completions.create(
-                        model="gpt-4o-mini", messages=[{"role": "user", "content": question}]
-                    )
+                    llm.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": question}])
             _flushed(sdk)
         finally:
             instrumentor.uninstrument()
