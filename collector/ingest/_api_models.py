@@ -134,6 +134,18 @@ class SpanOut(BaseModel):
         )
 
 
+class UsageOut(BaseModel):
+    """Model calls and their tokens, each call once: a duplicate span (`duplicate_of`) adds nothing. A token
+    figure sums the calls that report it (`None` when none does)."""
+
+    model_calls: int
+    duplicate_spans: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_input_tokens: int | None
+    cache_creation_input_tokens: int | None
+
+
 class TicketDetailOut(BaseModel):
     ticket_id: str
     attempts: list[TicketOut]
@@ -141,6 +153,7 @@ class TicketDetailOut(BaseModel):
     tool_calls: list[ToolCallOut]
     state_writes: list[StateWriteOut]
     state_reads: list[StateWriteOut]
+    usage: UsageOut | None = None  # of all its attempts' spans, each LLM call once
 
     @classmethod
     def of(cls, detail: TicketDetail) -> TicketDetailOut:

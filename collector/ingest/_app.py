@@ -28,22 +28,28 @@ from passhat.collector.ingest._writer import Decoder, GroupCommitWriter, Prepare
 from passhat.collector.store import Store, open_store
 
 SPLIT_BYTES = 2 * 1024 * 1024
-"""Protobuf bodies above this size (decompressed) are decoded and committed in parts of `max_commit_spans`."""
+"""Bodies above this size (decompressed) are decoded and committed in parts of `max_commit_spans` spans."""
 
 
 def _preparer(settings: CollectorSettings) -> Preparer:
-    """The ingest thread's first step: the body decompressed (within `max_body_bytes`), a large protobuf one in
-    parts, so its decoded spans never all sit in memory at once (see _split.py)."""
+    """The ingest thread's first step: the body decompressed (within `max_body_bytes`), a large one in parts,
+    so its decoded spans never all sit in memory at once (see _split.py).
 
-    def prepare(raw: bytes, encoding: str | None, media: str) -> list[bytes]:
+    A large JSON body is parsed and validated whole (a malformed one is refused with the same 400 as a small
+    one, and nothing of it is stored), then re-encoded as protobuf and split like a protobuf body: the JSON
+    document and the protobuf message are freed before any span is decoded, and the parts are decoded by the
+    compiled decoder, in turn with other requests."""
+
+    def prepare(raw: bytes, encoding: str | None, media: str) -> tuple[list[bytes], str]:
         body = decompress(raw, encoding, limit=settings.max_body_bytes)
         if not body:
             raise OtlpError(400, "the body is empty: send an ExportTraceServiceRequest")
-        if media == PROTOBUF and len(body) > SPLIT_BYTES:
-            parts = split_request(body, settings.max_commit_spans)
-            if parts is not None:
-                return parts
-        return [body]
+        if len(body) <= SPLIT_BYTES:
+            return [body], media
+        if media != PROTOBUF:
+            body, media = parse_request(body, media).SerializeToString(), PROTOBUF
+        parts = split_request(body, settings.max_commit_spans)
+        return (parts if parts is not None else [body]), media
 
     return prepare
 

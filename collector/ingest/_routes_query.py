@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from passhat.collector.ingest._api_models import TicketDetailOut, TicketList, TicketOut, TrafficList, TrafficOut
 from passhat.collector.ingest._auth import Project, bearer
 from passhat.collector.ingest._state import AppState, CurrentState
-from passhat.collector.ingest._trace_tree import TraceOut, trace_tree
+from passhat.collector.ingest._trace_tree import TraceOut, trace_tree, usage_of
 from passhat.collector.store import Source, StoreError
 
 _T = TypeVar("_T")
@@ -112,7 +112,9 @@ def _ticket(state: AppState, project: str, ticket_id: str, source: Source | None
     detail = _query(lambda: state.store.get_ticket(project, ticket_id, source=source))
     if detail is None:
         raise HTTPException(404, f"no ticket {ticket_id!r} in this project")
-    return TicketDetailOut.of(detail)
+    out = TicketDetailOut.of(detail)
+    out.usage = usage_of(detail.spans)
+    return out
 
 
 @router.get(

@@ -35,9 +35,10 @@ log = logging.getLogger("passhat.collector.ingest")
 
 Decoder = Callable[[bytes, "str | None", str], DecodedTraces]
 """(body, Content-Encoding, media type) -> the request's spans; raises OtlpError for a refused request."""
-Preparer = Callable[[bytes, "str | None", str], list[bytes]]
+Preparer = Callable[[bytes, "str | None", str], tuple[list[bytes], str]]
 """(body, Content-Encoding, media type) -> the body decompressed, in one part or (a large one) several, each a
-request of its own; raises OtlpError for a refused request."""
+request of its own, and their media type (a large JSON body's parts are protobuf); raises OtlpError for a
+refused request."""
 
 
 @dataclass(slots=True)
@@ -84,7 +85,12 @@ class _Whole:
             # de-duplicated then.
             whole = Ingested(DecodedTraces(rejected=self.rejected), WriteResult(self.accepted, self.duplicates))
             _answer(self.job, self.failure or whole)
-            _return_memory()
+
+
+_LARGE_BYTES = 1024 * 1024
+"""A request body (as received or decompressed) above this size is large: the heap is trimmed after it."""
+_IDLE_TRIM_S = 0.5
+"""How long the ingest thread waits for no request, after a large one, before it trims the heap."""
 
 
 class QueueFullError(Exception):
@@ -113,6 +119,7 @@ class GroupCommitWriter:
         self._jobs: deque[_Job] = deque()
         self._parts: deque[_Job] = deque()  # parts of large requests, decoded in turn with whole ones
         self._part_turn = False
+        self._trim_due = False  # a large request was taken since the last trim
         self._queued_bytes = 0
         self._pending_spans = 0  # decoded, waiting for their group's commit
         self._cond = threading.Condition()
@@ -166,6 +173,8 @@ class GroupCommitWriter:
 
     def _run(self) -> None:
         while True:
+            if self._trim_due:
+                self._trim_when_idle()
             job = self._next(wait=True, first=True)
             if job is None:
                 return  # closing and drained
@@ -191,20 +200,32 @@ class GroupCommitWriter:
                 job = self._next(wait=False)
             self._commit(group, spans)
 
+    def _trim_when_idle(self) -> None:
+        """Once no request has come for `_IDLE_TRIM_S` after a large one, hands the freed heap back to the
+        system: by then the burst's bodies and rows are garbage (its answers sent), and a trim in the middle of
+        a burst would only give back what the next request takes again."""
+        with self._cond:
+            busy = self._cond.wait_for(lambda: self._jobs or self._parts or self._closing, timeout=_IDLE_TRIM_S)
+        if not busy:
+            self._trim_due = False
+            _return_memory()
+
     def _split(self, job: _Job) -> bool:
         """Decompresses the job's body and queues its parts when `prepare` split it into several, or refuses
         it; False when it stays one request, decompressed."""
         assert self._prepare is not None
         try:
-            parts = self._prepare(job.body, job.encoding, job.media)
+            parts, media = self._prepare(job.body, job.encoding, job.media)
         except Exception as exc:
             _refuse(job, exc)
             return True
-        job.body, job.encoding, job.prepared = parts[0], None, True
+        if len(job.body) > _LARGE_BYTES or len(parts[0]) > _LARGE_BYTES:
+            self._trim_due = True
+        job.body, job.encoding, job.media, job.prepared = parts[0], None, media, True
         if len(parts) == 1:
             return False
         whole = _Whole(job, len(parts))
-        pieces = [_Job(job.project, part, None, job.media, job.future, job.loop, whole, True) for part in parts]
+        pieces = [_Job(job.project, part, None, media, job.future, job.loop, whole, True) for part in parts]
         with self._cond:
             self._parts.extend(pieces)
         return True
@@ -236,7 +257,8 @@ class GroupCommitWriter:
             else:
                 self._metrics.spans_accepted.inc(written.accepted)
                 self._metrics.spans_duplicate.inc(written.duplicates)
-                _answer(job, Ingested(decoded, written))
+                # The answer carries the rejections only: the decoded spans are garbage once committed.
+                _answer(job, Ingested(DecodedTraces(rejected=decoded.rejected), written))
 
     def _isolated(
         self, writing: list[tuple[_Job, DecodedTraces]], failure: Exception

@@ -9,6 +9,7 @@ options ride as query parameters and are removed before the URL reaches clickhou
 from __future__ import annotations
 
 import os
+import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -18,8 +19,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
+from clickhouse_connect.driver.exceptions import DataError as DriverDataError
 
-from passhat.collector.store._interface import StoreError
+from passhat.collector.store._interface import StoreDataError, StoreError
 from passhat.collector.store.clickhouse._schema import Retention, check_database_name
 
 DEFAULT_DATABASE = "passhat"
@@ -149,6 +151,11 @@ class ClickHouseConnection:
                     column_names=list(columns),
                     settings={"async_insert": 0},
                 )
+            # A value the column cannot hold (an integer out of its range, text that is not UTF-8), refused by
+            # the driver while it encodes the rows: those rows are at fault, not the database (as SQLite's
+            # OverflowError), and nothing of this insert is stored.
+            except (DriverDataError, struct.error, OverflowError, TypeError, ValueError) as exc:
+                raise StoreDataError(f"a value could not be stored in {table}, nothing was stored: {exc}") from exc
             except ClickHouseError as exc:
                 raise self._fail(f"insert into {table}", exc) from exc
 

@@ -53,13 +53,29 @@ def _opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _opt_int(value: Any) -> int | None:
+    """An Int64 column's value: None for anything that is not an integer within 64 bits (a 30-digit string or
+    an infinite double would fail the whole insert, every other request's spans with it)."""
     if isinstance(value, bool) or value is None:
         return None
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if -_INT64_MAX <= number <= _INT64_MAX else None
+
+
+#: The last day a `Date` column holds (2149-06-06); OTLP times run to 2262 (int64 nanoseconds).
+_LAST_DATE = dt.date(2149, 6, 6)
+_LAST_DATE_NS = (_LAST_DATE - dt.date(1970, 1, 1)).days * 86_400 * 10**9
+
+
+def day_of(time_ns: int) -> dt.date:
+    """The `day` partition column of a row: its UTC day, the last one a `Date` holds for later times."""
+    return utc_day(time_ns) if time_ns < _LAST_DATE_NS else _LAST_DATE
 
 
 # --- spans -------------------------------------------------------------------------------------------------
@@ -84,17 +100,22 @@ _WIDE_COLUMNS = (
 )
 SPAN_COLUMNS = ("project", "day", "trace_hash", *_SCALARS, *_WIDE_COLUMNS, *_JSON_FIELDS)
 _span_scalars = attrgetter(*_SCALARS)
+_KIND = _SCALARS.index("kind")
+_MAX_KIND = 255  # kind is UInt8: OTLP's SpanKind is 0..5, an unknown one is stored as 0 (unspecified)
 
 
 def span_values(project: str, span: NormalizedSpan) -> list[Any]:
     """A spans row: the span's own fields and, typed for queries, what its attributes or derived rows say."""
     a = span.attributes
     ticket = span.ticket
+    scalars = _span_scalars(span)
+    if not 0 <= span.kind <= _MAX_KIND:
+        scalars = (*scalars[:_KIND], 0, *scalars[_KIND + 1 :])
     return [
         project,
-        utc_day(span.start_time_ns),
+        day_of(span.start_time_ns),
         ticket_hash(span.trace_id),
-        *_span_scalars(span),
+        *scalars,
         ticket.ticket_id if ticket else _opt_str(a.get(semconv.TICKET_ID)),
         ticket.task_type if ticket else _opt_str(a.get(semconv.TASK_TYPE)),
         ticket.source if ticket else _opt_str(a.get(semconv.SOURCE)),
@@ -160,7 +181,7 @@ _tool_call_fields = attrgetter(*fields_of(ToolCallRow))
 
 
 def tool_call_values(project: str, call: ToolCallRow) -> list[Any]:
-    return [project, utc_day(call.start_time_ns), *_tool_call_fields(call)]
+    return [project, day_of(call.start_time_ns), *_tool_call_fields(call)]
 
 
 def tool_call_from_row(row: Sequence[Any]) -> ToolCallRow:
@@ -174,7 +195,7 @@ STATE_WRITE_INSERT_COLUMNS = ("project", "day", *STATE_WRITE_COLUMNS)
 def state_write_values(project: str, write: StateWriteRow) -> list[Any]:
     return [
         project,
-        utc_day(write.time_ns),
+        day_of(write.time_ns),
         write.trace_id,
         write.span_id,
         write.seq,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from passhat import ticket_hash
-from passhat.collector.store._codec import utc_day
+from passhat.collector.store._interface import StoreDataError
 from passhat.collector.store._rows import (
     NormalizedSpan,
     Source,
@@ -38,6 +38,7 @@ from passhat.collector.store.clickhouse._rows import (
     TICKET_INSERT_COLUMNS,
     TOOL_CALL_COLUMNS,
     TOOL_CALL_INSERT_COLUMNS,
+    day_of,
     span_from_row,
     span_values,
     state_write_from_row,
@@ -103,13 +104,25 @@ class SpanTables:
         return stored & keys
 
     def _insert_fresh(self, fresh: list[tuple[str, NormalizedSpan]]) -> None:
+        # Every row is built before the first insert: a value no row builder can encode fails the call before
+        # anything is stored.
         tools = [tool_call_values(p, s.tool_call) for p, s in fresh if s.tool_call is not None]
         states = [state_write_values(p, w) for p, s in fresh for w in s.state_writes]
+        tickets = self._ticket_rows(fresh)
+        spans = [span_values(p, s) for p, s in fresh]
         self._conn.insert("tool_calls", tools, TOOL_CALL_INSERT_COLUMNS)
         self._conn.insert("state_writes", states, STATE_WRITE_INSERT_COLUMNS)
-        self._conn.insert("tickets", self._ticket_rows(fresh), TICKET_INSERT_COLUMNS)
+        self._conn.insert("tickets", tickets, TICKET_INSERT_COLUMNS)
         # The span rows last: their presence is what makes a re-delivered span a duplicate.
-        self._conn.insert("spans", [span_values(p, s) for p, s in fresh], SPAN_COLUMNS)
+        try:
+            self._conn.insert("spans", spans, SPAN_COLUMNS)
+        except StoreDataError:
+            # The call's spans are refused for a value in them, for good (the collector then stores the other
+            # spans of the request without the one at fault): its ticket rows, already in, are cancelled, so no
+            # ticket (nor its traffic) stands for a span that is not stored. Its tool-call and state rows stay
+            # unreachable: they are read through their span.
+            self._conn.insert("tickets", [[*row[:-2], -row[-2], row[-1]] for row in tickets], TICKET_INSERT_COLUMNS)
+            raise
 
     def _ticket_rows(self, fresh: list[tuple[str, NormalizedSpan]]) -> list[list[Any]]:
         """+1 rows for new tickets, and a -1 cancel row for each stored ticket a lower-ranked span displaces
@@ -144,15 +157,15 @@ class SpanTables:
             project = key[0]
             prior = existing.get(key)
             if not prior:
-                rows.append([project, utc_day(ticket.start_time_ns), *ticket_values(ticket), 1, version])
+                rows.append([project, day_of(ticket.start_time_ns), *ticket_values(ticket), 1, version])
                 continue
             if any(old.span_id == ticket.span_id or old.rank <= ticket.rank for old, _ in prior):
                 continue  # already stored (a retried call), or a stored span ranks first
             newest = version
             for old, old_version in prior:
-                rows.append([project, utc_day(old.start_time_ns), *ticket_values(old), -1, old_version])
+                rows.append([project, day_of(old.start_time_ns), *ticket_values(old), -1, old_version])
                 newest = max(newest, old_version + 1)
-            rows.append([project, utc_day(ticket.start_time_ns), *ticket_values(ticket), 1, newest])
+            rows.append([project, day_of(ticket.start_time_ns), *ticket_values(ticket), 1, newest])
         return rows
 
     # --- reads ---------------------------------------------------------------------------------------------

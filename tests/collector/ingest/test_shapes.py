@@ -304,10 +304,25 @@ def test_an_llm_call_traced_twice_is_marked_a_duplicate_and_tools_link_to_the_ou
 ) -> None:
     trace = Trace()
     root = trace.add("invoke_agent", {"gen_ai.operation.name": "invoke_agent", "passhat.ticket.id": "T-8"})
-    ours = trace.add("chat claude", {"gen_ai.operation.name": "chat", "passhat.chat.tool_call_ids": ["toolu_1"]}, root)
+    ours = trace.add(
+        "chat claude",
+        {
+            "gen_ai.operation.name": "chat",
+            "passhat.chat.tool_call_ids": ["toolu_1"],
+            "gen_ai.usage.input_tokens": 120,
+            "gen_ai.usage.output_tokens": 30,
+        },
+        root,
+    )
     theirs = trace.add(
         "anthropic.messages.create",
-        {"openinference.span.kind": "LLM", "llm.output_messages.0.message.tool_calls.0.tool_call.id": "toolu_1"},
+        {
+            "openinference.span.kind": "LLM",
+            "llm.output_messages.0.message.tool_calls.0.tool_call.id": "toolu_1",
+            "llm.token_count.prompt": 120,
+            "llm.token_count.completion": 30,
+            "llm.token_count.prompt_details.cache_read": 64,  # only this instrumentation reports it
+        },
         ours,
     )
     trace.add(
@@ -317,8 +332,88 @@ def test_an_llm_call_traced_twice_is_marked_a_duplicate_and_tools_link_to_the_ou
     )
     with collector.client(collector.shop_key) as client:
         send(client, trace.exported(), encoding)
-        [top] = client.get(f"/api/traces/{trace.hex}").json()["roots"]
+        tree = client.get(f"/api/traces/{trace.hex}").json()
+        detail = client.get("/api/tickets/T-8").json()
+        traffic = client.get("/api/traffic", params={"days": 2}).json()["traffic"]
+    [top] = tree["roots"]
     chat, tool = top["children"]
     assert (chat["duplicate_of"], chat["children"][0]["duplicate_of"]) == (None, ours.hex())
     assert chat["children"][0]["span"]["span_id"] == theirs.hex()
     assert tool["requested_by"] == ours.hex()
+    # Both spans are kept, the call counts once: in the trace's and the ticket's usage, and in the traffic.
+    once = {
+        "model_calls": 1,
+        "duplicate_spans": 1,
+        "input_tokens": 120,
+        "output_tokens": 30,
+        "cache_read_input_tokens": 64,
+        "cache_creation_input_tokens": None,
+    }
+    assert tree["span_count"] == 4
+    assert tree["usage"] == once
+    assert detail["usage"] == once
+    assert sum(row["tickets"] for row in traffic) == 1
+
+
+def test_two_separate_llm_calls_both_count(collector: Collector) -> None:
+    trace = Trace()
+    root = trace.add("invoke_agent", {"gen_ai.operation.name": "invoke_agent"})
+    for _ in range(2):
+        trace.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 10}, root)
+    with collector.client(collector.shop_key) as client:
+        send(client, trace.exported(), "protobuf")
+        usage = client.get(f"/api/traces/{trace.hex}").json()["usage"]
+    assert (usage["model_calls"], usage["duplicate_spans"], usage["input_tokens"]) == (2, 0, 20)
+
+
+def test_in_root_ticket_mode_an_llm_call_traced_twice_is_one_ticket(
+    root_ticket_collector: Collector, encoding: str
+) -> None:
+    trace = Trace()
+    outer = trace.add("chat gpt-4o", {"gen_ai.operation.name": "chat"})
+    trace.add("openai.chat", {"llm.request.type": "chat"}, outer)
+    with root_ticket_collector.client(root_ticket_collector.shop_key) as client:
+        send(client, trace.exported(), encoding)
+        assert tickets(client) == [(trace.hex, "chat gpt-4o")]
+        assert sum(row["tickets"] for row in client.get("/api/traffic").json()["traffic"]) == 1
+
+
+def test_openllmetry_tool_spans_without_ids_link_to_their_llm_call_by_name_and_order(
+    collector: Collector, encoding: str
+) -> None:
+    trace = Trace()
+    workflow = trace.add("support.workflow", {"traceloop.span.kind": "workflow", "traceloop.entity.name": "support"})
+    first = trace.add(
+        "openai.chat",
+        {
+            "llm.request.type": "chat",
+            "gen_ai.completion.0.tool_calls.0.name": "lookup",
+            "gen_ai.completion.0.tool_calls.0.id": "call_a",
+            "gen_ai.completion.0.tool_calls.1.name": "lookup",
+            "gen_ai.completion.0.tool_calls.1.id": "call_b",
+        },
+        workflow,
+    )
+    tool = {"traceloop.span.kind": "tool"}
+    lookups = [trace.add("lookup.tool", {**tool, "traceloop.entity.name": "lookup"}, workflow) for _ in range(2)]
+    second = trace.add(
+        "openai.chat",
+        {
+            "llm.request.type": "chat",
+            "gen_ai.completion.0.tool_calls.0.name": "refund",
+            "gen_ai.completion.0.tool_calls.1.name": "lookup",
+        },
+        workflow,
+    )
+    refund = trace.add("refund.tool", {**tool, "traceloop.entity.name": "refund"}, workflow)
+    third_lookup = trace.add("lookup.tool", {**tool, "traceloop.entity.name": "lookup"}, workflow)
+    stray = trace.add("audit.tool", {**tool, "traceloop.entity.name": "audit"}, workflow)  # nobody asked for it
+    with collector.client(collector.shop_key) as client:
+        send(client, trace.exported(), encoding)
+        tree = client.get(f"/api/traces/{trace.hex}").json()
+    [top] = tree["roots"]
+    asked = {child["span"]["span_id"]: child["requested_by"] for child in top["children"]}
+    assert [asked[span.hex()] for span in lookups] == [first.hex(), first.hex()]
+    assert asked[refund.hex()] == second.hex()
+    assert asked[third_lookup.hex()] == second.hex()
+    assert asked[stray.hex()] is None

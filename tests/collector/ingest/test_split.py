@@ -1,12 +1,15 @@
-"""A large protobuf request is decoded and committed in parts: each span decodes as in the whole request, and
-small requests are answered between the parts instead of after the whole."""
+"""A large request is decoded and committed in parts: each span decodes as in the whole request, and small
+requests are answered between the parts instead of after the whole. A large JSON body is validated whole (a
+malformed one is refused and nothing of it stored), then split like protobuf."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
 
+import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 
@@ -14,7 +17,7 @@ from passhat.collector import CollectorSettings
 from passhat.collector.ingest._otlp import DecodedTraces, decode_protobuf
 from passhat.collector.ingest._split import split_request
 from passhat.collector.store import Store
-from tests.collector.ingest.otlp_payloads import attrs, passhat_ticket, request, span
+from tests.collector.ingest.otlp_payloads import attrs, passhat_ticket, request, span, to_otlp_json
 from tests.collector.server import new_key, running_collector
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
@@ -76,7 +79,6 @@ def test_a_small_request_is_answered_between_the_parts_of_a_large_one(sql_store:
     finished: dict[str, float] = {}
     settings = CollectorSettings(key_cache_s=60.0, max_commit_spans=1000)
     with running_collector(sql_store, settings) as running:
-        import httpx
 
         def send(name: str, body: bytes) -> None:
             with httpx.Client(base_url=running.url, headers={"authorization": f"Bearer {key}"}, timeout=120) as c:
@@ -91,3 +93,58 @@ def test_a_small_request_is_answered_between_the_parts_of_a_large_one(sql_store:
         big.join(120)
     assert finished["small"] < finished["large"]
     assert sql_store.count_spans("shop") == 1200 * 9 + 2
+
+
+# --- large JSON bodies: validated whole, then decoded and committed in parts like protobuf --------------------
+
+
+def _large_json(tickets: int) -> bytes:
+    message = request([s for i in range(tickets) for s in passhat_ticket(f"J-{i}", tools=8)])
+    return json.dumps(to_otlp_json(message)).encode()
+
+
+def test_a_large_json_body_is_committed_in_parts_and_answers_a_small_request_between_them(sql_store: Store) -> None:
+    key = new_key(sql_store, "shop")
+    large = _large_json(500)  # 4,500 spans, ~10 MiB of JSON: parts of 1,000 spans
+    assert len(large) > 2 * 1024 * 1024
+    small = request(passhat_ticket("S-1", tools=1)).SerializeToString()
+    finished: dict[str, float] = {}
+    answers: dict[str, httpx.Response] = {}
+    settings = CollectorSettings(key_cache_s=60.0, max_commit_spans=1000)
+    with running_collector(sql_store, settings) as running:
+
+        def send(name: str, body: bytes, media: str) -> None:
+            with httpx.Client(base_url=running.url, headers={"authorization": f"Bearer {key}"}, timeout=120) as c:
+                answers[name] = c.post("/v1/traces", content=body, headers={"content-type": media})
+            finished[name] = time.monotonic()
+
+        big = threading.Thread(target=send, args=("large", large, "application/json"))
+        big.start()
+        while sql_store.count_spans("shop") == 0:  # the large request's first part is committed
+            time.sleep(0.01)
+        send("small", small, PROTOBUF["content-type"])
+        big.join(120)
+    assert answers["large"].status_code == 200
+    assert answers["large"].headers["content-type"] == "application/json"  # answered like it asked
+    assert answers["large"].json() == {}  # nothing rejected
+    assert finished["small"] < finished["large"]
+    assert sql_store.count_spans("shop") == 500 * 9 + 2
+    assert len(sql_store.list_tickets("shop", limit=1000)) == 501
+
+
+def test_a_large_json_body_with_one_malformed_span_is_refused_whole(sql_store: Store) -> None:
+    key = new_key(sql_store, "shop")
+    document = json.loads(_large_json(300))
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[-1]["startTimeUnixNano"] = "soon"  # the last span: past every part but the last
+    body = json.dumps(document).encode()
+    assert len(body) > 2 * 1024 * 1024
+    auth = {"authorization": f"Bearer {key}"}
+    with (
+        running_collector(sql_store, CollectorSettings(max_commit_spans=500)) as running,
+        httpx.Client(base_url=running.url, headers=auth, timeout=120) as c,
+    ):
+        answer = c.post("/v1/traces", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 400
+    assert "startTimeUnixNano" in answer.json()["message"]
+    assert sql_store.count_spans("shop") == 0
