@@ -14,3 +14,10 @@ def retail() -> Iterator[Sandbox]:
     """The retail sandbox (small seed) with its template database."""
     with Sandbox("retail", seed=0, size="small") as sandbox:
         yield sandbox
+
+
+@pytest.fixture(scope="session")
+def insurance() -> Iterator[Sandbox]:
+    """The insurance sandbox (small seed) with its template database."""
+    with Sandbox("insurance", seed=0, size="small") as sandbox:
+        yield sandbox

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from importlib import resources
@@ -19,12 +20,14 @@ def test_listing_domains_does_not_import_them() -> None:
         "print(available_domains())\n"
         "print(any(m.startswith('passhat.sandbox.domains.retail') for m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
-    assert out == ["['retail']", "False"]
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    listed, imported = out.splitlines()
+    # Other domains land beside retail: check the ones this test knows of are listed, not an exact list.
+    assert {"retail", "insurance"} <= set(ast.literal_eval(listed)) and imported == "False"
 
 
 def test_unknown_domain_names_the_installed_ones() -> None:
-    with pytest.raises(DomainError, match=r"no sandbox domain named 'shop'; installed: retail"):
+    with pytest.raises(DomainError, match=r"no sandbox domain named 'shop'; installed: .*retail"):
         load_domain("shop")
 
 
