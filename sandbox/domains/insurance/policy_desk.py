@@ -257,7 +257,7 @@ def coverage_candidates(connection: Connection) -> list[Intent]:
             if coverage is None:
                 continue
             if kind == "rental":
-                answer = [f"{coverage['per_day_limit']:.2f}", str(coverage["max_days"])]
+                answer = [f"{coverage['per_day_limit']:.2f}", f"{coverage['max_days']} days"]
             else:
                 answer = [f"{coverage['limit_amount']:.2f}", f"{coverage['deductible']:.2f}"]
             intent = {**identity(data, policy_id), "coverage_kind": kind, "answer": answer}
