@@ -8,6 +8,7 @@ call (one group commit). For each group it times the whole call and the part ins
 (lock, de-duplication, inserts, commit); the rest is building the rows. Medians are over the second half of
 the groups, when the file is large enough that the indexes no longer fit in a few pages. Afterwards the spans
 in the file are counted: all must be there. Prints a summary and, with `--json`, one JSON object.
+`--drop-index NAME` measures the file without one of its indexes (what an index costs the write path).
 """
 
 from __future__ import annotations
@@ -49,6 +50,13 @@ def main() -> int:
     parser.add_argument("--spans", type=int, default=300_000, help="spans to write into the fresh file")
     parser.add_argument("--state-writes", type=int, default=3, help="state-write events per ticket")
     parser.add_argument("--requests-per-group", type=int, default=2, help="504-span requests per group commit")
+    parser.add_argument(
+        "--drop-index",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="drop this index after creating the schema, to measure what it costs (repeatable)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -57,6 +65,9 @@ def main() -> int:
         path = pathlib.Path(workdir) / "passhat.db"
         store = _TimedStore(f"sqlite:///{path}")
         store.migrate()
+        with store._writing() as conn:
+            for index in args.drop_index:
+                conn.execute(sa.text(f"DROP INDEX {index}"))
         store.ensure_project("bench")
         written, samples = 0, []
         while written < args.spans:
@@ -85,6 +96,7 @@ def main() -> int:
         "locked_us_per_span": statistics.median(locked for _, locked in steady),
         "rows_us_per_span": statistics.median(total - locked for total, locked in steady),
         "bytes_per_span": size / max(written, 1),
+        "dropped_indexes": args.drop_index,
         "cpus": os.cpu_count(),
     }
     if args.json:

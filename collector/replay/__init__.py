@@ -12,20 +12,6 @@ from passhat.collector.replay._adapters import (
     row_images,
 )
 from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
-from passhat.collector.replay._official import (
-    RunListing,
-    RunRole,
-    choose_official,
-    exploratory_reasons,
-    keep_promotion,
-    list_runs,
-    official_run,
-    official_since,
-    period_runs,
-    promote_run,
-    promoted_at,
-    role_of,
-)
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
@@ -41,7 +27,21 @@ from passhat.collector.replay._run import (
     trial_row,
 )
 from passhat.collector.replay._sampling import StratumSample, sample_tickets
-from passhat.collector.store import NotReplayable
+from passhat.collector.store import (
+    NotReplayable,
+    RunListing,
+    RunRole,
+    choose_official,
+    exploratory_reasons,
+    keep_promotion,
+    list_runs,
+    official_run,
+    official_since,
+    period_runs,
+    promote_run,
+    promoted_at,
+    role_of,
+)
 
 __all__ = [
     "AgentSpec",

@@ -3,6 +3,20 @@
 from passhat.collector.store._interface import Store, StoreDataError, StoreError
 from passhat.collector.store._key_hash import hash_api_key
 from passhat.collector.store._not_replayable import NotReplayable
+from passhat.collector.store._official import (
+    RunListing,
+    RunRole,
+    choose_official,
+    exploratory_reasons,
+    keep_promotion,
+    list_runs,
+    official_run,
+    official_since,
+    period_runs,
+    promote_run,
+    promoted_at,
+    role_of,
+)
 from passhat.collector.store._open import default_store_url, open_store
 from passhat.collector.store._period import Period, parse_period, week_of
 from passhat.collector.store._rows import (
@@ -34,6 +48,8 @@ __all__ = [
     "Period",
     "Project",
     "ReplayRun",
+    "RunListing",
+    "RunRole",
     "Source",
     "SpanBatch",
     "SpanEvent",
@@ -50,9 +66,19 @@ __all__ = [
     "TrafficDay",
     "TrialRow",
     "WriteResult",
+    "choose_official",
     "default_store_url",
+    "exploratory_reasons",
     "hash_api_key",
+    "keep_promotion",
+    "list_runs",
+    "official_run",
+    "official_since",
     "open_store",
     "parse_period",
+    "period_runs",
+    "promote_run",
+    "promoted_at",
+    "role_of",
     "week_of",
 ]

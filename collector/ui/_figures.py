@@ -1,10 +1,10 @@
 """The figures of a period, per task type, computed from the store's trial rows with `reliability`.
 
-The UI does not import the loop or the report (they sit at its rank), so it applies the same rules itself:
-a period's official run is its newest finished run (older finished runs of the period, and unfinished ones, are
-exploratory); trials that ended in a simulator or infrastructure error say nothing about the agent and are left
-out; a ticket counts once its pass^k is settled (k trials, or one pass and one fail under curtailed replay), as
-in the replay tables and the report (`reliability.summarize_trials`).
+A period's official run is chosen by the store's rule (`passhat.collector.store.choose_official`: the finished
+run made official most recently; exploratory one-offs never are unless promoted), the same rule the loop, the
+report and `passhat runs` use; trials that ended in a simulator or infrastructure error say nothing about the
+agent and are left out; a ticket counts once its pass^k is settled (k trials, or one pass and one fail under
+curtailed replay), as in the replay tables and the report (`reliability.summarize_trials`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from passhat.collector.reliability import TaskTypeSummary, summarize_trials
-from passhat.collector.store import ReplayRun, Store, TrialRow
+from passhat.collector.store import ReplayRun, RunRole, Store, TrialRow, choose_official, role_of
 
 
 @dataclass(frozen=True)
@@ -35,18 +35,31 @@ def period_of(run: ReplayRun) -> str:
     return str(period) if period else run.run_id
 
 
+def _by_period(runs: Sequence[ReplayRun]) -> dict[str, list[ReplayRun]]:
+    by_period: dict[str, list[ReplayRun]] = {}
+    for run in runs:
+        by_period.setdefault(period_of(run), []).append(run)
+    return by_period
+
+
 def official_runs(store: Store, project: str, *, periods: int = 12) -> list[ReplayRun]:
     """The official run of each of the last `periods` periods that have one, newest period first."""
-    chosen: dict[str, ReplayRun] = {}
-    for run in store.list_replay_runs(project, limit=500):
-        if run.status == "finished":
-            chosen.setdefault(period_of(run), run)  # runs come newest first: the first one seen wins
-    return sorted(chosen.values(), key=lambda r: period_of(r), reverse=True)[:periods]
+    by_period = _by_period(store.list_replay_runs(project, limit=500))
+    chosen = [run for runs in by_period.values() if (run := choose_official(runs)) is not None]
+    return sorted(chosen, key=period_of, reverse=True)[:periods]
 
 
-def official_run_ids(store: Store, project: str) -> set[str]:
-    """The ids of every period's official run (the newest finished one)."""
-    return {r.run_id for r in official_runs(store, project, periods=500)}
+def run_roles(store: Store, project: str, *, limit: int = 200) -> list[tuple[ReplayRun, RunRole]]:
+    """Runs newest first, each with its role in its period (official, exploratory, superseded, running, failed)."""
+    runs = store.list_replay_runs(project, limit=limit)
+    officials = {period: choose_official(members) for period, members in _by_period(runs).items()}
+    return [(run, role_of(run, officials[period_of(run)])) for run in runs]
+
+
+def role_in_period(store: Store, project: str, run: ReplayRun) -> RunRole:
+    """One run's role in its period."""
+    same = [r for r in store.list_replay_runs(project, limit=500) if period_of(r) == period_of(run)]
+    return role_of(run, choose_official(same or [run]))
 
 
 def usable(trials: Sequence[TrialRow]) -> list[TrialRow]:

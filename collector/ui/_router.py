@@ -12,9 +12,9 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from passhat import __version__
-from passhat.collector.store import Store, StoreError
+from passhat.collector.store import Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
-from passhat.collector.ui._figures import official_run_ids, period_of
+from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._pages import (
     OUTCOME_LABELS,
     FigureCache,
@@ -307,9 +307,8 @@ def ui_router() -> APIRouter:
     def runs_page(request: Request) -> HTMLResponse:
         viewer = _viewer(request)
         store = _store(request)
-        runs = _query_store(lambda: store.list_replay_runs(viewer.project, limit=200))
-        official = _query_store(lambda: official_run_ids(store, viewer.project))
-        return render.page(request, "runs.html", viewer=viewer, runs=runs, official=official, period_of=period_of)
+        listings = _query_store(lambda: run_roles(store, viewer.project))
+        return render.page(request, "runs.html", viewer=viewer, listings=listings, period_of=period_of)
 
     @router.get("/runs/{run_id}", response_class=HTMLResponse)
     def run_page(request: Request, run_id: str) -> HTMLResponse:
@@ -332,7 +331,8 @@ def ui_router() -> APIRouter:
             done=done,
             planned=planned,
             by_ticket=by_ticket,
-            official=run.run_id in _query_store(lambda: official_run_ids(store, viewer.project)),
+            role=_query_store(lambda: role_in_period(store, viewer.project, run)),
+            exploratory=exploratory_reasons(run),
             period=period_of(run),
         )
 

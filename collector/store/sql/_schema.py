@@ -103,6 +103,9 @@ tickets = sa.Table(
     sa.Index("ix_tickets_span_ref", "span_ref"),
     sa.Index("ix_tickets_project_start", "project", "start_ns"),
     sa.Index("ix_tickets_project_type_start", "project", "task_type", "start_ns"),
+    # The web UI's ticket filters (failed tickets, tickets of an outcome), newest first (version 4).
+    sa.Index("ix_tickets_project_status_start", "project", "status", "start_ns"),
+    sa.Index("ix_tickets_project_outcome_start", "project", "outcome", "start_ns"),
 )
 
 tool_calls = sa.Table(
@@ -266,5 +269,15 @@ def _migrate_v3(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"DROP TABLE {table.name}_v2"))
 
 
+_V4_INDEXES = ("ix_tickets_project_status_start", "ix_tickets_project_outcome_start")
+
+
+def _migrate_v4(conn: sa.Connection) -> None:
+    """Indexes for the ticket filters by status and outcome (the web UI's failed tickets, newest first)."""
+    for index in tickets.indexes:
+        if index.name in _V4_INDEXES:
+            index.create(conn, checkfirst=True)
+
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
-MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2, _migrate_v3]
+MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4]

@@ -1,10 +1,12 @@
-"""Retail task types on delivered orders: returns, exchanges, a multi-order chain, the window refusal."""
+"""Retail task types on delivered orders: returns, exchanges, a multi-order chain, the window refusal, with the
+ReferenceAgent's plans for them (a simulation)."""
 
 from __future__ import annotations
 
 import json
 import random
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection
@@ -18,6 +20,7 @@ from passhat.checks import (
     unordered,
     updated,
 )
+from passhat.sandbox.agents import ReferenceRun, identify_customer, perform_write
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.retail.data import (
     REFUSAL,
@@ -28,6 +31,18 @@ from passhat.sandbox.domains.retail.data import (
     identity,
     retail_script,
     sorted_orders,
+)
+from passhat.sandbox.domains.retail.steps import (
+    fetch_customer,
+    fetch_order,
+    gift_card_id,
+    items_named,
+    names_of,
+    other_variant,
+    outside_chain,
+    returnable,
+    sibling_order,
+    variant_for,
 )
 
 # -- returns ------------------------------------------------------------------------------------------------
@@ -245,3 +260,110 @@ def expired_candidates(connection: Connection) -> list[Intent]:
 
 def expired_check(intent: Mapping[str, Any]) -> Check:
     return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"30[ -]day"]))
+
+
+# -- reference plans (the offline ReferenceAgent, a simulation) ------------------------------------------
+
+
+async def return_items(run: ReferenceRun) -> None:
+    """Return delivered items, refunding the original payment method or a gift card."""
+    customer_id = await identify_customer(run)
+    facts = await run.ask("Which order and items, and where should the refund go?", "order_id", "items", "refund_to")
+    order = await fetch_order(run, customer_id, str(facts["order_id"]))
+    if not returnable(order):
+        await run.finish(
+            f"I'm sorry, I cannot accept a return for order {order['order_id']}: returns are possible only "
+            f"for delivered orders within 30 days of delivery."
+        )
+    items = items_named(order, names_of(facts["items"]))
+    method = order["payment_method_id"]
+    if "gift" in str(facts.get("refund_to", "")):
+        method = gift_card_id(await fetch_customer(run, customer_id)) or method
+    arguments = {
+        "order_id": order["order_id"],
+        "item_ids": [i["item_id"] for i in items],
+        "payment_method_id": method,
+    }
+    sibling = await sibling_order(run, customer_id, order["order_id"], "delivered", returnable)
+    wrong = None
+    if sibling is not None:
+        wrong = {
+            "order_id": sibling["order_id"],
+            "item_ids": [i["item_id"] for i in sibling["items"][: len(items)]],
+            "payment_method_id": sibling["payment_method_id"] if method == order["payment_method_id"] else method,
+        }
+    total = round(sum(i["price"] for i in items), 2)
+    names = ", ".join(i["name"] for i in items)
+    summary = f"I will return {names} from order {order['order_id']}, refunding ${total} to {method}."
+    await perform_write(run, "return_delivered_items", arguments, summary=summary, sibling=wrong)
+    await run.finish(f"Done: the return is requested and ${total} will be refunded to {method}.")
+
+
+async def exchange_items(run: ReferenceRun) -> None:
+    """Exchange a delivered item for another available variant of the same product."""
+    customer_id = await identify_customer(run)
+    facts = await run.ask(
+        "Which order and item, and which new option would you like?", "order_id", "items", "new_options"
+    )
+    order = await fetch_order(run, customer_id, str(facts["order_id"]))
+    if not returnable(order):
+        await run.finish("I'm sorry, I cannot exchange items from this order: it is not within 30 days of delivery.")
+    item = items_named(order, names_of(facts["items"]))[0]
+    new_variant = await variant_for(run, item, facts["new_options"][item["name"]])
+    arguments = {
+        "order_id": order["order_id"],
+        "item_ids": [item["item_id"]],
+        "new_variant_ids": [new_variant],
+        "payment_method_id": order["payment_method_id"],
+    }
+    sibling = await sibling_order(run, customer_id, order["order_id"], "delivered", returnable)
+    wrong = None
+    if sibling is not None:
+        other = await other_variant(run, sibling["items"][0])
+        if other is not None:
+            wrong = {
+                "order_id": sibling["order_id"],
+                "item_ids": [sibling["items"][0]["item_id"]],
+                "new_variant_ids": [other],
+                "payment_method_id": sibling["payment_method_id"],
+            }
+    summary = f"I will exchange {item['name']} in order {order['order_id']} for variant {new_variant}."
+    result = await perform_write(run, "exchange_delivered_items", arguments, summary=summary, sibling=wrong)
+    await run.finish(f"Done: the exchange is requested (price difference ${result.data['price_difference']}).")
+
+
+async def multi_order_return(run: ReferenceRun) -> None:
+    """A chain: return items from several delivered orders, one return per order."""
+    customer_id = await identify_customer(run)
+    facts = await run.ask("Which orders and which items from each?", "order_ids", "items_by_order")
+    by_order: Mapping[str, Any] = facts["items_by_order"]
+    chain = frozenset(names_of(facts["order_ids"]))
+    done: list[str] = []
+    for order_id in names_of(facts["order_ids"]):
+        order = await fetch_order(run, customer_id, order_id)
+        if not returnable(order):
+            await run.finish(f"I'm sorry, order {order_id} can no longer be returned (30-day window).")
+        items = items_named(order, names_of(by_order[order_id]))
+        arguments = {
+            "order_id": order_id,
+            "item_ids": [i["item_id"] for i in items],
+            "payment_method_id": order["payment_method_id"],
+        }
+        sibling = await sibling_order(run, customer_id, order_id, "delivered", partial(outside_chain, chain))
+        wrong = None
+        if sibling is not None:
+            wrong = {
+                "order_id": sibling["order_id"],
+                "item_ids": [sibling["items"][0]["item_id"]],
+                "payment_method_id": sibling["payment_method_id"],
+            }
+        names = ", ".join(i["name"] for i in items)
+        summary = f"I will return {names} from order {order_id} to the original payment method."
+        await perform_write(run, "return_delivered_items", arguments, summary=summary, sibling=wrong)
+        done.append(order_id)
+    await run.finish(f"Done: returns are requested for orders {', '.join(done)}.")
+
+
+async def return_after_window(run: ReferenceRun) -> None:
+    """Must refuse: the return window has passed."""
+    await return_items(run)

@@ -1,7 +1,8 @@
 """The retail task types: each a scenario generator over the seeded data, the customer's script and a check.
 
-The generators, scripts and checks live in `returns.py` (delivered orders) and `orders.py` (pending orders,
-the account, inquiries, confidentiality); the ReferenceAgent's procedures in `plans.py`.
+One module per task family holds its generators, scripts, checks and, beside them, the ReferenceAgent's plans:
+`returns.py` (delivered orders), `orders.py` (pending orders), `account.py` (the default address) and
+`inquiries.py` (an order's status, another person's order).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from functools import partial
 
 from passhat.sandbox.domain import FAILURE_MODES, TaskType
-from passhat.sandbox.domains.retail import orders, plans, returns
+from passhat.sandbox.domains.retail import account, inquiries, orders, returns
 
 ALL_MODES = frozenset(FAILURE_MODES)
 CONVERSATIONAL_MODES = frozenset({"empty_lookup", "unresolved"})
@@ -28,7 +29,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=partial(returns.return_candidates, to_gift_card=False),
             script=returns.return_script,
             check=returns.return_check,
-            reference=plans.return_items,
+            reference=returns.return_items,
             failure_modes=ALL_MODES,
             write_tables=_RETURN_TABLES,
         ),
@@ -39,7 +40,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=partial(returns.return_candidates, to_gift_card=True),
             script=returns.return_script,
             check=returns.return_check,
-            reference=plans.return_items,
+            reference=returns.return_items,
             failure_modes=ALL_MODES,
             write_tables=_RETURN_TABLES,
         ),
@@ -50,7 +51,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=returns.exchange_candidates,
             script=returns.exchange_script,
             check=returns.exchange_check,
-            reference=plans.exchange_items,
+            reference=returns.exchange_items,
             failure_modes=ALL_MODES,
             write_tables=frozenset({"exchanges", "orders"}),
         ),
@@ -61,7 +62,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=returns.multi_candidates,
             script=returns.multi_script,
             check=returns.multi_check,
-            reference=plans.multi_order_return,
+            reference=returns.multi_order_return,
             failure_modes=ALL_MODES,
             write_tables=_RETURN_TABLES,
         ),
@@ -72,7 +73,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=returns.expired_candidates,
             script=returns.return_script,
             check=returns.expired_check,
-            reference=plans.return_after_window,
+            reference=returns.return_after_window,
             failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
@@ -82,7 +83,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=orders.cancel_candidates,
             script=orders.cancel_script,
             check=orders.cancel_check,
-            reference=plans.cancel_order,
+            reference=orders.cancel_order,
             failure_modes=ALL_MODES,
             write_tables=_PAYMENT_TABLES,
         ),
@@ -93,7 +94,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=partial(orders.cancel_candidates, by_name=True),
             script=partial(orders.cancel_script, by_name=True),
             check=orders.cancel_check,
-            reference=plans.cancel_order,
+            reference=orders.cancel_order,
             failure_modes=ALL_MODES,
             write_tables=_PAYMENT_TABLES,
         ),
@@ -104,7 +105,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=orders.address_candidates,
             script=orders.address_script,
             check=orders.address_check,
-            reference=plans.change_order_address,
+            reference=orders.change_order_address,
             failure_modes=ALL_MODES,
             write_tables=frozenset({"orders"}),
         ),
@@ -115,7 +116,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=orders.items_candidates,
             script=orders.items_script,
             check=orders.items_check,
-            reference=plans.change_order_items,
+            reference=orders.change_order_items,
             failure_modes=ALL_MODES,
             write_tables=frozenset({"orders", "order_items", "payment_transactions", "payment_methods"}),
         ),
@@ -126,7 +127,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=orders.payment_candidates,
             script=orders.payment_script,
             check=orders.payment_check,
-            reference=plans.change_order_payment,
+            reference=orders.change_order_payment,
             failure_modes=ALL_MODES,
             write_tables=_PAYMENT_TABLES,
         ),
@@ -138,7 +139,7 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=partial(orders.payment_candidates, insufficient_gift_card=True),
             script=orders.payment_script,
             check=orders.payment_check,
-            reference=plans.gift_card_insufficient,
+            reference=orders.gift_card_insufficient,
             failure_modes=ALL_MODES,
             write_tables=_PAYMENT_TABLES,
         ),
@@ -146,10 +147,10 @@ TASK_TYPES: dict[str, TaskType] = {
             name="change_default_address",
             kind="write",
             description="Change the customer's default address (not an order's shipping address).",
-            candidates=orders.default_address_candidates,
-            script=orders.default_address_script,
-            check=orders.default_address_check,
-            reference=plans.change_default_address,
+            candidates=account.default_address_candidates,
+            script=account.default_address_script,
+            check=account.default_address_check,
+            reference=account.change_default_address,
             # Without identification the agent has no customer id to act on: skipping it is not reachable.
             failure_modes=ALL_MODES - {"skip_precondition"},
             write_tables=frozenset({"addresses"}),
@@ -158,10 +159,10 @@ TASK_TYPES: dict[str, TaskType] = {
             name="order_status_inquiry",
             kind="read_only",
             description="Read-only: the order's status and tracking number; nothing may change.",
-            candidates=orders.status_candidates,
-            script=orders.status_script,
-            check=orders.status_check,
-            reference=plans.order_status,
+            candidates=inquiries.status_candidates,
+            script=inquiries.status_script,
+            check=inquiries.status_check,
+            reference=inquiries.order_status,
             failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
@@ -171,17 +172,17 @@ TASK_TYPES: dict[str, TaskType] = {
             candidates=orders.shipped_candidates,
             script=orders.cancel_script,
             check=orders.shipped_check,
-            reference=plans.cancel_shipped,
+            reference=orders.cancel_shipped,
             failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="other_persons_order",
             kind="confidentiality",
             description="Confidentiality: the caller asks for another customer's tracking and address.",
-            candidates=orders.other_person_candidates,
-            script=orders.other_person_script,
-            check=orders.other_person_check,
-            reference=plans.other_persons_order,
+            candidates=inquiries.other_person_candidates,
+            script=inquiries.other_person_script,
+            check=inquiries.other_person_check,
+            reference=inquiries.other_persons_order,
             failure_modes=CONVERSATIONAL_MODES,
         ),
     )

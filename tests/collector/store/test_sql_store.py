@@ -206,7 +206,9 @@ def test_span_ids_make_the_span_tables_append(sql_store: Store, sqlite_url: str)
         name for table, name in indexes if table in ("spans", "tool_calls", "state_writes", "tickets")
     )
     assert span_indexes == [
+        "ix_tickets_project_outcome_start",
         "ix_tickets_project_start",
+        "ix_tickets_project_status_start",
         "ix_tickets_project_type_start",
         "ix_tickets_span_ref",
         "sqlite_autoindex_spans_1",  # (project, trace id, span id)
@@ -294,3 +296,58 @@ def test_a_trial_stored_with_details_as_a_plain_document_still_loads(sqlite_url:
         assert store.list_trials("shop", "r")[0].details == OLD_DETAILS_READ
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("filters", "index"),
+    [
+        ({"status": "ERROR"}, "ix_tickets_project_status_start"),
+        ({"outcome": "failed"}, "ix_tickets_project_outcome_start"),
+    ],
+)
+def test_the_ui_ticket_filters_read_an_index_newest_first(
+    sql_store: Store, sqlite_url: str, filters: dict[str, Any], index: str
+) -> None:
+    """Failed tickets, newest first, without a scan of the project's tickets (the web UI's ticket filters)."""
+    from passhat.collector.store.sql._ui_queries import search_tickets_query
+
+    sql_store.ensure_project("shop")
+    query = search_tickets_query(
+        "shop",
+        **{"ticket_id_prefix": None, "task_type": None, "source": None, "status": None, "outcome": None, **filters},
+        since_ns=None,
+        until_ns=None,
+        limit=50,
+        offset=0,
+    )
+    engine = sa.create_engine(sqlite_url)
+    with engine.connect() as conn:
+        conn.execute(sa.text("ANALYZE"))
+        compiled = query.compile(engine, compile_kwargs={"literal_binds": True})
+        plan = " | ".join(str(row[-1]) for row in conn.execute(sa.text(f"EXPLAIN QUERY PLAN {compiled}")))
+    engine.dispose()
+    assert f"USING INDEX {index}" in plan, plan
+
+
+def test_a_version_3_database_gains_the_ticket_filter_indexes(sqlite_url: str) -> None:
+    engine = sa.create_engine(sqlite_url)
+    with engine.begin() as conn:
+        MIGRATIONS[0](conn)
+        for name in ("ix_tickets_project_status_start", "ix_tickets_project_outcome_start"):
+            conn.execute(sa.text(f"DROP INDEX {name}"))
+        conn.execute(
+            sa.text("CREATE TABLE passhat_schema_versions (version INTEGER PRIMARY KEY, applied_at_us BIGINT)")
+        )
+        conn.execute(sa.text("INSERT INTO passhat_schema_versions VALUES (1, 0), (2, 0), (3, 0)"))
+    engine.dispose()
+    store = SqlStore(sqlite_url)
+    try:
+        assert store.schema_version() == 3
+        assert store.migrate() == len(MIGRATIONS) == 4
+    finally:
+        store.close()
+    engine = sa.create_engine(sqlite_url)
+    with engine.connect() as conn:
+        names = {row[0] for row in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
+    engine.dispose()
+    assert {"ix_tickets_project_status_start", "ix_tickets_project_outcome_start"} <= names

@@ -206,10 +206,31 @@ def test_the_run_page_says_official_or_exploratory_and_its_progress(ui: UiCollec
         official = client.get("/ui/runs/run-shop-2026-W46").text
         exploratory = client.get("/ui/runs/run-shop-2026-W46-again").text
         runs = client.get("/ui/runs").text
-    assert "official (the newest finished run of 2026-W46)" in official
+    assert "official: the run that gives 2026-W46 its figures" in official
     assert "36 of 36 trials" in official
-    assert "exploratory" in exploratory and "4 of 4 trials" in exploratory
+    # Finished after the official run, but a one-off: the UI follows the official-run rule, not "newest finished".
+    assert "exploratory (1 ticket instead of 3 per task type)" in exploratory and "4 of 4 trials" in exploratory
+    assert "passhat runs promote run-shop-2026-W46-again" in exploratory
     assert runs.count(">official<") == 2
+    assert 'data-role="exploratory"' in runs
+
+
+def test_a_promoted_run_becomes_the_official_one_in_every_page(ui: UiCollector) -> None:
+    from passhat.collector.store import promote_run
+
+    with ui.client(ui.shop_key) as client:
+        assert "/ui/runs/run-shop-2026-W46-again" not in client.get("/ui/task-types/refund").text
+    promote_run(ui.store, "shop", "run-shop-2026-W46-again")
+    with ui.client(ui.shop_key) as client:
+        promoted = client.get("/ui/runs/run-shop-2026-W46-again").text
+        former = client.get("/ui/runs/run-shop-2026-W46").text
+        runs = client.get("/ui/runs").text
+        task_page = client.get("/ui/task-types/refund").text
+    assert "official: the run that gives 2026-W46 its figures" in promoted
+    assert "superseded: was official for 2026-W46" in former
+    assert 'data-role="superseded"' in runs and runs.count(">official<") == 2
+    # The task type's weeks now take 2026-W46 from the promoted run, not from the newest-finished rule.
+    assert "/ui/runs/run-shop-2026-W46-again" in task_page
 
 
 def test_the_alert_history_shows_the_figures_an_alert_was_based_on(ui: UiCollector) -> None:

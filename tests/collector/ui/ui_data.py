@@ -139,13 +139,25 @@ def seed(store: Store, project: str) -> Seeded:
         store.add_trials(project, trials)
         store.finish_replay_run(project, run_id, at=when + dt.timedelta(hours=1))
         runs.append(run_id)
+    # A one-off run of one ticket, finished *after* the period's official run: the newest finished run of its
+    # period, yet exploratory (it never gives the period's figures unless promoted).
     exploratory = f"run-{project}-{PERIODS[0]}-again"
-    older = created - dt.timedelta(days=1)  # older than the official run of its period
+    later = created + dt.timedelta(hours=3)
     store.create_replay_run(
-        project, ReplayRun(exploratory, older, k=K, params={"period": PERIODS[0], "tickets": tickets[:1]})
+        project,
+        ReplayRun(
+            exploratory,
+            later,
+            k=K,
+            params={
+                "period": PERIODS[0],
+                "tickets": tickets[:1],
+                "exploratory": ["1 ticket instead of 3 per task type"],
+            },
+        ),
     )
-    store.add_trials(project, [trial(exploratory, "refund", tickets[0], a, True, older) for a in range(K)])
-    store.finish_replay_run(project, exploratory, at=older + dt.timedelta(hours=1))
+    store.add_trials(project, [trial(exploratory, "refund", tickets[0], a, True, later) for a in range(K)])
+    store.finish_replay_run(project, exploratory, at=later + dt.timedelta(hours=1))
     store.add_alert_event(
         project,
         AlertEvent(

@@ -48,3 +48,30 @@ async def test_a_chain_with_more_writes_fails_more_often_at_the_same_per_step_ra
     failure = {n: 1 - sum(passed) / len(passed) for n, passed in by_length.items()}
     assert failure[2] < failure[3] <= failure[4] + 0.1, failure
     assert abs(failure[2] - (1 - (1 - rate) ** 2)) < 0.09, failure
+
+
+class _CountingFlaws(FlawConfig):
+    """Per-step rates that never fire, recording every chance the plan gives each mode."""
+
+    def step(self, task_type: str, mode: str, scenario_id: str, attempt: int, index: int) -> bool:
+        self.chances.append((task_type, mode, index))  # type: ignore[attr-defined]
+        return False
+
+
+async def test_retail_gives_every_order_the_customer_names_its_own_empty_lookup_chance() -> None:
+    """Identification is one lookup; each order number the customer gives is another (not the account's orders)."""
+    from passhat.sandbox import load_domain
+
+    flaws = _CountingFlaws(rates={"empty_lookup": 0.5})
+    object.__setattr__(flaws, "chances", [])
+    with Sandbox(load_domain("retail"), size="small") as sandbox:
+        single = sandbox.scenarios("return_delivered_items", 1)
+        chain = sandbox.scenarios("multi_order_return", 1)
+        results = await run_trials(sandbox, single + chain, 1, ReferenceAgent.factory(flaws))
+    assert all(result.passed for result in results)
+    counted = defaultdict(int)
+    for task_type, mode, _ in flaws.chances:  # type: ignore[attr-defined]
+        if mode == "empty_lookup":
+            counted[task_type] += 1
+    orders_in_chain = len(chain[0].intent["order_ids"])
+    assert counted == {"return_delivered_items": 1 + 1, "multi_order_return": 1 + orders_in_chain}

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from passhat.collector.store import ReplayRun, Store, StoreError
+from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._rows import ReplayRun
 
 RunRole = Literal["official", "exploratory", "superseded", "running", "failed"]
 
