@@ -117,6 +117,9 @@ class StoreReplayOptions:
     compare_to: str | None = None
     stop_early: bool | None = None
     min_trials: int | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+    ray_workers: int | None = None
 
 
 def exploratory_reasons(options: StoreReplayOptions, config: PasshatConfig) -> list[str]:
@@ -157,7 +160,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     name = options.project or config.project
     try:
         from passhat.collector.loop import run_period
-        from passhat.collector.replay import NothingToReplayError, ReplaySettings, compare_runs
+        from passhat.collector.replay import ExecutorError, NothingToReplayError, ReplaySettings, compare_runs
         from passhat.collector.report import ReportInputError
         from passhat.collector.store import StoreError
         from passhat.sandbox import DomainError
@@ -190,6 +193,11 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 task_types=(options.task_type,) if options.task_type is not None else (),
                 stop_early=config.replay.stop_early if options.stop_early is None else options.stop_early,
                 min_trials=options.min_trials if options.min_trials is not None else config.replay.min_trials,
+                executor=options.executor or config.replay.executor,
+                ray_address=options.ray_address or config.replay.ray_address,
+                ray_workers=options.ray_workers if options.ray_workers is not None else config.replay.ray_workers,
+                ray_concurrency=config.replay.ray_concurrency,
+                ray_env=tuple(config.replay.ray_env),
             )
         except (DomainError, ValueError) as exc:
             fail(str(exc))
@@ -208,7 +216,11 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                         exploratory=reasons, fresh=options.fresh, same_tickets_as=base_run,
                     )
                 )  # fmt: skip
-            except (NothingToReplayError, ReportInputError, StoreError, DomainError) as exc:
+            except (NothingToReplayError, ReportInputError, StoreError, DomainError, ExecutorError) as exc:
+                fail(str(exc))
+            except ImportError as exc:  # executor = "ray" without Ray installed
+                if settings.executor != "ray":
+                    raise
                 fail(str(exc))
         comparison = None
         if base_run is not None:
@@ -227,6 +239,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
     missing = reason_counts(list(result.report.not_replayable))
     role = "official" if result.official else ("exploratory" if reasons else "superseded")
+    # Attempts lost to the infrastructure (a Ray worker that died mid-trial) and run again: never the agent's.
+    lost = sum(len(trial.details.infra_retries) for trial in result.outcome.trials)
     if as_json:
         emit_json(
             {
@@ -242,6 +256,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 "agent_version": spec.version,
                 "design": design,
                 "trials": len(result.outcome.trials),
+                "infra_retries": lost,
                 "not_replayable": not_replayable,
                 "not_replayable_reasons": [
                     {"reason": reason, "fix": fix, "tickets": count} for reason, fix, count in missing
@@ -263,6 +278,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
             settings.k,
         )
         print_design_notes(rows, len(result.outcome.trials), settings.k, first)
+    if lost:
+        console.print(f"{lost} trial attempt(s) were lost to a Ray worker that died and run again (infrastructure).")
     reused = " (a finished run with these settings: its trials were reused; --fresh re-runs them)"
     console.print(f"Run {run.run_id}, {role}{reused if result.outcome.reused else ''}.")
     if reasons:

@@ -282,6 +282,15 @@ def replay(
     min_trials: Annotated[
         int | None, typer.Option(help="Attempts every ticket runs under --stop-early; pass@1 uses them.")
     ] = None,
+    executor: Annotated[
+        str | None, typer.Option(help="--period: where trials run, local or ray [default: replay.executor].")
+    ] = None,
+    ray_address: Annotated[
+        str | None, typer.Option(help="--executor ray: a cluster's address, or local [default: replay.ray_address].")
+    ] = None,
+    ray_workers: Annotated[
+        int | None, typer.Option(help="--executor ray: worker actors (0: one per CPU) [default: replay.ray_workers].")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Run k trials per ticket and print per-task-type pass@1, pass@k and pass^k with signature counts.
@@ -301,14 +310,18 @@ def replay(
                 period=period, since=since, config_path=config_path, store_url=store_url, project=project, k=k,
                 tickets_per_task_type=tickets_per_task_type, task_type=task_type, agent=agent,
                 agent_version=agent_version, parallel=parallel, fresh=fresh, compare_to=compare_to,
-                stop_early=stop_early, min_trials=min_trials,
+                stop_early=stop_early, min_trials=min_trials, executor=executor, ray_address=ray_address,
+                ray_workers=ray_workers,
             ),
             as_json=as_json,
         )  # fmt: skip
         return
     if period is not None or since is not None:
         fail("give --domain, or --period / --since, not both")
-    for flag, value in (("--fresh", fresh), ("--compare-to", compare_to), ("--agent-version", agent_version)):
+    for flag, value in (
+        ("--fresh", fresh), ("--compare-to", compare_to), ("--agent-version", agent_version), ("--executor", executor),
+        ("--ray-address", ray_address), ("--ray-workers", ray_workers is not None),
+    ):  # fmt: skip
         if value:
             fail(f"{flag} applies to --period/--since (replay runs in the store), not to --domain")
     chosen_agent = agent or "reference"

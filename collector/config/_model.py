@@ -74,6 +74,16 @@ class ReplayConfig(_Table):
     stop_early: bool = False
     #: Attempts every ticket runs under stop_early; pass@1 is taken from them.
     min_trials: int = Field(default=2, ge=1, le=1000)
+    #: Where trials run: "local" (this process, `concurrency` at once) or "ray" (worker actors of a Ray cluster).
+    executor: Literal["local", "ray"] = "local"
+    #: With executor = "ray": "local" starts a cluster in this process; else a running cluster's address.
+    ray_address: str = Field(default="local", min_length=1)
+    #: Ray worker actors, one CPU each; 0 starts one per CPU of the cluster.
+    ray_workers: int = Field(default=0, ge=0, le=100_000)
+    #: Trials in flight per Ray worker.
+    ray_concurrency: int = Field(default=4, ge=1, le=256)
+    #: Names of environment variables (secrets such as ANTHROPIC_API_KEY) given to the Ray workers.
+    ray_env: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _trials_cover_k(self) -> ReplayConfig:

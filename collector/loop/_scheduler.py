@@ -76,17 +76,10 @@ class Scheduler:
     def run_once(self, period: Period) -> None:
         """Run the loop for one period now (replay, alerts, report)."""
         from passhat.collector.loop._cycle import run_period
-        from passhat.collector.loop._setup import agent_spec, alert_setup, replay_targets
-        from passhat.collector.replay import ReplaySettings
+        from passhat.collector.loop._setup import agent_spec, alert_setup, replay_settings, replay_targets
 
         config = self.config
-        settings = ReplaySettings(
-            k=config.replay.k,
-            tickets_per_task_type=config.replay.tickets_per_task_type,
-            parallel=config.replay.concurrency,
-            stop_early=config.replay.stop_early,
-            min_trials=config.replay.min_trials,
-        )
+        settings = replay_settings(config)
         targets = replay_targets(config)
         asyncio.run(
             run_period(

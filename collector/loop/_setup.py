@@ -9,9 +9,27 @@ from dataclasses import dataclass
 from passhat.collector.alerts import channels_from_config, retry_from_config, rules_from_config
 from passhat.collector.config import ObjectImportError, PasshatConfig, add_to_import_path, import_object
 from passhat.collector.loop._cycle import AlertSetup
-from passhat.collector.replay import AgentSpec, ScenarioAdapter
+from passhat.collector.replay import AgentSpec, ReplaySettings, ScenarioAdapter
 from passhat.sandbox import Domain, DomainError, FlawConfig, load_domain
 from passhat.sandbox.agents import resolve_agent
+
+
+def replay_settings(config: PasshatConfig) -> ReplaySettings:
+    """The configured replay (`[replay]`): what a scheduled run uses, so that it is the period's official run."""
+    replay = config.replay
+    return ReplaySettings(
+        k=replay.k,
+        trials=replay.trials_per_ticket,
+        tickets_per_task_type=replay.tickets_per_task_type,
+        parallel=replay.concurrency,
+        stop_early=replay.stop_early,
+        min_trials=replay.min_trials,
+        executor=replay.executor,
+        ray_address=replay.ray_address,
+        ray_workers=replay.ray_workers,
+        ray_concurrency=replay.ray_concurrency,
+        ray_env=tuple(replay.ray_env),
+    )
 
 
 def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:

@@ -15,6 +15,7 @@ from passhat.collector.replay._compare import RunComparison, TaskTypeComparison,
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
+    ExecutorError,
     NothingToReplayError,
     ProgressCallback,
     ReplayOutcome,
@@ -46,6 +47,7 @@ from passhat.collector.store import (
 __all__ = [
     "AgentSpec",
     "DomainAdapter",
+    "ExecutorError",
     "NotReplayable",
     "NotReplayableError",
     "NothingToReplayError",

@@ -50,6 +50,10 @@ class NothingToReplayError(ValueError):
     """The period has no production tickets in the store (nothing was sampled, no run was created)."""
 
 
+class ExecutorError(RuntimeError):
+    """The executor chosen cannot run the trials (Ray's cluster unreachable, a secret to forward unset...)."""
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """The agent under test: how to build it per trial, what to call it, and which version it is."""
@@ -75,8 +79,22 @@ class ReplaySettings:
     task_types: tuple[str, ...] = ()  # only these task types (default: every one)
     stop_early: bool = False
     min_trials: int = 2
+    executor: str = "local"  # "local" (this process) or "ray" (workers of a Ray cluster)
+    ray_address: str = "local"  # a running cluster's address ("auto", "ray://head:10001"), or "local" to start one
+    ray_workers: int = 0  # worker actors, one CPU each (0: one per CPU of the cluster)
+    ray_concurrency: int = 4  # trials in flight per worker
+    ray_env: tuple[str, ...] = ()  # driver environment variables given to the workers (by name)
 
     def __post_init__(self) -> None:
+        if self.executor not in ("local", "ray"):
+            raise ValueError(f"executor must be 'local' or 'ray', got {self.executor!r}")
+        if self.ray_workers < 0 or self.ray_concurrency < 1:
+            raise ValueError(
+                f"ray_workers must be 0 (one per CPU) or more and ray_concurrency at least 1, got "
+                f"{self.ray_workers} and {self.ray_concurrency}"
+            )
+        if not self.ray_address.strip():
+            raise ValueError("ray_address must be 'local' or a Ray cluster's address, got an empty string")
         if self.min_trials < 1:
             raise ValueError(f"min_trials must be at least 1, got {self.min_trials}")
         if self.k < 1:
@@ -202,8 +220,10 @@ def runs_for_period(store: Store, project: str, period: str) -> list[ReplayRun]:
     ]
 
 
-def trial_row(run_id: str, agent: AgentSpec, result: TrialResult) -> TrialRow:
-    """The stored form of a graded trial: its row, the check verdict, and its details as the replayed agent."""
+def trial_row(run_id: str, agent: AgentSpec, result: TrialResult, *, infra_retries: Sequence[str] = ()) -> TrialRow:
+    """The stored form of a graded trial: its row, the check verdict, and its details as the replayed agent.
+
+    ``infra_retries`` say why earlier attempts of this trial were lost to the infrastructure (a worker died)."""
     record = result.record
     signature = result.signature
     started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=result.duration_s)
@@ -224,7 +244,11 @@ def trial_row(run_id: str, agent: AgentSpec, result: TrialResult) -> TrialRow:
         simulator_error=record.simulator_error,
         infra_error=record.infra_error,
         details=dataclasses.replace(
-            result.details, agent=agent.label, agent_version=agent.version, simulated=agent.simulated
+            result.details,
+            agent=agent.label,
+            agent_version=agent.version,
+            simulated=agent.simulated,
+            infra_retries=tuple(infra_retries),
         ),
     )
 
@@ -357,7 +381,13 @@ async def replay_period(
 
     writer = _TrialWriter(store, project, settings.flush_every)
     config = RunConfig(parallel=settings.parallel, run_id=run.run_id)
-    limit = asyncio.Semaphore(settings.parallel)
+    remote = None
+    if settings.executor == "ray" and todo:
+        from passhat.collector.replay._ray import RayTrials  # Ray is imported only when chosen
+
+        remote = RayTrials(settings, domains, agent.factory, config, runtime)
+    width = settings.parallel if remote is None else remote.slots
+    limit = asyncio.Semaphore(width)
     # Under the curtailed design the total is an upper bound: tickets settle early, and the bar jumps.
     total, finished = len(done) + len(todo), len(done)
     if progress is not None:
@@ -365,9 +395,15 @@ async def replay_period(
 
     async def one(attempt: int, sandbox: Sandbox, ticket: ReplayTicket) -> TrialRow:
         nonlocal finished
-        async with limit:
-            result = await run_trial(sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime)
-        row = trial_row(run.run_id, agent, result)
+        lost: tuple[str, ...] = ()
+        if remote is None:
+            async with limit:
+                result = await run_trial(
+                    sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime
+                )
+        else:  # a worker runs it on its own copy of the same template
+            result, lost = await remote.run(ticket, attempt)
+        row = trial_row(run.run_id, agent, result, infra_retries=lost)
         writer.add(row)
         finished += 1
         if progress is not None:
@@ -376,8 +412,8 @@ async def replay_period(
 
     try:
         if settings.stop_early:
-            await _replay_curtailed(ready, stored, settings, domains, active_pool, one, not_replayable)
-        else:
+            await _replay_curtailed(ready, stored, settings, domains, active_pool, one, not_replayable, width)
+        elif remote is None:
             for item in ready:
                 attempts = [a for t, a in todo if t is item]
                 if not attempts:
@@ -389,9 +425,13 @@ async def replay_period(
                     await asyncio.gather(*(one(a, sandbox, item) for a in attempts))
                 finally:
                     active_pool.release(sandbox)
+        else:
+            await _replay_remote(ready, todo, domains, active_pool, one, not_replayable)
         writer.flush()
     finally:
         writer.flush()
+        if remote is not None:
+            remote.close()
         if own_pool:
             active_pool.close()
     trials = store.list_trials(project, run.run_id)
@@ -406,8 +446,9 @@ async def _replay_curtailed(
     pool: SandboxPool,
     one: Callable[[int, Sandbox, ReplayTicket], Awaitable[TrialRow]],
     not_replayable: list[NotReplayable],
+    width: int,
 ) -> None:
-    """Replay tickets under the curtailed design, ``parallel`` tickets at a time (each one's attempts in order)."""
+    """Replay tickets under the curtailed design, ``width`` tickets at a time (each one's attempts in order)."""
     known: dict[str, dict[int, Outcome]] = {}
     for row in stored:
         known.setdefault(row.ticket_id, {})[row.attempt] = _outcome(row)
@@ -427,8 +468,35 @@ async def _replay_curtailed(
             pool.release(sandbox)
 
     # Attempts after the first min_trials run one at a time, so tickets run side by side to keep the workers busy.
-    for start in range(0, len(ready), settings.parallel):
-        await asyncio.gather(*(ticket(item) for item in ready[start : start + settings.parallel]))
+    for start in range(0, len(ready), width):
+        await asyncio.gather(*(ticket(item) for item in ready[start : start + width]))
+
+
+async def _replay_remote(
+    ready: list[ReplayTicket],
+    todo: list[tuple[ReplayTicket, int]],
+    domains: Mapping[str, Domain],
+    pool: SandboxPool,
+    one: Callable[[int, Sandbox, ReplayTicket], Awaitable[TrialRow]],
+    not_replayable: list[NotReplayable],
+) -> None:
+    """The fixed design on workers: every ticket's trials queued at once, the workers' free slots taking them.
+
+    Whether a ticket's rows fit its sandbox is settled here first (the workers lay the same rows over the same
+    template), so an unfit ticket is noted exactly as a local replay notes it and never sent."""
+    attempts: dict[str, list[int]] = {}
+    for item, attempt in todo:
+        attempts.setdefault(item.ticket_id, []).append(attempt)
+    sent: list[Awaitable[TrialRow]] = []
+    for item in ready:
+        if item.ticket_id not in attempts:
+            continue
+        sandbox = _sandbox_for(item, domains, pool, not_replayable)
+        if sandbox is None:
+            continue
+        pool.release(sandbox)
+        sent.extend(one(a, sandbox, item) for a in attempts[item.ticket_id])
+    await asyncio.gather(*sent)
 
 
 def _sandbox_for(

@@ -33,6 +33,9 @@ class TrialDetails:
     agent_version: str = ""
     simulated: bool = False
     injected: str | None = None
+    #: Attempts of this trial lost to the infrastructure (a distributed replay's worker that died mid-trial)
+    #: before this one finished: why each was lost. They are never the agent's failures.
+    infra_retries: tuple[str, ...] = ()
 
     @classmethod
     def of_record(cls, record: TrialRecord, *, usage: Usage, injected: str | None, agent: str) -> TrialDetails:
@@ -59,6 +62,7 @@ class TrialDetails:
             "agent_version": self.agent_version,
             "simulated": self.simulated,
             "injected": self.injected,
+            "infra_retries": list(self.infra_retries),
         }
 
     @classmethod
@@ -80,6 +84,7 @@ class TrialDetails:
             agent_version=str(data.get("agent_version") or ""),
             simulated=bool(data.get("simulated", False)),
             injected=None if injected is None else str(injected),
+            infra_retries=tuple(str(reason) for reason in data.get("infra_retries") or ()),
         )
 
 

@@ -56,3 +56,30 @@ def test_a_failed_run_is_recorded_and_the_scheduler_keeps_going(tmp_path: pathli
     finally:
         scheduler.stop()
         store.close()
+
+
+def test_a_scheduled_run_replays_with_every_configured_replay_setting() -> None:
+    from passhat.collector.loop._setup import replay_settings
+
+    config = PasshatConfig.model_validate(
+        {
+            "replay": {
+                "k": 4,
+                "trials": 12,
+                "tickets_per_task_type": 7,
+                "concurrency": 3,
+                "min_trials": 3,
+                "executor": "ray",
+                "ray_address": "ray://head:10001",
+                "ray_workers": 5,
+                "ray_concurrency": 6,
+                "ray_env": ["ANTHROPIC_API_KEY"],
+            }
+        }
+    )
+    settings = replay_settings(config)
+    assert (settings.k, settings.trials, settings.tickets_per_task_type, settings.parallel) == (4, 12, 7, 3)
+    assert (settings.min_trials, settings.executor, settings.ray_address) == (3, "ray", "ray://head:10001")
+    assert (settings.ray_workers, settings.ray_concurrency, settings.ray_env) == (5, 6, ("ANTHROPIC_API_KEY",))
+    # Without `trials`, a ticket runs k trials.
+    assert replay_settings(PasshatConfig.model_validate({"replay": {"k": 4}})).trials == 4

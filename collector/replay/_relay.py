@@ -1,0 +1,198 @@
+"""Trial traces across processes: spans a worker finished, carried back as plain data and ended on the driver.
+
+A distributed replay runs each trial in a worker process that cannot reach the store. The worker traces the
+trial exactly as the driver would (same source, service name, redaction and content settings: `RuntimeSettings`)
+into a provider of its own whose only processor keeps the finished spans (`SpanCapture`). Their `SpanSnapshot`s
+travel back with the trial's result, and `relay` ends each one in the driver's runtime, whose processors export
+it (into the store, or to a collector) as if the trial had run on the driver.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+import passhat
+
+Attributes = tuple[tuple[str, Any], ...]
+
+
+def _attributes(values: Mapping[str, Any] | None) -> Attributes:
+    items = (values or {}).items()
+    return tuple((key, tuple(value) if isinstance(value, list | tuple) else value) for key, value in items)
+
+
+@dataclass(frozen=True)
+class _Context:
+    trace_id: int
+    span_id: int
+    is_remote: bool
+    flags: int
+
+    @classmethod
+    def of(cls, context: SpanContext) -> _Context:
+        return cls(context.trace_id, context.span_id, context.is_remote, int(context.trace_flags))
+
+    def rebuild(self) -> SpanContext:
+        return SpanContext(self.trace_id, self.span_id, self.is_remote, TraceFlags(self.flags))
+
+
+@dataclass(frozen=True)
+class SpanSnapshot:
+    """A finished span as plain, picklable data (attribute values are str, bool, int, float or tuples of them)."""
+
+    name: str
+    context: _Context
+    parent: _Context | None
+    kind: str
+    attributes: Attributes
+    events: tuple[tuple[str, Attributes, int], ...]
+    links: tuple[tuple[_Context, Attributes], ...]
+    status: tuple[str, str | None]
+    start_time: int | None
+    end_time: int | None
+    resource: Attributes
+    scope: tuple[str, str | None]
+
+    @classmethod
+    def of(cls, span: ReadableSpan) -> SpanSnapshot:
+        if span.context is None:
+            raise ValueError(f"span {span.name!r} has no context")
+        scope = span.instrumentation_scope
+        return cls(
+            name=span.name,
+            context=_Context.of(span.context),
+            parent=None if span.parent is None else _Context.of(span.parent),
+            kind=span.kind.name,
+            attributes=_attributes(span.attributes),
+            events=tuple((event.name, _attributes(event.attributes), event.timestamp) for event in span.events),
+            links=tuple((_Context.of(link.context), _attributes(link.attributes)) for link in span.links),
+            status=(span.status.status_code.name, span.status.description),
+            start_time=span.start_time,
+            end_time=span.end_time,
+            resource=_attributes(span.resource.attributes),
+            scope=("passhat", None) if scope is None else (scope.name, scope.version),
+        )
+
+    @property
+    def trace_id(self) -> int:
+        return self.context.trace_id
+
+    def rebuild(self) -> ReadableSpan:
+        """The span again, as the driver's processors and exporters take it."""
+        return ReadableSpan(
+            name=self.name,
+            context=self.context.rebuild(),
+            parent=None if self.parent is None else self.parent.rebuild(),
+            resource=Resource(dict(self.resource)),
+            attributes=dict(self.attributes),
+            events=[Event(name, dict(attributes), timestamp) for name, attributes, timestamp in self.events],
+            links=[Link(context.rebuild(), dict(attributes)) for context, attributes in self.links],
+            kind=SpanKind[self.kind],
+            status=Status(StatusCode[self.status[0]], self.status[1]),
+            start_time=self.start_time,
+            end_time=self.end_time,
+            instrumentation_scope=InstrumentationScope(self.scope[0], self.scope[1]),
+        )
+
+
+class SpanCapture(SpanProcessor):
+    """Keeps every finished span by trace id until `take` hands a trial's spans over."""
+
+    def __init__(self) -> None:
+        self._spans: dict[int, list[SpanSnapshot]] = {}
+        self._lock = threading.Lock()
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        return None
+
+    def on_end(self, span: ReadableSpan) -> None:
+        snapshot = SpanSnapshot.of(span)
+        with self._lock:
+            self._spans.setdefault(snapshot.trace_id, []).append(snapshot)
+
+    def take(self, trace_id: str) -> list[SpanSnapshot]:
+        """The finished spans of one trace (a trial's ticket trace, its id in hex), removed from the capture."""
+        with self._lock:
+            return self._spans.pop(int(trace_id, 16), [])
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """What a worker needs to trace a trial as the driver's runtime would: everything but the export.
+
+    The redaction options travel, the pseudonym key does not: a worker reads its own (``PASSHAT_PSEUDONYM_KEY``,
+    given to the workers like any secret), so pseudonyms match the driver's when the keys do.
+    """
+
+    service_name: str
+    source: str
+    capture_content: bool
+    sample_rate: float
+    max_content_length: int
+    redact_builtin: bool
+    redact_patterns: tuple[tuple[str, int], ...]
+    redact_callback: Any
+    redact_mode: str
+    redact_blank: tuple[str, ...]
+
+    @classmethod
+    def of(cls, runtime: passhat.Passhat) -> RuntimeSettings:
+        redactor = runtime.redactor
+        return cls(
+            service_name=runtime.service_name,
+            source=runtime.source,
+            capture_content=runtime.capture_content,
+            sample_rate=runtime.sample_rate,
+            max_content_length=runtime.max_content_length,
+            redact_builtin=redactor.builtin,
+            redact_patterns=tuple((pattern.pattern, pattern.flags) for pattern in redactor.patterns),
+            redact_callback=redactor.callback,
+            redact_mode=redactor.mode,
+            redact_blank=tuple(sorted(redactor.blank)),
+        )
+
+    def runtime(self, capture: SpanCapture) -> passhat.Passhat:
+        """A runtime tracing into ``capture`` only (nothing leaves the worker but what `relay` carries)."""
+        runtime = passhat.configure(
+            make_global=False, send=False, service_name=self.service_name, source=self.source,
+            capture_content=self.capture_content, sample_rate=self.sample_rate,
+            max_content_length=self.max_content_length, span_processors=[capture],
+        )  # fmt: skip
+        runtime.redactor = passhat.Redactor.build(
+            builtin=self.redact_builtin,
+            patterns=[re.compile(pattern, flags) for pattern, flags in self.redact_patterns],
+            callback=self.redact_callback,
+            mode=self.redact_mode,
+            blank=self.redact_blank,
+        )
+        return runtime
+
+
+def relay(runtime: passhat.Passhat, spans: Sequence[SpanSnapshot]) -> None:
+    """End a worker's spans in the driver's runtime: its processors export them as they would its own."""
+    if not spans:
+        return
+    processor = getattr(runtime.tracer_provider, "_active_span_processor", None)
+    if processor is None:
+        raise TypeError(
+            "passhat: a distributed replay hands its trial spans to the runtime's OpenTelemetry SDK TracerProvider; "
+            f"this runtime's provider is a {type(runtime.tracer_provider).__name__}"
+        )
+    for snapshot in spans:
+        processor.on_end(snapshot.rebuild())

@@ -1,0 +1,43 @@
+"""Agents the Ray tests send to workers (imported by the workers, so kept free of pytest)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+from collections.abc import Sequence
+from typing import Any
+
+from passhat.sandbox import Agent, AgentFactory, FlawConfig, Message, ReferenceAgent, Toolbox, TrialContext
+
+
+class KillsItsWorker:
+    """The ReferenceAgent, except that on one (ticket, attempt) it kills its own process once, mid-conversation.
+
+    ``marker`` is created just before the kill: the retry finds it and runs the trial as the ReferenceAgent would.
+    """
+
+    def __init__(self, inner: Agent, context: TrialContext, target: tuple[str, int], marker: pathlib.Path) -> None:
+        self.inner = inner
+        self.label = getattr(inner, "label", "ReferenceAgent")
+        self.flaw = getattr(inner, "flaw", None)
+        self._armed = (context.scenario.scenario_id, context.attempt) == target
+        self._marker = marker
+
+    async def respond(self, messages: Sequence[Message], tools: Toolbox) -> Message:
+        if self._armed and not self._marker.exists():
+            self._marker.write_text(str(os.getpid()), encoding="utf-8")
+            os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies with this trial (and any other) in flight
+        return await self.inner.respond(messages, tools)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def killing_factory(flaws: FlawConfig, target: tuple[str, int], marker: pathlib.Path) -> AgentFactory:
+    reference = ReferenceAgent.factory(flaws)
+
+    def make(context: TrialContext) -> Agent:
+        return KillsItsWorker(reference(context), context, target, marker)
+
+    return make
