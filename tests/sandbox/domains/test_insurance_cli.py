@@ -11,12 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic import AsyncAnthropic
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from passhat.collector.cli import app
-from passhat.sandbox import Sandbox
+from passhat.sandbox import Sandbox, run_trial
+from passhat.sandbox.agents._anthropic import AnthropicAgent
+from passhat.sandbox.domains.insurance import models as m
 from tests.collector.cli.test_sandbox_commands import PASSHAT, _wait_for_http, free_port
 from tests.sandbox.messages_api import messages_api, text_turn, tool_turn
 
@@ -134,3 +138,56 @@ def test_claude_answers_a_coverage_question_and_a_wrong_answer_fails(
     wrong = f"Your {intent['coverage_kind']} coverage: $999,999.00 and 99 days (or $99,999.00)."
     row, _ = _replay_claude("coverage_inquiry", [*lookups, text_turn(wrong)], monkeypatch)
     assert row["pass_at_1"] == 0.0 and sum(row["signatures"].values()) == 1
+
+
+async def test_claude_recovers_from_the_police_report_refusal_in_a_theft_chain(insurance: Sandbox) -> None:
+    intent = insurance.scenarios("theft_claim", 1)[0].intent
+    with insurance.template.connect() as connection:
+        next_incident = int(connection.execute(select(func.max(m.incidents.c.incident_id))).scalar() or 0) + 1
+        next_claim = int(connection.execute(select(func.max(m.claims.c.claim_id))).scalar() or 0) + 1
+    incident = {
+        "policy_id": intent["policy_id"],
+        "vehicle_id": intent["vehicle_id"],
+        "kind": "theft",
+        "occurred_on": intent["occurred_on"],
+        "location": intent["location"],
+        "description": intent["description"],
+    }
+    claim = {
+        "policy_id": intent["policy_id"],
+        "incident_id": next_incident,
+        "coverage": "comprehensive",
+        "contact_phone": intent["phone"],
+    }
+    turns = [
+        text_turn("I'm sorry to hear that. What is your email, and your policy number?"),
+        tool_turn("toolu_01", "find_policyholder_by_email", {"email": intent["email"]}),
+        tool_turn("toolu_02", "get_policy", {"policy_id": intent["policy_id"]}),
+        tool_turn("toolu_03", "find_claims", {"policy_id": intent["policy_id"]}),
+        text_turn(
+            f"I will record the theft of your {intent['vehicle']} and open a comprehensive claim. Where did it "
+            "happen, and what is the best phone number to reach you? Shall I proceed?"
+        ),
+        tool_turn("toolu_04", "report_incident", incident),
+        text_turn("For a theft I need the police report number. What is it?"),
+        tool_turn("toolu_05", "report_incident", {**incident, "police_report_number": intent["police_report_number"]}),
+        tool_turn("toolu_06", "file_claim", claim),
+        text_turn(f"Your claim number is {next_claim}, under your comprehensive coverage."),
+    ]
+    with messages_api(turns, []) as api:
+        client = AsyncAnthropic(api_key="test-key", base_url=api.url, max_retries=0)
+        result = await run_trial(
+            insurance, insurance.scenarios("theft_claim", 1)[0], 0,
+            lambda context: AnthropicAgent(context, model="claude-test", client=client),
+        )  # fmt: skip
+        await client.close()
+    assert result.passed, result.record.verdict
+    assert [c.error_type for c in result.record.tool_calls] == [None, None, None, "police_report_required", None, None]
+    refused = [
+        block
+        for message in api.requests[6]["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result" and block["tool_use_id"] == "toolu_04"
+    ]
+    assert refused[0]["is_error"] is True and "police_report_required" in str(refused[0]["content"])
