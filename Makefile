@@ -5,30 +5,43 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PKG_DIRS := sdk collector checks sandbox
-# The extras installed: `all` for `make demo`; `make test` adds `ray` (TEST_EXTRAS), a large wheel the demo does
-# not need, so that the distributed-replay tests run rather than skip.
-EXTRAS ?= all
+# What gets installed. `make test` (and `make install`, `lint`, `typecheck`, `pytest`) installs every extra
+# (TEST_EXTRAS: the agent frameworks, ClickHouse and Ray too) and the development tools; `make demo` installs only
+# what the offline demo needs (DEMO_EXTRAS, no development tools) so that it stays quick on a fresh machine, and
+# uses the full install instead when one is already there.
+DEMO_EXTRAS ?= collector,sandbox
 TEST_EXTRAS ?= all,ray
-# File names (an editable install follows edits of .py files), plus the contents of what gets compiled.
-SOURCES_HASH := $(shell (find $(PKG_DIRS) -type f -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null | sort; cat pyproject.toml setup.py $(wildcard collector/*/*.c); echo '$(EXTRAS)') | md5sum | cut -c1-12)
-STAMP := $(VENV)/.installed-$(SOURCES_HASH)
+EXTRAS ?= $(TEST_EXTRAS)
+GROUP ?= --group dev
+# File names (an editable install follows edits of .py files), the contents of what gets compiled, and what is
+# installed.
+sources_hash = $(shell (find $(PKG_DIRS) -type f -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null | sort; cat pyproject.toml setup.py $(wildcard collector/*/*.c); echo '$(1)') | md5sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(call sources_hash,$(EXTRAS) $(GROUP))
+FULL_STAMP := $(VENV)/.installed-$(call sources_hash,$(TEST_EXTRAS) --group dev)
+# The JavaScript agent example's one dependency (its MCP client), from the npm registry, for its test.
+JS_EXAMPLE := examples/js_agent/node_modules/.package-lock.json
 
-.PHONY: demo test lint typecheck pytest install bench clean
+.PHONY: demo demo-run test lint typecheck pytest install bench clean
 
 install: $(STAMP)
 
 $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
-	$(BIN)/python -m pip install --quiet --config-settings editable_mode=strict -e '.[$(EXTRAS)]' --group dev
+	$(BIN)/python -m pip install --quiet --config-settings editable_mode=strict -e '.[$(EXTRAS)]' $(GROUP)
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(JS_EXAMPLE): examples/js_agent/package-lock.json
+	cd examples/js_agent && npm ci --no-audit --no-fund >/dev/null
+
+demo:
+	@if [ -f $(FULL_STAMP) ]; then $(BIN)/passhat demo; else $(MAKE) --no-print-directory demo-run EXTRAS=$(DEMO_EXTRAS) GROUP=; fi
+
+demo-run: $(STAMP)
 	$(BIN)/passhat demo
 
-test:
-	$(MAKE) lint typecheck pytest EXTRAS=$(TEST_EXTRAS)
+test: lint typecheck pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -37,11 +50,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy -p passhat
 
-pytest: $(STAMP)
+pytest: $(STAMP) $(JS_EXAMPLE)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info passhat-demo
+	rm -rf $(VENV) build dist *.egg-info passhat-demo examples/js_agent/node_modules

@@ -1,74 +1,73 @@
-"""Benchmark: how deep each task type of a domain is, measured on its reference trials.
+"""Benchmark: how deep a domain's task types are, measured on the reference trials (failures off).
 
-For every task type, runs the ReferenceAgent with failures off on a few scenarios and counts, per trial, the
-lookups and the writes it made (successful tool calls of each kind) and the systems those calls touched; prints
-a markdown table per domain with the mean and the range over the scenarios, and the domain's overall means.
-A deeper domain needs more lookups, writes and systems per ticket, so with per-step failure injection it
-comes out lower on pass@1 and pass^k.
+For each task type, runs the ReferenceAgent with failures off on N scenarios and reports, per trial, the lookups
+it made, the writes, and the systems it touched (mean, and the range over the scenarios), with the share that
+passed. A deeper domain needs more lookups and writes across more systems per ticket.
 
-Run: .venv/bin/python benchmarks/bench_domain_depth.py [insurance retail ...] [--scenarios 5] [--size small]
+Run: .venv/bin/python benchmarks/bench_domain_depth.py consulting [--size default] [--scenarios 10] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 
 from passhat.sandbox import FlawConfig, ReferenceAgent, Sandbox, run_trials
 
 
-def _spread(values: list[int]) -> str:
-    mean = statistics.fmean(values)
-    low, high = min(values), max(values)
-    return f"{mean:.1f}" if low == high else f"{mean:.1f} ({low}-{high})"
-
-
-def depth_table(name: str, scenarios: int, size: str) -> list[str]:
-    """The markdown lines of one domain's table."""
-    lines = [
-        f"### {name} ({scenarios} reference trials per task type, size {size})",
-        "",
-        "| task type | kind | lookups | writes | systems touched |",
-        "|---|---|---|---|---|",
-    ]
-    every: dict[str, list[int]] = {"lookups": [], "writes": [], "systems": []}
-    with Sandbox(name, seed=0, size=size) as sandbox:
-        domain = sandbox.domain
-        for task_name, task in sorted(domain.task_types.items()):
-            drawn = sandbox.scenarios(task_name, scenarios)
+def measure(domain: str, size: str, scenarios: int) -> list[dict[str, object]]:
+    """One row per task type: lookups, writes and systems per reference trial."""
+    rows: list[dict[str, object]] = []
+    with Sandbox(domain, size=size) as sandbox:
+        systems = sandbox.domain.tool_systems
+        for name in sorted(sandbox.domain.task_types):
+            drawn = sandbox.scenarios(name, scenarios)
             results = asyncio.run(run_trials(sandbox, drawn, 1, ReferenceAgent.factory(FlawConfig.off())))
-            counts: dict[str, list[int]] = {"lookups": [], "writes": [], "systems": []}
-            names: set[str] = set()
-            for result in results:
-                calls = [call for call in result.record.tool_calls if call.outcome == "ok"]
-                counts["lookups"].append(sum(call.name in domain.lookup_tools for call in calls))
-                counts["writes"].append(sum(call.name in domain.write_tools for call in calls))
-                touched = {domain.tool_systems.get(call.name, "?") for call in calls}
-                counts["systems"].append(len(touched))
-                names |= touched
-            for key, values in counts.items():
-                every[key].extend(values)
-            lines.append(
-                f"| {task_name} | {task.kind} | {_spread(counts['lookups'])} | {_spread(counts['writes'])} | "
-                f"{_spread(counts['systems'])}: {', '.join(sorted(names))} |"
+            lookups = [sum(not c.is_write for c in r.record.tool_calls) for r in results]
+            writes = [sum(c.is_write and c.outcome == "ok" for c in r.record.tool_calls) for r in results]
+            touched = [len({systems.get(c.name, c.name) for c in r.record.tool_calls}) for r in results]
+            rows.append(
+                {
+                    "task_type": name,
+                    "kind": sandbox.domain.task_type(name).kind,
+                    "scenarios": len(results),
+                    "passed": sum(r.passed for r in results),
+                    "lookups": _summary(lookups),
+                    "writes": _summary(writes),
+                    "systems": _summary(touched),
+                }
             )
-    lines.append(
-        f"| **all** | | {statistics.fmean(every['lookups']):.2f} | {statistics.fmean(every['writes']):.2f} | "
-        f"{statistics.fmean(every['systems']):.2f} |"
-    )
-    return lines
+    return rows
+
+
+def _summary(values: list[int]) -> dict[str, float]:
+    return {"mean": round(statistics.fmean(values), 1), "min": min(values), "max": max(values)}
+
+
+def _cell(value: object) -> str:
+    summary = value if isinstance(value, dict) else {}
+    spread = "" if summary["min"] == summary["max"] else f" ({summary['min']}-{summary['max']})"
+    return f"{summary['mean']}{spread}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("domains", nargs="*", default=["retail", "insurance"])
-    parser.add_argument("--scenarios", type=int, default=5)
-    parser.add_argument("--size", default="small")
-    options = parser.parse_args()
-    for name in options.domains:
-        print("\n".join(depth_table(name, options.scenarios, options.size)))
-        print()
+    parser.add_argument("domain")
+    parser.add_argument("--size", default="default")
+    parser.add_argument("--scenarios", type=int, default=10)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rows = measure(args.domain, args.size, args.scenarios)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print("| task type | kind | lookups | writes | systems touched | reference passed |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        cells = [_cell(row["lookups"]), _cell(row["writes"]), _cell(row["systems"])]
+        print(f"| {row['task_type']} | {row['kind']} | {' | '.join(cells)} | {row['passed']}/{row['scenarios']} |")
 
 
 if __name__ == "__main__":

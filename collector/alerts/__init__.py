@@ -11,10 +11,17 @@ from passhat.collector.alerts._channels import (
     slack_body,
 )
 from passhat.collector.alerts._counts import counts_from_trials
-from passhat.collector.alerts._delivery import DeliveryAttempt, RetryPolicy, deliver, deliver_to, outcomes
+from passhat.collector.alerts._delivery import DeliveryAttempt, RetryPolicy, deliver, deliver_to, outcomes, retrying
 from passhat.collector.alerts._evaluate import evaluate
 from passhat.collector.alerts._from_config import channels_from_config, retry_from_config, rules_from_config
-from passhat.collector.alerts._record import STATE_RULE, AlertLog, PeriodOutcome
+from passhat.collector.alerts._record import (
+    NOTICE_KINDS,
+    REPORT_KIND,
+    REPORT_RULE,
+    STATE_RULE,
+    AlertLog,
+    PeriodOutcome,
+)
 from passhat.collector.alerts._types import (
     EVERY_TASK_TYPE,
     AlertNotice,
@@ -29,6 +36,9 @@ from passhat.collector.alerts._types import (
 
 __all__ = [
     "EVERY_TASK_TYPE",
+    "NOTICE_KINDS",
+    "REPORT_KIND",
+    "REPORT_RULE",
     "STATE_RULE",
     "AlertLog",
     "AlertNotice",
@@ -56,6 +66,7 @@ __all__ = [
     "evaluate",
     "outcomes",
     "retry_from_config",
+    "retrying",
     "rules_from_config",
     "slack_body",
 ]

@@ -74,17 +74,31 @@ class WebhookChannel:
     def send(self, notice: AlertNotice) -> None:
         _post_json(self.url, notice.payload(), self.headers, self.timeout)
 
+    def post(self, body: Mapping[str, Any]) -> None:
+        """POST any JSON body (e.g. a report's) to the webhook, or raise `DeliveryError`."""
+        _post_json(self.url, body, self.headers, self.timeout)
+
+
+def _mrkdwn(text: object) -> str:
+    """User text (task types, messages) made safe for Slack's mrkdwn: no mention, no link, shown as typed."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
 
 def slack_body(notice: AlertNotice) -> dict[str, Any]:
-    """A Slack incoming-webhook body: fallback ``text`` plus Block Kit ``blocks``."""
+    """A Slack incoming-webhook body: fallback ``text`` plus Block Kit ``blocks`` (user text mrkdwn-escaped)."""
     icon = {"fired": ":rotating_light:", "resolved": ":white_check_mark:", "test": ":wave:"}[notice.kind]
-    header = f"{notice.title}"[:_SLACK_HEADER_MAX]
-    context = f"rule `{notice.rule}` · {notice.scope} · {notice.period} · {notice.severity} · `{notice.alert_id}`"
+    header = f"{notice.title}"[:_SLACK_HEADER_MAX]  # plain_text: Slack shows it as it is
+    e = _mrkdwn
+    context = (
+        f"rule `{e(notice.rule)}` · {e(notice.scope)} · {e(notice.period)} · {e(notice.severity)} · "
+        f"`{e(notice.alert_id)}`"
+    )
+    text = f"{icon} {e(notice.text)}"
     return {
-        "text": f"{icon} {notice.text}",
+        "text": text,
         "blocks": [
             {"type": "header", "text": {"type": "plain_text", "text": header}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"{icon} {notice.text}"[:_SLACK_SECTION_MAX]}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": text[:_SLACK_SECTION_MAX]}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
         ],
     }
@@ -104,6 +118,10 @@ class SlackChannel:
 
     def send(self, notice: AlertNotice) -> None:
         _post_json(self.url, slack_body(notice), {}, self.timeout)
+
+    def post(self, body: Mapping[str, Any]) -> None:
+        """POST a ready Slack body (``text`` and ``blocks``) to the webhook, or raise `DeliveryError`."""
+        _post_json(self.url, body, {}, self.timeout)
 
 
 def email_message(notice: AlertNotice, sender: str, recipients: Sequence[str]) -> EmailMessage:
@@ -143,7 +161,10 @@ class EmailChannel:
         return "email"
 
     def send(self, notice: AlertNotice) -> None:
-        message = email_message(notice, self.sender, self.recipients)
+        self.send_message(email_message(notice, self.sender, self.recipients))
+
+    def send_message(self, message: EmailMessage) -> None:
+        """Send a ready message (its From and To headers already set) over SMTP, or raise `DeliveryError`."""
         context = ssl.create_default_context(cafile=self.ca_file) if (self.use_ssl or self.starttls) else None
         try:
             smtp: smtplib.SMTP

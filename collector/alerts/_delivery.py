@@ -62,15 +62,19 @@ class DeliveryAttempt:
         }
 
 
-def deliver_to(
-    notice: AlertNotice,
+def retrying(
+    delivery_id: str,
     channel: Channel,
+    action: Callable[[], None],
     policy: RetryPolicy,
     *,
     on_attempt: Callable[[DeliveryAttempt], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[DeliveryAttempt]:
-    """Try one channel until it succeeds, fails for good, or the attempts run out."""
+    """Run ``action`` (one send to ``channel``) until it succeeds, fails for good, or the attempts run out.
+
+    ``action`` raises `DeliveryError` to fail; each try is reported under ``delivery_id`` (a notice's alert id,
+    or a report delivery's id)."""
     attempts: list[DeliveryAttempt] = []
     for number in range(1, policy.attempts + 1):
         wait = policy.wait_before(number)
@@ -81,11 +85,11 @@ def deliver_to(
         error: str | None = None
         retryable = False
         try:
-            channel.send(notice)
+            action()
         except DeliveryError as exc:
             error, retryable = str(exc), exc.retryable
         attempt = DeliveryAttempt(
-            alert_id=notice.alert_id,
+            alert_id=delivery_id,
             channel=channel.name,
             channel_type=channel.type,
             attempt=number,
@@ -101,6 +105,18 @@ def deliver_to(
         if attempt.ok or not retryable:
             break
     return attempts
+
+
+def deliver_to(
+    notice: AlertNotice,
+    channel: Channel,
+    policy: RetryPolicy,
+    *,
+    on_attempt: Callable[[DeliveryAttempt], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[DeliveryAttempt]:
+    """Try one channel until it succeeds, fails for good, or the attempts run out."""
+    return retrying(notice.alert_id, channel, lambda: channel.send(notice), policy, on_attempt=on_attempt, sleep=sleep)
 
 
 def deliver(

@@ -2,8 +2,10 @@
 
 Everything is an `AlertEvent` row (the Store's alert_events table), told apart by ``payload["kind"]``:
 ``fired`` / ``resolved`` / ``test`` (a notice, with each channel's final outcome in ``deliveries``),
-``delivery_attempt`` (one try on one channel), and ``state`` (the `AlertState` after evaluating a period,
-under the reserved rule name `STATE_RULE`). Rows are only ever added, so the history is complete.
+``delivery_attempt`` (one try on one channel), ``report`` (a period's report sent to channels, under the
+reserved rule name `REPORT_RULE`, each channel's outcome in ``deliveries``), and ``state`` (the `AlertState`
+after evaluating a period, under the reserved rule name `STATE_RULE`). Rows are only ever added, so the
+history is complete.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from passhat.collector.store import AlertEvent, Store, parse_period
 
 #: The rule name under which evaluation state snapshots are stored (rule names in config cannot contain dots).
 STATE_RULE = "passhat.state"
+#: The rule name under which report deliveries (and their attempts) are stored.
+REPORT_RULE = "passhat.report"
 NOTICE_KINDS = ("fired", "resolved", "test")
+#: The kind of a report delivery's row (shown with the notices by `passhat alerts history`).
+REPORT_KIND = "report"
 #: How far back `already_recorded` looks among a rule's rows.
 _LOOKBACK = 10_000
 
@@ -92,6 +98,66 @@ class AlertLog:
             deliveries=outcomes(attempts),
         )
         self.store.add_alert_event(self.project, event)
+
+    def record_report_attempt(self, delivery_id: str, period: str, attempt: DeliveryAttempt) -> None:
+        """Store one try of sending a period's report to one channel."""
+        outcome = "ok" if attempt.ok else (attempt.error or "failed")
+        event = AlertEvent(
+            alert_id=f"{delivery_id}:{attempt.channel}:attempt-{attempt.attempt}:{uuid.uuid4().hex[:8]}",
+            rule=REPORT_RULE,
+            fired_at=attempt.at,
+            message=f"report of {period} to {attempt.channel} (attempt {attempt.attempt}): {outcome}",
+            severity="info",
+            payload={"kind": "delivery_attempt", "period": period, **attempt.to_dict()},
+            deliveries={attempt.channel: outcome},
+        )
+        self.store.add_alert_event(self.project, event)
+
+    def record_report_delivery(
+        self,
+        delivery_id: str,
+        period: str,
+        attempts: Sequence[DeliveryAttempt],
+        *,
+        run_id: str,
+        trigger: str,
+        resend: bool,
+        skipped: Sequence[str] = (),
+    ) -> AlertEvent:
+        """Store that a period's report was sent (or tried) to channels, with each channel's final outcome."""
+        final = outcomes(attempts)
+        sent = ", ".join(f"{name}: {outcome}" for name, outcome in sorted(final.items())) or "no channel"
+        event = AlertEvent(
+            alert_id=delivery_id,
+            rule=REPORT_RULE,
+            fired_at=dt.datetime.now(dt.UTC),
+            message=f"report of {period} ({trigger}{', resent' if resend else ''}): {sent}",
+            severity="info",
+            payload={
+                "kind": REPORT_KIND, "period": period, "run_id": run_id, "trigger": trigger, "resend": resend,
+                "attempts": len(attempts), "skipped": list(skipped),
+            },
+            deliveries=final,
+        )  # fmt: skip
+        self.store.add_alert_event(self.project, event)
+        return event
+
+    def report_deliveries(self, period: str | None = None, *, limit: int = 100) -> list[AlertEvent]:
+        """Stored report deliveries (of one period, or all), newest first."""
+        events = self.store.list_alert_events(self.project, rule=REPORT_RULE, limit=_LOOKBACK)
+        found = [
+            e
+            for e in events
+            if e.payload.get("kind") == REPORT_KIND and (period is None or e.payload.get("period") == period)
+        ]
+        return found[:limit]
+
+    def report_delivered_to(self, period: str) -> set[str]:
+        """The channels a period's report has reached (a delivery whose final outcome was ``ok``)."""
+        return {
+            name for event in self.report_deliveries(period, limit=_LOOKBACK)
+            for name, outcome in event.deliveries.items() if outcome == "ok"
+        }  # fmt: skip
 
     def already_recorded(self, notice: AlertNotice) -> bool:
         """Whether this notice was stored before (so a re-run after a crash does not send it twice)."""

@@ -1,4 +1,5 @@
-"""`passhat alerts test`: send a test alert to every configured channel and print each outcome."""
+"""`passhat alerts test` (a test alert to every configured channel) and `passhat alerts history` (every notice and
+report delivery recorded, with how each delivery went)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.collector.alerts import (
+    NOTICE_KINDS,
+    REPORT_KIND,
     AlertLog,
     AlertNotice,
     Channel,
@@ -118,18 +121,27 @@ def history(
         str | None, typer.Option(help="The config file (default: $PASSHAT_CONFIG or ./passhat.toml).")
     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="How many notices to show, newest first.")] = 20,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option(help="Only this kind: fired, resolved, test or report (repeatable; default: all)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the notices as JSON.")] = False,
 ) -> None:
-    """Show the alerts recorded in the store (fired, resolved, test) and how each delivery went."""
+    """Show the alerts recorded in the store (fired, resolved, test), the reports sent (report), and how each
+    delivery went."""
     from passhat.collector.cli._config import default_config_path, load_or_exit
 
     settings = load_or_exit(config or default_config_path())
+    known = (*NOTICE_KINDS, REPORT_KIND)
+    unknown = sorted(set(kind or ()) - set(known))
+    if unknown:
+        fail(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     try:
         store = open_store(settings.store_url())
     except (StoreError, OSError, ValueError) as exc:
         fail(f"cannot open the store {settings.store_url()}: {exc}")
     try:
-        events = AlertLog(store, settings.project).notices(limit=limit)
+        events = AlertLog(store, settings.project).notices(kinds=tuple(kind or known), limit=limit)
     finally:
         store.close()
     if as_json:
@@ -145,6 +157,11 @@ def history(
                     "recorded_at": e.fired_at.isoformat(),
                     "message": e.message,
                     "deliveries": e.deliveries,
+                    **(
+                        {key: e.payload.get(key) for key in ("run_id", "trigger", "resend", "skipped")}
+                        if e.payload.get("kind") == REPORT_KIND
+                        else {}
+                    ),
                 }
                 for e in events
             ]
@@ -162,7 +179,7 @@ def history(
             e.fired_at.strftime("%Y-%m-%d %H:%M"),
             str(e.payload.get("kind", "")),
             e.rule,
-            e.task_type or "overall",
+            "report" if e.payload.get("kind") == REPORT_KIND else (e.task_type or "overall"),
             str(e.payload.get("period", "")),
             escape(deliveries or "no channel"),
         )

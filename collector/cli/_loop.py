@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct, print_design_notes
+from passhat.collector.cli._send import send_period_report, send_targets
 from passhat.collector.store import Period, parse_period
 
 if TYPE_CHECKING:  # imported where used: `passhat --help` should not load pydantic, numpy or SQLAlchemy
@@ -352,11 +353,22 @@ def report(
         str | None, typer.Option("--run", help="Report this run of the period (default: its official run).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json to stdout as well.")] = False,
+    send: Annotated[
+        bool, typer.Option("--send", help="Send the report to the [report] send_to channels (once per channel).")
+    ] = False,
+    resend: Annotated[
+        bool, typer.Option("--resend", help="Send even to channels that have this period's report (implies --send).")
+    ] = False,
+    channel: Annotated[
+        list[str] | None, typer.Option("--channel", help="With --send: this configured channel instead (repeatable).")
+    ] = None,
 ) -> None:
     """Write a period's reliability report (HTML, JSON, Markdown) from its official replay run in the store.
 
     The official run is the finished run made official most recently: a run with the configured settings when it
-    finishes, any run when promoted (`passhat runs promote`). The report says which run it shows."""
+    finishes, any run when promoted (`passhat runs promote`). The report says which run it shows.
+    `--send` sends it to the `[report] send_to` channels, each once per period (`--resend` sends again);
+    `passhat alerts history` shows every delivery."""
     from passhat.collector.loop import (
         alerts_fired,
         domains_of,
@@ -374,6 +386,10 @@ def report(
         chosen = parse_period(period)
     except ValueError as exc:
         fail(str(exc))
+    send = send or resend
+    targets = send_targets(config, channel) if send else []
+    if channel and not send:
+        fail("--channel chooses where --send sends the report: add --send")
     name = project or config.project
     store = open_loop_store(config, store_url)
     try:
@@ -408,18 +424,32 @@ def report(
             built = period_report(report_input, len(shown.params.get("tickets", [])))
         except (ReportInputError, DomainError) as exc:
             fail(str(exc))
+        if send and role != "official":
+            fail(
+                f"only the official run's report of {chosen.name} is sent, and run {shown.run_id} is {role}: "
+                f"`passhat runs promote {shown.run_id}` makes it official"
+            )
         folder = out or report_folder(config.report_dir(), chosen, shown, official=role == "official")
         paths = write_period_report(built, folder)
+        delivered = (
+            send_period_report(store, name, built, config, targets, shown.run_id, resend, quiet=as_json)
+            if send
+            else None
+        )
     finally:
         store.close()
     if as_json:
         typer.echo(json.dumps(built.to_json(), indent=2, ensure_ascii=False))
+        if delivered is not None and not delivered.ok:
+            raise typer.Exit(1)
         return
     if isinstance(built, UnreplayedReport):
         console.print(f"[bold red]{built.why}[/]")
         print_reasons(reason_counts_of(built))
         for kind, path in paths.items():
             console.print(f"  {kind}: {path}")
+        if delivered is not None and not delivered.ok:
+            raise typer.Exit(1)
         return
     data = built.to_json()
     overall = data["overall"]
@@ -431,3 +461,5 @@ def report(
     )
     for kind, path in paths.items():
         console.print(f"  {kind}: {path}")
+    if delivered is not None and not delivered.ok:
+        raise typer.Exit(1)

@@ -52,7 +52,7 @@ def list_domains(as_json: Annotated[bool, typer.Option("--json", help="Print JSO
 @sandbox_app.command("serve")
 def serve_domain(
     domain: Annotated[str, typer.Argument(help="The domain to serve, e.g. retail.")],
-    transport: Annotated[str, typer.Option(help="stdio or http (streamable HTTP).")] = "stdio",
+    transport: Annotated[str | None, typer.Option(help="stdio or http (streamable HTTP) [default: stdio].")] = None,
     host: Annotated[str, typer.Option(help="Bind address for http.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port for http.")] = 8000,
     database: Annotated[
@@ -67,13 +67,36 @@ def serve_domain(
             help="Bearer token HTTP clients must send (default: a new one, printed at start).",
         ),
     ] = None,
+    sessions: Annotated[
+        bool,
+        typer.Option(
+            "--sessions",
+            help="Serve graded sessions over HTTP instead: POST /v1/sessions, /v1/sessions/{id}/messages and "
+            "/v1/sessions/{id}/end, each session an isolated trial, graded and stored.",
+        ),
+    ] = False,
+    store_url: Annotated[
+        str | None, typer.Option("--store", help="--sessions: the store for the trials (default: the config's).")
+    ] = None,
+    project: Annotated[str | None, typer.Option(help="--sessions: the project the trials are stored in.")] = None,
+    config_path: Annotated[Path | None, typer.Option("--config", help="--sessions: passhat.toml (the store).")] = None,
 ) -> None:
     """Serve a domain's tools over MCP so any MCP client can use it (one database, one session state).
 
-    Over HTTP every request needs `Authorization: Bearer <token>`: the tools change the database.
+    Over HTTP every request needs `Authorization: Bearer <token>`: the tools change the database. With
+    --sessions each client session is a graded trial of its own (docs/agents.md).
     """
     from passhat.sandbox import DomainError, available_domains, new_token, serve
 
+    if sessions:
+        if database is not None:
+            fail("--database does not apply to --sessions: every session gets its own copy of the domain's data")
+        if transport not in (None, "http"):
+            fail(f"--sessions serves HTTP: leave out --transport {transport}")
+        serve_sessions(domain, host=host, port=port, token=token, seed=seed, size=size, store_url=store_url,
+                       project=project, config_path=config_path)  # fmt: skip
+        return
+    transport = transport or "stdio"
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, got {transport!r}")
     if not 0 < port < 65536:
@@ -103,6 +126,55 @@ def serve_domain(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+
+
+def serve_sessions(
+    domain: str,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    seed: int,
+    size: str,
+    store_url: str | None,
+    project: str | None,
+    config_path: Path | None,
+) -> None:
+    """`passhat sandbox serve D --sessions`: graded sessions over HTTP, each trial stored (blocking)."""
+    import uvicorn
+
+    from passhat.collector.cli._loop import load_loop_config, open_loop_store
+    from passhat.collector.loop import SessionService, sessions_app
+    from passhat.sandbox import DomainError, available_domains, new_token
+
+    if not 0 < port < 65536:
+        fail(f"--port must be between 1 and 65535, got {port}")
+    if domain not in available_domains():
+        fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
+    if token is None:
+        token = new_token()
+        error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
+    elif not token.strip():
+        fail("--token must not be empty")
+    config = load_loop_config(config_path)
+    store = open_loop_store(config, store_url)
+    name = project or config.project
+    try:
+        service = SessionService(domain, store=store, project=name, seed=seed, size=size)
+    except DomainError as exc:
+        fail(str(exc))
+    store.ensure_project(name)
+    error_console.print(
+        f"serving graded {domain} sessions at http://{host}:{port}/v1/sessions (trials stored in project {name}, "
+        f"run {service.run_id})",
+        soft_wrap=True,
+    )
+    try:
+        uvicorn.run(sessions_app(service, token), host=host, port=port, log_level="warning", lifespan="on")
+    except OSError as exc:
+        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    finally:
+        store.close()
 
 
 def summarize(
@@ -148,6 +220,7 @@ def replay_domain(
     model: str | None,
     seed: int,
     as_json: bool,
+    base_url: str | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
     size: str = "small",
@@ -170,9 +243,12 @@ def replay_domain(
         fail(f"--transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
     try:
         agent_factory = resolve_agent(
-            agent, flaws=FlawConfig.default() if flaws == "default" else FlawConfig.off(), model=model
+            agent,
+            flaws=FlawConfig.default() if flaws == "default" else FlawConfig.off(),
+            model=model,
+            base_url=base_url,
         )
-        customer_factory = resolve_customer(customer, model=model)
+        customer_factory = resolve_customer(customer, model=model, base_url=base_url)
         # With --send-traces every trial goes to the collector (PASSHAT_ENDPOINT) as a sandbox ticket.
         runtime = passhat.configure(source="sandbox", make_global=False) if send_traces else None
         with Sandbox(domain, seed=seed, size=size) as sandbox:
@@ -244,12 +320,16 @@ def replay(
         int | None, typer.Option("--k", help="pass^k's k [--domain: 5; --period: the config's replay.k].")
     ] = None,
     agent: Annotated[
-        str | None, typer.Option(help="reference, anthropic, or module:function [default: reference / agent.factory].")
+        str | None,
+        typer.Option(
+            help="reference, anthropic, openai, an agent service's http(s):// URL, or module:function "
+            "[default: reference / agent.factory]."
+        ),
     ] = None,
     agent_version: Annotated[
         str | None, typer.Option(help="The version of the agent under test (--period; default: agent.version).")
     ] = None,
-    customer: Annotated[str, typer.Option(help="scripted or anthropic.")] = "scripted",
+    customer: Annotated[str, typer.Option(help="scripted, anthropic or openai.")] = "scripted",
     flaws: Annotated[
         str | None, typer.Option(help="Reference agent failure injection: off or default [default: default].")
     ] = None,
@@ -264,7 +344,13 @@ def replay(
         typer.Option(help="--period: replay the tickets of this run with the agent given, and compare the two."),
     ] = None,
     transport: Annotated[str, typer.Option(help="MCP transport: memory, stdio or http.")] = "memory",
-    model: Annotated[str | None, typer.Option(help="Claude model for anthropic agent/customer.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model of the anthropic or openai agent/customer.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="OPENAI_BASE_URL", help="Chat Completions server of the openai agent/customer (vLLM, Ollama, ...)."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the data and the scenario draw.")] = 0,
     size: Annotated[str, typer.Option(help="Seed size of the domain's data: small or default.")] = "small",
     send_traces: Annotated[
@@ -340,6 +426,7 @@ def replay(
         model=model,
         seed=seed,
         as_json=as_json,
+        base_url=base_url,
         price_in=price_in,
         price_out=price_out,
         size=size,

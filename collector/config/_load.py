@@ -15,6 +15,7 @@ from passhat.collector.config._model import PasshatConfig
 
 _ENV = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 DEFAULT_CONFIG = "passhat.toml"
+_KEYED = re.compile(r"^[a-z_]+(\.[a-z_]+)+: ")
 
 
 class ConfigError(Exception):
@@ -99,8 +100,11 @@ def validate_config(
         unset = {p.split(": ", 1)[0] for p in problems}  # a missing env var explains its key's other errors
         for error in exc.errors():
             path = _path_text(_readable_loc(error["loc"], substituted))
-            if path not in unset:
-                problems.append(f"{path}: {_message(error)}")
+            message = _message(error)
+            if not error["loc"] and _KEYED.match(message):
+                problems.append(message)  # a check across tables names its own key
+            elif path not in unset:
+                problems.append(f"{path}: {message}")
         raise ConfigError(source, problems) from None
     if problems:
         raise ConfigError(source, problems)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 _IDENT = r"^[a-z][a-z0-9_]*$"
 _RULE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_SERVICE = re.compile(r"^https?://[^\s/]+(/\S*)?$")
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 Severity = Literal["info", "warning", "critical"]
@@ -45,15 +46,19 @@ class AgentConfig(_Table):
 
     factory: str = "reference"
     model: str | None = None
+    base_url: str | None = None
     version: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("factory")
     @classmethod
     def _factory(cls, value: str) -> str:
-        if value in ("reference", "anthropic") or _FACTORY.match(value):
+        if value in ("reference", "anthropic", "openai") or _FACTORY.match(value) or _SERVICE.match(value):
             return value
-        raise ValueError(f"must be 'reference', 'anthropic' or 'module:function', got {value!r}")
+        raise ValueError(
+            f"must be 'reference', 'anthropic', 'openai', an agent service's 'http(s)://host:port/path' or "
+            f"'module:function', got {value!r}"
+        )
 
 
 class StoreConfig(_Table):
@@ -137,10 +142,28 @@ def _all_formats() -> list[ReportFormat]:
 
 
 class ReportConfig(_Table):
-    """Where reports are written and in which formats."""
+    """Where reports are written and in which formats, and which channels each period's report is sent to."""
 
     out_dir: str = "reports"
     formats: list[ReportFormat] = Field(default_factory=_all_formats, min_length=1)
+    #: Channels of [alerts.channels] that get each period's report when its official run finishes.
+    send_to: list[str] = Field(default_factory=list)
+    #: The web UI's address as your team reaches it (e.g. https://passhat.example.com/ui/): messages link to it.
+    ui_url: str | None = None
+    #: A generic webhook gets the whole report.json up to this size, else its summary and the link.
+    webhook_max_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
+
+    @field_validator("send_to")
+    @classmethod
+    def _send_to(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"names a channel twice: {value}")
+        return value
+
+    @field_validator("ui_url")
+    @classmethod
+    def _ui_url(cls, value: str | None) -> str | None:
+        return None if value is None else _http_url(value)
 
 
 class RetryConfig(_Table):
@@ -297,6 +320,17 @@ class PasshatConfig(_Table):
     alerts: AlertsConfig = Field(default_factory=AlertsConfig)
 
     _base_dir: pathlib.Path = PrivateAttr(default_factory=pathlib.Path.cwd)
+
+    @model_validator(mode="after")
+    def _report_channels(self) -> PasshatConfig:
+        unknown = [name for name in self.report.send_to if name not in self.alerts.channels]
+        if unknown:
+            known = ", ".join(sorted(self.alerts.channels)) or "none"
+            raise ValueError(
+                f"report.send_to: unknown channel(s) {', '.join(unknown)} (configured: {known}); "
+                "send_to names [alerts.channels.<name>] tables"
+            )
+        return self
 
     @field_validator("project")
     @classmethod

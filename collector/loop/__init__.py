@@ -17,14 +17,33 @@ from passhat.collector.loop._cycle import (
     traffic_weights,
     write_period_report,
 )
+from passhat.collector.loop._deliver import (
+    DeliveryOutcome,
+    ReportDelivery,
+    open_alert_lines,
+    report_link,
+    send_report,
+    send_report_safely,
+)
 from passhat.collector.loop._scheduler import Scheduler, period_due
-from passhat.collector.loop._setup import ReplayTargets, agent_spec, alert_setup, domains_of, replay_targets
+from passhat.collector.loop._sessions import SessionService, sessions_app, verdict_of
+from passhat.collector.loop._setup import (
+    ReplayTargets,
+    agent_spec,
+    alert_setup,
+    domains_of,
+    replay_targets,
+    report_delivery,
+)
 
 __all__ = [
     "AlertSetup",
+    "DeliveryOutcome",
     "PeriodResult",
     "ReplayTargets",
+    "ReportDelivery",
     "Scheduler",
+    "SessionService",
     "agent_spec",
     "alert_setup",
     "alerts_fired",
@@ -32,15 +51,22 @@ __all__ = [
     "domains_of",
     "evaluate_alerts",
     "nothing_measured",
+    "open_alert_lines",
     "period_counts",
     "period_due",
     "period_report",
     "previous_figures",
     "promote",
     "replay_targets",
+    "report_delivery",
     "report_folder",
     "report_input_for",
+    "report_link",
     "run_period",
+    "send_report",
+    "send_report_safely",
+    "sessions_app",
     "traffic_weights",
+    "verdict_of",
     "write_period_report",
 ]

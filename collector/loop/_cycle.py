@@ -24,6 +24,7 @@ from passhat.collector.alerts import (
     counts_from_trials,
 )
 from passhat.collector.ingest import StoreSpanExporter
+from passhat.collector.loop._deliver import DeliveryOutcome, ReportDelivery, send_report_safely
 from passhat.collector.replay import (
     AgentSpec,
     ProgressCallback,
@@ -74,6 +75,7 @@ class PeriodResult:
     report_paths: dict[str, Path]
     alerts: PeriodOutcome | None
     official: bool = True  # the run is the period's official run (its figures, alerts and baselines)
+    delivery: DeliveryOutcome | None = None  # the report sent to `[report] send_to` (official runs only)
 
 
 def _traffic_rows(store: Store, project: str, period: Period) -> list[tuple[dt.date, str, int]]:
@@ -300,8 +302,9 @@ async def run_period(
     exploratory: Sequence[str] = (),
     fresh: bool = False,
     same_tickets_as: ReplayRun | None = None,
+    delivery: ReportDelivery | None = None,
 ) -> PeriodResult:
-    """Replay the period, evaluate the alert rules, build and write the report.
+    """Replay the period, evaluate the alert rules, build and write the report, and send it to ``delivery``.
 
     An interrupted run is resumed and a finished one with the same settings reused (its trials kept) unless
     ``fresh``. ``adapters`` turn tickets of your own domains into scenarios (``domains`` holds their sandbox
@@ -312,6 +315,8 @@ async def run_period(
     report in ``report_dir/<period>/runs/<run id>`` and leaves the period's figures, alerts and baselines alone.
     A period none of whose tickets could be measured still gets a report saying why, and its run finishes;
     a run whose report or alerts fail is marked ``failed`` with the error, never left ``running``.
+    The official run's report goes to ``delivery``'s channels once it is finished (once per period and channel;
+    a delivery failure is logged and recorded, never raised: see `send_report`).
     """
     settings = settings or ReplaySettings()
     own_runtime = store_runtime(store, project) if runtime is None else None
@@ -333,6 +338,8 @@ async def run_period(
     except Exception as exc:
         store.finish_replay_run(project, run.run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
         raise
+    if result.official and delivery is not None and delivery.channels:
+        result.delivery = send_report_safely(store, project, result.report, delivery, run_id=run.run_id, trigger="run")
     return result
 
 

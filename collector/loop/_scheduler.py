@@ -2,7 +2,9 @@
 
 Weekly at Monday 06:00 UTC (the default) replays last ISO week; daily replays yesterday. Each run samples,
 replays (resuming an interrupted run), evaluates the alert rules and writes the report, like
-`passhat replay --period`. A failed run is logged and retried at the next tick; it never stops the collector.
+`passhat replay --period`, then sends the report to the `[report] send_to` channels (once per period and channel;
+a delivery failure is recorded in the alert history and never stops the scheduler). A failed run is logged and
+retried at the next tick; it never stops the collector.
 """
 
 from __future__ import annotations
@@ -76,7 +78,13 @@ class Scheduler:
     def run_once(self, period: Period) -> None:
         """Run the loop for one period now (replay, alerts, report)."""
         from passhat.collector.loop._cycle import run_period
-        from passhat.collector.loop._setup import agent_spec, alert_setup, replay_settings, replay_targets
+        from passhat.collector.loop._setup import (
+            agent_spec,
+            alert_setup,
+            replay_settings,
+            replay_targets,
+            report_delivery,
+        )
 
         config = self.config
         settings = replay_settings(config)
@@ -92,6 +100,7 @@ class Scheduler:
                 adapters=targets.adapters,
                 alerts=alert_setup(config),
                 report_dir=config.report_dir(),
+                delivery=report_delivery(config),
             )
         )
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from passhat.collector.alerts import channels_from_config, retry_from_config, rules_from_config
 from passhat.collector.config import ObjectImportError, PasshatConfig, add_to_import_path, import_object
 from passhat.collector.loop._cycle import AlertSetup
+from passhat.collector.loop._deliver import ReportDelivery
 from passhat.collector.replay import AgentSpec, ReplaySettings, ScenarioAdapter
 from passhat.sandbox import Domain, DomainError, FlawConfig, load_domain
 from passhat.sandbox.agents import resolve_agent
@@ -33,15 +34,16 @@ def replay_settings(config: PasshatConfig) -> ReplaySettings:
 
 
 def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
-    """The agent factory named by `agent.factory` (reference | anthropic | module:function)."""
+    """The agent named by `agent.factory`: reference | anthropic | openai | an http(s):// URL | module:function."""
     factory_name = override or config.agent.factory
     add_to_import_path(config.base_dir)  # your factory may sit beside passhat.toml, like your domain
     # agent.options belong to the configured factory: another agent named on the command line does not get them.
     options = config.agent.options if factory_name == config.agent.factory else {}
-    if factory_name == "anthropic" and options:
+    if (factory_name in ("anthropic", "openai") or "://" in factory_name) and options:
         raise ValueError(
-            f"agent.options ({', '.join(sorted(options))}) do not apply to the anthropic agent: flaws and mixture "
-            "are settings of the reference simulation; set agent.model for Claude, or remove agent.options"
+            f"agent.options ({', '.join(sorted(options))}) do not apply to the {factory_name} agent: flaws and "
+            "mixture are settings of the reference simulation; set agent.model for a model agent, or remove "
+            "agent.options"
         )
     flaws = FlawConfig.off()
     if factory_name == "reference":
@@ -50,12 +52,12 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
             flaws = FlawConfig.from_mixture([(float(w), float(p)) for w, p in mixture])
         elif options.get("flaws", "default") == "default":
             flaws = FlawConfig.default()
-    factory = resolve_agent(factory_name, flaws=flaws, model=config.agent.model)
-    if ":" in factory_name and options:
+    factory = resolve_agent(factory_name, flaws=flaws, model=config.agent.model, base_url=config.agent.base_url)
+    if ":" in factory_name and "://" not in factory_name and options:
         factory = functools.partial(factory, **options)  # your factory's keyword arguments, from agent.options
     label = "ReferenceAgent (offline simulation)" if factory_name == "reference" else factory_name
-    if factory_name == "anthropic" and config.agent.model:
-        label = f"anthropic ({config.agent.model})"
+    if factory_name in ("anthropic", "openai") and config.agent.model:
+        label = f"{factory_name} ({config.agent.model})"
     return AgentSpec(factory, label, config.agent.version or "", simulated=factory_name == "reference")
 
 
@@ -121,4 +123,16 @@ def alert_setup(config: PasshatConfig) -> AlertSetup:
         channels=channels_from_config(config.alerts, base_dir=config.base_dir),
         retry=retry_from_config(config.alerts),
         baseline_periods=baseline,
+    )
+
+
+def report_delivery(config: PasshatConfig, only: list[str] | None = None) -> ReportDelivery:
+    """Where the config sends each period's report: the `[report] send_to` channels (or ``only`` these)."""
+    names = config.report.send_to if only is None else only
+    channels = [c for c in channels_from_config(config.alerts, base_dir=config.base_dir) if c.name in names]
+    return ReportDelivery(
+        channels=sorted(channels, key=lambda c: names.index(c.name)),
+        retry=retry_from_config(config.alerts),
+        ui_url=config.report.ui_url,
+        webhook_max_bytes=config.report.webhook_max_bytes,
     )

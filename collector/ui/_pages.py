@@ -12,6 +12,7 @@ from passhat.collector.store import AlertEvent, ReplayRun, Store, TrialRow
 from passhat.collector.ui._figures import History, TaskTypeFigures, figures_of_run, official_runs, period_of
 
 NOTICE_KINDS = ("fired", "resolved", "test")
+REPORT_KIND = "report"  # a period's report sent to channels (passhat.collector.alerts.REPORT_KIND)
 TRAFFIC_DAYS = 14
 
 
@@ -71,9 +72,10 @@ def open_alerts(events: list[AlertEvent]) -> list[AlertEvent]:
 
 
 def notices(store: Store, project: str, *, limit: int = 200) -> list[AlertEvent]:
-    """Alert notices (fired, resolved, test), newest first: not delivery attempts or evaluation state."""
+    """Alert notices (fired, resolved, test) and report deliveries, newest first: not delivery attempts or
+    evaluation state."""
     events = store.list_alert_events(project, limit=limit * 5)
-    return [e for e in events if e.payload.get("kind") in NOTICE_KINDS][:limit]
+    return [e for e in events if e.payload.get("kind") in (*NOTICE_KINDS, REPORT_KIND)][:limit]
 
 
 def overview(store: Store, project: str, cache: FigureCache, *, today: dt.date | None = None) -> dict[str, Any]:

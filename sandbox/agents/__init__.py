@@ -1,10 +1,11 @@
-"""Agents and customers of a trial: the conversation protocols, the ReferenceAgent, the scripted and model customers."""
+"""Agents and customers of a trial: the protocols, the ReferenceAgent, customers, model and framework adapters."""
 
 from passhat.sandbox.agents._conversation import (
     Agent,
     AgentFactory,
     Customer,
     CustomerFactory,
+    McpEndpoint,
     Message,
     Toolbox,
     ToolResult,
@@ -14,9 +15,14 @@ from passhat.sandbox.agents._conversation import (
     usage_of,
 )
 from passhat.sandbox.agents._customer import ScriptedCustomer
+from passhat.sandbox.agents._langgraph import langgraph_agent
+from passhat.sandbox.agents._openai import OpenAIAgent, OpenAICustomer
+from passhat.sandbox.agents._openai_agents import openai_agents_agent
 from passhat.sandbox.agents._procedures import identify, identify_customer, lookup, mangle, perform_write
+from passhat.sandbox.agents._pydantic_ai import pydantic_ai_agent
 from passhat.sandbox.agents._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
 from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
+from passhat.sandbox.agents._service import ServiceAgent
 
 __all__ = [
     "DEFAULT_RATES",
@@ -25,10 +31,14 @@ __all__ = [
     "Customer",
     "CustomerFactory",
     "FlawConfig",
+    "McpEndpoint",
     "Message",
+    "OpenAIAgent",
+    "OpenAICustomer",
     "ReferenceAgent",
     "ReferenceRun",
     "ScriptedCustomer",
+    "ServiceAgent",
     "ToolResult",
     "ToolTransportError",
     "Toolbox",
@@ -36,9 +46,12 @@ __all__ = [
     "Usage",
     "identify",
     "identify_customer",
+    "langgraph_agent",
     "lookup",
     "mangle",
+    "openai_agents_agent",
     "perform_write",
+    "pydantic_ai_agent",
     "resolve_agent",
     "resolve_customer",
     "usage_of",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from passhat import semconv
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
-from passhat.sandbox.domain import DomainError
+from passhat.sandbox.domain import CustomerScript, DomainError
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -143,23 +143,32 @@ Do not invent facts. Confirm an action only if it matches your goal. When the ag
 or has clearly refused, thank them and end your message with {end}. Never end before that."""
 
 
+def customer_prompt(script: CustomerScript) -> str:
+    """The system prompt of a model playing the scenario's customer (any provider)."""
+    return _CUSTOMER_PROMPT.format(
+        goal=script.goal,
+        facts=json.dumps(dict(script.facts), sort_keys=True),
+        unknown=", ".join(script.unknown) or "nothing in particular",
+        fallback=json.dumps(dict(script.fallback)) if script.fallback else "nothing else",
+        persona=script.persona,
+        end=END_TOKEN,
+    )
+
+
+def opening_prompt(script: CustomerScript) -> str:
+    """The first user turn a customer model answers with its opening message."""
+    return f"(The agent says: 'Hello, how can I help?' You might say: {script.opening})"
+
+
 class LLMCustomer:
     """Claude as the simulated customer: same protocol as ScriptedCustomer, explicit end token."""
 
     def __init__(self, context: TrialContext, *, model: str = DEFAULT_MODEL, client: AsyncAnthropic | None = None):
-        script = context.script
         self.model = model
         self.usage = Usage()
         self._client = _client(client)
-        self._system = _CUSTOMER_PROMPT.format(
-            goal=script.goal,
-            facts=json.dumps(dict(script.facts), sort_keys=True),
-            unknown=", ".join(script.unknown) or "nothing in particular",
-            fallback=json.dumps(dict(script.fallback)) if script.fallback else "nothing else",
-            persona=script.persona,
-            end=END_TOKEN,
-        )
-        self._opening = script.opening
+        self._system = customer_prompt(context.script)
+        self._script = context.script
         self._messages: list[dict[str, Any]] = []
         self._tracer = context.tracer
 
@@ -191,9 +200,7 @@ class LLMCustomer:
 
     async def opening(self) -> Message:
         """The customer's first message, in their own words."""
-        self._messages.append(
-            {"role": "user", "content": f"(The agent says: 'Hello, how can I help?' You might say: {self._opening})"}
-        )
+        self._messages.append({"role": "user", "content": opening_prompt(self._script)})
         return await self._say()
 
     async def respond(self, conversation: Sequence[Message]) -> Message:

@@ -80,6 +80,20 @@ _PLAIN_VALUES = (str, int, float, bool, type(None), list, tuple, dict)
 ToolHook = Callable[[str, dict[str, Any], ToolResult, str | None], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class McpEndpoint:
+    """A trial's tools over streamable HTTP: the URL and the bearer token every request must carry.
+
+    Calls through it are the trial's calls (recorded and traced like any other); the token is the trial's own.
+    """
+
+    url: str
+    token: str
+
+
+EndpointOpener = Callable[["Toolbox"], Awaitable[McpEndpoint]]
+
+
 class Toolbox:
     """The agent's view of one trial's backend.
 
@@ -96,8 +110,11 @@ class Toolbox:
         on_call: ToolHook | None = None,
         engine: Engine | None = None,
         errors: Mapping[str, str] = STANDARD_ERRORS,
+        open_endpoint: EndpointOpener | None = None,
     ) -> None:
         self._client = client
+        self._open_endpoint = open_endpoint
+        self._endpoint: McpEndpoint | None = None
         self.engine = engine
         self._errors = errors
 
@@ -119,6 +136,17 @@ class Toolbox:
         if self._client is None:
             raise ToolTransportError("this domain serves no MCP tools (Domain.build_server is None): use tools.engine")
         return self._client
+
+    async def http_endpoint(self) -> McpEndpoint:
+        """These tools over streamable HTTP with a bearer token of this trial's own (for agents in other processes).
+
+        Opened on first use and closed with the trial; every call through it is recorded like `call`.
+        """
+        if self._endpoint is None:
+            if self._open_endpoint is None:
+                raise ToolTransportError("this trial serves no HTTP endpoint for its tools (run it with run_trial)")
+            self._endpoint = await self._open_endpoint(self)
+        return self._endpoint
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """The server's tools as name, description and JSON-schema input (the shape LLM APIs take)."""

@@ -147,6 +147,7 @@ async def perform_write(
     sibling: Mapping[str, Any] | None = None,
     broken: Mapping[str, Any] | None = None,
     precondition: Callable[[], Awaitable[object]] | None = None,
+    confirm: bool = True,
 ) -> ToolResult:
     """Confirm, then make one write the way the policy says; each call is one chance of each write-side mode.
 
@@ -156,10 +157,13 @@ async def perform_write(
     closes without writing; `wrong_entity` writes `sibling` (the same kind of change to another row of the same
     customer); `error_not_retried` sends `broken` (the same call with an argument the tool rejects; derived
     for retail's arguments when not given) and repeats it identically. After a skipped identification the
-    confirmation is skipped too. Returns the successful result; every failure path ends the plan.
+    confirmation is skipped too. `confirm=False` skips this write's own confirmation when the plan has already
+    confirmed a whole chain of writes with the customer (a long chain asks once, not once per step; the
+    conversation's turn limit would cut a per-step chain short). Returns the successful result; every failure
+    path ends the plan.
     """
     skipping = run.injected == "skip_precondition"
-    if not skipping and not await run.confirm(summary):
+    if confirm and not skipping and not await run.confirm(summary):
         await run.finish("Understood, I have not changed anything.")
     if precondition is not None and not run.take_flaw("skip_precondition"):
         await precondition()

@@ -1,4 +1,5 @@
-"""Choosing the agent and the customer of a run by name: `reference`, `anthropic`, or a `module:function`."""
+"""Choosing the agent and the customer of a run by name: `reference`, `anthropic`, `openai`, an agent
+service's `http(s)://` URL, or a `module:function`."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ import importlib
 from passhat.sandbox.agents._conversation import AgentFactory, CustomerFactory
 from passhat.sandbox.agents._customer import ScriptedCustomer
 from passhat.sandbox.agents._reference import FlawConfig, ReferenceAgent
+from passhat.sandbox.agents._service import ServiceAgent, is_service_url
 from passhat.sandbox.domain import DomainError
 
-AGENTS = ("reference", "anthropic", "module:function")
-CUSTOMERS = ("scripted", "anthropic")
+AGENTS = ("reference", "anthropic", "openai", "http(s)://host:port/path", "module:function")
+CUSTOMERS = ("scripted", "anthropic", "openai")
 
 
-def resolve_agent(spec: str, *, flaws: FlawConfig | None = None, model: str | None = None) -> AgentFactory:
-    """The AgentFactory for `spec`: the offline ReferenceAgent (a simulation), Claude, or your own factory.
+def resolve_agent(
+    spec: str, *, flaws: FlawConfig | None = None, model: str | None = None, base_url: str | None = None
+) -> AgentFactory:
+    """The AgentFactory for `spec`: the offline ReferenceAgent (a simulation), Claude, an OpenAI-compatible
+    model (`base_url`: any Chat Completions server), an agent service at an `http(s)://` URL, or your own factory.
 
     A `module:function` names a function taking a `TrialContext` and returning an object with
     `async respond(conversation, tools) -> Message`.
@@ -25,9 +30,18 @@ def resolve_agent(spec: str, *, flaws: FlawConfig | None = None, model: str | No
         from passhat.sandbox.agents._anthropic import DEFAULT_MODEL, AnthropicAgent
 
         return AnthropicAgent.factory(model=model or DEFAULT_MODEL)
+    if spec == "openai":
+        from passhat.sandbox.agents._openai import DEFAULT_MODEL as OPENAI_MODEL
+        from passhat.sandbox.agents._openai import OpenAIAgent
+
+        return OpenAIAgent.factory(model=model or OPENAI_MODEL, base_url=base_url)
+    if is_service_url(spec):
+        return ServiceAgent.factory(spec)
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise DomainError(f"unknown agent {spec!r}: use reference, anthropic, or module:function")
+        raise DomainError(
+            f"unknown agent {spec!r}: use reference, anthropic, openai, an http(s):// URL, or module:function"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -38,12 +52,18 @@ def resolve_agent(spec: str, *, flaws: FlawConfig | None = None, model: str | No
     return factory  # type: ignore[no-any-return]
 
 
-def resolve_customer(spec: str, *, model: str | None = None) -> CustomerFactory:
-    """The CustomerFactory for `spec`: the offline ScriptedCustomer or Claude playing the customer."""
+def resolve_customer(spec: str, *, model: str | None = None, base_url: str | None = None) -> CustomerFactory:
+    """The CustomerFactory for `spec`: the offline ScriptedCustomer, or Claude or an OpenAI-compatible model
+    playing the customer."""
     if spec == "scripted":
         return ScriptedCustomer.for_trial
     if spec == "anthropic":
         from passhat.sandbox.agents._anthropic import DEFAULT_MODEL, LLMCustomer
 
         return LLMCustomer.factory(model=model or DEFAULT_MODEL)
-    raise DomainError(f"unknown customer {spec!r}: use scripted or anthropic")
+    if spec == "openai":
+        from passhat.sandbox.agents._openai import DEFAULT_MODEL as OPENAI_MODEL
+        from passhat.sandbox.agents._openai import OpenAICustomer
+
+        return OpenAICustomer.factory(model=model or OPENAI_MODEL, base_url=base_url)
+    raise DomainError(f"unknown customer {spec!r}: use scripted, anthropic or openai")

@@ -6,16 +6,19 @@ from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
 from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
 from passhat.sandbox.trial._serve import TOKEN_ENV, TRANSPORTS, connect, main, new_token, require_bearer, serve
+from passhat.sandbox.trial._session import GradedSession, SessionTurn
 
 __all__ = [
     "TOKEN_ENV",
     "TRANSPORTS",
     "Curtailment",
+    "GradedSession",
     "Outcome",
     "OverlayError",
     "RowImage",
     "RunConfig",
     "Sandbox",
+    "SessionTurn",
     "TrialDatabase",
     "TrialDetails",
     "TrialResult",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -20,6 +21,7 @@ from passhat.sandbox.agents import (
     AgentFactory,
     Customer,
     CustomerFactory,
+    McpEndpoint,
     Message,
     ScriptedCustomer,
     Toolbox,
@@ -33,7 +35,7 @@ from passhat.sandbox.domain import Scenario
 from passhat.sandbox.trial._curtailed import Curtailment, run_curtailed
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase
 from passhat.sandbox.trial._details import TrialDetails
-from passhat.sandbox.trial._serve import Transport, connect
+from passhat.sandbox.trial._serve import Transport, connect, serve_toolbox
 
 if TYPE_CHECKING:
     from passhat.checks import Verdict
@@ -147,6 +149,8 @@ async def _converse(
             return messages, "infra_error", None, str(exc)
         except Exception as exc:
             return messages, "infra_error", None, f"agent raised {exc!r}"
+        if turn.stop and not turn.text:  # the agent ended without a word (a graded session closed): nothing said
+            return messages, "agent_stop", None, None
         messages.append(turn)
         trace.message(turn)
         if turn.stop:
@@ -212,8 +216,15 @@ async def run_trial(
         try:
             async with asyncio.timeout(config.timeout):
                 connect_started = time.perf_counter()
-                async with connect(domain, database, config.transport) as client:
+                async with (
+                    connect(domain, database, config.transport) as client,
+                    contextlib.AsyncExitStack() as endpoints,
+                ):
                     overhead += time.perf_counter() - connect_started
+
+                    async def open_endpoint(toolbox: Toolbox) -> McpEndpoint:
+                        return await endpoints.enter_async_context(serve_toolbox(toolbox))
+
                     tools = Toolbox(
                         client,
                         lookup_tools=domain.lookup_tools,
@@ -221,6 +232,7 @@ async def run_trial(
                         on_call=trace.tool_called,
                         engine=database.engine,
                         errors=domain.errors,
+                        open_endpoint=open_endpoint if client is not None else None,
                     )
                     # An agent that uses its backend directly calls its own @passhat.tool functions: those
                     # calls join the record in call order, by the same outcome rule as MCP calls.

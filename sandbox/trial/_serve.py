@@ -22,6 +22,7 @@ from typing import Any, Literal
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
+from passhat.sandbox.agents import McpEndpoint, Toolbox
 from passhat.sandbox.domain import Domain, DomainError, load_domain
 from passhat.sandbox.trial._database import TrialDatabase, build_database, sqlite_engine
 
@@ -102,8 +103,41 @@ def serve(
     uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
 
 
+def toolbox_server(tools: Toolbox, name: str = "passhat-trial") -> Any:
+    """An MCP server whose tools are the trial's: each call goes through `tools.call`, so it is recorded and traced.
+
+    What an agent in another process (an HTTP agent, a graded session) connects to: the trial's own tool server
+    stays in this process, behind the Toolbox, and this server only forwards.
+    """
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    async def list_tools(context: Any, params: Any) -> types.ListToolsResult:
+        listed = await tools.list_tools()
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=tool["name"], description=tool["description"], input_schema=tool["input_schema"])
+                for tool in listed
+            ]
+        )
+
+    async def call_tool(context: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        result = await tools.call(params.name, params.arguments or {})
+        return types.CallToolResult(content=[types.TextContent(text=result.text)], is_error=not result.ok)
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
 @asynccontextmanager
-async def _http_server(server: MCPServer, token: str) -> AsyncIterator[str]:
+async def serve_toolbox(tools: Toolbox) -> AsyncIterator[McpEndpoint]:
+    """The trial's tools over streamable HTTP on a free loopback port, with a fresh bearer token of their own."""
+    token = new_token()
+    async with _http_server(toolbox_server(tools), token) as url:
+        yield McpEndpoint(url, token)
+
+
+@asynccontextmanager
+async def _http_server(server: Any, token: str) -> AsyncIterator[str]:
     """Run `server` over streamable HTTP on a free loopback port in this process; yields its URL."""
     import uvicorn
 

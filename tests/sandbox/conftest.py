@@ -17,6 +17,13 @@ def retail() -> Iterator[Sandbox]:
 
 
 @pytest.fixture(scope="session")
+def consulting() -> Iterator[Sandbox]:
+    """The consulting IT & HR sandbox (small seed) with its template database."""
+    with Sandbox("consulting", seed=0, size="small") as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="session")
 def insurance() -> Iterator[Sandbox]:
     """The insurance sandbox (small seed) with its template database."""
     with Sandbox("insurance", seed=0, size="small") as sandbox:

@@ -53,6 +53,17 @@ def test_slack_posts_text_and_blocks(receiver: Receiver) -> None:
     assert body["blocks"][0]["text"] == {"type": "plain_text", "text": "pass^5 of refund dropped"}
 
 
+def test_slack_text_is_mrkdwn_escaped(receiver: Receiver) -> None:
+    hostile = AlertNotice(
+        **{**NOTICE.__dict__, "task_type": "refund<!channel>", "text": "pass^5 of refund<!channel> & co dropped"}
+    )
+    assert deliver_to(hostile, SlackChannel("slack", receiver.url), FAST)[-1].ok
+    body = receiver.requests[0]["json"]
+    fields = [body["text"], body["blocks"][1]["text"]["text"], body["blocks"][2]["elements"][0]["text"]]
+    assert all("<!channel>" not in field for field in fields)  # never a mention of the whole channel
+    assert "refund&lt;!channel&gt; &amp; co dropped" in fields[1] and "refund&lt;!channel&gt;" in fields[2]
+
+
 def test_a_failing_receiver_is_retried_until_it_succeeds(receiver: Receiver) -> None:
     receiver.fail_first = 2
     attempts = deliver_to(NOTICE, WebhookChannel("ops", receiver.url), FAST)

@@ -64,7 +64,10 @@ def test_an_unset_env_variable_is_one_problem_naming_key_and_variable() -> None:
     [
         ({"replay": {"k": 0}}, "replay.k: Input should be greater than or equal to 1 (got 0)"),
         ({"replay": {"k": 10, "trials": 5}}, "replay: trials (5) must be at least k (10)"),
-        ({"agent": {"factory": "gpt"}}, "agent.factory: must be 'reference', 'anthropic' or 'module:function'"),
+        (
+            {"agent": {"factory": "gpt"}},
+            "agent.factory: must be 'reference', 'anthropic', 'openai', an agent service's 'http(s)://host:port/path'",
+        ),
         ({"schedule": {"time": "6am"}}, "schedule.time: must be a 24-hour time HH:MM"),
         ({"schedule": {"timezone": "Mars/Base"}}, "schedule.timezone: unknown time zone 'Mars/Base'"),
         ({"schedule": {"weekday": "funday"}}, "schedule.weekday: Input should be 'monday'"),
@@ -228,14 +231,28 @@ def test_config_check_rejects_a_domain_that_is_not_installed(tmp_path: pathlib.P
     text = runner.invoke(app, ["config", "check", str(config)])
     as_json = runner.invoke(app, ["config", "check", str(config), "--json"])
 
-    # Other domains land beside retail: the message lists the installed ones, retail among them.
-    said = "domains[1]: no sandbox domain named 'banking'; installed: "
-    assert text.exit_code == 2 and said in text.stderr and "retail" in text.stderr.split(said)[1]
-    assert as_json.exit_code == 2
-    (problem,) = json.loads(as_json.stdout)["problems"]
-    assert problem.startswith(said) and "retail" in problem.split(said)[1].split(", ")
+    from passhat.sandbox import available_domains
+
+    expected = f"domains[1]: no sandbox domain named 'banking'; installed: {', '.join(available_domains())}"
+    assert text.exit_code == 2 and expected in " ".join(text.stderr.split())
+    assert as_json.exit_code == 2 and json.loads(as_json.stdout)["problems"] == [expected]
 
 
 def test_the_example_config_names_only_installed_domains() -> None:
     assert runner.invoke(app, ["config", "check", str(EXAMPLE), "--json"]).exit_code == 0
     assert load_config(EXAMPLE).domains == ["retail"]
+
+
+def test_report_send_to_names_configured_channels_once() -> None:
+    hook = {"type": "webhook", "url": "http://127.0.0.1:9/hook"}
+    config = validate_config({"report": {"send_to": ["ops"]}, "alerts": {"channels": {"ops": hook}}}, env={})
+    assert config.report.send_to == ["ops"] and config.report.ui_url is None
+    with pytest.raises(ConfigError) as unknown:
+        validate_config({"report": {"send_to": ["ops", "pager"]}}, env={})
+    assert unknown.value.problems == [
+        "report.send_to: unknown channel(s) ops, pager (configured: none); "
+        "send_to names [alerts.channels.<name>] tables"
+    ]
+    with pytest.raises(ConfigError) as twice:
+        validate_config({"report": {"send_to": ["ops", "ops"]}, "alerts": {"channels": {"ops": hook}}}, env={})
+    assert twice.value.problems == ["report.send_to: names a channel twice: ['ops', 'ops']"]

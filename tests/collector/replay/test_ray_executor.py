@@ -55,9 +55,9 @@ def cluster() -> Iterator[Any]:
     try:
         import ray
     except ImportError:
-        if os.environ.get("CI"):  # .ci/run installs passhat[ray]: there a missing Ray is a failure, not a skip
+        if os.environ.get("CI"):  # `make test` installs passhat[ray]: in CI a missing Ray is a failure, not a skip
             raise
-        pytest.skip("Ray is not installed: make install EXTRAS=all,ray")
+        pytest.skip("Ray is not installed: `make install` installs it")
     ray.init(
         num_cpus=2, include_dashboard=False, logging_level="warning",
         runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import pytest
@@ -239,6 +240,22 @@ def test_the_alert_history_shows_the_figures_an_alert_was_based_on(ui: UiCollect
     assert "cancel pass^4 dropped (shop)" in page
     assert "p_value" in page and "0.004" in page
     assert "demo-webhook ok" in page
+
+
+def test_the_alert_history_shows_the_reports_sent_and_how_each_delivery_went(ui: UiCollector) -> None:
+    from passhat.collector.alerts import AlertLog, DeliveryAttempt
+
+    failed = DeliveryAttempt(
+        "report:2026-W47:x", "team-mail", "email", 1, False, "SMTP 451: try later", True, 3.0, dt.datetime.now(dt.UTC)
+    )
+    AlertLog(ui.store, "shop").record_report_delivery(
+        "report:2026-W47:x", "2026-W47", [failed], run_id="run-shop-2026-W47", trigger="run", resend=False
+    )
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/alerts").text
+    assert "report of 2026-W47 (run): team-mail: SMTP 451: try later" in page
+    assert "rule <code>passhat.report</code> · report sent · period 2026-W47" in page
+    assert "cancel pass^4 dropped (shop)" in page  # the alert notices are still there
 
 
 def test_unknown_things_are_404_pages(ui: UiCollector) -> None:

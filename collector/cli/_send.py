@@ -1,0 +1,66 @@
+"""`passhat report --send`: which channels the report goes to, and sending it with each outcome printed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+from passhat.collector.cli._console import console, error_console, fail
+
+if TYPE_CHECKING:  # imported where used: `passhat --help` stays light
+    from passhat.collector.alerts import DeliveryAttempt
+    from passhat.collector.config import PasshatConfig
+    from passhat.collector.loop import DeliveryOutcome
+    from passhat.collector.report import Report, UnreplayedReport
+    from passhat.collector.store import Store
+
+
+def send_targets(config: PasshatConfig, channel: list[str] | None) -> list[str]:
+    """The channels `report --send` sends to: those named with --channel, else `[report] send_to`."""
+    names = list(dict.fromkeys(channel)) if channel else list(config.report.send_to)
+    if not names:
+        fail(
+            escape(
+                'nothing to send the report to: set [report] send_to = ["<channel>", ...] in the config '
+                "(channels are [alerts.channels.<name>] tables), or pass --channel NAME"
+            )
+        )
+    unknown = [n for n in names if n not in config.alerts.channels]
+    if unknown:
+        known = ", ".join(sorted(config.alerts.channels)) or "none configured"
+        fail(escape(f"unknown channel(s) {', '.join(unknown)}; configured: {known}"))
+    return names
+
+
+def send_period_report(
+    store: Store,
+    project: str,
+    built: Report | UnreplayedReport,
+    config: PasshatConfig,
+    names: list[str],
+    run_id: str,
+    resend: bool,
+    *,
+    quiet: bool,
+) -> DeliveryOutcome:
+    """Send the report, printing each failed try as it happens and then each channel's outcome."""
+    from passhat.collector.loop import report_delivery, send_report
+
+    delivery = report_delivery(config, names)
+    out = error_console if quiet else console
+
+    def show(attempt: DeliveryAttempt) -> None:
+        if not attempt.ok:
+            more = " (will retry)" if attempt.retryable and attempt.attempt < delivery.retry.attempts else ""
+            line = escape(f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}")
+            out.print(line, highlight=False, soft_wrap=True)
+
+    outcome = send_report(store, project, built, delivery, run_id=run_id, trigger="cli", resend=resend, on_attempt=show)
+    for channel in outcome.skipped:
+        out.print(f"  {escape(channel)}: already sent for {built.period} (--resend sends it again)", highlight=False)
+    for channel, result in outcome.sent.items():
+        tries = sum(1 for a in outcome.attempts if a.channel == channel)
+        text = "[green]sent[/]" if result == "ok" else f"[red]failed[/]: {escape(result)}"
+        out.print(f"  {escape(channel)}: {text} ({tries} attempt{'s' if tries != 1 else ''})", highlight=False)
+    return outcome

@@ -1,0 +1,85 @@
+"""OpenAI Agents SDK agents in a trial: the trial's tools as `FunctionTool`s, the policy as the instructions.
+
+`openai_agents_agent(agent)` (or a factory `(TrialContext) -> Agent`) is an AgentFactory. Each turn runs the
+agent (a copy with the trial's tools added, the domain's policy as its instructions unless it has its own) with
+`Runner.run` on the conversation so far; the tools' calls go through the trial's Toolbox (recorded and graded).
+The SDK's own tracing stays off: the trial is traced by passhat.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
+from passhat.sandbox.agents._framework import agent_reply, customer_since, require
+
+EXTRA = "openai-agents"
+
+
+def function_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any]:
+    """The trial's tools as Agents SDK `FunctionTool`s (a tool error goes back to the model as its text)."""
+    require("agents", EXTRA)
+    from agents import FunctionTool
+
+    def forward(name: str) -> Callable[[Any, str], Any]:
+        async def call(context: Any, arguments: str) -> str:
+            try:
+                parsed = json.loads(arguments or "{}")
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                return json.dumps({"error": "invalid_argument", "message": "arguments must be a JSON object"})
+            call_id = getattr(context, "tool_call_id", None)
+            return (await tools.call(name, parsed, call_id=call_id)).text
+
+        return call
+
+    return [
+        FunctionTool(
+            name=t["name"], description=t["description"], params_json_schema=t["input_schema"],
+            on_invoke_tool=forward(t["name"]), strict_json_schema=False,
+        )
+        for t in listed
+    ]  # fmt: skip
+
+
+class OpenAIAgentsAdapter:
+    """One trial of an OpenAI Agents SDK agent."""
+
+    def __init__(self, agent: Any, context: TrialContext) -> None:
+        self.label = f"openai-agents:{getattr(agent, 'name', None) or 'agent'}"
+        self._agent = agent
+        self._policy = context.policy
+        self._ready: Any = None
+        self._input: list[Any] = []
+        self._seen = 0
+
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        """Run the agent on the conversation so far, its tools including the trial's."""
+        from agents import RunConfig, Runner
+
+        if self._ready is None:
+            added = function_tools(tools, await tools.list_tools())
+            self._ready = self._agent.clone(
+                tools=[*self._agent.tools, *added], instructions=self._agent.instructions or self._policy
+            )
+        self._input.append({"role": "user", "content": customer_since(conversation, self._seen)})
+        self._seen = len(conversation)
+        result = await Runner.run(self._ready, self._input, run_config=RunConfig(tracing_disabled=True))
+        self._input = list(result.to_input_list())
+        return agent_reply(str(result.final_output or ""))
+
+
+def openai_agents_agent(agent: Any) -> AgentFactory:
+    """An AgentFactory for an Agents SDK `Agent`, or for a function `(TrialContext) -> Agent` building one per trial."""
+    sdk = require("agents", EXTRA)
+    built: Callable[[TrialContext], Any]
+    if isinstance(agent, sdk.Agent):
+        built = lambda context: agent  # noqa: E731  (one agent object; each trial keeps its own input)
+    elif callable(agent):
+        built = agent
+    else:
+        raise TypeError(f"openai_agents_agent takes an agents.Agent or a factory for one, got {type(agent).__name__}")
+    return lambda context: OpenAIAgentsAdapter(built(context), context)

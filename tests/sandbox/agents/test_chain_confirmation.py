@@ -1,0 +1,31 @@
+"""`perform_write(confirm=False)`: a plan that confirmed a whole chain once makes each write without asking again."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from passhat.sandbox import FlawConfig, ReferenceAgent, ReferenceRun, Sandbox, identify, perform_write, run_trials
+from passhat.sandbox.domains.mock import domain as mock
+
+
+async def _renew_all_at_once(run: ReferenceRun) -> None:
+    member_id = await identify(run)
+    found = await run.call("get_loans", {"member_id": member_id})
+    loans = [loan for loan in found.data["loans"] if loan["renewals"] < 2]
+    if not await run.confirm(f"I will renew {len(loans)} loans by a week."):
+        await run.finish("Nothing changed.")
+    for loan in loans:
+        await perform_write(run, "renew_loan", {"loan_id": loan["loan_id"], "weeks": 1}, summary="renew", confirm=False)
+    await run.finish("Done.")
+
+
+async def test_a_chain_confirmed_once_asks_once_and_still_makes_every_write() -> None:
+    task = dataclasses.replace(mock.task_types["renew_several_loans"], reference=_renew_all_at_once)
+    domain = dataclasses.replace(mock, task_types={**mock.task_types, "renew_several_loans": task})
+    with Sandbox(domain) as sandbox:
+        scenario = sandbox.scenarios("renew_several_loans", 1)[0]
+        (result,) = await run_trials(sandbox, [scenario], 1, ReferenceAgent.factory(FlawConfig.off()))
+    asked = [text for role, text in result.record.transcript if role == "agent" and "Shall I go ahead" in text]
+    writes = [call for call in result.record.tool_calls if call.name == "renew_loan"]
+    assert len(asked) == 1
+    assert len(writes) >= 3 and all(call.outcome == "ok" for call in writes)

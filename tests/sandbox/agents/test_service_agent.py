@@ -1,0 +1,119 @@
+"""Agents as a service: passhat POSTs each turn to a URL; the agent (here JavaScript) uses the trial's MCP endpoint."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from passhat.sandbox import Sandbox, run_trial
+from passhat.sandbox.agents import resolve_agent
+
+EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "js_agent"
+
+
+def _install() -> None:
+    """The example's one dependency, from the npm registry into the example's own node_modules (as CI does)."""
+    if (EXAMPLE / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        return
+    npm = shutil.which("npm")
+    assert npm is not None, "the JavaScript agent example needs node and npm"
+    subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=EXAMPLE, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def js_agent() -> Iterator[str]:
+    """The example agent running under node on a free port; yields its turn URL."""
+    _install()
+    node = shutil.which("node")
+    assert node is not None, "the JavaScript agent example needs node"
+    process = subprocess.Popen(
+        [node, "agent.mjs", "--port", "0"], cwd=EXAMPLE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("listening on "), line + (process.stderr.read() if process.stderr else "")
+        yield line.removeprefix("listening on ").strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.mark.slow
+async def test_the_javascript_agent_cancels_an_order_over_the_trials_mcp_endpoint(
+    retail: Sandbox, js_agent: str
+) -> None:
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    result = await run_trial(retail, scenario, 0, resolve_agent(js_agent))
+    assert result.passed, (result.record.verdict, result.record.infra_error, result.record.transcript)
+    # The agent's MCP calls went through the trial's Toolbox: recorded, in order, with their outcomes.
+    assert [c.name for c in result.record.tool_calls] == [
+        "find_customer_by_email",
+        "get_order",
+        "find_customer_by_email",
+        "cancel_pending_order",
+    ]
+    assert all(c.outcome == "ok" for c in result.record.tool_calls)
+    assert result.agent == js_agent
+    assert result.record.termination_reason == "customer_stop"
+
+
+@pytest.mark.slow
+async def test_the_javascript_agent_refusing_another_task_type_is_graded_as_a_failure(
+    retail: Sandbox, js_agent: str
+) -> None:
+    scenario = retail.scenarios("change_pending_address", 1)[0]
+    result = await run_trial(retail, scenario, 0, resolve_agent(js_agent))
+    assert not result.passed
+    assert result.record.tool_calls == []
+    assert result.signature is not None and result.signature.label == "unresolved"  # it never looked anything up
+
+
+@pytest.mark.slow
+def test_passhat_replay_grades_the_javascript_agent_from_the_command_line(js_agent: str) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "2", "--k", "2",
+            "--agent", js_agent, "--json",
+        ],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    report = json.loads(outcome.stdout)  # warnings of the trials' HTTP servers may go to stderr
+    assert report["agent"] == js_agent and report["trials"] == 4
+    row = report["task_types"][0]
+    assert row["task_type"] == "cancel_pending_order" and row["pass_hat_k"] == 1.0
+    assert row["pass_hat_k_ci"][0] < 1.0  # two tickets: the interval says how little that is
+
+
+async def test_an_agent_service_that_answers_an_error_is_an_infrastructure_error(retail: Sandbox) -> None:
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    # Nothing listens on port 9 of the loopback: the service cannot be reached.
+    result = await run_trial(retail, scenario, 0, resolve_agent("http://127.0.0.1:9/turn"))
+    assert result.record.termination_reason == "infra_error"
+    assert "could not be reached" in str(result.record.infra_error)
+    assert result.signature is not None and not result.signature.is_agent_failure
+
+
+def test_a_malformed_answer_says_what_shape_is_expected() -> None:
+    from passhat.sandbox import DomainError
+    from passhat.sandbox.agents._service import parse_reply
+
+    with pytest.raises(DomainError, match=re.escape('must answer {"text": str, "final": bool}')):
+        parse_reply(b'{"message": "hi"}', "http://agent")
+    with pytest.raises(DomainError, match="did not answer JSON"):
+        parse_reply(b"<html>", "http://agent")
+    assert parse_reply(b'{"text": "Done.", "final": true}', "http://agent").final

@@ -1,0 +1,101 @@
+"""A local HTTP server speaking the OpenAI Chat Completions wire format, answering with recorded turns.
+
+Requests whose system message is the simulated customer's get the customer's recorded turns, the others the
+agent's, each in order. Every request body is kept so a test can assert what the real client sent. The base
+URL to give a client is `api.url` (it ends in `/v1`, as OpenAI-compatible servers do).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def text_turn(text: str) -> dict[str, Any]:
+    """A recorded assistant reply ending its turn."""
+    return {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+
+
+def tool_turn(call_id: str, name: str, arguments: dict[str, Any], text: str | None = None) -> dict[str, Any]:
+    """A recorded assistant reply asking for one tool call."""
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    return {"message": {"role": "assistant", "content": text, "tool_calls": [call]}, "finish_reason": "tool_calls"}
+
+
+def is_customer(body: dict[str, Any]) -> bool:
+    """Whether a request is the simulated customer's (its system message is the customer prompt)."""
+    messages = body.get("messages") or []
+    first = messages[0] if messages else {}
+    system = first.get("content") if first.get("role") in ("system", "developer") else ""
+    return "You are a customer talking" in str(system)
+
+
+class RecordedChatCompletions:
+    """The recorded conversation and everything the client sent."""
+
+    def __init__(self, agent_turns: list[dict[str, Any]], customer_turns: list[dict[str, Any]]) -> None:
+        self.turns = {"agent": list(agent_turns), "customer": list(customer_turns)}
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.url = ""
+        self._lock = threading.Lock()
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            self.requests.append(body)
+            role = "customer" if is_customer(body) else "agent"
+            if not self.turns[role]:
+                error = {"message": f"no recorded {role} turn left", "type": "invalid_request_error", "code": None}
+                return 400, {"error": error}
+            turn = self.turns[role].pop(0)
+            number = len(self.requests)
+        return 200, {
+            "id": f"chatcmpl-{number:04d}",
+            "object": "chat.completion",
+            "created": 1_700_000_000 + number,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": turn["message"], "finish_reason": turn["finish_reason"]}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        }
+
+
+@contextmanager
+def chat_completions_api(
+    agent_turns: list[dict[str, Any]], customer_turns: list[dict[str, Any]] | None = None
+) -> Iterator[RecordedChatCompletions]:
+    """Serve the recorded turns on a free 127.0.0.1 port for the duration of the block."""
+    api = RecordedChatCompletions(agent_turns, customer_turns or [])
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            api.headers.append({key.lower(): value for key, value in self.headers.items()})
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                status, payload = 404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+            else:
+                status, payload = api.answer(body)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    api.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield api
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
