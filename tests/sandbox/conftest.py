@@ -35,3 +35,10 @@ def travel() -> Iterator[Sandbox]:
     """The travel sandbox (small seed) with its template database."""
     with Sandbox("travel", seed=0, size="small") as sandbox:
         yield sandbox
+
+
+@pytest.fixture(scope="session")
+def insurance() -> Iterator[Sandbox]:
+    """The insurance sandbox (small seed) with its template database."""
+    with Sandbox("insurance", seed=0, size="small") as sandbox:
+        yield sandbox

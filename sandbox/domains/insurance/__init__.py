@@ -1,0 +1,33 @@
+"""The insurance domain: auto-insurance claim intake (policies, coverages, claims, inspections, rentals).
+
+Seven systems over twelve tables and a notes table; fourteen task types from first notice of loss to
+total-loss settlement, with chains where a skipped step is refused by the backend.
+"""
+
+from __future__ import annotations
+
+from passhat.sandbox.domain import Domain, Factor, one_factor
+from passhat.sandbox.domains.insurance import models, seed, systems, tasks
+
+domain = Domain(
+    name="insurance",
+    description="Auto-insurance claim intake: losses, claims, inspections, rentals, total losses, policy changes.",
+    metadata=models.metadata,
+    seed=seed.seed,
+    task_types=tasks.TASK_TYPES,
+    systems=systems.SYSTEMS,
+    errors=systems.ERRORS,
+    identity=one_factor(
+        Factor("find_policyholder_by_email", ("email",), "policyholder_id"),
+        Factor(
+            "find_policyholder_by_policy",
+            ("policy_number", "last_name"),
+            "policyholder_id",
+            arguments={"policy_number": "policy_id"},
+        ),
+    ),
+    instructions="Auto-insurance claims backend (passhat sandbox). Follow the claims-intake policy.",
+    policy_resource=("passhat.sandbox.domains.insurance", "policy.md"),
+)
+
+__all__ = ["domain"]
