@@ -118,6 +118,11 @@ def promote_run(store: Store, project: str, run_id: str, *, at: dt.datetime | No
         raise StoreError(f"no replay run {run_id!r} in project {project!r}: `passhat runs list` shows the runs")
     if run.status != "finished":
         raise StoreError(f"run {run_id} is {run.status}, not finished: only a finished run can be promoted")
+    if not run.params.get("period"):
+        raise StoreError(
+            f"run {run_id} replayed generated scenarios or graded sessions, not a period's tickets: only a run of "
+            "a period (`passhat replay --period P`) can become that period's official run"
+        )
     when = (at or dt.datetime.now(dt.UTC)).isoformat()
     summary = {**(run.summary or {}), "promoted_at": when}
     store.finish_replay_run(project, run_id, status="finished", summary=summary, at=run.finished_at)
