@@ -38,9 +38,8 @@ from passhat.sandbox.domains.retail.steps import (
     items_named,
     method_of_kind,
     names_of,
-    other_variant,
     sibling_order,
-    variant_for,
+    variant_swap,
 )
 
 # -- pending orders -----------------------------------------------------------------------------------------
@@ -341,24 +340,7 @@ async def change_order_items(run: ReferenceRun) -> None:
     if order["items_modified"]:
         await run.finish("I'm sorry, the items of this order were already changed once; they cannot change again.")
     item = items_named(order, names_of(facts["items"]))[0]
-    new_variant = await variant_for(run, item, facts["new_options"][item["name"]])
-    arguments = {
-        "order_id": order["order_id"],
-        "item_ids": [item["item_id"]],
-        "new_variant_ids": [new_variant],
-        "payment_method_id": order["payment_method_id"],
-    }
-    sibling = await sibling_order(run, customer_id, order["order_id"], "pending", _pending)
-    wrong = None
-    if sibling is not None:
-        other = await other_variant(run, sibling["items"][0])
-        if other is not None:
-            wrong = {
-                "order_id": sibling["order_id"],
-                "item_ids": [sibling["items"][0]["item_id"]],
-                "new_variant_ids": [other],
-                "payment_method_id": sibling["payment_method_id"],
-            }
+    arguments, wrong, new_variant = await variant_swap(run, customer_id, order, facts, "pending", _pending)
     summary = f"I will swap {item['name']} in order {order['order_id']} for variant {new_variant}."
     result = await perform_write(run, "modify_pending_order_items", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Done; the price difference is ${result.data['price_difference']}.")

@@ -38,11 +38,10 @@ from passhat.sandbox.domains.retail.steps import (
     gift_card_id,
     items_named,
     names_of,
-    other_variant,
     outside_chain,
     returnable,
     sibling_order,
-    variant_for,
+    variant_swap,
 )
 
 # -- returns ------------------------------------------------------------------------------------------------
@@ -309,24 +308,7 @@ async def exchange_items(run: ReferenceRun) -> None:
     if not returnable(order):
         await run.finish("I'm sorry, I cannot exchange items from this order: it is not within 30 days of delivery.")
     item = items_named(order, names_of(facts["items"]))[0]
-    new_variant = await variant_for(run, item, facts["new_options"][item["name"]])
-    arguments = {
-        "order_id": order["order_id"],
-        "item_ids": [item["item_id"]],
-        "new_variant_ids": [new_variant],
-        "payment_method_id": order["payment_method_id"],
-    }
-    sibling = await sibling_order(run, customer_id, order["order_id"], "delivered", returnable)
-    wrong = None
-    if sibling is not None:
-        other = await other_variant(run, sibling["items"][0])
-        if other is not None:
-            wrong = {
-                "order_id": sibling["order_id"],
-                "item_ids": [sibling["items"][0]["item_id"]],
-                "new_variant_ids": [other],
-                "payment_method_id": sibling["payment_method_id"],
-            }
+    arguments, wrong, new_variant = await variant_swap(run, customer_id, order, facts, "delivered", returnable)
     summary = f"I will exchange {item['name']} in order {order['order_id']} for variant {new_variant}."
     result = await perform_write(run, "exchange_delivered_items", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Done: the exchange is requested (price difference ${result.data['price_difference']}).")

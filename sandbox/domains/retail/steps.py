@@ -105,3 +105,35 @@ async def other_variant(run: ReferenceRun, item: Mapping[str, Any]) -> str | Non
         if variant["available"] and variant["variant_id"] != item["variant_id"]:
             return str(variant["variant_id"])
     return None
+
+
+async def variant_swap(
+    run: ReferenceRun,
+    customer_id: str | None,
+    order: Order,
+    facts: Mapping[str, Any],
+    sibling_status: str,
+    sibling_test: Callable[[Order], bool],
+) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
+    """An item of `order` for the variant the customer chose (an exchange, or a pending order's item change):
+    the write's arguments, the same swap on a sibling order (what a wrong-entity agent sends), the new variant."""
+    item = items_named(order, names_of(facts["items"]))[0]
+    new_variant = await variant_for(run, item, facts["new_options"][item["name"]])
+    arguments = {
+        "order_id": order["order_id"],
+        "item_ids": [item["item_id"]],
+        "new_variant_ids": [new_variant],
+        "payment_method_id": order["payment_method_id"],
+    }
+    sibling = await sibling_order(run, customer_id, order["order_id"], sibling_status, sibling_test)
+    wrong = None
+    if sibling is not None:
+        other = await other_variant(run, sibling["items"][0])
+        if other is not None:
+            wrong = {
+                "order_id": sibling["order_id"],
+                "item_ids": [sibling["items"][0]["item_id"]],
+                "new_variant_ids": [other],
+                "payment_method_id": sibling["payment_method_id"],
+            }
+    return arguments, wrong, new_variant
