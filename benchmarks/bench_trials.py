@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=4, help="trials per scenario")
     parser.add_argument("--parallel", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--transport", default="memory", choices=("memory", "http", "stdio"))
+    parser.add_argument("--transport", default="direct", choices=("direct", "memory", "http", "stdio"))
     args = parser.parse_args()
     with Sandbox("retail") as sandbox:
         scenarios = sandbox.scenarios(count=args.scenarios)

@@ -343,7 +343,12 @@ def replay(
         str | None,
         typer.Option(help="--period: replay the tickets of this run with the agent given, and compare the two."),
     ] = None,
-    transport: Annotated[str, typer.Option(help="MCP transport: memory, stdio or http.")] = "memory",
+    transport: Annotated[
+        str,
+        typer.Option(
+            help="How trials reach their tools: direct (in process, no protocol), memory, stdio or http (MCP)."
+        ),
+    ] = "direct",
     model: Annotated[str | None, typer.Option(help="Model of the anthropic or openai agent/customer.")] = None,
     base_url: Annotated[
         str | None,

@@ -11,12 +11,11 @@ from passhat import ToolCall, ToolKind, ToolOutcome, outcome_of
 from passhat.sandbox.domain import STANDARD_ERRORS, parse_error
 
 if TYPE_CHECKING:
-    from mcp import Client
     from opentelemetry.trace import Tracer
     from sqlalchemy import Engine
 
     from passhat.checks import ToolCallRecord
-    from passhat.sandbox.domain import CustomerScript, Domain, Scenario
+    from passhat.sandbox.domain import CustomerScript, Domain, Scenario, ToolClient
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ class Toolbox:
 
     def __init__(
         self,
-        client: Client | None,
+        client: ToolClient | None,
         *,
         lookup_tools: frozenset[str],
         write_tools: frozenset[str],
@@ -131,8 +130,11 @@ class Toolbox:
         return "lookup" if name in self._lookup_tools else None
 
     @property
-    def client(self) -> Client:
-        """The connected MCP client (for agents that want the raw protocol, e.g. to list tools)."""
+    def client(self) -> ToolClient:
+        """The trial's tools as an MCP client offers them (`call_tool`, `list_tools`), for agents that want them raw.
+
+        A connected MCP client over the trial's transport; in process (``direct``, the default) an object with
+        the same two calls, made without the protocol."""
         if self._client is None:
             raise ToolTransportError("this domain serves no MCP tools (Domain.build_server is None): use tools.engine")
         return self._client

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -282,8 +283,10 @@ class ReferenceAgent:
 
     @classmethod
     def factory(cls, flaws: FlawConfig | None = None) -> Callable[[TrialContext], ReferenceAgent]:
-        """An AgentFactory building a ReferenceAgent with these flaws for each trial."""
-        return lambda context: cls(context, flaws)
+        """An AgentFactory building a ReferenceAgent with these flaws for each trial.
+
+        A `functools.partial` of the class, so it pickles: a replay's worker processes build the agent themselves."""
+        return functools.partial(cls, flaws=flaws)
 
     async def _drive(self) -> None:
         try:

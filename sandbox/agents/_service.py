@@ -7,6 +7,7 @@ the trial's tools over MCP; those calls are the trial's calls, recorded and grad
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -45,7 +46,7 @@ class ServiceAgent:
         """An AgentFactory for the service at `url`."""
         if not is_service_url(url):
             raise DomainError(f"an agent service URL starts with http:// or https://, got {url!r}")
-        return lambda context: cls(context, url, timeout=timeout)
+        return functools.partial(cls, url=url, timeout=timeout)  # pickles: worker processes build it themselves
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         """POST the turn to the service and return its message."""

@@ -21,6 +21,7 @@ from passhat.sandbox.domain._identity import (
     requester_authority,
     two_factors,
 )
+from passhat.sandbox.domain._in_process import InProcessTools, ToolClient
 from passhat.sandbox.domain._systems import (
     SYSTEM_META_KEY,
     Session,
@@ -55,6 +56,7 @@ __all__ = [
     "Factor",
     "IdentityCheck",
     "IdentityKind",
+    "InProcessTools",
     "ReferencePlan",
     "Scenario",
     "ServerFactory",
@@ -63,6 +65,7 @@ __all__ = [
     "SystemBackend",
     "SystemsServer",
     "TaskType",
+    "ToolClient",
     "ToolDeclaration",
     "ToolError",
     "available_domains",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine, MetaData
 
     from passhat.checks import Check
+    from passhat.sandbox.domain._in_process import InProcessTools, ServerTools
 
 ENTRY_POINT_GROUP = "passhat.domains"
 
@@ -198,6 +199,20 @@ class Domain:
         object.__setattr__(self, "lookup_tools", frozenset(n for n, k in kinds.items() if k == "lookup"))
         object.__setattr__(self, "write_tools", frozenset(n for n, k in kinds.items() if k == "write"))
         object.__setattr__(self, "_tool_systems", server.tool_systems)
+        object.__setattr__(self, "_systems_server", server)
+
+    def in_process_tools(self, engine: Engine) -> InProcessTools | ServerTools | None:
+        """The domain's tools on `engine`'s database, called in this process without the MCP protocol.
+
+        The trusted path for agents in the trial's own process (None for a domain without MCP tools)."""
+        server: SystemsServer | None = getattr(self, "_systems_server", None)
+        if server is not None:
+            return server.bind(engine)
+        if self.build_server is None:
+            return None
+        from passhat.sandbox.domain._in_process import ServerTools
+
+        return ServerTools(self.build_server(engine))
 
     @property
     def tool_systems(self) -> Mapping[str, str]:

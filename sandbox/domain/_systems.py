@@ -29,7 +29,10 @@ from passhat.sandbox.domain._toolkit import fail, ok
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
+    from mcp_types import ListToolsResult
     from sqlalchemy import Connection, Engine
+
+    from passhat.sandbox.domain._in_process import InProcessTools
 
 # The MCP modules are imported where used: `_toolkit` is the module that names the missing extra when they
 # are not installed, and it must be the first to try.
@@ -148,6 +151,7 @@ class SystemsServer:
     systems: Sequence[System]
     session_type: type[Session] = Session
     _prototypes: list[tuple[System, str, Tool]] | None = field(default=None, init=False, repr=False)
+    _listing: ListToolsResult | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         seen: dict[str, str] = {}
@@ -202,3 +206,29 @@ class SystemsServer:
             for system, method, prototype in self._load(backends)
         ]
         return MCPServer(self.name, instructions=self.instructions, tools=tools, log_level="WARNING")
+
+    def bind(self, engine: Engine) -> InProcessTools:
+        """The tools on `engine`'s database, called in this process (no MCP server, no protocol): a trial's
+        trusted path. One connection and one session shared by every system, as `build` gives its server."""
+        from passhat.sandbox.domain._in_process import InProcessTools
+
+        connection = engine.connect()
+        session = self.session_type()
+        backends = {system.name: system.backend(connection, session) for system in self.systems}
+        tools = {
+            prototype.name: (prototype, _guarded(getattr(backends[system.name], method), described=False))
+            for system, method, prototype in self._load(backends)
+        }
+        return InProcessTools(tools, self._listed, connection.close)
+
+    async def _listed(self) -> ListToolsResult:
+        """The tool list an MCP client gets from `build`'s server, built once (from the parsed prototypes)."""
+        if self._listing is None:
+            from mcp.server.mcpserver import MCPServer
+            from mcp_types import ListToolsResult
+
+            assert self._prototypes is not None  # `bind` parsed them
+            prototypes = [prototype for _, _, prototype in self._prototypes]
+            server = MCPServer(self.name, instructions=self.instructions, tools=prototypes, log_level="WARNING")
+            self._listing = ListToolsResult(tools=await server.list_tools())
+        return self._listing

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 class RunConfig:
     """How trials run: transport, parallelism and the orchestrator's limits."""
 
-    transport: Transport = "memory"
+    transport: Transport = "direct"
     parallel: int = 8
     max_turns: int = 30
     max_tool_errors: int = 10

@@ -23,11 +23,14 @@ from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
 from passhat.sandbox.agents import McpEndpoint, Toolbox
-from passhat.sandbox.domain import Domain, DomainError, load_domain
+from passhat.sandbox.domain import Domain, DomainError, ToolClient, load_domain
 from passhat.sandbox.trial._database import TrialDatabase, build_database, sqlite_engine
 
-Transport = Literal["memory", "stdio", "http"]
-TRANSPORTS: tuple[str, ...] = ("memory", "stdio", "http")
+Transport = Literal["direct", "memory", "stdio", "http"]
+"""How a trial reaches its tools: ``direct`` calls them in this process without the MCP protocol (the trusted
+path for agents in the trial's own process, and the default), ``memory`` over MCP in memory, ``stdio`` in a
+``python -m passhat.sandbox`` subprocess, ``http`` over streamable HTTP on a loopback port."""
+TRANSPORTS: tuple[str, ...] = ("direct", "memory", "stdio", "http")
 
 
 def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "default") -> MCPServer:
@@ -159,13 +162,21 @@ async def _http_server(server: Any, token: str) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def connect(domain: Domain, database: TrialDatabase, transport: Transport) -> AsyncIterator[Client | None]:
+async def connect(domain: Domain, database: TrialDatabase, transport: Transport) -> AsyncIterator[ToolClient | None]:
     """A connected MCP client to a fresh tool server for one trial's database, over `transport`.
 
-    None for a domain without MCP tools (its agents use the trial's database directly).
+    None for a domain without MCP tools (its agents use the trial's database directly). ``direct`` gives the
+    domain's tools called in this process (`Domain.in_process_tools`), the same calls without the protocol.
     """
     if domain.build_server is None:
         yield None
+    elif transport == "direct":
+        tools = domain.in_process_tools(database.engine)
+        try:
+            yield tools
+        finally:
+            if tools is not None:
+                tools.close()
     elif transport == "memory":
         async with Client(domain.build_server(database.engine), read_timeout_seconds=60) as client:
             yield client
