@@ -12,22 +12,18 @@ from passhat.collector.replay._adapters import (
     row_images,
 )
 from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
+from passhat.collector.replay._plan import ReplayPlan, find_resumable, find_reusable, production_tickets
 from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._run import (
+from passhat.collector.replay._processes import NotSendableError, WorkerProcesses, default_workers
+from passhat.collector.replay._run import ReplayOutcome, replay_period, run_params, trial_row
+from passhat.collector.replay._sampling import StratumSample, sample_tickets
+from passhat.collector.replay._settings import (
     AgentSpec,
     ExecutorError,
     NothingToReplayError,
     ProgressCallback,
-    ReplayOutcome,
     ReplaySettings,
-    find_resumable,
-    find_reusable,
-    production_tickets,
-    replay_period,
-    runs_for_period,
-    trial_row,
 )
-from passhat.collector.replay._sampling import StratumSample, sample_tickets
 from passhat.collector.store import (
     NotReplayable,
     RunListing,
@@ -50,9 +46,11 @@ __all__ = [
     "ExecutorError",
     "NotReplayable",
     "NotReplayableError",
+    "NotSendableError",
     "NothingToReplayError",
     "ProgressCallback",
     "ReplayOutcome",
+    "ReplayPlan",
     "ReplaySettings",
     "ReplayTicket",
     "RunComparison",
@@ -62,10 +60,12 @@ __all__ = [
     "ScenarioAdapter",
     "StratumSample",
     "TaskTypeComparison",
+    "WorkerProcesses",
     "adapters_for",
     "choose_official",
     "compare_runs",
     "compare_trials",
+    "default_workers",
     "exploratory_reasons",
     "find_resumable",
     "find_reusable",
@@ -83,7 +83,7 @@ __all__ = [
     "restore_redacted",
     "role_of",
     "row_images",
-    "runs_for_period",
+    "run_params",
     "sample_tickets",
     "trial_row",
 ]

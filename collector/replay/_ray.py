@@ -31,7 +31,7 @@ from passhat.checks import StateDiff, TrialRecord, Verdict, classify_failure
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSnapshot, relay
-from passhat.collector.replay._run import ExecutorError, ReplaySettings
+from passhat.collector.replay._settings import ExecutorError, ReplaySettings
 from passhat.sandbox import (
     AgentFactory,
     Domain,

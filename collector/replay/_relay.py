@@ -9,6 +9,7 @@ it (into the store, or to a collector) as if the trial had run on the driver.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -86,6 +87,15 @@ class SpanSnapshot:
     @property
     def trace_id(self) -> int:
         return self.context.trace_id
+
+    def shifted(self, nanoseconds: int) -> SpanSnapshot:
+        """The span moved in time (its start, end and events): a simulated ticket placed at its arrival time."""
+        return dataclasses.replace(
+            self,
+            start_time=None if self.start_time is None else self.start_time + nanoseconds,
+            end_time=None if self.end_time is None else self.end_time + nanoseconds,
+            events=tuple((name, attributes, at + nanoseconds) for name, attributes, at in self.events),
+        )
 
     def rebuild(self) -> ReadableSpan:
         """The span again, as the driver's processors and exporters take it."""
@@ -167,8 +177,10 @@ class RuntimeSettings:
             redact_blank=tuple(sorted(redactor.blank)),
         )
 
-    def runtime(self, capture: SpanCapture) -> passhat.Passhat:
-        """A runtime tracing into ``capture`` only (nothing leaves the worker but what `relay` carries)."""
+    def runtime(self, capture: SpanCapture, *, pseudonym_key: Any = None) -> passhat.Passhat:
+        """A runtime tracing into ``capture`` only (nothing leaves the worker but what `relay` carries).
+
+        ``pseudonym_key``: the driver's own key, for workers on the driver's machine (local worker processes)."""
         runtime = passhat.configure(
             make_global=False, send=False, service_name=self.service_name, source=self.source,
             capture_content=self.capture_content, sample_rate=self.sample_rate,
@@ -180,6 +192,7 @@ class RuntimeSettings:
             callback=self.redact_callback,
             mode=self.redact_mode,
             blank=self.redact_blank,
+            key=pseudonym_key,
         )
         return runtime
 

@@ -39,6 +39,7 @@ from passhat.collector.store._rows import (
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store._run_params import RunDesign, RunParams
 
 __all__ = [
     "AlertEvent",
@@ -48,7 +49,9 @@ __all__ = [
     "Period",
     "Project",
     "ReplayRun",
+    "RunDesign",
     "RunListing",
+    "RunParams",
     "RunRole",
     "Source",
     "SpanBatch",

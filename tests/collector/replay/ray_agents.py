@@ -41,3 +41,15 @@ def killing_factory(flaws: FlawConfig, target: tuple[str, int], marker: pathlib.
         return KillsItsWorker(reference(context), context, target, marker)
 
     return make
+
+
+class KillingFactory:
+    """`killing_factory` as a module-level class, so it pickles (local worker processes take only what pickles)."""
+
+    def __init__(self, flaws: FlawConfig, target: tuple[str, int], marker: pathlib.Path) -> None:
+        self.reference = ReferenceAgent.factory(flaws)
+        self.target = target
+        self.marker = marker
+
+    def __call__(self, context: TrialContext) -> Agent:
+        return KillsItsWorker(self.reference(context), context, self.target, self.marker)

@@ -1,0 +1,121 @@
+"""Planning a replay run: which run it is (new, resumed, or a finished one reused), which tickets, which trials.
+
+Nothing here runs a trial: `plan_run` reads the store and decides, `_execute` runs what it decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from passhat.collector.replay._adapters import ReplayTicket, ScenarioAdapter, prepare, production_attempt
+from passhat.collector.replay._sampling import sample_tickets
+from passhat.collector.store import NotReplayable, Period, ReplayRun, RunDesign, RunParams, Store, TicketRow, TrialRow
+
+
+def _period_ns(period: Period) -> tuple[int, int]:
+    return (
+        int(period.start_datetime().timestamp() * 1_000_000_000),
+        int(period.end_datetime().timestamp() * 1_000_000_000),
+    )
+
+
+def production_tickets(store: Store, project: str, period: Period, *, page: int = 5000) -> list[TicketRow]:
+    """Every production ticket attempt that started within the period."""
+    since, until = _period_ns(period)
+    found: list[TicketRow] = []
+    offset = 0
+    while True:
+        batch = store.list_tickets(
+            project, source="production", since_ns=since, until_ns=until, limit=page, offset=offset
+        )
+        found.extend(batch)
+        if len(batch) < page:
+            return found
+        offset += page
+
+
+def find_resumable(store: Store, project: str, params: RunParams) -> ReplayRun | None:
+    """The newest unfinished run with the same identity (period, agent, k, trials, sample settings), if any."""
+    for run in store.list_replay_runs(project, limit=200):
+        if run.status == "running" and RunParams.of(run).same_run_as(params):
+            return run
+    return None
+
+
+def find_reusable(store: Store, project: str, params: RunParams) -> ReplayRun | None:
+    """The newest finished run with the same identity: re-running its period keeps its trials."""
+    for run in store.list_replay_runs(project, limit=500):
+        if run.status == "finished" and RunParams.of(run).same_run_as(params):
+            return run
+    return None
+
+
+@dataclass
+class ReplayPlan:
+    """What a replay run will do: its parameters, the run it resumes (if any), its tickets and the trials left.
+
+    ``todo`` lists (ticket, attempt) pairs not yet stored; under the curtailed design it is an upper bound (a
+    ticket settled early runs fewer)."""
+
+    params: RunParams
+    resumed: ReplayRun | None
+    ready: list[ReplayTicket]
+    not_replayable: list[NotReplayable]
+    stored: list[TrialRow]
+    todo: list[tuple[ReplayTicket, int]]
+
+    @property
+    def population(self) -> dict[str, int]:
+        return dict(self.params.population)
+
+
+def choose_tickets(
+    store: Store,
+    project: str,
+    period: Period,
+    params: RunParams,
+    *,
+    resumed: ReplayRun | None,
+    same_as: ReplayRun | None,
+) -> tuple[list[TicketRow], dict[str, int]]:
+    """The run's tickets and each task type's population: a resumed run's own, a compared run's, or a new sample."""
+    tickets = production_tickets(store, project, period)
+    earlier = resumed or same_as
+    if earlier is not None:
+        recorded = RunParams.of(earlier)
+        by_id = {t.ticket_id: t for t in tickets}
+        return [by_id[i] for i in recorded.tickets if i in by_id], dict(recorded.population)
+    if params.task_types:
+        tickets = [t for t in tickets if t.task_type in params.task_types]
+    samples = sample_tickets(tickets, size=params.tickets_per_task_type, sizes=params.sizes)
+    chosen = [t for sample in samples.values() for t in sample.tickets]
+    return chosen, {name: sample.population for name, sample in samples.items()}
+
+
+def prepare_tickets(
+    store: Store, project: str, chosen: list[TicketRow], adapters: Mapping[str, ScenarioAdapter]
+) -> tuple[list[ReplayTicket], list[NotReplayable]]:
+    """Each chosen ticket as a scenario ready to replay, or the reason it cannot be."""
+    ready: list[ReplayTicket] = []
+    not_replayable: list[NotReplayable] = []
+    for ticket in chosen:
+        detail = store.get_ticket(project, ticket.ticket_id, source="production")
+        attempt = production_attempt(detail) if detail is not None else None
+        prepared = prepare(attempt or ticket, detail, adapters)
+        if isinstance(prepared, NotReplayable):
+            not_replayable.append(prepared)
+        else:
+            ready.append(prepared)
+    return ready, not_replayable
+
+
+def trials_left(ready: list[ReplayTicket], stored: list[TrialRow], trials: int) -> list[tuple[ReplayTicket, int]]:
+    """The (ticket, attempt) pairs of the run not stored yet."""
+    done = {(t.ticket_id, t.attempt) for t in stored}
+    return [(t, a) for t in ready for a in range(trials) if (t.ticket_id, a) not in done]
+
+
+def design_of(k: int, stop_early: bool, min_trials: int) -> RunDesign:
+    """The trial design a run uses, as stored with it and stated in the report."""
+    return RunDesign.curtailed(k, min_trials) if stop_early else RunDesign.fixed(k)

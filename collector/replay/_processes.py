@@ -1,0 +1,466 @@
+"""Replay on every core: trials run in local worker processes, their rows and spans stream back to one writer.
+
+A replay's trials are CPU-bound when the agent is (the ReferenceAgent, a fast local model): one asyncio loop uses
+one core. `WorkerProcesses` starts worker processes (one per core by default, ``replay.workers``), each holding
+the domains' sandbox templates and running trials concurrently on its own loop, exactly as a local replay runs
+them (a fresh database copy per trial, the same runner and agent). Only the driver reaches the store: a worker
+sends each trial's graded result and its spans back, and the driver writes them, so rows are stored as the
+trials finish and an interrupted run resumes as before. A trial's outcome depends only on (scenario, attempt,
+agent): which process ran it never shows in its row.
+
+A worker that dies mid-trial (killed, out of memory) costs only the trials it had in flight a retry on its
+replacement; each such row records the lost attempt (``TrialDetails.infra_retries``), as on Ray, and a trial that
+loses `MAX_RETRIES` workers is stored as an infrastructure error. What cannot be sent to another process (an
+agent factory that is a closure, a domain built by a function, a redaction callback) raises `NotSendableError`
+before anything runs, and the caller runs the trials in its own process with a note saying why.
+
+Workers are forked from a server process that imported passhat once (``forkserver``), so starting one costs
+milliseconds, not an interpreter start, and none inherits the driver's threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import pickle
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import passhat
+from passhat.collector.replay._adapters import ReplayTicket
+from passhat.collector.replay._pool import SandboxPool
+from passhat.collector.replay._ray import MAX_RETRIES, DomainRef, TrialWorker, WorkerResult, _load, _lost, domain_ref
+from passhat.collector.replay._relay import RuntimeSettings, SpanCapture
+from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial
+
+
+class NotSendableError(Exception):
+    """What the trials need cannot be sent to a worker process; the message says what and how to make it sendable."""
+
+
+class WorkerLostError(Exception):
+    """A worker process ended with trials in flight."""
+
+
+def default_workers() -> int:
+    """One worker process per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class TrialProfile:
+    """How a set of trials runs in a worker: the agent, the runner's settings, and how they are traced."""
+
+    agent: AgentFactory
+    config: RunConfig
+    tracing: RuntimeSettings | None = None
+    pseudonym_secret: bytes | None = None  # the driver's own key (same machine), else the workers read theirs
+
+
+@dataclass(frozen=True)
+class TrialJob:
+    """One trial sent to a worker: the ticket, the attempt, and (production traffic) the ticket id to trace."""
+
+    job_id: int
+    profile: int
+    item: ReplayTicket
+    attempt: int
+    ticket_id: str | None = None
+    production: bool = False
+
+
+def sendable(profile: TrialProfile) -> bytes:
+    """The profile pickled for the workers, or `NotSendableError` naming what cannot travel."""
+    try:
+        return pickle.dumps(profile)
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        agent = getattr(profile.agent, "__qualname__", type(profile.agent).__name__)
+        raise NotSendableError(
+            f"the agent factory {agent} (or the trace settings) cannot be sent to a worker process ({exc}); "
+            "name a module-level function or class as the factory (module:function) to run on every core"
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------------------------- worker
+
+
+class _Body(TrialWorker):
+    """A worker process's state: the domains' templates, built once, and the profiles its trials run under."""
+
+    def __init__(self, domains: Mapping[str, DomainRef], seed: int, size: str, keep: int) -> None:
+        import collections
+
+        self.pool = SandboxPool(seed=seed, size=size)
+        self.domains = {name: _load(ref) for name, ref in domains.items()}
+        for domain in self.domains.values():
+            self.pool.base(domain)  # the templates, once per worker
+        self.capture = SpanCapture()
+        self._derived = {}
+        self._idle = collections.OrderedDict()
+        self._keep = keep
+        self.profiles: dict[int, tuple[AgentFactory, RunConfig, passhat.Passhat | None]] = {}
+
+    def add_profile(self, number: int, profile: TrialProfile) -> None:
+        runtime = None
+        if profile.tracing is not None:
+            secret = profile.pseudonym_secret
+            key = None if secret is None else passhat.PseudonymKey(secret)
+            runtime = profile.tracing.runtime(self.capture, pseudonym_key=key)
+        self.profiles[number] = (profile.agent, profile.config, runtime)
+
+    async def run_job(self, job: TrialJob) -> WorkerResult:
+        """One trial, exactly as a local replay (or the demo's production traffic) runs it."""
+        agent, config, runtime = self.profiles[job.profile]
+        sandbox = self._open(job.item)
+        try:
+            result = await run_trial(
+                sandbox,
+                job.item.scenario,
+                job.attempt,
+                agent,
+                config=config,
+                runtime=runtime,
+                ticket_id=job.ticket_id,
+                production=job.production,
+            )
+        finally:
+            self._close(job.item)
+        spans = tuple(self.capture.take(result.trace_id)) if runtime is not None else ()
+        return WorkerResult(result, spans, os.getpid())
+
+
+def _serve(connection: Connection, path: list[str]) -> None:
+    """A worker process: take messages from the driver until it says stop or goes away."""
+    for entry in reversed(path):  # the driver's import path (your factory's module beside passhat.toml)
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve_loop(connection))
+
+
+async def _serve_loop(connection: Connection) -> None:
+    loop = asyncio.get_running_loop()
+    inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    def read() -> None:
+        while True:
+            try:
+                message: bytes | None = connection.recv_bytes()
+            except (EOFError, OSError):
+                message = None
+            loop.call_soon_threadsafe(inbox.put_nowait, message)
+            if message is None:
+                return
+
+    threading.Thread(target=read, name="passhat-worker-inbox", daemon=True).start()
+
+    def send(message: tuple[Any, ...]) -> None:
+        try:
+            payload = pickle.dumps(message)
+        except Exception as exc:  # a result that does not pickle: say so rather than hang the driver
+            payload = pickle.dumps(("error", message[1], RuntimeError(f"a trial's result cannot be sent: {exc!r}")))
+        connection.send_bytes(payload)
+
+    body: _Body | None = None
+    running: set[asyncio.Task[None]] = set()
+
+    async def answer(job: TrialJob) -> None:
+        assert body is not None
+        try:
+            send(("done", job.job_id, await body.run_job(job)))
+        except Exception as exc:
+            send(("error", job.job_id, _portable(exc)))
+
+    while True:
+        raw = await inbox.get()
+        if raw is None:
+            break
+        message = pickle.loads(raw)
+        kind = message[0]
+        if kind == "stop":
+            break
+        try:
+            if kind == "start":
+                body = _Body(*message[1:])
+                send(("ready", 0, None))
+            elif kind == "profile":
+                assert body is not None
+                body.add_profile(message[1], pickle.loads(message[2]))
+                send(("ready", 0, None))
+            elif kind == "run":
+                task = asyncio.ensure_future(answer(message[1]))
+                running.add(task)
+                task.add_done_callback(running.discard)
+        except Exception as exc:  # a domain or a factory this process cannot import
+            send(("broken", 0, f"{type(exc).__name__}: {exc}"))
+    if running:
+        await asyncio.gather(*running, return_exceptions=True)
+    if body is not None:
+        body.pool.close()
+
+
+def _portable(exc: BaseException) -> BaseException:
+    try:
+        pickle.dumps(exc)
+    except Exception:
+        text = "".join(traceback.format_exception(exc)).strip()
+        return RuntimeError(f"a trial raised in a worker process:\n{text}")
+    return exc
+
+
+# ---------------------------------------------------------------------------------------------------------- driver
+
+
+@dataclass
+class _Process:
+    process: Any  # multiprocessing's process object (its type is private to each start method)
+    connection: Connection
+    index: int
+    ready: asyncio.Queue[tuple[str, Any]]
+    alive: bool = True
+
+
+class WorkerProcesses:
+    """Worker processes on this machine and the slots trials take on them (``concurrency`` per worker)."""
+
+    def __init__(
+        self,
+        domains: Mapping[str, Domain],
+        *,
+        workers: int = 0,
+        concurrency: int = 4,
+        seed: int = 0,
+        size: str = "small",
+    ) -> None:
+        try:
+            self._refs = {name: domain_ref(domain) for name, domain in domains.items()}
+        except DomainError as exc:
+            raise NotSendableError(str(exc)) from None
+        self.count = workers or default_workers()
+        self.concurrency = max(1, concurrency)
+        self._start_args = (self._refs, seed, size, 2 * self.concurrency)
+        self._profiles: list[bytes] = []
+        self._workers: list[_Process] = []
+        self._pending: dict[int, tuple[asyncio.Future[WorkerResult], int]] = {}
+        self._next_job = 0
+        self._slots: asyncio.Queue[int] = asyncio.Queue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.retried = 0
+
+    @property
+    def slots(self) -> int:
+        """Trials in flight at once: workers × concurrency per worker."""
+        return self.count * self.concurrency
+
+    async def start(self) -> WorkerProcesses:
+        """Start the workers and wait until each holds its templates."""
+        self._loop = asyncio.get_running_loop()
+        self._workers = [self._spawn(index) for index in range(self.count)]
+        for worker in self._workers:
+            await self._expect_ready(worker, "start")
+        for _ in range(self.concurrency):
+            for worker in self._workers:
+                self._slots.put_nowait(worker.index)
+        return self
+
+    async def profile(self, profile: TrialProfile) -> int:
+        """Send a profile to every worker (`NotSendableError` when it does not pickle or does not load there)."""
+        data = sendable(profile)
+        number = len(self._profiles)
+        self._profiles.append(data)
+        for worker in self._workers:
+            self._send(worker, ("profile", number, data))
+            await self._expect_ready(worker, "profile")
+        return number
+
+    async def run(
+        self, profile: int, item: ReplayTicket, attempt: int, *, ticket_id: str | None = None, production: bool = False
+    ) -> tuple[WorkerResult, tuple[str, ...]]:
+        """Run one trial on a free slot; a worker lost mid-trial costs a retry on its replacement."""
+        lost: list[str] = []
+        started = time.perf_counter()
+        while len(lost) < MAX_RETRIES:
+            index = await self._slots.get()
+            try:
+                worker = self._workers[index]
+                if not worker.alive:  # ended, its replacement not started yet: try again shortly
+                    await asyncio.sleep(0.05)
+                    continue
+                self._next_job += 1
+                job = TrialJob(self._next_job, profile, item, attempt, ticket_id, production)
+                assert self._loop is not None
+                future: asyncio.Future[WorkerResult] = self._loop.create_future()
+                self._pending[job.job_id] = (future, index)
+                try:
+                    self._send(worker, ("run", job))
+                    return await future, tuple(lost)
+                except WorkerLostError as exc:
+                    lost.append(f"worker process lost mid-trial: {exc}")
+                    self.retried += 1
+                finally:
+                    self._pending.pop(job.job_id, None)
+            finally:
+                self._slots.put_nowait(index)
+        result = _lost(item, attempt, lost, time.perf_counter() - started)
+        return WorkerResult(result, (), 0), tuple(lost)
+
+    def close(self) -> None:
+        for worker in self._workers:
+            worker.alive = False
+            with contextlib.suppress(OSError, ValueError):
+                worker.connection.send_bytes(pickle.dumps(("stop",)))
+        for worker in self._workers:
+            worker.process.join(timeout=10)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join(timeout=5)
+            worker.connection.close()
+        self._workers = []
+
+    # -- internals
+
+    def _spawn(self, index: int) -> _Process:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+        ours, theirs = context.Pipe(duplex=True)
+        process = context.Process(target=_serve, args=(theirs, list(sys.path)), name=f"passhat-trials-{index}")
+        process.daemon = True
+        process.start()
+        theirs.close()
+        worker = _Process(process, ours, index, asyncio.Queue())
+        threading.Thread(target=self._read, args=(worker,), name=f"passhat-trials-{index}-out", daemon=True).start()
+        self._send(worker, ("start", *self._start_args))
+        return worker
+
+    def _send(self, worker: _Process, message: tuple[Any, ...]) -> None:
+        try:
+            worker.connection.send_bytes(pickle.dumps(message))
+        except (OSError, ValueError) as exc:
+            raise WorkerLostError(f"cannot reach worker process {worker.process.pid}: {exc}") from None
+
+    async def _expect_ready(self, worker: _Process, step: str) -> None:
+        kind, detail = await worker.ready.get()
+        if kind != "ready":
+            self.close()
+            raise NotSendableError(f"a worker process could not {step}: {detail}")
+
+    def _read(self, worker: _Process) -> None:
+        """A reader thread per worker: hands each answer to the loop; on the pipe's end, the worker is lost."""
+        assert self._loop is not None
+        while True:
+            try:
+                message = pickle.loads(worker.connection.recv_bytes())
+            except (EOFError, OSError):
+                break
+            except Exception as exc:  # an answer that does not unpickle here
+                message = ("broken", 0, repr(exc))
+            self._loop.call_soon_threadsafe(self._answer, worker, message)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the run is over
+            self._loop.call_soon_threadsafe(self._gone, worker)
+
+    def _answer(self, worker: _Process, message: tuple[Any, ...]) -> None:
+        kind, job_id, payload = message
+        if kind in ("ready", "broken"):
+            worker.ready.put_nowait((kind, payload))
+            return
+        pending = self._pending.get(job_id)
+        if pending is None or pending[0].done():
+            return
+        if kind == "done":
+            pending[0].set_result(payload)
+        else:
+            pending[0].set_exception(payload)
+
+    def _gone(self, worker: _Process) -> None:
+        """The worker's pipe closed: fail its trials in flight and start its replacement (unless closing)."""
+        if not worker.alive:
+            return
+        worker.alive = False
+        worker.process.join(timeout=5)
+        code = worker.process.exitcode
+        for future, index in list(self._pending.values()):
+            if index == worker.index and not future.done():
+                future.set_exception(WorkerLostError(f"process {worker.process.pid} ended (exit code {code})"))
+        worker.ready.put_nowait(("broken", f"process {worker.process.pid} ended (exit code {code})"))
+        if self._workers and self._workers[worker.index] is worker:
+            replacement = self._spawn(worker.index)
+            for number, data in enumerate(self._profiles):
+                self._send(replacement, ("profile", number, data))
+            # Its "ready" answers are not awaited: its first trials wait in its pipe until it has loaded.
+            self._workers[worker.index] = replacement
+
+
+class LocalTrials:
+    """The local executor's side of a replay: `run` one trial of a ticket, as `RayTrials.run` does on Ray."""
+
+    def __init__(self, processes: WorkerProcesses, profile: int, runtime: passhat.Passhat | None, owned: bool) -> None:
+        self.processes = processes
+        self._profile = profile
+        self.runtime = runtime
+        self._owned = owned
+
+    @classmethod
+    async def open(
+        cls,
+        domains: Mapping[str, Domain],
+        agent: AgentFactory,
+        config: RunConfig,
+        runtime: passhat.Passhat | None,
+        *,
+        workers: int,
+        concurrency: int,
+        seed: int,
+        size: str,
+        processes: WorkerProcesses | None = None,
+    ) -> LocalTrials:
+        """Workers for these trials (``processes`` when given, else started now); `NotSendableError` when the
+        agent, a domain or the trace settings cannot travel (nothing is left running then)."""
+        profile = profile_for(agent, config, runtime)
+        sendable(profile)  # before starting anything
+        owned = processes is None
+        if processes is None:
+            processes = await WorkerProcesses(
+                domains, workers=workers, concurrency=concurrency, seed=seed, size=size
+            ).start()
+        try:
+            number = await processes.profile(profile)
+        except BaseException:
+            if owned:
+                processes.close()
+            raise
+        return cls(processes, number, runtime, owned)
+
+    @property
+    def slots(self) -> int:
+        return self.processes.slots
+
+    async def run(self, item: ReplayTicket, attempt: int) -> tuple[TrialResult, tuple[str, ...]]:
+        answer, lost = await self.processes.run(self._profile, item, attempt)
+        if self.runtime is not None:
+            from passhat.collector.replay._relay import relay
+
+            relay(self.runtime, answer.spans)
+        return answer.result, lost
+
+    def close(self) -> None:
+        if self._owned:
+            self.processes.close()
+
+
+def profile_for(agent: AgentFactory, config: RunConfig, runtime: passhat.Passhat | None) -> TrialProfile:
+    """The profile of trials run by ``agent`` under ``config``, traced as ``runtime`` would (if given)."""
+    if runtime is None:
+        return TrialProfile(agent, config)
+    key = runtime.redactor.key
+    return TrialProfile(agent, config, RuntimeSettings.of(runtime), None if key is None else key.secret())

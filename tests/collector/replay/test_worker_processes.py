@@ -1,0 +1,124 @@
+"""Replay on every core: trials in local worker processes give the figures of trials in the driver's process.
+
+The same small retail replay runs in this process (an agent factory that cannot be pickled falls back to it, with
+a note), on one worker process and on two: every (ticket, attempt) comes out the same. A worker killed mid-trial
+costs its trials a retry recorded as infra, and the run finishes with the same figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+import shutil
+
+import pytest
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+import passhat
+from passhat.collector.demo import TrafficPlan, plan_arrivals, serve_traffic
+from passhat.collector.demo._traffic import simulated_clock
+from passhat.collector.ingest import StoreSpanExporter
+from passhat.collector.replay import AgentSpec, ReplayOutcome, ReplaySettings, SandboxPool, replay_period
+from passhat.collector.store import TrialRow, open_store, parse_period
+from passhat.sandbox import FlawConfig, ReferenceAgent, TrialContext, load_domain
+from tests.collector.replay.ray_agents import KillingFactory
+
+WEEK = parse_period("2026-W40")
+TASK_TYPES = ["cancel_pending_order", "order_status_inquiry", "return_delivered_items"]
+MIXTURE = [(0.31, 0.99), (0.60, 0.58), (0.09, 0.0)]
+K, TICKETS = 3, 2
+FLAWS = FlawConfig.from_mixture(MIXTURE)
+
+
+@pytest.fixture(scope="module")
+def week_db(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """A store holding a week of simulated production tickets (copied by each test, so runs do not meet)."""
+    path = tmp_path_factory.mktemp("workers-week") / "week.db"
+    store = open_store(f"sqlite:///{path}")
+    pool = SandboxPool()
+    try:
+        base = pool.base(load_domain("retail"))
+        scenarios = {name: base.scenarios(name, 6) for name in TASK_TYPES}
+        arrivals = plan_arrivals(TrafficPlan(WEEK, 12, {name: 1.0 for name in TASK_TYPES}), scenarios)
+        runtime = passhat.configure(
+            make_global=False, source="production", clock=simulated_clock, send=False, redact_mode="blank",
+            span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop"))],
+        )  # fmt: skip
+        asyncio.run(serve_traffic(base, arrivals, ReferenceAgent.factory(FLAWS), runtime))
+        runtime.shutdown()
+    finally:
+        pool.close()
+        store.close()
+    return path
+
+
+def _replay(week_db: pathlib.Path, folder: pathlib.Path, agent: AgentSpec, workers: int) -> ReplayOutcome:
+    shutil.copy(week_db, folder / "week.db")
+    store = open_store(f"sqlite:///{folder / 'week.db'}")
+    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=workers)
+    try:
+        return asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings))
+    finally:
+        store.close()
+
+
+def _outcomes(trials: list[TrialRow]) -> dict[tuple[str, int], tuple[bool, str | None, str, str | None]]:
+    return {
+        (t.ticket_id, t.attempt): (t.passed, t.failure_label, t.termination_reason, t.details.injected) for t in trials
+    }
+
+
+AGENT = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
+
+
+@pytest.fixture(scope="module")
+def in_process(week_db: pathlib.Path, tmp_path_factory: pytest.TempPathFactory) -> ReplayOutcome:
+    """The replay in the driver's own process: a closure cannot be sent to a worker, so it runs here."""
+    reference = ReferenceAgent.factory(FLAWS)
+    closure = AgentSpec(lambda context: reference(context), AGENT.label, "1", True)
+    return _replay(week_db, tmp_path_factory.mktemp("in-process"), closure, 2)
+
+
+def test_an_agent_that_cannot_be_sent_runs_in_this_process_with_a_note(in_process: ReplayOutcome) -> None:
+    assert len(in_process.trials) >= 5 * K
+    assert len(in_process.notes) == 1 and "in this process" in in_process.notes[0]
+    assert "module-level" in in_process.notes[0]  # and what would make it run on every core
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_worker_processes_give_every_trial_the_outcome_it_has_in_process(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, in_process: ReplayOutcome, workers: int
+) -> None:
+    outcome = _replay(week_db, tmp_path, AGENT, workers)
+    assert outcome.notes == []
+    assert _outcomes(outcome.trials) == _outcomes(in_process.trials)
+    assert not any(t.infra_error or t.details.infra_retries for t in outcome.trials)
+
+
+def test_a_worker_killed_mid_trial_costs_a_retry_and_the_figures_stay(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, in_process: ReplayOutcome
+) -> None:
+    target = (sorted(in_process.trials, key=lambda t: (t.ticket_id, t.attempt))[0].ticket_id, 1)
+    marker = tmp_path / "killed"
+    killer = AgentSpec(KillingFactory(FLAWS, target, marker), AGENT.label, "1", True)
+    outcome = _replay(week_db, tmp_path, killer, 2)
+    assert marker.exists()  # the worker did die
+    assert _outcomes(outcome.trials) == _outcomes(in_process.trials)
+    retried = {(t.ticket_id, t.attempt) for t in outcome.trials if t.details.infra_retries}
+    assert target in retried
+    assert all("lost mid-trial" in reason for t in outcome.trials for reason in t.details.infra_retries)
+    assert not any(t.infra_error for t in outcome.trials)
+
+
+def test_a_closure_is_not_sendable_but_a_reference_factory_is() -> None:
+    from passhat.collector.replay import NotSendableError
+    from passhat.collector.replay._processes import TrialProfile, sendable
+    from passhat.sandbox import RunConfig
+
+    assert sendable(TrialProfile(ReferenceAgent.factory(FLAWS), RunConfig()))
+
+    def local(context: TrialContext) -> ReferenceAgent:
+        return ReferenceAgent(context)
+
+    with pytest.raises(NotSendableError, match="module-level"):
+        sendable(TrialProfile(local, RunConfig()))
