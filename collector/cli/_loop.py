@@ -121,6 +121,7 @@ class StoreReplayOptions:
     executor: str | None = None
     ray_address: str | None = None
     ray_workers: int | None = None
+    workers: int | None = None
 
 
 def exploratory_reasons(options: StoreReplayOptions, config: PasshatConfig) -> list[str]:
@@ -163,7 +164,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         from passhat.collector.loop import run_period
         from passhat.collector.replay import ExecutorError, NothingToReplayError, ReplaySettings, compare_runs
         from passhat.collector.report import ReportInputError
-        from passhat.collector.store import StoreError
+        from passhat.collector.store import RunParams, StoreError
         from passhat.sandbox import DomainError
 
         base_run = None
@@ -171,12 +172,12 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
             base_run = store.get_replay_run(name, options.compare_to)
             if base_run is None:
                 fail(f"no replay run {options.compare_to!r} in project {name!r}: `passhat runs list` shows the runs")
-            if base_run.params.get("period") != chosen.name:
-                fail(f"run {base_run.run_id} replayed {base_run.params.get('period')}, not {chosen.name}")
+            if RunParams.of(base_run).period != chosen.name:
+                fail(f"run {base_run.run_id} replayed {RunParams.of(base_run).period}, not {chosen.name}")
         k = options.k if options.k is not None else (base_run.k if base_run is not None else config.replay.k)
         trials = config.replay.trials_per_ticket if options.k is None else max(options.k, config.replay.trials or 0)
         if base_run is not None:
-            trials = int(base_run.params.get("trials", base_run.k))
+            trials = RunParams.of(base_run).trials
         try:
             spec = agent_spec(config, options.agent)
             if options.agent_version is not None:
@@ -196,6 +197,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 min_trials=options.min_trials if options.min_trials is not None else config.replay.min_trials,
                 executor=options.executor or config.replay.executor,
                 ray_address=options.ray_address or config.replay.ray_address,
+                workers=options.workers if options.workers is not None else config.replay.workers,
                 ray_workers=options.ray_workers if options.ray_workers is not None else config.replay.ray_workers,
                 ray_concurrency=config.replay.ray_concurrency,
                 ray_env=tuple(config.replay.ray_env),
@@ -234,8 +236,11 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     from passhat.collector.report import UnreplayedReport, reason_counts
 
     run = result.outcome.run
-    design = run.params.get("design", {"name": "fixed", "k": settings.k})
-    first = design.get("min_trials") if design.get("name") == "curtailed" else None
+    from passhat.collector.store import RunParams
+
+    plan_design = RunParams.of(run).design
+    design = plan_design.to_dict()
+    first = plan_design.min_trials if plan_design.name == "curtailed" else None
     rows = trial_table_rows(result.outcome.trials, settings.k, min_trials=first)
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
     missing = reason_counts(list(result.report.not_replayable))
@@ -258,6 +263,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 "design": design,
                 "trials": len(result.outcome.trials),
                 "infra_retries": lost,
+                "notes": result.outcome.notes,
                 "not_replayable": not_replayable,
                 "not_replayable_reasons": [
                     {"reason": reason, "fix": fix, "tickets": count} for reason, fix, count in missing
@@ -280,7 +286,9 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         )
         print_design_notes(rows, len(result.outcome.trials), settings.k, first)
     if lost:
-        console.print(f"{lost} trial attempt(s) were lost to a Ray worker that died and run again (infrastructure).")
+        console.print(f"{lost} trial attempt(s) were lost to a worker that died and run again (infrastructure).")
+    for note in result.outcome.notes:
+        console.print(f"Note: {note}")
     reused = " (a finished run with these settings: its trials were reused; --fresh re-runs them)"
     console.print(f"Run {run.run_id}, {role}{reused if result.outcome.reused else ''}.")
     if reasons:
@@ -379,6 +387,7 @@ def report(
     )  # fmt: skip
     from passhat.collector.replay import official_run, period_runs, role_of
     from passhat.collector.report import ReportInputError, UnreplayedReport
+    from passhat.collector.store import RunParams
     from passhat.sandbox import DomainError
 
     config = load_loop_config(config_path)
@@ -397,7 +406,7 @@ def report(
         shown = official
         if run_id is not None:
             shown = store.get_replay_run(name, run_id)
-            if shown is None or shown.params.get("period") != chosen.name:
+            if shown is None or RunParams.of(shown).period != chosen.name:
                 fail(f"no replay run {run_id!r} of {chosen.name} in project {name!r}: `passhat runs list` shows them")
             if shown.status != "finished":
                 fail(f"the replay run {run_id} is {shown.status}: `passhat replay --period {chosen.name}` resumes it")
@@ -421,7 +430,7 @@ def report(
                 store, name, chosen, shown, domains=domains_of(config), alerts=alerts_fired(store, name, chosen),
                 role=role,
             )  # fmt: skip
-            built = period_report(report_input, len(shown.params.get("tickets", [])))
+            built = period_report(report_input, len(RunParams.of(shown).tickets))
         except (ReportInputError, DomainError) as exc:
             fail(str(exc))
         if send and role != "official":

@@ -84,6 +84,7 @@ def show_command(
 ) -> None:
     """One run: its settings, its role in its period, and its overall figures."""
     from passhat.collector.replay import official_run, role_of
+    from passhat.collector.store import RunParams
 
     config = load_loop_config(config_path)
     name = project or config.project
@@ -92,22 +93,22 @@ def show_command(
         run = store.get_replay_run(name, run_id)
         if run is None:
             fail(f"no replay run {run_id!r} in project {name!r}: `passhat runs list` shows the runs")
-        data = _show(run, role_of(run, official_run(store, name, str(run.params.get("period")))))
+        data = _show(run, role_of(run, official_run(store, name, str(RunParams.of(run).period))))
     finally:
         store.close()
     if as_json:
         emit_json(data)
         return
-    params = data["params"]
-    console.print(f"run {run_id}: {data['role']} run of {params.get('period')} ({data['status']})")
+    params = RunParams.of(run)
+    console.print(f"run {run_id}: {data['role']} run of {params.period} ({data['status']})")
     console.print(
-        f"  k = {data['k']}, {params.get('trials', data['k'])} trials per ticket, {data['tickets']} tickets "
-        f"({data['not_replayable']} not replayable); agent {params.get('agent', '')} {params.get('agent_version', '')}"
+        f"  k = {data['k']}, {params.trials} trials per ticket, {data['tickets']} tickets "
+        f"({data['not_replayable']} not replayable); agent {params.agent} {params.agent_version}"
     )
-    if params.get("exploratory"):
-        console.print(f"  exploratory: {'; '.join(params['exploratory'])}")
-    if params.get("compare_to"):
-        console.print(f"  replayed the tickets of run {params['compare_to']} (a paired comparison)")
+    if params.exploratory:
+        console.print(f"  exploratory: {'; '.join(params.exploratory)}")
+    if params.compare_to:
+        console.print(f"  replayed the tickets of run {params.compare_to} (a paired comparison)")
     overall = ((data["summary"] or {}).get("figures") or {}).get("overall") or {}
     if overall:
         console.print(
@@ -126,7 +127,7 @@ def promote_command(
     """Make a run its period's official run: its figures become the period's report, its alerts and the baseline
     of later periods. The alerts are evaluated on it at once (updating or withdrawing what was sent)."""
     from passhat.collector.loop import alert_setup, domains_of, promote
-    from passhat.collector.store import StoreError
+    from passhat.collector.store import RunParams, StoreError
     from passhat.sandbox import DomainError
 
     config = load_loop_config(config_path)
@@ -142,7 +143,7 @@ def promote_command(
             fail(str(exc))
     finally:
         store.close()
-    period = run.params.get("period")
+    period = RunParams.of(run).period
     sent = sorted(alerts.attempts) if alerts is not None else []
     if as_json:
         emit_json(

@@ -382,6 +382,10 @@ def replay(
     ray_workers: Annotated[
         int | None, typer.Option(help="--executor ray: worker actors (0: one per CPU) [default: replay.ray_workers].")
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=0, help="--period: local worker processes (0: one per core) [default: replay.workers]."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Run k trials per ticket and print per-task-type pass@1, pass@k and pass^k with signature counts.
@@ -402,7 +406,7 @@ def replay(
                 tickets_per_task_type=tickets_per_task_type, task_type=task_type, agent=agent,
                 agent_version=agent_version, parallel=parallel, fresh=fresh, compare_to=compare_to,
                 stop_early=stop_early, min_trials=min_trials, executor=executor, ray_address=ray_address,
-                ray_workers=ray_workers,
+                ray_workers=ray_workers, workers=workers,
             ),
             as_json=as_json,
         )  # fmt: skip
@@ -411,7 +415,7 @@ def replay(
         fail("give --domain, or --period / --since, not both")
     for flag, value in (
         ("--fresh", fresh), ("--compare-to", compare_to), ("--agent-version", agent_version), ("--executor", executor),
-        ("--ray-address", ray_address), ("--ray-workers", ray_workers is not None),
+        ("--ray-address", ray_address), ("--ray-workers", ray_workers is not None), ("--workers", workers is not None),
     ):  # fmt: skip
         if value:
             fail(f"{flag} applies to --period/--since (replay runs in the store), not to --domain")

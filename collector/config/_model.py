@@ -79,8 +79,12 @@ class ReplayConfig(_Table):
     stop_early: bool = False
     #: Attempts every ticket runs under stop_early; pass@1 is taken from them.
     min_trials: int = Field(default=2, ge=1, le=1000)
-    #: Where trials run: "local" (this process, `concurrency` at once) or "ray" (worker actors of a Ray cluster).
+    #: Where trials run: "local" (worker processes on this machine, `concurrency` at once in all) or "ray"
+    #: (worker actors of a Ray cluster).
     executor: Literal["local", "ray"] = "local"
+    #: Local worker processes running trials; 0 starts one per core. An agent factory that cannot be sent to
+    #: another process (a closure, a client object) runs its trials in the collector's process instead.
+    workers: int = Field(default=0, ge=0, le=1024)
     #: With executor = "ray": "local" starts a cluster in this process; else a running cluster's address.
     ray_address: str = Field(default="local", min_length=1)
     #: Ray worker actors, one CPU each; 0 starts one per CPU of the cluster.

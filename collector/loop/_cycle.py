@@ -52,7 +52,7 @@ from passhat.collector.report import (
     write_report,
     write_unreplayed_report,
 )
-from passhat.collector.store import Period, ReplayRun, Store, TrialRow, parse_period
+from passhat.collector.store import Period, ReplayRun, RunParams, Store, TrialRow, parse_period
 from passhat.sandbox import Domain
 
 
@@ -138,8 +138,9 @@ def previous_figures(store: Store, project: str, period: Period, *, count: int =
 def _recorded_not_replayable(run: ReplayRun) -> list[dict[str, Any]]:
     """The run's unreplayable tickets: as it finished (overlay failures included), else as it was sampled."""
     final = (run.summary or {}).get("not_replayable_tickets")
-    listed = final if isinstance(final, list) else run.params.get("not_replayable", [])
-    return [item for item in listed if isinstance(item, dict)]
+    if not isinstance(final, list):
+        return [item.to_dict() for item in RunParams.of(run).not_replayable]
+    return [item for item in final if isinstance(item, dict)]
 
 
 def report_input_for(
@@ -174,9 +175,9 @@ def report_input_for(
         not_replayable=not_replayable,
         alerts=list(alerts),
         previous=[f for f in previous_figures(store, project, period) if f.k == run.k],
-        agent=str(run.params.get("agent", "")),
-        simulated=bool(run.params.get("simulated", False)),
-        agent_version=str(run.params.get("agent_version", "")),
+        agent=RunParams.of(run).agent,
+        simulated=RunParams.of(run).simulated,
+        agent_version=RunParams.of(run).agent_version,
         run_id=run.run_id,
         run_role=role,
         comparison=None if comparison is None else dict(comparison),
@@ -376,7 +377,7 @@ def _conclude(
     if is_official and report_input.trials:
         alert_outcome = evaluate_alerts(store, project, period, run, alerts)
         report_input = replace(report_input, alerts=alerts_fired(store, project, period))
-    sampled = len(run.params.get("tickets", [])) or len(outcome.not_replayable)
+    sampled = len(RunParams.of(run).tickets) or len(outcome.not_replayable)
     report = period_report(report_input, sampled)
     folder = report_folder(report_dir, period, run, official=is_official) if report_dir is not None else None
     paths = write_period_report(report, folder) if folder is not None else {}
@@ -422,7 +423,7 @@ def promote(
     """Make a run its period's official run, then let the period follow it: the alerts are evaluated on its
     figures (updating or withdrawing what was sent) and the period's report is rewritten from it."""
     run = promote_run(store, project, run_id)
-    period = parse_period(str(run.params.get("period")))
+    period = parse_period(str(RunParams.of(run).period))
     alert_outcome = evaluate_alerts(store, project, period, run, alerts)
     paths: dict[str, Path] = {}
     if report_dir is not None:
@@ -430,6 +431,6 @@ def promote(
             store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period),
             resamples=resamples,
         )  # fmt: skip
-        report = period_report(report_input, len(run.params.get("tickets", [])))
+        report = period_report(report_input, len(RunParams.of(run).tickets))
         paths = write_period_report(report, report_folder(report_dir, period, run, official=True))
     return run, alert_outcome, paths

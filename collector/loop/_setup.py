@@ -27,6 +27,7 @@ def replay_settings(config: PasshatConfig) -> ReplaySettings:
         min_trials=replay.min_trials,
         executor=replay.executor,
         ray_address=replay.ray_address,
+        workers=replay.workers,
         ray_workers=replay.ray_workers,
         ray_concurrency=replay.ray_concurrency,
         ray_env=tuple(replay.ray_env),

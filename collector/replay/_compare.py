@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passhat.collector.reliability import PairedDifference, paired_difference
-from passhat.collector.store import ReplayRun, Store, StoreError, TrialRow
+from passhat.collector.store import ReplayRun, RunParams, Store, StoreError, TrialRow
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ class RunComparison:
         def side(run: ReplayRun) -> dict[str, Any]:
             return {
                 "run_id": run.run_id,
-                "agent": run.params.get("agent", ""),
-                "agent_version": run.params.get("agent_version", ""),
+                "agent": RunParams.of(run).agent,
+                "agent_version": RunParams.of(run).agent_version,
             }
 
         return {

@@ -16,13 +16,14 @@ from typing import Any, Literal
 
 from passhat.collector.store._interface import Store, StoreError
 from passhat.collector.store._rows import ReplayRun
+from passhat.collector.store._run_params import RunParams
 
 RunRole = Literal["official", "exploratory", "superseded", "running", "failed"]
 
 
 def exploratory_reasons(run: ReplayRun) -> list[str]:
     """Why the run is a one-off (empty for a run with the configured settings)."""
-    return [str(reason) for reason in run.params.get("exploratory", [])]
+    return list(RunParams.of(run).exploratory)
 
 
 def promoted_at(run: ReplayRun) -> dt.datetime | None:
@@ -45,7 +46,7 @@ def official_since(run: ReplayRun) -> dt.datetime | None:
 
 def period_runs(store: Store, project: str, period: str, *, limit: int = 1000) -> list[ReplayRun]:
     """Every run of a period (any status), newest first."""
-    return [run for run in store.list_replay_runs(project, limit=limit) if run.params.get("period") == period]
+    return [run for run in store.list_replay_runs(project, limit=limit) if RunParams.of(run).period == period]
 
 
 def official_run(store: Store, project: str, period: str) -> ReplayRun | None:
@@ -80,19 +81,19 @@ class RunListing:
     role: RunRole
 
     def to_dict(self) -> dict[str, Any]:
-        params = self.run.params
+        params = RunParams.of(self.run)
         return {
             "run_id": self.run.run_id,
-            "period": params.get("period"),
+            "period": params.period,
             "role": self.role,
             "status": self.run.status,
             "k": self.run.k,
-            "trials_per_ticket": params.get("trials", self.run.k),
-            "tickets": len(params.get("tickets", [])),
-            "agent": params.get("agent", ""),
-            "agent_version": params.get("agent_version", ""),
-            "exploratory": exploratory_reasons(self.run),
-            "compare_to": params.get("compare_to"),
+            "trials_per_ticket": params.trials,
+            "tickets": len(params.tickets),
+            "agent": params.agent,
+            "agent_version": params.agent_version,
+            "exploratory": list(params.exploratory),
+            "compare_to": params.compare_to,
             "created_at": self.run.created_at.isoformat(),
             "finished_at": None if self.run.finished_at is None else self.run.finished_at.isoformat(),
             "promoted_at": None if (p := promoted_at(self.run)) is None else p.isoformat(),
@@ -103,12 +104,12 @@ def list_runs(store: Store, project: str, *, period: str | None = None, limit: i
     """Runs newest first with their role in their period."""
     runs = store.list_replay_runs(project, limit=limit)
     if period is not None:
-        runs = [run for run in runs if run.params.get("period") == period]
+        runs = [run for run in runs if RunParams.of(run).period == period]
     by_period: dict[str, list[ReplayRun]] = {}
     for run in runs:
-        by_period.setdefault(str(run.params.get("period")), []).append(run)
+        by_period.setdefault(str(RunParams.of(run).period), []).append(run)
     officials = {name: choose_official(members) for name, members in by_period.items()}
-    return [RunListing(run, role_of(run, officials[str(run.params.get("period"))])) for run in runs]
+    return [RunListing(run, role_of(run, officials[str(RunParams.of(run).period)])) for run in runs]
 
 
 def promote_run(store: Store, project: str, run_id: str, *, at: dt.datetime | None = None) -> ReplayRun:
@@ -118,7 +119,7 @@ def promote_run(store: Store, project: str, run_id: str, *, at: dt.datetime | No
         raise StoreError(f"no replay run {run_id!r} in project {project!r}: `passhat runs list` shows the runs")
     if run.status != "finished":
         raise StoreError(f"run {run_id} is {run.status}, not finished: only a finished run can be promoted")
-    if not run.params.get("period"):
+    if not RunParams.of(run).period:
         raise StoreError(
             f"run {run_id} replayed generated scenarios or graded sessions, not a period's tickets: only a run of "
             "a period (`passhat replay --period P`) can become that period's official run"
