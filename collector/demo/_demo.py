@@ -28,7 +28,7 @@ from passhat.collector.demo._traffic import TrafficPlan, plan_arrivals, serve_tr
 from passhat.collector.ingest import create_api_key
 from passhat.collector.loop import AlertSetup, PeriodResult, run_period
 from passhat.collector.reliability import AggregatePoint, fit_mixture_to_points
-from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool
+from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, WorkerProcesses, default_workers
 from passhat.collector.store import Period, Store, open_store, week_of
 from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
 
@@ -51,6 +51,7 @@ class DemoSettings:
     regressed_success: float = 0.3
     alert_confidence: float = 0.99
     parallel: int = 16
+    workers: int = 0  # worker processes for the production traffic and the replays (0: one per core)
     seed: int = 0
     today: dt.date = field(default_factory=lambda: dt.datetime.now(dt.UTC).date())
 
@@ -135,7 +136,12 @@ async def run_demo(
         mixture, per_task_type={settings.regressed_task_type: [(1.0, settings.regressed_success)]}
     )
     outcomes: list[WeekOutcome] = []
+    workers = settings.workers or default_workers()
+    processes = WorkerProcesses(
+        {"retail": retail}, workers=workers, concurrency=max(1, settings.parallel // workers), seed=settings.seed
+    )
     try:
+        await processes.start()
         with WebhookReceiver() as hook, collector_process(store_url, out / "collector.log") as url:
             steps.note(f"collector on {url} (web UI {url}/ui/), SQLite store at {data / 'passhat.sqlite'}")
             # The simulated agent records its writes but not the rows it reads (it works through MCP tools on
@@ -175,8 +181,9 @@ async def run_demo(
                     tick(done, total)
 
                 failed = await serve_traffic(
-                    base, arrivals, factory, production, parallel=settings.parallel, progress=advance
-                )
+                    base, arrivals, factory, production, parallel=settings.parallel, progress=advance,
+                    processes=processes,
+                )  # fmt: skip
                 production.flush()
                 stored = _wait_for_tickets(store, week, len(arrivals))
                 if stored < len(arrivals):
@@ -191,7 +198,7 @@ async def run_demo(
                 )
                 result = await run_period(
                     store, PROJECT, week, agent, settings=replay, domains={"retail": retail}, alerts=alerts,
-                    report_dir=out / "reports", runtime=sandbox_traces, pool=pool,
+                    report_dir=out / "reports", runtime=sandbox_traces, pool=pool, processes=processes,
                     progress=steps.start(f"{week.name}: replay, k = {settings.k}", 1),
                 )  # fmt: skip
                 outcomes.append(WeekOutcome(week, len(arrivals), failed, result))
@@ -204,6 +211,7 @@ async def run_demo(
                 # On this thread, not a worker: Ctrl-C must reach `keep` (nothing else runs on the loop now).
                 keep(so_far, f"{url}/ui/", key)
     finally:
+        processes.close()
         pool.close()
         store.close()
     outcome = DemoOutcome(outcomes, received, mixture, store_url, time.monotonic() - started)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import passhat
+from passhat.collector.replay import ReplayTicket, WorkerProcesses, profile_for, relay
 from passhat.collector.store import Period
 from passhat.sandbox import AgentFactory, RunConfig, Sandbox, Scenario, run_trial
 
@@ -88,11 +89,17 @@ async def serve_traffic(
     *,
     parallel: int = 16,
     progress: Callable[[int], None] | None = None,
+    processes: WorkerProcesses | None = None,
 ) -> int:
-    """Handle every arrival once, as production; returns how many tickets ended in a failed check."""
+    """Handle every arrival once, as production; returns how many tickets ended in a failed check.
+
+    With ``processes`` the tickets are handled in those worker processes (every core), each trace placed at its
+    ticket's arrival time and sent through ``runtime`` as if handled here."""
     limit = asyncio.Semaphore(parallel)
     config = RunConfig(parallel=parallel)
     failed = 0
+    if processes is not None:
+        return await _serve_in_workers(processes, arrivals, agent, config, runtime, progress)
 
     async def handle(arrival: Arrival) -> None:
         nonlocal failed
@@ -109,6 +116,34 @@ async def serve_traffic(
                 production=True,
             )
         failed += not result.passed
+        if progress is not None:
+            progress(1)
+
+    await asyncio.gather(*(handle(a) for a in arrivals))
+    return failed
+
+
+async def _serve_in_workers(
+    processes: WorkerProcesses,
+    arrivals: Sequence[Arrival],
+    agent: AgentFactory,
+    config: RunConfig,
+    runtime: passhat.Passhat,
+    progress: Callable[[int], None] | None,
+) -> int:
+    profile = await processes.profile(profile_for(agent, config, runtime))
+    failed = 0
+
+    async def handle(arrival: Arrival) -> None:
+        nonlocal failed
+        scenario = arrival.scenario
+        item = ReplayTicket(arrival.ticket_id, scenario.task_type, scenario.domain, scenario, ())
+        answer, _ = await processes.run(profile, item, 0, ticket_id=arrival.ticket_id, production=True)
+        roots = [span for span in answer.spans if span.parent is None and span.start_time is not None]
+        if roots:  # the trace as the simulated clock would have stamped it: from the ticket's arrival
+            shift = int(arrival.at.timestamp() * 1e9) - min(span.start_time or 0 for span in roots)
+            relay(runtime, [span.shifted(shift) for span in answer.spans])
+        failed += not answer.result.passed
         if progress is not None:
             progress(1)
 

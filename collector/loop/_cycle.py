@@ -32,6 +32,7 @@ from passhat.collector.replay import (
     ReplaySettings,
     SandboxPool,
     ScenarioAdapter,
+    WorkerProcesses,
     compare_trials,
     exploratory_reasons,
     keep_promotion,
@@ -304,6 +305,7 @@ async def run_period(
     fresh: bool = False,
     same_tickets_as: ReplayRun | None = None,
     delivery: ReportDelivery | None = None,
+    processes: WorkerProcesses | None = None,
 ) -> PeriodResult:
     """Replay the period, evaluate the alert rules, build and write the report, and send it to ``delivery``.
 
@@ -325,7 +327,7 @@ async def run_period(
         outcome = await replay_period(
             store, project, period, agent, domains=domains, adapters=adapters, settings=settings,
             runtime=runtime or own_runtime, pool=pool, progress=progress, exploratory=exploratory, fresh=fresh,
-            same_tickets_as=same_tickets_as,
+            same_tickets_as=same_tickets_as, processes=processes,
         )  # fmt: skip
     finally:
         if own_runtime is not None:

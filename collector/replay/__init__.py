@@ -14,7 +14,14 @@ from passhat.collector.replay._adapters import (
 from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
 from passhat.collector.replay._plan import ReplayPlan, find_resumable, find_reusable, production_tickets
 from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._processes import NotSendableError, WorkerProcesses, default_workers
+from passhat.collector.replay._processes import (
+    NotSendableError,
+    TrialProfile,
+    WorkerProcesses,
+    default_workers,
+    profile_for,
+)
+from passhat.collector.replay._relay import SpanSnapshot, relay
 from passhat.collector.replay._run import ReplayOutcome, replay_period, run_params, trial_row
 from passhat.collector.replay._sampling import StratumSample, sample_tickets
 from passhat.collector.replay._settings import (
@@ -58,8 +65,10 @@ __all__ = [
     "RunRole",
     "SandboxPool",
     "ScenarioAdapter",
+    "SpanSnapshot",
     "StratumSample",
     "TaskTypeComparison",
+    "TrialProfile",
     "WorkerProcesses",
     "adapters_for",
     "choose_official",
@@ -77,8 +86,10 @@ __all__ = [
     "prepare",
     "production_attempt",
     "production_tickets",
+    "profile_for",
     "promote_run",
     "promoted_at",
+    "relay",
     "replay_period",
     "restore_redacted",
     "role_of",
