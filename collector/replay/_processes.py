@@ -159,7 +159,10 @@ async def _serve_loop(connection: Connection) -> None:
                 message: bytes | None = connection.recv_bytes()
             except (EOFError, OSError):
                 message = None
-            loop.call_soon_threadsafe(inbox.put_nowait, message)
+            try:
+                loop.call_soon_threadsafe(inbox.put_nowait, message)
+            except RuntimeError:  # the loop has ended (the worker is stopping)
+                return
             if message is None:
                 return
 

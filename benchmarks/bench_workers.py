@@ -1,0 +1,115 @@
+"""Benchmark: replay throughput with 1 and 2 local worker processes (CPU-bound trials: the ReferenceAgent).
+
+Builds a store holding a week of simulated retail production tickets, then replays it (`--tickets` per task type,
+`--k` trials each) with 1 and with 2 worker processes, alternately, `--repeats` times, each on a fresh copy of the
+store. The workers are started before the clock starts (their start-up, templates included, is printed apart),
+so the figure is the replay itself: trials per wall-second, from the plan to the last stored row. Prints one
+JSON line: medians per worker count and the 2-worker / 1-worker ratio of each pair (the goal is >= 1.8x on 2
+free cores; on a busy machine the second core is not free, and the ratio says so).
+
+Run: .venv/bin/python benchmarks/bench_workers.py [--tickets 3] [--k 10] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+import passhat
+from passhat.collector.demo import TrafficPlan, plan_arrivals, serve_traffic
+from passhat.collector.demo._traffic import simulated_clock
+from passhat.collector.ingest import StoreSpanExporter
+from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, WorkerProcesses, replay_period
+from passhat.collector.store import open_store, parse_period
+from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
+
+WEEK = parse_period("2026-W40")
+FLAWS = FlawConfig.default()
+
+
+def build_week(folder: Path, tickets: int) -> Path:
+    path = folder / "week.db"
+    store = open_store(f"sqlite:///{path}")
+    pool = SandboxPool()
+    try:
+        retail = load_domain("retail")
+        base = pool.base(retail)
+        scenarios = {name: base.scenarios(name, 10) for name in sorted(retail.task_types)}
+        plan = TrafficPlan(WEEK, tickets * len(scenarios) * 2, {name: 1.0 for name in scenarios})
+        runtime = passhat.configure(
+            make_global=False, source="production", clock=simulated_clock, send=False, redact_mode="blank",
+            span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop"))],
+        )  # fmt: skip
+        asyncio.run(serve_traffic(base, plan_arrivals(plan, scenarios), ReferenceAgent.factory(FLAWS), runtime))
+        runtime.shutdown()
+    finally:
+        pool.close()
+        store.close()
+    return path
+
+
+async def replay_once(week: Path, folder: Path, workers: int, tickets: int, k: int) -> tuple[float, float, int]:
+    """(start-up seconds, replay seconds, trials) for one replay on ``workers`` processes."""
+    shutil.copy(week, folder / "copy.db")
+    store = open_store(f"sqlite:///{folder / 'copy.db'}")
+    retail = load_domain("retail")
+    settings = ReplaySettings(k=k, tickets_per_task_type=tickets, parallel=4 * workers, workers=workers)
+    agent = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
+    started = time.perf_counter()
+    processes = await WorkerProcesses({"retail": retail}, workers=workers, concurrency=4).start()
+    ready = time.perf_counter()
+    try:
+        outcome = await replay_period(
+            store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, processes=processes
+        )
+    finally:
+        processes.close()
+        store.close()
+    return ready - started, time.perf_counter() - ready, len(outcome.trials)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tickets", type=int, default=3, help="tickets per task type")
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="passhat-bench-workers-") as name:
+        folder = Path(name)
+        week = build_week(folder, args.tickets)
+        rates: dict[int, list[float]] = {1: [], 2: []}
+        startup: dict[int, list[float]] = {1: [], 2: []}
+        trials = 0
+        for _ in range(args.repeats):
+            for workers in (1, 2):
+                start, seconds, trials = asyncio.run(replay_once(week, folder, workers, args.tickets, args.k))
+                rates[workers].append(trials / seconds)
+                startup[workers].append(start)
+    ratios = [two / one for one, two in zip(rates[1], rates[2], strict=True)]
+    print(
+        json.dumps(
+            {
+                "trials": trials,
+                "trials_per_s_1_worker": round(statistics.median(rates[1]), 1),
+                "trials_per_s_2_workers": round(statistics.median(rates[2]), 1),
+                "ratio_median": round(statistics.median(ratios), 2),
+                "ratio_min": round(min(ratios), 2),
+                "ratio_max": round(max(ratios), 2),
+                "startup_s_1_worker": round(statistics.median(startup[1]), 2),
+                "startup_s_2_workers": round(statistics.median(startup[2]), 2),
+                "repeats": args.repeats,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
