@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,11 @@ class RowChange:
         return f"{where} updated: " + "; ".join(parts)
 
     def sort_key(self) -> tuple[str, str]:
+        return self._sort_key
+
+    @functools.cached_property
+    def _sort_key(self) -> tuple[str, str]:
+        # Computed once: a diff is sorted again each time a check narrows it to a table.
         return (self.table, json.dumps(to_jsonable(self.key), sort_keys=True))
 
     def to_dict(self) -> dict[str, Any]:

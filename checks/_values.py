@@ -103,6 +103,8 @@ def values_equal(left: Any, right: Any) -> bool:
         return left is None and right is None
     if type(left) is type(right) and left == right:
         return True
+    if type(left) is type(right) and type(left) in (str, int, float):
+        return False  # two texts, or two numbers of one type, that differ (the rules below agree; grading's hot path)
     if isinstance(left, bytes | bytearray | memoryview) and isinstance(right, bytes | bytearray | memoryview):
         return bytes(left) == bytes(right)
     if isinstance(left, Unordered) or isinstance(right, Unordered):
