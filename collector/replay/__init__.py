@@ -12,7 +12,7 @@ from passhat.collector.replay._adapters import (
     row_images,
 )
 from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
-from passhat.collector.replay._plan import ReplayPlan, find_resumable, find_reusable, production_tickets
+from passhat.collector.replay._plan import find_resumable, find_reusable, production_tickets
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import (
     NotSendableError,
@@ -57,7 +57,6 @@ __all__ = [
     "NothingToReplayError",
     "ProgressCallback",
     "ReplayOutcome",
-    "ReplayPlan",
     "ReplaySettings",
     "ReplayTicket",
     "RunComparison",

@@ -1,12 +1,12 @@
 """Planning a replay run: which run it is (new, resumed, or a finished one reused), which tickets, which trials.
 
-Nothing here runs a trial: `plan_run` reads the store and decides, `_execute` runs what it decided.
+Nothing here runs a trial: these functions read the store and decide (`replay_period` calls them in order),
+`_execute` runs what they decided.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from passhat.collector.replay._adapters import ReplayTicket, ScenarioAdapter, prepare, production_attempt
 from passhat.collector.replay._sampling import sample_tickets
@@ -49,25 +49,6 @@ def find_reusable(store: Store, project: str, params: RunParams) -> ReplayRun | 
         if run.status == "finished" and RunParams.of(run).same_run_as(params):
             return run
     return None
-
-
-@dataclass
-class ReplayPlan:
-    """What a replay run will do: its parameters, the run it resumes (if any), its tickets and the trials left.
-
-    ``todo`` lists (ticket, attempt) pairs not yet stored; under the curtailed design it is an upper bound (a
-    ticket settled early runs fewer)."""
-
-    params: RunParams
-    resumed: ReplayRun | None
-    ready: list[ReplayTicket]
-    not_replayable: list[NotReplayable]
-    stored: list[TrialRow]
-    todo: list[tuple[ReplayTicket, int]]
-
-    @property
-    def population(self) -> dict[str, int]:
-        return dict(self.params.population)
 
 
 def choose_tickets(
