@@ -50,7 +50,18 @@ def run(script: list[str], path: str | None) -> dict[str, Any]:
         env["PYTHONPATH"] = os.pathsep.join([path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     done = subprocess.run([sys.executable, *script], env=env, capture_output=True, text=True, check=True, cwd=ROOT)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    return dict(json.loads(lines[-1]))
+    try:
+        return dict(json.loads(lines[-1]))
+    except ValueError:  # an indented JSON document: from its first brace to the end
+        return dict(json.loads(done.stdout[done.stdout.index("{") :]))
+
+
+def value(result: dict[str, Any], figure: str) -> float:
+    """A figure of a result, by name or by a dotted path into nested objects (``passhat.spans_per_cpu_s``)."""
+    found: Any = result
+    for part in figure.split("."):
+        found = found[part]
+    return float(found)
 
 
 def main() -> None:
@@ -68,8 +79,8 @@ def main() -> None:
             earlier.append(run(script, path))
             current.append(run(script, None))
     figure = args.figure or next(key for key, value in current[0].items() if key.endswith("per_cpu_s"))
-    before = [float(r[figure]) for r in earlier]
-    after = [float(r[figure]) for r in current]
+    before = [value(r, figure) for r in earlier]
+    after = [value(r, figure) for r in current]
     ratios = [a / b for a, b in zip(after, before, strict=True)]
     print(
         json.dumps(
