@@ -39,6 +39,7 @@ from passhat.collector.reliability._summary import (
     bootstrap_means,
     summarize_task_type,
 )
+from passhat.collector.reliability._tallies import TicketCounted, summarize_tallies
 from passhat.collector.reliability._traffic import (
     CalculatorResult,
     TaskTypeTraffic,
@@ -71,6 +72,7 @@ __all__ = [
     "TaskTypeSummary",
     "TaskTypeTraffic",
     "TaskTypeTrials",
+    "TicketCounted",
     "TrafficImpact",
     "adjust_p_values",
     "as_counts",
@@ -94,6 +96,7 @@ __all__ = [
     "settled",
     "simulate_alarm_rate",
     "stratified_interval",
+    "summarize_tallies",
     "summarize_task_type",
     "summarize_trials",
     "tickets_for_half_width",

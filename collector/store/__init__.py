@@ -33,12 +33,14 @@ from passhat.collector.store._rows import (
     StatusCode,
     TicketDetail,
     TicketRow,
+    TicketTally,
     ToolCallRow,
     ToolOutcome,
     TrafficDay,
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store._tally import tallies_of_trials
 
 __all__ = [
     "AlertEvent",
@@ -61,6 +63,7 @@ __all__ = [
     "StoreError",
     "TicketDetail",
     "TicketRow",
+    "TicketTally",
     "ToolCallRow",
     "ToolOutcome",
     "TrafficDay",
@@ -80,5 +83,6 @@ __all__ = [
     "promote_run",
     "promoted_at",
     "role_of",
+    "tallies_of_trials",
     "week_of",
 ]

@@ -32,6 +32,7 @@ from passhat.collector.store._rows import (
     StatusCode,
     TicketDetail,
     TicketRow,
+    TicketTally,
     TrafficDay,
     TrialRow,
     WriteResult,
@@ -174,6 +175,14 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
         """A run's trials ordered by ticket id, then attempt."""
+
+    @abc.abstractmethod
+    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+        """A run's trials counted per ticket by the database, ordered by domain, task type and ticket.
+
+        What every figure of a run is computed from: trials and passes of the trials that speak about the agent,
+        the attempts they were (bit sets), the failure signatures of the failed ones, and how many trials ended
+        in a harness (simulator or infrastructure) error. A run without trials has none."""
 
     @abc.abstractmethod
     def finish_replay_run(

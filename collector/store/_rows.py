@@ -282,6 +282,38 @@ class TrialRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TicketTally:
+    """One ticket of one run, counted by the store: what every figure is computed from (never every trial).
+
+    `trials` and `passes` count the trials that speak about the agent; a trial that ended in a simulator or
+    infrastructure error is counted in `harness_errors` only. `attempts` and `passed` are bit sets over the
+    attempt numbers of the counted trials (bit a for attempt a), so the first m counted attempts can be read back
+    (curtailed replay takes pass@1 from them). `signatures` counts the counted failed trials by failure label.
+    """
+
+    domain: str | None
+    task_type: str
+    ticket_id: str
+    trials: int
+    passes: int
+    attempts: int
+    passed: int
+    harness_errors: int = 0
+    signatures: dict[str, int] = field(default_factory=dict)
+
+    def passes_in_first(self, m: int) -> int:
+        """Passes among the first ``m`` counted attempts (by attempt number)."""
+        seen = passes = 0
+        bits = self.attempts
+        while bits and seen < m:
+            low = bits & -bits
+            passes += bool(self.passed & low)
+            seen += 1
+            bits ^= low
+        return passes
+
+
+@dataclass(frozen=True, slots=True)
 class AlertEvent:
     """An alert that fired (and how its delivery went)."""
 

@@ -25,10 +25,12 @@ from passhat.collector.store._rows import (
     StatusCode,
     TicketDetail,
     TicketRow,
+    TicketTally,
     TrafficDay,
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store._tally import MASK_ATTEMPTS, tallies_from_rows
 from passhat.collector.store.clickhouse._client import ClickHouseConnection, ClickHouseTarget, parse_url
 from passhat.collector.store.clickhouse._rows import (
     ALERT_COLUMNS,
@@ -60,6 +62,9 @@ from passhat.collector.store.clickhouse._schema import (
     migrations_table_ddl,
 )
 from passhat.collector.store.clickhouse._spans import SpanTables
+
+#: Trial keys bound into one duplicate check (a batch of 8,000 exceeded the default maximum query size).
+_KEY_CHUNK = 2_000
 
 
 class ClickHouseStore(Store):
@@ -302,15 +307,48 @@ class ClickHouseStore(Store):
             if missing:
                 raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
             keys = [(t.run_id, t.ticket_id, t.attempt) for t in trials]
-            stored = self._conn.query(
-                f"SELECT run_id, ticket_id, attempt FROM {self._db}.trials"
-                " WHERE project = %(p)s AND (run_id, ticket_id, attempt) IN %(k)s LIMIT 1",
-                {"p": project, "k": keys},
-            )
+            stored: list[tuple[Any, ...]] = []
+            # The keys are bound into the query text: in chunks, so a batch of any size stays under the server's
+            # maximum query size.
+            for start in range(0, len(keys), _KEY_CHUNK):
+                stored = self._conn.query(
+                    f"SELECT run_id, ticket_id, attempt FROM {self._db}.trials"
+                    " WHERE project = %(p)s AND (run_id, ticket_id, attempt) IN %(k)s LIMIT 1",
+                    {"p": project, "k": keys[start : start + _KEY_CHUNK]},
+                )
+                if stored:
+                    break
             if stored or len(set(keys)) != len(keys):
                 clash = stored[0] if stored else next(k for k in keys if keys.count(k) > 1)
                 raise StoreError(f"a trial was already recorded (run, ticket, attempt) = {tuple(clash)!r}")
             self._conn.insert("trials", [trial_values(project, t) for t in trials], ("project", *TRIAL_COLUMNS))
+
+    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+        counted = "ifNull(simulator_error, '') = '' AND ifNull(infra_error, '') = ''"
+        low = f"{counted} AND attempt < {MASK_ATTEMPTS}"
+        bit = "bitShiftLeft(toUInt64(1), attempt)"
+        where = "project = %(p)s AND run_id = %(r)s"
+        params = {"p": project, "r": run_id}
+        rows = self._conn.query(
+            f"SELECT any(domain), any(task_type), ticket_id, countIf({counted}), countIf({counted} AND passed),"
+            f" sumIf({bit}, {low}), sumIf({bit}, {low} AND passed), countIf(NOT ({counted}))"
+            f" FROM {self._db}.trials FINAL WHERE {where} GROUP BY ticket_id",
+            params,
+        )
+        signatures = self._conn.query(
+            f"SELECT ticket_id, failure_label, count() FROM {self._db}.trials FINAL"
+            f" WHERE {where} AND {counted} AND NOT passed GROUP BY ticket_id, failure_label",
+            params,
+        )
+        later: dict[str, list[tuple[int, bool]]] = {}
+        if any(row[3] and int(row[5] or 0).bit_count() < int(row[3]) for row in rows):
+            for ticket_id, attempt, passed in self._conn.query(
+                f"SELECT ticket_id, attempt, passed FROM {self._db}.trials FINAL"
+                f" WHERE {where} AND {counted} AND attempt >= {MASK_ATTEMPTS}",
+                params,
+            ):
+                later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
+        return tallies_from_rows(rows, signatures, later)
 
     def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
         rows = self._conn.query(

@@ -36,11 +36,13 @@ from passhat.collector.store._rows import (
     StatusCode,
     TicketDetail,
     TicketRow,
+    TicketTally,
     ToolCallRow,
     TrafficDay,
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store._tally import tallies_from_rows
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._connect import postgres_parameters, sqlite_begin, sqlite_pragmas
 from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, write_group
@@ -56,6 +58,7 @@ from passhat.collector.store.sql._rows import (
     trial_from_row,
     trial_values,
 )
+from passhat.collector.store.sql._tally import later_attempts_query, signature_query, tally_query
 from passhat.collector.store.sql._ui_queries import search_tickets_query, ticket_trials_query
 
 
@@ -409,6 +412,16 @@ class SqlStore(Store):
                 conn.execute(sa.insert(schema.trials), [trial_values(project, t) for t in trials])
         except IntegrityError as exc:
             raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
+
+    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+        with self._engine.connect() as conn:
+            counted = conn.execute(tally_query(project, run_id)).all()
+            signatures = conn.execute(signature_query(project, run_id)).all()
+            later: dict[str, list[tuple[int, bool]]] = {}
+            if any(row[3] and int(row[5] or 0).bit_count() < int(row[3]) for row in counted):
+                for ticket_id, attempt, passed in conn.execute(later_attempts_query(project, run_id)):
+                    later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
+        return tallies_from_rows(counted, signatures, later)
 
     def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
         t = schema.trials
