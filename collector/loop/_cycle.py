@@ -21,7 +21,7 @@ from passhat.collector.alerts import (
     PeriodCounts,
     PeriodOutcome,
     RetryPolicy,
-    counts_from_trials,
+    counts_from_tallies,
 )
 from passhat.collector.ingest import StoreSpanExporter
 from passhat.collector.loop._deliver import DeliveryOutcome, ReportDelivery, send_report_safely
@@ -32,7 +32,7 @@ from passhat.collector.replay import (
     ReplaySettings,
     SandboxPool,
     ScenarioAdapter,
-    compare_trials,
+    compare_tallies,
     exploratory_reasons,
     keep_promotion,
     official_run,
@@ -52,7 +52,7 @@ from passhat.collector.report import (
     write_report,
     write_unreplayed_report,
 )
-from passhat.collector.store import Period, ReplayRun, Store, TrialRow, parse_period
+from passhat.collector.store import Period, ReplayRun, Store, TicketTally, parse_period
 from passhat.sandbox import Domain
 
 
@@ -92,33 +92,30 @@ def traffic_weights(store: Store, project: str, period: Period) -> dict[str, flo
     return weights
 
 
-def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[NotReplayable]]:
-    """Trials that speak about the agent (no simulator or infra error), of tickets whose pass^k they settle.
+def _settled(tallies: Sequence[TicketTally], k: int) -> tuple[list[TicketTally], list[NotReplayable]]:
+    """Tickets whose pass^k their counted trials settle (trials that ended in a simulator or infrastructure
+    error never count: they say nothing about the agent).
 
     A ticket counts with at least k such trials, or (curtailed replay) with one passed and one failed; the rest
     are listed with the reason, never dropped silently.
     """
-    by_ticket: dict[str, list[TrialRow]] = {}
-    for trial in trials:
-        by_ticket.setdefault(trial.ticket_id, []).append(trial)
-    kept: list[TrialRow] = []
+    kept: list[TicketTally] = []
     dropped: list[NotReplayable] = []
-    for ticket_id, rows in by_ticket.items():
-        good = [t for t in rows if not (t.simulator_error or t.infra_error)]
-        passes = sum(t.passed for t in good)
-        if len(good) >= k or 0 < passes < len(good):
-            kept.extend(good)
+    for tally in tallies:
+        if tally.trials >= k or 0 < tally.passes < tally.trials:
+            kept.append(tally)
+            continue
+        ran = tally.trials + tally.harness_errors
+        if tally.harness_errors:
+            reason = (
+                f"{tally.harness_errors} of {ran} trials ended in a simulator or infrastructure error "
+                f"(fewer than k={k} left)"
+            )
+            fix = "read the trials' simulator_error / infra_error, fix the customer or tool server, replay again"
         else:
-            bad = len(rows) - len(good)
-            if bad:
-                reason = (
-                    f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error (fewer than k={k} left)"
-                )
-                fix = "read the trials' simulator_error / infra_error, fix the customer or tool server, replay again"
-            else:
-                reason = f"only {len(rows)} of k={k} trials have run"
-                fix = "resume the replay run (run the same passhat replay --period again)"
-            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason, fix))
+            reason = f"only {ran} of k={k} trials have run"
+            fix = "resume the replay run (run the same passhat replay --period again)"
+        dropped.append(NotReplayable(tally.ticket_id, tally.task_type, reason, fix))
     return kept, dropped
 
 
@@ -155,9 +152,8 @@ def report_input_for(
     comparison: Mapping[str, Any] | None = None,
 ) -> ReportInput:
     """Everything the report of ``run`` needs, read from the store; ``role`` says how the run stands."""
-    trials, dropped = _usable(store.list_trials(project, run.run_id), run.k)
-    results = [TrialResult.from_row(t) for t in trials]
-    owner = {r.task_type: r.domain for r in results}
+    tallies, dropped = _settled(store.ticket_tallies(project, run.run_id), run.k)
+    owner = {t.task_type: t.domain or "unknown" for t in tallies}
     for domain in (domains or {}).values():
         for name in domain.task_types:
             owner.setdefault(name, domain.name)
@@ -169,7 +165,10 @@ def report_input_for(
     return ReportInput(
         period=period.name,
         k=run.k,
-        trials=results,
+        tallies=tallies,
+        attempts_of=lambda ticket_id: [
+            TrialResult.from_row(t) for t in store.list_trials(project, run.run_id, ticket_id=ticket_id)
+        ],
         traffic=traffic,
         not_replayable=not_replayable,
         alerts=list(alerts),
@@ -205,8 +204,8 @@ def report_folder(report_dir: Path, period: Period, run: ReplayRun, *, official:
 
 def period_counts(store: Store, project: str, period: Period, run: ReplayRun) -> PeriodCounts:
     """A period's per-ticket (n, c) per task type, traffic-weighted, for the alert rules."""
-    trials, _ = _usable(store.list_trials(project, run.run_id), run.k)
-    return counts_from_trials(period.name, trials, weights=traffic_weights(store, project, period) or None)
+    tallies, _ = _settled(store.ticket_tallies(project, run.run_id), run.k)
+    return counts_from_tallies(period.name, tallies, weights=traffic_weights(store, project, period) or None)
 
 
 def baseline_counts(store: Store, project: str, period: Period, *, periods: int, k: int) -> list[PeriodCounts]:
@@ -272,7 +271,7 @@ def nothing_measured(report_input: ReportInput, sampled: int) -> UnreplayedRepor
 
 def period_report(report_input: ReportInput, sampled: int) -> Report | UnreplayedReport:
     """The period's report: its figures, or (when no ticket could be measured) why not."""
-    if not report_input.trials:
+    if not report_input.trials and not report_input.tallies:
         return nothing_measured(report_input, sampled)
     return build_report(report_input)
 
@@ -365,15 +364,17 @@ def _conclude(
     run = replace(run, summary={**(run.summary or {}), "not_replayable_tickets": not_replayable})
     comparison = None
     if same_tickets_as is not None:
-        base_trials = store.list_trials(project, same_tickets_as.run_id)
+        base = store.ticket_tallies(project, same_tickets_as.run_id)
         with contextlib.suppress(ValueError):  # no ticket in common with enough trials: nothing to compare
-            comparison = compare_trials(same_tickets_as, base_trials, run, outcome.trials, k=run.k).to_dict()
+            comparison = compare_tallies(
+                same_tickets_as, base, run, store.ticket_tallies(project, run.run_id), k=run.k
+            ).to_dict()
     report_input = report_input_for(
         store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples,
         role="official" if is_official else "exploratory", comparison=comparison,
     )  # fmt: skip
     alert_outcome: PeriodOutcome | None = None
-    if is_official and report_input.trials:
+    if is_official and report_input.tallies:
         alert_outcome = evaluate_alerts(store, project, period, run, alerts)
         report_input = replace(report_input, alerts=alerts_fired(store, project, period))
     sampled = len(run.params.get("tickets", [])) or len(outcome.not_replayable)

@@ -11,7 +11,13 @@ from passhat.collector.replay._adapters import (
     restore_redacted,
     row_images,
 )
-from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
+from passhat.collector.replay._compare import (
+    RunComparison,
+    TaskTypeComparison,
+    compare_runs,
+    compare_tallies,
+    compare_trials,
+)
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
@@ -65,6 +71,7 @@ __all__ = [
     "adapters_for",
     "choose_official",
     "compare_runs",
+    "compare_tallies",
     "compare_trials",
     "exploratory_reasons",
     "find_resumable",

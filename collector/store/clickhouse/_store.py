@@ -350,11 +350,12 @@ class ClickHouseStore(Store):
                 later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
         return tallies_from_rows(rows, signatures, later)
 
-    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
+    def list_trials(self, project: str, run_id: str, *, ticket_id: str | None = None) -> list[TrialRow]:
+        one = "" if ticket_id is None else " AND ticket_id = %(t)s"
         rows = self._conn.query(
-            f"SELECT {TRIAL_SELECT} FROM {self._db}.trials FINAL WHERE project = %(p)s AND run_id = %(r)s"
+            f"SELECT {TRIAL_SELECT} FROM {self._db}.trials FINAL WHERE project = %(p)s AND run_id = %(r)s{one}"
             " ORDER BY ticket_id, attempt",
-            {"p": project, "r": run_id},
+            {"p": project, "r": run_id, "t": ticket_id},
         )
         return [trial_from_row(r) for r in rows]
 

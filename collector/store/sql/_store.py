@@ -423,9 +423,11 @@ class SqlStore(Store):
                     later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
         return tallies_from_rows(counted, signatures, later)
 
-    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
+    def list_trials(self, project: str, run_id: str, *, ticket_id: str | None = None) -> list[TrialRow]:
         t = schema.trials
         query = sa.select(t).where(t.c.project == project, t.c.run_id == run_id).order_by(t.c.ticket_id, t.c.attempt)
+        if ticket_id is not None:
+            query = query.where(t.c.ticket_id == ticket_id)
         with self._engine.connect() as conn:
             return [trial_from_row(row) for row in conn.execute(query)]
 

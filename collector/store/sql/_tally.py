@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 from passhat.collector.store._tally import MASK_ATTEMPTS
@@ -21,7 +23,7 @@ def _sum_if(condition: sa.ColumnElement[bool], value: sa.ColumnElement[int] | in
     return sa.func.sum(sa.case((condition, value), else_=0))
 
 
-def tally_query(project: str, run_id: str) -> sa.Select[tuple[object, ...]]:
+def tally_query(project: str, run_id: str) -> sa.Select[Any]:
     """(domain, task_type, ticket_id, trials, passes, attempts bits, passed bits, harness errors) per ticket."""
     t = schema.trials
     counted = _counted()
@@ -43,7 +45,7 @@ def tally_query(project: str, run_id: str) -> sa.Select[tuple[object, ...]]:
     )
 
 
-def signature_query(project: str, run_id: str) -> sa.Select[tuple[object, ...]]:
+def signature_query(project: str, run_id: str) -> sa.Select[Any]:
     """(ticket_id, failure_label, count) of the counted failed trials."""
     t = schema.trials
     return (
@@ -53,7 +55,7 @@ def signature_query(project: str, run_id: str) -> sa.Select[tuple[object, ...]]:
     )
 
 
-def later_attempts_query(project: str, run_id: str) -> sa.Select[tuple[object, ...]]:
+def later_attempts_query(project: str, run_id: str) -> sa.Select[Any]:
     """(ticket_id, attempt, passed) of the counted trials numbered beyond the bit sets' reach."""
     t = schema.trials
     return sa.select(t.c.ticket_id, t.c.attempt, t.c.passed).where(

@@ -545,6 +545,7 @@ class StoreContract:
         assert [(t.ticket_id, t.attempt) for t in listed] == [(t, a) for t in ("T-1", "T-2") for a in range(3)]
         assert listed[0] == trials[3]
         assert store.list_trials("shop", "run-2") == []
+        assert [t.attempt for t in store.list_trials("shop", "run-1", ticket_id="T-2")] == [0, 1, 2]
         summary = {"refund": {"tickets": 2, "pass_hat_k": 0.0}}
         store.finish_replay_run("shop", "run-1", summary=summary, at=created + dt.timedelta(minutes=2))
         done = store.get_replay_run("shop", "run-1")
