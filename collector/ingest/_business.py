@@ -18,7 +18,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from passhat.collector.reliability import pass_hat_k_array
-from passhat.collector.store import Store, StoreError
+from passhat.collector.store import Store, StoreError, TicketTally
 
 
 class BusinessGauges(Collector):
@@ -68,15 +68,13 @@ class BusinessGauges(Collector):
             )
             if run is None:
                 continue
-            outcomes: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-            for trial in self._store.list_trials(project.name, run.run_id):
-                outcomes[trial.task_type][trial.ticket_id].append(trial.passed)
-            for task_type, by_ticket in sorted(outcomes.items()):
-                counted = [v for v in by_ticket.values() if len(v) >= run.k]
-                if not counted:
-                    continue
-                n = np.array([len(v) for v in counted])
-                c = np.array([sum(v) for v in counted])
+            by_type: dict[str, list[TicketTally]] = defaultdict(list)
+            for tally in self._store.ticket_tallies(project.name, run.run_id):
+                if tally.trials >= run.k:
+                    by_type[tally.task_type].append(tally)
+            for task_type, counted in sorted(by_type.items()):
+                n = np.array([t.trials for t in counted])
+                c = np.array([t.passes for t in counted])
                 pass_at_1.add_metric([project.name, task_type], float(np.mean(c / n)))
                 pass_hat_k.add_metric(
                     [project.name, task_type, str(run.k)], float(np.mean(pass_hat_k_array(n, c, run.k)))

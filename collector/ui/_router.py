@@ -23,6 +23,7 @@ from passhat.collector.ui._pages import (
     overview,
     run_progress,
     task_type_page,
+    ticket_dots,
 )
 from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
 from passhat.collector.ui._trace import changed_fields, trace_view
@@ -317,11 +318,9 @@ def ui_router() -> APIRouter:
         run = _query_store(lambda: store.get_replay_run(viewer.project, run_id))
         if run is None:
             return render.page(request, "missing.html", 404, viewer=viewer, what=f"replay run {run_id}")
-        figures, trials = _query_store(lambda: _cache(request).run(store, viewer.project, run))
-        done, planned = run_progress(run, trials)
-        by_ticket: dict[tuple[str, str], list[Any]] = {}
-        for trial in trials:
-            by_ticket.setdefault((trial.task_type, trial.ticket_id), []).append(trial)
+        figures, tallies = _query_store(lambda: _cache(request).run(store, viewer.project, run))
+        done, planned = run_progress(run, tallies)
+        by_ticket = ticket_dots(tallies)
         return render.page(
             request,
             "run.html",
