@@ -279,5 +279,31 @@ def _migrate_v4(conn: sa.Connection) -> None:
             index.create(conn, checkfirst=True)
 
 
+# --- version 5: a finished run's per-ticket tallies, kept (the figures are read from them, never every trial) ---
+_v5 = sa.MetaData()
+
+ticket_tallies = sa.Table(
+    "ticket_tallies",
+    _v5,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("run_id", sa.String(200), primary_key=True),
+    sa.Column("ticket_id", sa.String(400), primary_key=True),
+    sa.Column("domain", sa.Text),
+    sa.Column("task_type", sa.String(200), nullable=False),
+    sa.Column("trials", sa.Integer, nullable=False),
+    sa.Column("passes", sa.Integer, nullable=False),
+    # Bit sets of the counted attempts below 62 (the rest are read from the trials when a ticket has any).
+    sa.Column("attempts", sa.BigInteger, nullable=False),
+    sa.Column("passed", sa.BigInteger, nullable=False),
+    sa.Column("harness_errors", sa.Integer, nullable=False),
+    sa.Column("signatures", sa.Text, nullable=False),  # {failure label: failed trials}, JSON
+)
+
+
+def _migrate_v5(conn: sa.Connection) -> None:
+    """Finished runs get their tallies kept on their next read (`SqlStore.ticket_tallies`)."""
+    _v5.create_all(conn)
+
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
-MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4]
+MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5]

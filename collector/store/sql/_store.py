@@ -58,7 +58,14 @@ from passhat.collector.store.sql._rows import (
     trial_from_row,
     trial_values,
 )
-from passhat.collector.store.sql._tally import later_attempts_query, signature_query, tally_query
+from passhat.collector.store.sql._tally import (
+    kept_query,
+    kept_values,
+    later_attempts_query,
+    signature_query,
+    tallies_from_kept,
+    tally_query,
+)
 from passhat.collector.store.sql._ui_queries import search_tickets_query, ticket_trials_query
 
 
@@ -410,18 +417,50 @@ class SqlStore(Store):
                 if missing:
                     raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
                 conn.execute(sa.insert(schema.trials), [trial_values(project, t) for t in trials])
+                kept = schema.ticket_tallies
+                conn.execute(sa.delete(kept).where(kept.c.project == project, kept.c.run_id.in_(wanted)))
         except IntegrityError as exc:
             raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
 
     def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+        """Kept tallies for a finished run (kept on its first read); counted from the trials otherwise."""
+        r, kept_table = schema.replay_runs, schema.ticket_tallies
         with self._engine.connect() as conn:
-            counted = conn.execute(tally_query(project, run_id)).all()
-            signatures = conn.execute(signature_query(project, run_id)).all()
-            later: dict[str, list[tuple[int, bool]]] = {}
-            if any(row[3] and int(row[5] or 0).bit_count() < int(row[3]) for row in counted):
-                for ticket_id, attempt, passed in conn.execute(later_attempts_query(project, run_id)):
-                    later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
-        return tallies_from_rows(counted, signatures, later)
+            status = conn.scalar(sa.select(r.c.status).where(r.c.project == project, r.c.run_id == run_id))
+            kept = conn.execute(kept_query(project, run_id)).all() if status == "finished" else []
+            if kept:
+                return tallies_from_kept(kept, self._later_attempts(conn, project, run_id, kept))
+            tallies = self._count_tallies(conn, project, run_id)
+        if status == "finished" and tallies:
+            with self._writing() as conn:
+                # Trials added since a read began would make these stale: keep them only if the count still holds.
+                count = conn.scalar(
+                    sa.select(sa.func.count()).where(
+                        schema.trials.c.project == project, schema.trials.c.run_id == run_id
+                    )
+                )
+                already = conn.scalar(
+                    sa.select(sa.func.count()).where(kept_table.c.project == project, kept_table.c.run_id == run_id)
+                )
+                if count == sum(t.trials + t.harness_errors for t in tallies) and not already:
+                    conn.execute(sa.insert(kept_table), [kept_values(project, run_id, t) for t in tallies])
+        return tallies
+
+    def _count_tallies(self, conn: sa.Connection, project: str, run_id: str) -> list[TicketTally]:
+        counted = conn.execute(tally_query(project, run_id)).all()
+        signatures = conn.execute(signature_query(project, run_id)).all()
+        return tallies_from_rows(counted, signatures, self._later_attempts(conn, project, run_id, counted))
+
+    @staticmethod
+    def _later_attempts(
+        conn: sa.Connection, project: str, run_id: str, rows: Sequence[Any]
+    ) -> dict[str, list[tuple[int, bool]]]:
+        """(attempt, passed) of counted trials past the bit sets' reach, for the tickets that have any."""
+        later: dict[str, list[tuple[int, bool]]] = {}
+        if any(row[3] and int(row[5] or 0).bit_count() < int(row[3]) for row in rows):
+            for ticket_id, attempt, passed in conn.execute(later_attempts_query(project, run_id)):
+                later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
+        return later
 
     def list_trials(self, project: str, run_id: str, *, ticket_id: str | None = None) -> list[TrialRow]:
         t = schema.trials

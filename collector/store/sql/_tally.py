@@ -1,12 +1,20 @@
-"""The SQL of `Store.ticket_tallies`: a run's trials counted per ticket by the database (`GROUP BY`)."""
+"""The SQL of `Store.ticket_tallies`: a run's trials counted per ticket by the database (`GROUP BY`).
+
+A finished run's tallies are kept in their own table on their first read (a finished run keeps its figures:
+SQLite would otherwise count a million trials again for every page); adding trials to the run drops them.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
-from passhat.collector.store._tally import MASK_ATTEMPTS
+from passhat.collector.store._codec import dumps
+from passhat.collector.store._rows import TicketTally
+from passhat.collector.store._tally import MASK_ATTEMPTS, tallies_from_rows
 from passhat.collector.store.sql import _schema as schema
 
 
@@ -61,3 +69,29 @@ def later_attempts_query(project: str, run_id: str) -> sa.Select[Any]:
     return sa.select(t.c.ticket_id, t.c.attempt, t.c.passed).where(
         t.c.project == project, t.c.run_id == run_id, _counted(), t.c.attempt >= MASK_ATTEMPTS
     )
+
+
+def kept_query(project: str, run_id: str) -> sa.Select[Any]:
+    """A finished run's kept tallies, in the aggregate's column order, then their signatures."""
+    k = schema.ticket_tallies
+    return sa.select(
+        k.c.domain, k.c.task_type, k.c.ticket_id, k.c.trials, k.c.passes, k.c.attempts, k.c.passed,
+        k.c.harness_errors, k.c.signatures,
+    ).where(k.c.project == project, k.c.run_id == run_id)  # fmt: skip
+
+
+def kept_values(project: str, run_id: str, tally: TicketTally) -> dict[str, Any]:
+    """The row keeping one ticket's tally (bit sets cut to the attempts a BIGINT holds)."""
+    low = (1 << MASK_ATTEMPTS) - 1
+    return {
+        "project": project, "run_id": run_id, "ticket_id": tally.ticket_id, "domain": tally.domain,
+        "task_type": tally.task_type, "trials": tally.trials, "passes": tally.passes,
+        "attempts": tally.attempts & low, "passed": tally.passed & low, "harness_errors": tally.harness_errors,
+        "signatures": dumps(tally.signatures),
+    }  # fmt: skip
+
+
+def tallies_from_kept(rows: Sequence[Any], later: dict[str, list[tuple[int, bool]]]) -> list[TicketTally]:
+    """Tallies from kept rows (their later attempts read back from the trials)."""
+    signatures = [(row[2], label, count) for row in rows for label, count in (json.loads(row[8]) or {}).items()]
+    return tallies_from_rows([tuple(row[:8]) for row in rows], signatures, later)

@@ -594,6 +594,17 @@ class StoreContract:
         assert [t.ticket_id for t in store.ticket_tallies("bank", "run-1")] == ["T-1"]
         assert store.ticket_tallies("shop", "run-404") == []
 
+    def test_a_finished_run_counts_trials_added_after_it_finished(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=2))
+        store.add_trials("shop", [_trial("run-1", "T-1", a) for a in range(2)])
+        store.finish_replay_run("shop", "run-1")
+        first = store.ticket_tallies("shop", "run-1")
+        assert store.ticket_tallies("shop", "run-1") == first  # read again (kept, where the store keeps them)
+        store.add_trials("shop", [_trial("run-1", "T-1", 2, passed=False), _trial("run-1", "T-2", 0)])
+        again = {t.ticket_id: (t.trials, t.passes) for t in store.ticket_tallies("shop", "run-1")}
+        assert again == {"T-1": (3, 2), "T-2": (1, 1)}
+
     def test_a_batch_of_twenty_thousand_trials_is_written_whole(self, store: Store) -> None:
         store.ensure_project("shop")
         store.create_replay_run("shop", ReplayRun("big", utcnow(), k=20))
