@@ -301,7 +301,7 @@ ticket_tallies = sa.Table(
 
 
 def _migrate_v5(conn: sa.Connection) -> None:
-    """Finished runs get their tallies kept on their next read (`SqlStore.ticket_tallies`)."""
+    """Runs finished before this version get their tallies kept on their next read (`SqlStore.ticket_tallies`)."""
     _v5.create_all(conn)
 
 

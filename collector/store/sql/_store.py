@@ -423,28 +423,29 @@ class SqlStore(Store):
             raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
 
     def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
-        """Kept tallies for a finished run (kept on its first read); counted from the trials otherwise."""
-        r, kept_table = schema.replay_runs, schema.ticket_tallies
+        """A finished run's kept tallies (kept when it finished); counted from the trials otherwise."""
+        r = schema.replay_runs
         with self._engine.connect() as conn:
             status = conn.scalar(sa.select(r.c.status).where(r.c.project == project, r.c.run_id == run_id))
             kept = conn.execute(kept_query(project, run_id)).all() if status == "finished" else []
             if kept:
                 return tallies_from_kept(kept, self._later_attempts(conn, project, run_id, kept))
             tallies = self._count_tallies(conn, project, run_id)
-        if status == "finished" and tallies:
+        if status == "finished" and tallies:  # finished before its tallies were kept (schema 4): keep them now
             with self._writing() as conn:
-                # Trials added since a read began would make these stale: keep them only if the count still holds.
-                count = conn.scalar(
-                    sa.select(sa.func.count()).where(
-                        schema.trials.c.project == project, schema.trials.c.run_id == run_id
-                    )
-                )
-                already = conn.scalar(
-                    sa.select(sa.func.count()).where(kept_table.c.project == project, kept_table.c.run_id == run_id)
-                )
-                if count == sum(t.trials + t.harness_errors for t in tallies) and not already:
-                    conn.execute(sa.insert(kept_table), [kept_values(project, run_id, t) for t in tallies])
+                # Trials added since the read began would make these stale: keep them only if the count holds.
+                t = schema.trials
+                count = conn.scalar(sa.select(sa.func.count()).where(t.c.project == project, t.c.run_id == run_id))
+                if count == sum(t.trials + t.harness_errors for t in tallies):
+                    self._keep_tallies(conn, project, run_id, tallies)
         return tallies
+
+    @staticmethod
+    def _keep_tallies(conn: sa.Connection, project: str, run_id: str, tallies: Sequence[TicketTally]) -> None:
+        kept = schema.ticket_tallies
+        conn.execute(sa.delete(kept).where(kept.c.project == project, kept.c.run_id == run_id))
+        if tallies:
+            conn.execute(sa.insert(kept), [kept_values(project, run_id, t) for t in tallies])
 
     def _count_tallies(self, conn: sa.Connection, project: str, run_id: str) -> list[TicketTally]:
         counted = conn.execute(tally_query(project, run_id)).all()
@@ -492,6 +493,8 @@ class SqlStore(Store):
                     finished_at_us=to_us(at or _utcnow()),
                 )
             )
+            if result.rowcount and status == "finished":  # a finished run keeps its figures' counts
+                self._keep_tallies(conn, project, run_id, self._count_tallies(conn, project, run_id))
         if result.rowcount == 0:
             raise StoreError(f"no replay run {run_id!r} in project {project!r}")
 

@@ -1,7 +1,8 @@
 """The SQL of `Store.ticket_tallies`: a run's trials counted per ticket by the database (`GROUP BY`).
 
-A finished run's tallies are kept in their own table on their first read (a finished run keeps its figures:
-SQLite would otherwise count a million trials again for every page); adding trials to the run drops them.
+A finished run's tallies are kept in their own table when it finishes (a finished run keeps its figures: SQLite
+would otherwise count a million trials again after every start); adding trials to the run drops them, and the
+next read of the still finished run keeps them again.
 """
 
 from __future__ import annotations

@@ -369,7 +369,10 @@ def test_a_finished_runs_tallies_are_kept_and_read_back(tmp_path: pathlib.Path) 
 
     assert kept_rows() == 0  # a running run is counted afresh
     store.finish_replay_run("shop", "run-1")
-    assert store.ticket_tallies("shop", "run-1") == live
-    assert kept_rows() == 2
+    assert kept_rows() == 2  # kept when it finished
     assert store.ticket_tallies("shop", "run-1") == live  # read from the kept rows (attempt 70 from its trial)
+    store.add_trials("shop", [_trial("run-1", "T-3", 0)])
+    assert kept_rows() == 0  # dropped: the run has new trials
+    assert len(store.ticket_tallies("shop", "run-1")) == 3
+    assert kept_rows() == 3  # a finished run's tallies are kept again on the next read
     store.close()
