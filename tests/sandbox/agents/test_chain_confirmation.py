@@ -1,10 +1,25 @@
-"""`perform_write(confirm=False)`: a plan that confirmed a whole chain once makes each write without asking again."""
+"""`perform_write`: a plan that confirmed a whole chain once makes each write without asking again; the write knows
+no domain's arguments (the plan supplies them)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 
-from passhat.sandbox import FlawConfig, ReferenceAgent, ReferenceRun, Sandbox, identify, perform_write, run_trials
+from passhat.sandbox import (
+    FlawConfig,
+    ReferenceAgent,
+    ReferenceRun,
+    Sandbox,
+    available_domains,
+    identify,
+    load_domain,
+    perform_write,
+    run_trials,
+)
+from passhat.sandbox.agents import _procedures as procedures
+from passhat.sandbox.domain import declared_tools
 from passhat.sandbox.domains.mock import domain as mock
 
 
@@ -50,3 +65,20 @@ async def test_a_write_given_no_invalid_arguments_offers_no_chance_of_an_unretri
         )
     writes = [call for call in result.record.tool_calls if call.name == "renew_loan"]
     assert [call.outcome for call in writes] == ["ok"]
+
+
+def test_the_shared_procedures_spell_no_domains_tool_or_argument() -> None:
+    # Each domain's plans supply its tools and arguments; the procedures every domain shares name none of them.
+    source = inspect.getsource(procedures)
+    spelled = {
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    words: set[str] = set()
+    for name in available_domains():
+        for system in load_domain(name).systems:
+            for tool, (method, _) in declared_tools(system.backend).items():
+                parameters = inspect.signature(getattr(system.backend, method)).parameters
+                words |= {tool, *(parameter for parameter in parameters if parameter != "self")}
+    assert words and not spelled & words, sorted(spelled & words)
