@@ -35,7 +35,8 @@ def test_unknown_domain_names_the_installed_ones() -> None:
 def test_every_domain_folder_has_the_same_file_set() -> None:
     for name in available_domains():
         folder = resources.files(f"passhat.sandbox.domains.{name}")
-        for required in ("models.py", "seed.py", "policy.md", "tasks.py"):
+        # steps.py: the plan steps a domain's reference plans share, under one name in every domain.
+        for required in ("models.py", "seed.py", "policy.md", "tasks.py", "steps.py"):
             assert folder.joinpath(required).is_file(), f"{name} lacks {required}"
 
 
