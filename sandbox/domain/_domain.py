@@ -43,6 +43,18 @@ FAILURE_MODES: tuple[str, ...] = (
 )
 """The failure modes the ReferenceAgent can inject, in the order the paper lists them."""
 
+CONVERSATIONAL_MODES: frozenset[str] = frozenset({"empty_lookup", "unresolved"})
+"""The modes of a task with no write: give up after a mistyped lookup, or close without an answer."""
+
+KIND_FAILURE_MODES: Mapping[TaskKind, frozenset[str]] = {
+    "write": frozenset(FAILURE_MODES),
+    "chain": frozenset(FAILURE_MODES),
+    "read_only": CONVERSATIONAL_MODES,
+    "refuse": CONVERSATIONAL_MODES,
+    "confidentiality": CONVERSATIONAL_MODES,
+}
+"""A task type's failure modes by its kind: every mode where the agent writes, the conversational ones elsewhere."""
+
 EXPECTED_SIGNATURE: Mapping[str, str] = {
     "skip_precondition": "tool_usage.precondition",
     "empty_lookup": "tool_usage.empty_lookup",
@@ -117,12 +129,28 @@ class TaskType:
     reference: ReferencePlan | None = None
     """The ReferenceAgent's procedure: needed only to run this task type with the offline ReferenceAgent."""
     failure_modes: frozenset[str] = frozenset()
-    """The modes the ReferenceAgent may inject here (see `FAILURE_MODES`); only used with the ReferenceAgent."""
+    """The modes the ReferenceAgent may inject here (see `FAILURE_MODES`); only used with the ReferenceAgent.
+    Left out (or empty), they follow from `kind` (`KIND_FAILURE_MODES`), less `without_modes`."""
     write_tables: frozenset[str] = frozenset()
     needs_initial: bool = True
     """Whether checks get `CheckContext.initial` (the starting snapshot): on by default, since primitives such
     as `updated` and `no_other_writes` use it to tell the right row from a sibling. A task type whose checks
     carry every expected value (computed at scenario generation) may turn it off to grade a little faster."""
+    without_modes: frozenset[str] = frozenset()
+    """Modes the kind implies that cannot happen here, e.g. `wrong_entity` when every row the task touches is
+    the only one of its kind (no sibling to confuse it with)."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KIND_FAILURE_MODES:
+            raise DomainError(f"task type {self.name!r} has kind {self.kind!r}; known: {', '.join(KIND_FAILURE_MODES)}")
+        unknown = sorted((self.failure_modes | self.without_modes) - set(FAILURE_MODES))
+        if unknown:
+            raise DomainError(
+                f"task type {self.name!r} names unknown failure modes {unknown}; known: {', '.join(FAILURE_MODES)}"
+            )
+        modes = self.failure_modes or KIND_FAILURE_MODES[self.kind]
+        # Frozen: the derived modes are set once, here.
+        object.__setattr__(self, "failure_modes", frozenset(modes - self.without_modes))
 
     def scenarios(self, domain: str, connection: Connection, count: int, *, seed: int = 0) -> list[Scenario]:
         """Draw `count` distinct scenarios (fewer if the data has fewer), reproducibly from `seed`."""

@@ -27,8 +27,8 @@ from passhat.sandbox.domains.banking.data import (
     facts_of,
     identity,
 )
-from passhat.sandbox.domains.banking.desk import find_charge, money, verified_profile
 from passhat.sandbox.domains.banking.rules import balance_after_credit, recent_waiver
+from passhat.sandbox.domains.banking.steps import find_charge, money, verified_profile
 
 
 def _fees(data: BankData, account_id: str, *, overdraft: bool | None = None) -> list[Row]:

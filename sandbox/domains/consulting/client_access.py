@@ -23,7 +23,7 @@ from passhat.sandbox.domains.consulting.data import (
     script_for,
 )
 from passhat.sandbox.domains.consulting.effects import Call, call, intent_check
-from passhat.sandbox.domains.consulting.procedure import read, run_steps, subject
+from passhat.sandbox.domains.consulting.steps import read, run_steps, subject
 
 Rows = Sequence[Mapping[str, Any]]
 
