@@ -99,6 +99,31 @@ def test_passhat_replay_grades_the_javascript_agent_from_the_command_line(js_age
     assert row["pass_hat_k_ci"][0] < 1.0  # two tickets: the interval says how little that is
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("parallel", "scenarios"), [(8, 25), (16, 50)])
+def test_no_trial_of_the_javascript_agent_is_lost_however_many_run_at_once(
+    js_agent: str, parallel: int, scenarios: int
+) -> None:
+    """Hundreds of trials, each with its own MCP endpoint, many ending while others' tool calls are in flight."""
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", str(scenarios),
+            "--k", "4", "--parallel", str(parallel), "--agent", js_agent, "--json",
+        ],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    report = json.loads(outcome.stdout)
+    assert report["trials"] == 4 * scenarios
+    (row,) = report["task_types"]
+    assert row["signatures"] == {}, row  # no infra_error: every tool call was answered
+    assert row["tickets"] == scenarios and row["pass_at_1"] == 1.0
+
+
 async def test_an_agent_service_that_answers_an_error_is_an_infrastructure_error(retail: Sandbox) -> None:
     scenario = retail.scenarios("cancel_pending_order", 1)[0]
     # Nothing listens on port 9 of the loopback: the service cannot be reached.
