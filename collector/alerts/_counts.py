@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from passhat.collector.alerts._types import PeriodCounts, TicketCounts
+from passhat.collector.reliability import is_harness_failure
 from passhat.collector.store import TrialRow
 
 
@@ -18,7 +19,7 @@ def counts_from_trials(
     """
     per_ticket: dict[tuple[str, str], list[int]] = {}
     for trial in trials:
-        if trial.simulator_error or trial.infra_error:
+        if is_harness_failure(trial):
             continue
         counts = per_ticket.setdefault((trial.task_type, trial.ticket_id), [0, 0])
         counts[0] += 1

@@ -25,6 +25,7 @@ from passhat.collector.alerts import (
 )
 from passhat.collector.ingest import StoreSpanExporter
 from passhat.collector.loop._deliver import DeliveryOutcome, ReportDelivery, send_report_safely
+from passhat.collector.reliability import agent_trials, harness_failures
 from passhat.collector.replay import (
     AgentSpec,
     ProgressCallback,
@@ -104,17 +105,19 @@ def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[No
     kept: list[TrialRow] = []
     dropped: list[NotReplayable] = []
     for ticket_id, rows in by_ticket.items():
-        good = [t for t in rows if not (t.simulator_error or t.infra_error)]
+        good = agent_trials(rows)
         passes = sum(t.passed for t in good)
         if len(good) >= k or 0 < passes < len(good):
             kept.extend(good)
         else:
             bad = len(rows) - len(good)
             if bad:
+                cause = harness_failures(rows)[0]
                 reason = (
-                    f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error (fewer than k={k} left)"
+                    f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error (fewer than k={k} "
+                    f"left): {cause.error_type}: {cause.message}"
                 )
-                fix = "read the trials' simulator_error / infra_error, fix the customer or tool server, replay again"
+                fix = f"{cause.fix}; then replay again"
             else:
                 reason = f"only {len(rows)} of k={k} trials have run"
                 fix = "resume the replay run (run the same passhat replay --period again)"
@@ -155,7 +158,8 @@ def report_input_for(
     comparison: Mapping[str, Any] | None = None,
 ) -> ReportInput:
     """Everything the report of ``run`` needs, read from the store; ``role`` says how the run stands."""
-    trials, dropped = _usable(store.list_trials(project, run.run_id), run.k)
+    everything = store.list_trials(project, run.run_id)
+    trials, dropped = _usable(everything, run.k)
     results = [TrialResult.from_row(t) for t in trials]
     owner = {r.task_type: r.domain for r in results}
     for domain in (domains or {}).values():
@@ -172,6 +176,7 @@ def report_input_for(
         trials=results,
         traffic=traffic,
         not_replayable=not_replayable,
+        harness_failures=harness_failures(everything),
         alerts=list(alerts),
         previous=[f for f in previous_figures(store, project, period) if f.k == run.k],
         agent=str(run.params.get("agent", "")),

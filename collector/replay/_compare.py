@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from passhat.collector.reliability import PairedDifference, paired_difference
+from passhat.collector.reliability import PairedDifference, is_harness_failure, paired_difference
 from passhat.collector.store import ReplayRun, Store, StoreError, TrialRow
 
 
@@ -70,7 +70,7 @@ def _counts(trials: Sequence[TrialRow], k: int) -> dict[str, tuple[str, int, int
     """Per ticket: (task type, usable trials, passes), for tickets with at least k usable trials."""
     found: dict[str, tuple[str, int, int]] = {}
     for trial in trials:
-        if trial.simulator_error or trial.infra_error:  # not the agent's doing: left out on both sides
+        if is_harness_failure(trial):  # not the agent's doing: left out on both sides
             continue
         task_type, n, c = found.get(trial.ticket_id, (trial.task_type, 0, 0))
         found[trial.ticket_id] = (task_type, n + 1, c + int(trial.passed))

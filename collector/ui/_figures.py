@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from passhat.collector.reliability import TaskTypeSummary, summarize_trials
+from passhat.collector.reliability import TaskTypeSummary, agent_trials, summarize_trials
 from passhat.collector.store import ReplayRun, RunRole, Store, TrialRow, choose_official, role_of
 
 
@@ -63,8 +63,8 @@ def role_in_period(store: Store, project: str, run: ReplayRun) -> RunRole:
 
 
 def usable(trials: Sequence[TrialRow]) -> list[TrialRow]:
-    """The trials that speak about the agent (no simulator or infrastructure error)."""
-    return [t for t in trials if not (t.simulator_error or t.infra_error)]
+    """The trials that speak about the agent (`reliability.agent_trials`: no simulator or infrastructure error)."""
+    return agent_trials(trials)
 
 
 def figures_of_run(run: ReplayRun, trials: Sequence[TrialRow]) -> dict[str, TaskTypeFigures]:
