@@ -313,7 +313,10 @@ def replay_domain(
             ci_text(row["pass_hat_k_ci"]),
             ", ".join(f"{label} {count}" for label, count in row["signatures"].items()) or "-",
         )
-    console.print(table)
+    if rows or not broken:
+        console.print(table)
+    else:
+        console.print(f"{domain}: no trial speaks about the agent: every one was broken by the harness (below).")
     print_design_notes(rows, len(results), k, first)
     if retries:
         console.print(f"{retries} run(s) of trials the harness broke were retried (infrastructure, not the agent).")

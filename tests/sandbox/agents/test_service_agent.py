@@ -103,7 +103,7 @@ def test_passhat_replay_grades_the_javascript_agent_from_the_command_line(js_age
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("parallel", "scenarios"), [(8, 25), (16, 50)])
+@pytest.mark.parametrize(("parallel", "scenarios"), [(8, 20), (16, 40)])
 def test_no_trial_of_the_javascript_agent_is_lost_however_many_run_at_once(
     js_agent: str, parallel: int, scenarios: int
 ) -> None:
@@ -123,7 +123,9 @@ def test_no_trial_of_the_javascript_agent_is_lost_however_many_run_at_once(
     report = json.loads(outcome.stdout)
     assert report["trials"] == 4 * scenarios
     (row,) = report["task_types"]
-    assert row["signatures"] == {}, row  # no infra_error: every tool call was answered
+    # Not one tool call went unanswered: no trial broken, and none needed a harness retry (which would hide it).
+    assert report["harness_failures"] == [] and report["harness_retries"] == 0, report["harness_failures"]
+    assert row["signatures"] == {} and row["harness_failures"] == 0, row
     assert row["tickets"] == scenarios and row["pass_at_1"] == 1.0
 
 
