@@ -12,7 +12,16 @@ import typer
 from rich.table import Table
 
 import passhat
-from passhat.collector.cli._console import ci_text, console, emit_json, error_console, fail, pct, print_design_notes
+from passhat.collector.cli._console import (
+    ci_text,
+    console,
+    emit_json,
+    error_console,
+    fail,
+    pct,
+    print_design_notes,
+    print_harness_failures,
+)
 
 if TYPE_CHECKING:  # the sandbox (mcp, SQLAlchemy) loads when a command runs, not for `passhat --help`
     from passhat.sandbox import TrialResult
@@ -271,13 +280,23 @@ def replay_domain(
             runtime.shutdown()
     except (DomainError, passhat.ConfigurationError) as exc:
         fail(str(exc))
+    from passhat.collector.reliability import harness_failures
+
     first = None if curtailment is None else curtailment.min_trials
     rows = summarize(results, k, price_in=price_in, price_out=price_out, min_trials=first)
     label = "reference (offline simulation)" if agent == "reference" else agent
+    broken = [group.to_dict() for group in harness_failures(results)]
+    retries = sum(len(result.harness_retries) for result in results)
     if as_json:
+        print_harness_failures(broken, as_json=True)
         design = {"name": "fixed", "k": k} if first is None else {"name": "curtailed", "k": k, "min_trials": first}
         flaw = {"flaws": flaws} if agent == "reference" else {}
-        emit_json({"task_types": rows, "k": k, "agent": label, **flaw, "design": design, "trials": len(results)})
+        emit_json(
+            {
+                "task_types": rows, "k": k, "agent": label, **flaw, "design": design, "trials": len(results),
+                "harness_failures": broken, "harness_retries": retries,
+            }
+        )  # fmt: skip
         return
     # Flaws are a setting of the reference simulation only: another agent's title does not mention them.
     flaw_text = f", flaws {flaws}" if agent == "reference" else ""
@@ -294,8 +313,14 @@ def replay_domain(
             ci_text(row["pass_hat_k_ci"]),
             ", ".join(f"{label} {count}" for label, count in row["signatures"].items()) or "-",
         )
-    console.print(table)
+    if rows or not broken:
+        console.print(table)
+    else:
+        console.print(f"{domain}: no trial speaks about the agent: every one was broken by the harness (below).")
     print_design_notes(rows, len(results), k, first)
+    if retries:
+        console.print(f"{retries} run(s) of trials the harness broke were retried (infrastructure, not the agent).")
+    print_harness_failures(broken, as_json=False)
 
 
 def replay(

@@ -89,6 +89,9 @@ class ReplayConfig(_Table):
     ray_concurrency: int = Field(default=4, ge=1, le=256)
     #: Names of environment variables (secrets such as ANTHROPIC_API_KEY) given to the Ray workers.
     ray_env: list[str] = Field(default_factory=list)
+    #: Times a trial the harness broke (infra_error, simulator_error) is run again before it is left out of the
+    #: figures and reported by cause.
+    harness_retries: int = Field(default=2, ge=0, le=20)
 
     @model_validator(mode="after")
     def _trials_cover_k(self) -> ReplayConfig:

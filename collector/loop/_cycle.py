@@ -25,6 +25,7 @@ from passhat.collector.alerts import (
 )
 from passhat.collector.ingest import StoreSpanExporter
 from passhat.collector.loop._deliver import DeliveryOutcome, ReportDelivery, send_report_safely
+from passhat.collector.reliability import harness_failures
 from passhat.collector.replay import (
     AgentSpec,
     ProgressCallback,
@@ -52,7 +53,7 @@ from passhat.collector.report import (
     write_report,
     write_unreplayed_report,
 )
-from passhat.collector.store import Period, ReplayRun, Store, TicketTally, parse_period
+from passhat.collector.store import Period, ReplayRun, Store, TicketTally, TrialRow, parse_period
 from passhat.sandbox import Domain
 
 
@@ -92,26 +93,33 @@ def traffic_weights(store: Store, project: str, period: Period) -> dict[str, flo
     return weights
 
 
-def _settled(tallies: Sequence[TicketTally], k: int) -> tuple[list[TicketTally], list[NotReplayable]]:
+def _settled(
+    tallies: Sequence[TicketTally], k: int, harness_broke: Sequence[TrialRow] = ()
+) -> tuple[list[TicketTally], list[NotReplayable]]:
     """Tickets whose pass^k their counted trials settle (trials that ended in a simulator or infrastructure
-    error never count: they say nothing about the agent).
+    error never count: they say nothing about the agent; ``harness_broke`` are those trials, for the causes).
 
     A ticket counts with at least k such trials, or (curtailed replay) with one passed and one failed; the rest
     are listed with the reason, never dropped silently.
     """
     kept: list[TicketTally] = []
     dropped: list[NotReplayable] = []
+    broken: dict[str, list[TrialRow]] = {}
+    for trial in harness_broke:
+        broken.setdefault(trial.ticket_id, []).append(trial)
     for tally in tallies:
         if tally.trials >= k or 0 < tally.passes < tally.trials:
             kept.append(tally)
             continue
         ran = tally.trials + tally.harness_errors
         if tally.harness_errors:
+            causes = harness_failures(broken.get(tally.ticket_id, []))
+            cause = f": {causes[0].error_type}: {causes[0].message}" if causes else ""
             reason = (
                 f"{tally.harness_errors} of {ran} trials ended in a simulator or infrastructure error "
-                f"(fewer than k={k} left)"
+                f"(fewer than k={k} left){cause}"
             )
-            fix = "read the trials' simulator_error / infra_error, fix the customer or tool server, replay again"
+            fix = f"{causes[0].fix}; then replay again" if causes else "fix the customer or tool server, replay again"
         else:
             reason = f"only {ran} of k={k} trials have run"
             fix = "resume the replay run (run the same passhat replay --period again)"
@@ -152,7 +160,8 @@ def report_input_for(
     comparison: Mapping[str, Any] | None = None,
 ) -> ReportInput:
     """Everything the report of ``run`` needs, read from the store; ``role`` says how the run stands."""
-    tallies, dropped = _settled(store.ticket_tallies(project, run.run_id), run.k)
+    broken = store.list_trials(project, run.run_id, harness_only=True)
+    tallies, dropped = _settled(store.ticket_tallies(project, run.run_id), run.k, broken)
     owner = {t.task_type: t.domain or "unknown" for t in tallies}
     for domain in (domains or {}).values():
         for name in domain.task_types:
@@ -171,6 +180,7 @@ def report_input_for(
         ],
         traffic=traffic,
         not_replayable=not_replayable,
+        harness_failures=harness_failures(broken),
         alerts=list(alerts),
         previous=[f for f in previous_figures(store, project, period) if f.k == run.k],
         agent=str(run.params.get("agent", "")),

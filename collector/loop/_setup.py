@@ -30,6 +30,7 @@ def replay_settings(config: PasshatConfig) -> ReplaySettings:
         ray_workers=replay.ray_workers,
         ray_concurrency=replay.ray_concurrency,
         ray_env=tuple(replay.ray_env),
+        harness_retries=replay.harness_retries,
     )
 
 

@@ -33,6 +33,9 @@ class TicketCounted(Protocol):
     def passes(self) -> int: ...
 
     @property
+    def harness_errors(self) -> int: ...
+
+    @property
     def signatures(self) -> Mapping[str, int]: ...
 
     def passes_in_first(self, m: int) -> int: ...
@@ -49,10 +52,12 @@ def summarize_tallies(
     """
     grouped: dict[tuple[str, str], list[TicketCounted]] = collections.defaultdict(list)
     signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    broken: collections.Counter[tuple[str, str]] = collections.Counter()
     for tally in tallies:
+        key = (tally.domain or "unknown", tally.task_type)
+        broken[key] += tally.harness_errors
         if tally.trials <= 0:
             continue
-        key = (tally.domain or "unknown", tally.task_type)
         grouped[key].append(tally)
         signatures[key].update(tally.signatures)
     found = []
@@ -70,5 +75,6 @@ def summarize_tallies(
             first_c = [t.passes_in_first(min_trials) for t in kept]
         summary = summarize_task_type(n_all[keep], c_all[keep], k, first_n=first_n, first_c=first_c)
         unsettled = len(everything) - len(kept)
-        found.append(TaskTypeTrials(key[0], key[1], summary, dict(sorted(signatures[key].items())), unsettled))
+        labels = dict(sorted(signatures[key].items()))
+        found.append(TaskTypeTrials(key[0], key[1], summary, labels, unsettled, broken[key]))
     return found

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import passhat
+from passhat.collector.reliability import is_harness_failure
 from passhat.collector.replay._adapters import (
     ReplayTicket,
     RowLookup,
@@ -39,7 +40,7 @@ from passhat.sandbox import (
     TrialResult,
     load_domain,
     run_curtailed,
-    run_trial,
+    run_trial_with_retries,
 )
 
 ProgressCallback = Callable[[int, int], None]
@@ -84,6 +85,7 @@ class ReplaySettings:
     ray_workers: int = 0  # worker actors, one CPU each (0: one per CPU of the cluster)
     ray_concurrency: int = 4  # trials in flight per worker
     ray_env: tuple[str, ...] = ()  # driver environment variables given to the workers (by name)
+    harness_retries: int = 2  # times a trial the harness broke (infra_error, simulator_error) is run again
 
     def __post_init__(self) -> None:
         if self.executor not in ("local", "ray"):
@@ -110,6 +112,8 @@ class ReplaySettings:
             raise ValueError(f"tickets per task type must be at least 1, got {self.tickets_per_task_type}")
         if self.parallel < 1:
             raise ValueError(f"parallel must be at least 1, got {self.parallel}")
+        if self.harness_retries < 0:
+            raise ValueError(f"harness_retries must be 0 or more, got {self.harness_retries}")
 
     @property
     def trials_per_ticket(self) -> int:
@@ -223,7 +227,8 @@ def runs_for_period(store: Store, project: str, period: str) -> list[ReplayRun]:
 def trial_row(run_id: str, agent: AgentSpec, result: TrialResult, *, infra_retries: Sequence[str] = ()) -> TrialRow:
     """The stored form of a graded trial: its row, the check verdict, and its details as the replayed agent.
 
-    ``infra_retries`` say why earlier attempts of this trial were lost to the infrastructure (a worker died)."""
+    ``infra_retries`` say why earlier attempts of this trial were lost to the infrastructure (a worker died); the
+    row records them after the harness retries the result carries (`run_trial_with_retries`)."""
     record = result.record
     signature = result.signature
     started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=result.duration_s)
@@ -248,7 +253,7 @@ def trial_row(run_id: str, agent: AgentSpec, result: TrialResult, *, infra_retri
             agent=agent.label,
             agent_version=agent.version,
             simulated=agent.simulated,
-            infra_retries=tuple(infra_retries),
+            infra_retries=(*result.harness_retries, *infra_retries),
         ),
     )
 
@@ -380,7 +385,7 @@ async def replay_period(
     todo = [(t, a) for t in ready for a in range(settings.trials_per_ticket) if (t.ticket_id, a) not in done]
 
     writer = _TrialWriter(store, project, settings.flush_every)
-    config = RunConfig(parallel=settings.parallel, run_id=run.run_id)
+    config = RunConfig(parallel=settings.parallel, run_id=run.run_id, harness_retries=settings.harness_retries)
     remote = None
     if settings.executor == "ray" and todo:
         from passhat.collector.replay._ray import RayTrials  # Ray is imported only when chosen
@@ -398,7 +403,7 @@ async def replay_period(
         lost: tuple[str, ...] = ()
         if remote is None:
             async with limit:
-                result = await run_trial(
+                result = await run_trial_with_retries(
                     sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime
                 )
         else:  # a worker runs it on its own copy of the same template
@@ -519,4 +524,4 @@ def _sandbox_for(
 
 
 def _outcome(row: TrialRow) -> Outcome:
-    return None if row.simulator_error or row.infra_error else row.passed
+    return None if is_harness_failure(row) else row.passed

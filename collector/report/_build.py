@@ -422,6 +422,7 @@ def build_report(report_input: ReportInput) -> Report:
         trend=_trend(report_input, weighted, failed),
         not_replayable=sorted(report_input.not_replayable, key=lambda r: (r.task_type, r.ticket_id)),
         alerts=sorted(report_input.alerts, key=lambda a: a.fired_at),
+        harness_failures=list(report_input.harness_failures),
         agent_version=report_input.agent_version,
         run_id=report_input.run_id,
         run_role=report_input.run_role,

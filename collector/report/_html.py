@@ -382,6 +382,24 @@ def _not_replayable(report: Report) -> str:
     )
 
 
+def _harness_failures(report: Report) -> str:
+    if not report.harness_failures:
+        return ""
+    rows = "".join(
+        f"<tr><td>{g.trials}</td><td>{_e(g.signature)}</td><td>{_e(g.error_type)}: {_e(g.message)}"
+        f"<br><small>fix: {_e(g.fix)}</small></td></tr>"
+        for g in report.harness_failures
+    )
+    total = sum(g.trials for g in report.harness_failures)
+    return (
+        f'<section id="harness-failures"><h2>Trials the harness broke ({total})</h2>'
+        '<p class="note">They ended in an infrastructure or simulator error after their retries: never the agent\'s '
+        "failures, and in none of the figures above.</p>"
+        "<table><thead><tr><th>trials</th><th>signature</th><th>error</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
 def _baseline(value: float | None, note: str) -> str:
     if value is None:
         return ""
@@ -423,6 +441,7 @@ def render_html(report: Report) -> str:
         _calculator(report),
         _comparison(report),
         _not_replayable(report),
+        _harness_failures(report),
         _alerts(report),
     ]
     return f"""<!doctype html>

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from passhat.collector.reliability import HarnessFailure
 from passhat.collector.store import NotReplayable, Period, TicketTally, TrialRow, parse_period
 
 CHANGE_OPS = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
@@ -184,6 +185,8 @@ class ReportInput:
     trials: list[TrialResult] = field(default_factory=list)
     traffic: list[DailyTraffic] = field(default_factory=list)
     not_replayable: list[NotReplayable] = field(default_factory=list)
+    # Trials the harness broke (reliability.harness_failures): in no figure, shown with their cause.
+    harness_failures: list[HarnessFailure] = field(default_factory=list)
     alerts: list[AlertFired] = field(default_factory=list)
     previous: list[PeriodFigures] = field(default_factory=list)
     agent: str = ""

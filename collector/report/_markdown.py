@@ -212,6 +212,17 @@ def render_markdown(report: Report) -> str:
         )
     else:
         out += ["Every sampled ticket could be replayed.", ""]
+    if report.harness_failures:
+        total = sum(g.trials for g in report.harness_failures)
+        out += [f"## Trials the harness broke ({total})", ""]
+        out += ["Infrastructure or simulator errors after their retries: never the agent's, in no figure above.", ""]
+        out += _table(
+            ["trials", "signature", "error", "fix"],
+            [
+                [str(g.trials), g.signature, _user(f"{g.error_type}: {g.message}"), _user(g.fix)]
+                for g in report.harness_failures
+            ],
+        )
     out += [f"## Alerts ({len(report.alerts)})", ""]
     if report.alerts:
         out += _table(

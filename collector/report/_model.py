@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from passhat.collector.reliability import HarnessFailure
 from passhat.collector.report._input import AlertFired, BackendChange
 from passhat.collector.store import NotReplayable
 
@@ -188,6 +189,7 @@ class Report:
     trend: list[TrendPoint]
     not_replayable: list[NotReplayable]
     alerts: list[AlertFired]
+    harness_failures: list[HarnessFailure] = field(default_factory=list)  # in no figure, shown by cause
     agent_version: str = ""
     run_id: str = ""
     run_role: str = ""
@@ -251,6 +253,7 @@ class Report:
                 for t in self.task_types
             ],
             "not_replayable": [row.to_dict() for row in self.not_replayable],
+            "harness_failures": [group.to_dict() for group in self.harness_failures],
             "alerts": [alert.to_dict() for alert in self.alerts],
             "days": [self.first_day.isoformat(), self.last_day.isoformat()],
             "agent": self.agent,

@@ -173,8 +173,11 @@ class Store(abc.ABC):
         """Append trials to existing runs (an unknown run id raises `StoreError`)."""
 
     @abc.abstractmethod
-    def list_trials(self, project: str, run_id: str, *, ticket_id: str | None = None) -> list[TrialRow]:
-        """A run's trials (of one ticket, with ``ticket_id``) ordered by ticket id, then attempt."""
+    def list_trials(
+        self, project: str, run_id: str, *, ticket_id: str | None = None, harness_only: bool = False
+    ) -> list[TrialRow]:
+        """A run's trials (of one ticket, with ``ticket_id``; only those the harness broke, with
+        ``harness_only``: signed `infra_error` or `simulator_error`) ordered by ticket id, then attempt."""
 
     @abc.abstractmethod
     def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from passhat.checks import NOT_AGENT_FAULT
 from passhat.collector.store._rows import TicketTally, TrialRow
 
 #: Attempts numbered below this fit the 64-bit bit sets an aggregate query builds.
@@ -61,7 +62,7 @@ def tallies_of_trials(trials: Iterable[TrialRow]) -> list[TicketTally]:
         rows.setdefault(trial.ticket_id, []).append(trial)
     found = []
     for ticket_id, group in rows.items():
-        counted = [t for t in group if not (t.simulator_error or t.infra_error)]
+        counted = [t for t in group if not (t.simulator_error or t.infra_error or t.failure_label in NOT_AGENT_FAULT)]
         attempts = passed = 0
         signatures: dict[str, int] = {}
         for trial in counted:

@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from passhat import __version__
+from passhat.collector.reliability import harness_failures
 from passhat.collector.store import Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
@@ -330,6 +331,9 @@ def ui_router() -> APIRouter:
             done=done,
             planned=planned,
             by_ticket=by_ticket,
+            harness=harness_failures(
+                _query_store(lambda: store.list_trials(viewer.project, run.run_id, harness_only=True))
+            ),
             role=_query_store(lambda: role_in_period(store, viewer.project, run)),
             exploratory=exploratory_reasons(run),
             period=period_of(run),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 import uuid
@@ -15,7 +16,7 @@ from opentelemetry.trace import SpanKind
 
 import passhat
 from passhat import semconv
-from passhat.checks import CheckContext, FailureSignature, TrialRecord, classify_failure
+from passhat.checks import NOT_AGENT_FAULT, CheckContext, FailureSignature, TrialRecord, classify_failure
 from passhat.sandbox.agents import (
     Agent,
     AgentFactory,
@@ -51,6 +52,11 @@ class RunConfig:
     max_tool_errors: int = 10
     timeout: float = 300.0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    harness_retries: int = 2  # times a trial the harness broke is run again (`run_trial_with_retries`)
+
+    def __post_init__(self) -> None:
+        if self.harness_retries < 0:
+            raise ValueError(f"harness_retries must be 0 or more, got {self.harness_retries}")
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,8 @@ class TrialResult:
     usage: Usage
     trace_id: str
     agent: str = ""
+    harness_retries: tuple[str, ...] = ()  # why earlier runs of this trial were lost to the harness
+    lost_trace_ids: tuple[str, ...] = ()  # their traces
 
     @property
     def passed(self) -> bool:
@@ -92,9 +100,15 @@ class TrialResult:
         return None if self.signature is None else self.signature.label
 
     @property
+    def failure_evidence(self) -> str | None:
+        """What the failure signature found (for a harness failure: the error's own type and message)."""
+        return None if self.signature is None else self.signature.evidence
+
+    @property
     def details(self) -> TrialDetails:
         """What the trial's stored record holds beyond its row (derived from the record, never kept twice)."""
-        return TrialDetails.of_record(self.record, usage=self.usage, injected=self.injected, agent=self.agent)
+        details = TrialDetails.of_record(self.record, usage=self.usage, injected=self.injected, agent=self.agent)
+        return dataclasses.replace(details, infra_retries=self.harness_retries)
 
 
 class _Trace:
@@ -364,8 +378,10 @@ async def run_trials(
     limit = asyncio.Semaphore(max(1, config.parallel))
 
     async def one(scenario: Scenario, attempt: int) -> TrialResult:
+        from passhat.sandbox.trial._retry import run_trial_with_retries  # it builds on run_trial, above
+
         async with limit:
-            return await run_trial(
+            return await run_trial_with_retries(
                 sandbox,
                 scenario,
                 attempt,
@@ -392,8 +408,8 @@ async def _run_curtailed(
         async def attempt(a: int) -> bool | None:
             result = await one(scenarios[index], a)
             by_scenario[index][a] = result
-            usable = result.record.simulator_error is None and result.record.infra_error is None
-            return result.passed if usable else None
+            broken = result.signature is not None and result.signature.label in NOT_AGENT_FAULT
+            return None if broken else result.passed
 
         await run_curtailed(attempt, k, curtailment)
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from passhat.checks import NOT_AGENT_FAULT
 from passhat.collector.store._codec import from_us_opt
 from passhat.collector.store._interface import Store, StoreError
 from passhat.collector.store._rows import (
@@ -63,6 +64,11 @@ from passhat.collector.store.clickhouse._schema import (
 )
 from passhat.collector.store.clickhouse._spans import SpanTables
 
+#: A trial that speaks about the agent: the harness did not break it (`reliability.is_harness_failure`).
+_COUNTED_BY_AGENT = (
+    "ifNull(simulator_error, '') = '' AND ifNull(infra_error, '') = ''"
+    f" AND ifNull(failure_label, '') NOT IN ({', '.join(repr(s) for s in sorted(NOT_AGENT_FAULT))})"
+)
 #: Trial keys bound into one duplicate check (a batch of 8,000 exceeded the default maximum query size).
 _KEY_CHUNK = 2_000
 
@@ -324,7 +330,7 @@ class ClickHouseStore(Store):
             self._conn.insert("trials", [trial_values(project, t) for t in trials], ("project", *TRIAL_COLUMNS))
 
     def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
-        counted = "ifNull(simulator_error, '') = '' AND ifNull(infra_error, '') = ''"
+        counted = _COUNTED_BY_AGENT
         low = f"{counted} AND attempt < {MASK_ATTEMPTS}"
         bit = "bitShiftLeft(toUInt64(1), attempt)"
         where = "project = %(p)s AND run_id = %(r)s"
@@ -350,8 +356,11 @@ class ClickHouseStore(Store):
                 later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
         return tallies_from_rows(rows, signatures, later)
 
-    def list_trials(self, project: str, run_id: str, *, ticket_id: str | None = None) -> list[TrialRow]:
+    def list_trials(
+        self, project: str, run_id: str, *, ticket_id: str | None = None, harness_only: bool = False
+    ) -> list[TrialRow]:
         one = "" if ticket_id is None else " AND ticket_id = %(t)s"
+        one += f" AND NOT ({_COUNTED_BY_AGENT})" if harness_only else ""
         rows = self._conn.query(
             f"SELECT {TRIAL_SELECT} FROM {self._db}.trials FINAL WHERE project = %(p)s AND run_id = %(r)s{one}"
             " ORDER BY ticket_id, attempt",

@@ -59,6 +59,7 @@ from passhat.collector.store.sql._rows import (
     trial_values,
 )
 from passhat.collector.store.sql._tally import (
+    counted_by_agent,
     kept_query,
     kept_values,
     later_attempts_query,
@@ -463,11 +464,15 @@ class SqlStore(Store):
                 later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
         return later
 
-    def list_trials(self, project: str, run_id: str, *, ticket_id: str | None = None) -> list[TrialRow]:
+    def list_trials(
+        self, project: str, run_id: str, *, ticket_id: str | None = None, harness_only: bool = False
+    ) -> list[TrialRow]:
         t = schema.trials
         query = sa.select(t).where(t.c.project == project, t.c.run_id == run_id).order_by(t.c.ticket_id, t.c.attempt)
         if ticket_id is not None:
             query = query.where(t.c.ticket_id == ticket_id)
+        if harness_only:
+            query = query.where(sa.not_(counted_by_agent()))
         with self._engine.connect() as conn:
             return [trial_from_row(row) for row in conn.execute(query)]
 

@@ -13,18 +13,21 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from passhat.checks import NOT_AGENT_FAULT
 from passhat.collector.store._codec import dumps
 from passhat.collector.store._rows import TicketTally
 from passhat.collector.store._tally import MASK_ATTEMPTS, tallies_from_rows
 from passhat.collector.store.sql import _schema as schema
 
 
-def _counted() -> sa.ColumnElement[bool]:
-    """A trial that speaks about the agent: it ended in neither a simulator nor an infrastructure error."""
+def counted_by_agent() -> sa.ColumnElement[bool]:
+    """A trial that speaks about the agent: the harness did not break it (`reliability.is_harness_failure`: no
+    simulator or infrastructure error, nor their signature)."""
     t = schema.trials
     return sa.and_(
         sa.func.coalesce(t.c.simulator_error, "") == "",
         sa.func.coalesce(t.c.infra_error, "") == "",
+        sa.func.coalesce(t.c.failure_label, "").not_in(sorted(NOT_AGENT_FAULT)),
     )
 
 
@@ -35,7 +38,7 @@ def _sum_if(condition: sa.ColumnElement[bool], value: sa.ColumnElement[int] | in
 def tally_query(project: str, run_id: str) -> sa.Select[Any]:
     """(domain, task_type, ticket_id, trials, passes, attempts bits, passed bits, harness errors) per ticket."""
     t = schema.trials
-    counted = _counted()
+    counted = counted_by_agent()
     bit = sa.cast(sa.literal(1), sa.BigInteger).op("<<")(t.c.attempt)
     low = sa.and_(counted, t.c.attempt < MASK_ATTEMPTS)
     return (
@@ -59,7 +62,7 @@ def signature_query(project: str, run_id: str) -> sa.Select[Any]:
     t = schema.trials
     return (
         sa.select(t.c.ticket_id, t.c.failure_label, sa.func.count())
-        .where(t.c.project == project, t.c.run_id == run_id, _counted(), sa.not_(t.c.passed))
+        .where(t.c.project == project, t.c.run_id == run_id, counted_by_agent(), sa.not_(t.c.passed))
         .group_by(t.c.ticket_id, t.c.failure_label)
     )
 
@@ -68,7 +71,7 @@ def later_attempts_query(project: str, run_id: str) -> sa.Select[Any]:
     """(ticket_id, attempt, passed) of the counted trials numbered beyond the bit sets' reach."""
     t = schema.trials
     return sa.select(t.c.ticket_id, t.c.attempt, t.c.passed).where(
-        t.c.project == project, t.c.run_id == run_id, _counted(), t.c.attempt >= MASK_ATTEMPTS
+        t.c.project == project, t.c.run_id == run_id, counted_by_agent(), t.c.attempt >= MASK_ATTEMPTS
     )
 
 

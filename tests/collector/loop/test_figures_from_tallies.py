@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from passhat.collector.loop import report_input_for
-from passhat.collector.reliability import summarize_trials
+from passhat.collector.reliability import harness_failures, summarize_trials
 from passhat.collector.report import ReportInput, TrialResult, build_report
 from passhat.collector.store import ReplayRun, Store, TrialRow, open_store, parse_period
 from passhat.collector.ui._figures import figures_of_run
@@ -71,7 +71,9 @@ def _from_every_trial(trials: list[TrialRow], k: int) -> ReportInput:
         if len(rows) >= k or 0 < sum(r.passed for r in rows) < len(rows)
         for t in rows
     ]
-    return ReportInput(period=PERIOD.name, k=k, trials=kept, generated_at=NOW, resamples=100)
+    return ReportInput(
+        period=PERIOD.name, k=k, trials=kept, generated_at=NOW, resamples=100, harness_failures=harness_failures(trials)
+    )
 
 
 def test_the_report_from_tallies_is_the_report_from_every_trial(store: Store) -> None:
@@ -92,7 +94,7 @@ def test_the_report_from_tallies_is_the_report_from_every_trial(store: Store) ->
     assert got == expected
     # The UI's figures of the run, from the same tallies, as the replay table computes them from the trials.
     figures = figures_of_run(done, store.ticket_tallies(PROJECT, "run-1"))
-    table = summarize_trials([t for t in trials if not t.infra_error], 6)
+    table = summarize_trials(trials, 6)
     assert {name: f.summary.to_dict() for name, f in figures.items()} == {
         row.task_type: row.summary.to_dict() for row in table
     }
