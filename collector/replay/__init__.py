@@ -12,6 +12,14 @@ from passhat.collector.replay._adapters import (
     row_images,
 )
 from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
+from passhat.collector.replay._grade import (
+    ON_DEMAND,
+    GradingOutcome,
+    TicketGrader,
+    Ungradable,
+    grade_period,
+    grade_tickets,
+)
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
@@ -45,9 +53,11 @@ from passhat.collector.store import (
 )
 
 __all__ = [
+    "ON_DEMAND",
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
+    "GradingOutcome",
     "NotReplayable",
     "NotReplayableError",
     "NothingToReplayError",
@@ -62,6 +72,8 @@ __all__ = [
     "ScenarioAdapter",
     "StratumSample",
     "TaskTypeComparison",
+    "TicketGrader",
+    "Ungradable",
     "adapters_for",
     "choose_official",
     "compare_runs",
@@ -69,6 +81,8 @@ __all__ = [
     "exploratory_reasons",
     "find_resumable",
     "find_reusable",
+    "grade_period",
+    "grade_tickets",
     "keep_promotion",
     "list_runs",
     "official_run",

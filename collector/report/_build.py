@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +29,7 @@ from passhat.collector.reliability import (
     summarize_task_type,
     traffic_impact,
 )
+from passhat.collector.report._fidelity import TaskTypeFidelity, sandbox_fidelity
 from passhat.collector.report._input import ReportInput, TrialResult, period_days, report_period, validate
 from passhat.collector.report._model import (
     Attempt,
@@ -410,7 +411,28 @@ def build_report(report_input: ReportInput) -> Report:
         comparison=report_input.comparison,
         design=_design(measured, report_input.k),
         sample_size=_widest(measured),
+        fidelity=_fidelity(report_input, measured, tickets),
     )
+
+
+def _fidelity(
+    report_input: ReportInput,
+    measured: Sequence[_Measured],
+    tickets: Mapping[tuple[str, str, str], list[TrialResult]],
+) -> list[TaskTypeFidelity]:
+    """The production pass rate beside each task type's pass@1 (none when no production ticket was graded)."""
+    if not report_input.production:
+        return []
+    replays = {
+        (m.report.domain, m.report.task_type): (
+            m.report.figures.pass_at_1,
+            m.report.figures.pass_at_1_ci,
+            m.report.tickets_sampled,
+        )
+        for m in measured
+    }
+    attempts = {ticket: (sum(t.passed for t in trials), len(trials)) for (_, _, ticket), trials in tickets.items()}
+    return sandbox_fidelity(report_input.production, replays, attempts, level=report_input.confidence_level)
 
 
 def _design(measured: Sequence[_Measured], k: int) -> dict[str, object]:

@@ -23,6 +23,7 @@ from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
+    ProductionVerdict,
     Project,
     ReplayRun,
     Source,
@@ -37,6 +38,7 @@ from passhat.collector.store._rows import (
     ToolOutcome,
     TrafficDay,
     TrialRow,
+    VerdictFilter,
     WriteResult,
 )
 
@@ -46,6 +48,7 @@ __all__ = [
     "NormalizedSpan",
     "NotReplayable",
     "Period",
+    "ProductionVerdict",
     "Project",
     "ReplayRun",
     "RunListing",
@@ -65,6 +68,7 @@ __all__ = [
     "ToolOutcome",
     "TrafficDay",
     "TrialRow",
+    "VerdictFilter",
     "WriteResult",
     "choose_official",
     "default_store_url",

@@ -24,6 +24,7 @@ from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
+    ProductionVerdict,
     Project,
     ReplayRun,
     RunStatus,
@@ -34,6 +35,7 @@ from passhat.collector.store._rows import (
     TicketRow,
     TrafficDay,
     TrialRow,
+    VerdictFilter,
     WriteResult,
 )
 
@@ -222,3 +224,43 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def list_ticket_trials(self, project: str, ticket_id: str) -> list[TrialRow]:
         """Every sandbox trial replaying this ticket, in any run, by start time, then run id and attempt."""
+
+    # --- production verdicts (passhat.collector.replay.grade_tickets) ----------------------------------
+    @abc.abstractmethod
+    def put_production_verdicts(self, project: str, verdicts: Sequence[ProductionVerdict]) -> None:
+        """Store production tickets' verdicts; a ticket id graded before has its verdict replaced."""
+
+    @abc.abstractmethod
+    def production_verdicts(self, project: str, ticket_ids: Sequence[str]) -> dict[str, ProductionVerdict]:
+        """The verdicts of these ticket ids, by ticket id (ids never graded are absent)."""
+
+    @abc.abstractmethod
+    def list_production_verdicts(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 10_000,
+        offset: int = 0,
+    ) -> list[ProductionVerdict]:
+        """Verdicts of tickets that started in [since_ns, until_ns), newest first."""
+
+    @abc.abstractmethod
+    def search_tickets_by_verdict(
+        self,
+        project: str,
+        verdict: VerdictFilter | None,
+        *,
+        signature: str | None = None,
+        ticket_id_prefix: str | None = None,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        """Production ticket attempts by their ticket's verdict, newest first (the other filters as in
+        `search_tickets`). `verdict` keeps tickets graded `passed`, graded `failed`, or `ungraded` (no verdict);
+        `signature` keeps failed tickets of that failure signature."""

@@ -17,6 +17,7 @@ from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
+    ProductionVerdict,
     Project,
     ReplayRun,
     RunStatus,
@@ -27,6 +28,7 @@ from passhat.collector.store._rows import (
     TicketRow,
     TrafficDay,
     TrialRow,
+    VerdictFilter,
     WriteResult,
 )
 from passhat.collector.store.clickhouse._client import ClickHouseConnection, ClickHouseTarget, parse_url
@@ -60,6 +62,7 @@ from passhat.collector.store.clickhouse._schema import (
     migrations_table_ddl,
 )
 from passhat.collector.store.clickhouse._spans import SpanTables
+from passhat.collector.store.clickhouse._verdicts import VerdictTable
 
 
 class ClickHouseStore(Store):
@@ -79,6 +82,7 @@ class ClickHouseStore(Store):
         self._db = target.database
         self._conn = ClickHouseConnection(target)
         self._spans = SpanTables(self._conn)
+        self._verdicts = VerdictTable(self._conn, self._db)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -422,6 +426,52 @@ class ClickHouseStore(Store):
             {"p": project, "t": ticket_id},
         )
         return [trial_from_row(r) for r in rows]
+
+    # --- production verdicts -----------------------------------------------------------------------
+    def put_production_verdicts(self, project: str, verdicts: Sequence[ProductionVerdict]) -> None:
+        self._verdicts.put(project, verdicts)
+
+    def production_verdicts(self, project: str, ticket_ids: Sequence[str]) -> dict[str, ProductionVerdict]:
+        return self._verdicts.of(project, ticket_ids)
+
+    def list_production_verdicts(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 10_000,
+        offset: int = 0,
+    ) -> list[ProductionVerdict]:
+        return self._verdicts.listed(
+            project, task_type=task_type, since_ns=since_ns, until_ns=until_ns, limit=limit, offset=offset
+        )
+
+    def search_tickets_by_verdict(
+        self,
+        project: str,
+        verdict: VerdictFilter | None,
+        *,
+        signature: str | None = None,
+        ticket_id_prefix: str | None = None,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        return self._verdicts.tickets(
+            project,
+            verdict,
+            signature=signature,
+            ticket_id_prefix=ticket_id_prefix,
+            task_type=task_type,
+            since_ns=since_ns,
+            until_ns=until_ns,
+            limit=limit,
+            offset=offset,
+        )
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -279,5 +279,30 @@ def _migrate_v4(conn: sa.Connection) -> None:
             index.create(conn, checkfirst=True)
 
 
+# --- version 5: production tickets' verdicts (their own changes graded by their task type's check) --------
+production_verdicts = sa.Table(
+    "production_verdicts",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("ticket_id", sa.String(400), primary_key=True),
+    sa.Column("trace_id", sa.String(32), nullable=False),
+    sa.Column("task_type", sa.String(200), nullable=False),
+    sa.Column("start_ns", sa.BigInteger, nullable=False),
+    sa.Column("passed", sa.Boolean, nullable=False),
+    sa.Column("graded_at_us", sa.BigInteger, nullable=False),
+    sa.Column("domain", sa.Text),
+    sa.Column("signature", sa.String(64)),
+    sa.Column("evidence", sa.Text),
+    sa.Column("verdict", sa.Text),
+    sa.Column("graded_by", sa.String(200), nullable=False),
+    sa.Index("ix_production_verdicts_project_start", "project", "start_ns"),
+)
+
+
+def _migrate_v5(conn: sa.Connection) -> None:
+    """The production verdicts table (a new database has it from version 1's create_all)."""
+    production_verdicts.create(conn, checkfirst=True)
+
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
-MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4]
+MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5]

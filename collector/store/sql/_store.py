@@ -27,6 +27,7 @@ from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
+    ProductionVerdict,
     Project,
     ReplayRun,
     RunStatus,
@@ -39,6 +40,7 @@ from passhat.collector.store._rows import (
     ToolCallRow,
     TrafficDay,
     TrialRow,
+    VerdictFilter,
     WriteResult,
 )
 from passhat.collector.store.sql import _schema as schema
@@ -57,6 +59,13 @@ from passhat.collector.store.sql._rows import (
     trial_values,
 )
 from passhat.collector.store.sql._ui_queries import search_tickets_query, ticket_trials_query
+from passhat.collector.store.sql._verdicts import (
+    list_verdicts_query,
+    put_verdicts,
+    tickets_by_verdict_query,
+    verdict_from_row,
+    verdicts_of,
+)
 
 
 def _utcnow() -> dt.datetime:
@@ -495,3 +504,57 @@ class SqlStore(Store):
     def list_ticket_trials(self, project: str, ticket_id: str) -> list[TrialRow]:
         with self._engine.connect() as conn:
             return [trial_from_row(r) for r in conn.execute(ticket_trials_query(project, ticket_id))]
+
+    # --- production verdicts -----------------------------------------------------------------------
+    def put_production_verdicts(self, project: str, verdicts: Sequence[ProductionVerdict]) -> None:
+        if not verdicts:
+            return
+        with self._writing() as conn:
+            put_verdicts(conn, project, verdicts)
+
+    def production_verdicts(self, project: str, ticket_ids: Sequence[str]) -> dict[str, ProductionVerdict]:
+        with self._engine.connect() as conn:
+            return verdicts_of(conn, project, ticket_ids)
+
+    def list_production_verdicts(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 10_000,
+        offset: int = 0,
+    ) -> list[ProductionVerdict]:
+        query = list_verdicts_query(
+            project, task_type=task_type, since_ns=since_ns, until_ns=until_ns, limit=limit, offset=offset
+        )
+        with self._engine.connect() as conn:
+            return [verdict_from_row(r) for r in conn.execute(query)]
+
+    def search_tickets_by_verdict(
+        self,
+        project: str,
+        verdict: VerdictFilter | None,
+        *,
+        signature: str | None = None,
+        ticket_id_prefix: str | None = None,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        query = tickets_by_verdict_query(
+            project,
+            verdict,
+            signature=signature,
+            ticket_id_prefix=ticket_id_prefix,
+            task_type=task_type,
+            since_ns=since_ns,
+            until_ns=until_ns,
+            limit=limit,
+            offset=offset,
+        )
+        with self._engine.connect() as conn:
+            return [ticket_from_row(r) for r in conn.execute(query)]
