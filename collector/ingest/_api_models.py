@@ -63,6 +63,13 @@ class ProductionVerdictOut(BaseModel):
         )
 
 
+class ReplayTallyOut(BaseModel):
+    """A replayed ticket's sandbox attempts that speak about the agent (no simulator or infrastructure error)."""
+
+    passed: int
+    attempts: int
+
+
 class TicketOut(BaseModel):
     ticket_id: str
     trace_id: str
@@ -84,12 +91,16 @@ class TicketOut(BaseModel):
     trial_attempt: int | None
     service_name: str | None
     production_verdict: ProductionVerdictOut | None = None  # a graded production ticket's own verdict
+    replays: ReplayTallyOut | None = None  # a replayed production ticket's attempts, over every run
 
     @classmethod
-    def of(cls, row: TicketRow, verdict: ProductionVerdict | None = None) -> TicketOut:
+    def of(
+        cls, row: TicketRow, verdict: ProductionVerdict | None = None, tally: tuple[int, int] | None = None
+    ) -> TicketOut:
         return cls(
             **_same_fields(row, cls),
             production_verdict=None if verdict is None else ProductionVerdictOut.of(verdict),
+            replays=None if tally is None else ReplayTallyOut(passed=tally[0], attempts=tally[1]),
             start_time=_time(row.start_time_ns),
             end_time=_time(row.end_time_ns),
             start_time_unix_nano=row.start_time_ns,

@@ -47,19 +47,23 @@ def list_tickets(
     signature: Annotated[
         str | None, Query(max_length=64, description="Production tickets that failed with this signature")
     ] = None,
+    replays: Annotated[
+        Literal["all_passed", "some_failed", "not_replayed"] | None,
+        Query(description="Production tickets by their replays' attempts"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> TicketList:
     since_ns, until_ns = _ns(since), _ns(until)
-    if verdict is not None or signature is not None:
+    if verdict is not None or signature is not None or replays is not None:
         if source == "sandbox" or run is not None or outcome is not None:
             raise HTTPException(
-                422, "verdict and signature filter production tickets: drop source=sandbox, run and outcome"
+                422, "verdict, signature and replays filter production tickets: drop source=sandbox, run and outcome"
             )
         found = _query(
             lambda: state.store.search_tickets_by_verdict(
-                project, verdict, signature=signature, task_type=task_type, since_ns=since_ns, until_ns=until_ns,
-                limit=limit, offset=offset,
+                project, verdict, signature=signature, replays=replays, task_type=task_type, since_ns=since_ns,
+                until_ns=until_ns, limit=limit, offset=offset,
             )
         )  # fmt: skip
         return _with_verdicts(state, project, found)
@@ -83,9 +87,14 @@ def _with_verdicts(state: AppState, project: str, rows: list[TicketRow]) -> Tick
     """The tickets, each production one with its own verdict when it has been graded."""
     wanted = [r.ticket_id for r in rows if r.source == "production"]
     verdicts = _query(lambda: state.store.production_verdicts(project, wanted)) if wanted else {}
+    tallies = _query(lambda: state.store.trial_tallies(project, wanted)) if wanted else {}
     return TicketList(
-        tickets=[TicketOut.of(r, verdicts.get(r.ticket_id) if r.source == "production" else None) for r in rows]
-    )
+        tickets=[
+            TicketOut.of(r, verdicts.get(r.ticket_id), tallies.get(r.ticket_id)) if r.source == "production"
+            else TicketOut.of(r)
+            for r in rows
+        ]
+    )  # fmt: skip
 
 
 def _ns(moment: dt.datetime | None) -> int | None:

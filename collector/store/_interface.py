@@ -27,6 +27,7 @@ from passhat.collector.store._rows import (
     ProductionVerdict,
     Project,
     ReplayRun,
+    ReplaysFilter,
     RunStatus,
     Source,
     SpanBatch,
@@ -254,6 +255,7 @@ class Store(abc.ABC):
         verdict: VerdictFilter | None,
         *,
         signature: str | None = None,
+        replays: ReplaysFilter | None = None,
         ticket_id_prefix: str | None = None,
         task_type: str | None = None,
         since_ns: int | None = None,
@@ -261,6 +263,13 @@ class Store(abc.ABC):
         limit: int = 50,
         offset: int = 0,
     ) -> list[TicketRow]:
-        """Production ticket attempts by their ticket's verdict, newest first (the other filters as in
-        `search_tickets`). `verdict` keeps tickets graded `passed`, graded `failed`, or `ungraded` (no verdict);
-        `signature` keeps failed tickets of that failure signature."""
+        """Production ticket attempts by their ticket's verdict and replays, newest first (the other filters as
+        in `search_tickets`). `verdict` keeps tickets graded `passed`, graded `failed`, or `ungraded` (no
+        verdict); `signature` keeps failed tickets of that failure signature; `replays` keeps tickets whose
+        usable replay attempts (no simulator or infrastructure error) `all_passed`, of which `some_failed`, or
+        that were `not_replayed`."""
+
+    @abc.abstractmethod
+    def trial_tallies(self, project: str, ticket_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Per ticket id: (attempts passed, attempts) over its replays in every run, counting only attempts
+        without a simulator or infrastructure error. Tickets never replayed are absent."""

@@ -297,6 +297,8 @@ class AlertEvent:
 
 #: A production ticket's verdict filter: graded and passed, graded and failed, or not graded (yet or at all).
 VerdictFilter = Literal["passed", "failed", "ungraded"]
+#: A ticket's replays filter: every usable attempt passed, at least one failed, or never replayed.
+ReplaysFilter = Literal["all_passed", "some_failed", "not_replayed"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from passhat.collector.store._rows import (
     ProductionVerdict,
     Project,
     ReplayRun,
+    ReplaysFilter,
     RunStatus,
     Source,
     SpanBatch,
@@ -454,6 +455,7 @@ class ClickHouseStore(Store):
         verdict: VerdictFilter | None,
         *,
         signature: str | None = None,
+        replays: ReplaysFilter | None = None,
         ticket_id_prefix: str | None = None,
         task_type: str | None = None,
         since_ns: int | None = None,
@@ -465,6 +467,7 @@ class ClickHouseStore(Store):
             project,
             verdict,
             signature=signature,
+            replays=replays,
             ticket_id_prefix=ticket_id_prefix,
             task_type=task_type,
             since_ns=since_ns,
@@ -472,6 +475,9 @@ class ClickHouseStore(Store):
             limit=limit,
             offset=offset,
         )
+
+    def trial_tallies(self, project: str, ticket_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        return self._verdicts.tallies(project, ticket_ids)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from passhat.collector.store._codec import dumps, from_us_opt
-from passhat.collector.store._rows import ProductionVerdict, TicketRow, VerdictFilter
+from passhat.collector.store._rows import ProductionVerdict, ReplaysFilter, TicketRow, VerdictFilter
 from passhat.collector.store.clickhouse._client import ClickHouseConnection
 from passhat.collector.store.clickhouse._rows import TICKET_COLUMNS, micros_col, ticket_from_row, to_utc
 
@@ -17,6 +17,7 @@ COLUMNS = (
 )  # fmt: skip
 _SELECT = ", ".join(micros_col(c) if c == "graded_at" else c for c in COLUMNS)
 _CHUNK = 5000
+_USABLE = "simulator_error IS NULL AND infra_error IS NULL"
 
 
 def _values(project: str, v: ProductionVerdict) -> list[Any]:
@@ -100,6 +101,7 @@ class VerdictTable:
         verdict: VerdictFilter | None,
         *,
         signature: str | None,
+        replays: ReplaysFilter | None,
         ticket_id_prefix: str | None,
         task_type: str | None,
         since_ns: int | None,
@@ -121,6 +123,13 @@ class VerdictTable:
                 name = f"v{len(params)}"
                 where.append(f"{column} {op} %({name})s")
                 params[name] = min(value, 2**63 - 1) if isinstance(value, int) else value
+        if replays is not None:
+            having = {"all_passed": "min(passed) = 1", "some_failed": "min(passed) = 0", "not_replayed": "1"}[replays]
+            member = "NOT IN" if replays == "not_replayed" else "IN"
+            where.append(
+                f"ticket_id {member} (SELECT ticket_id FROM {self._db}.trials FINAL WHERE project = %(p)s AND "
+                f"{_USABLE} GROUP BY ticket_id HAVING {having})"
+            )
         graded = ["project = %(p)s"]
         if verdict in ("passed", "failed"):
             graded.append("passed" if verdict == "passed" else "NOT passed")
@@ -139,3 +148,15 @@ class VerdictTable:
             params,
         )
         return [ticket_from_row(r) for r in rows]
+
+    def tallies(self, project: str, ticket_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        wanted = sorted(set(ticket_ids))
+        found: dict[str, tuple[int, int]] = {}
+        for start in range(0, len(wanted), _CHUNK):
+            rows = self._conn.query(
+                f"SELECT ticket_id, countIf(passed), count() FROM {self._db}.trials FINAL"
+                f" WHERE project = %(p)s AND ticket_id IN %(ids)s AND {_USABLE} GROUP BY ticket_id",
+                {"p": project, "ids": wanted[start : start + _CHUNK]},
+            )
+            found.update((row[0], (int(row[1]), int(row[2]))) for row in rows)
+        return found

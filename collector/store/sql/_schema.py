@@ -299,9 +299,14 @@ production_verdicts = sa.Table(
 )
 
 
+# A ticket's trials in every run (its page, the ticket list's replay tallies and filter), found by ticket id.
+trials_by_ticket = sa.Index("ix_trials_project_ticket", trials.c.project, trials.c.ticket_id)
+
+
 def _migrate_v5(conn: sa.Connection) -> None:
-    """The production verdicts table (a new database has it from version 1's create_all)."""
+    """The production verdicts table, and trials found by ticket (a new database has both from version 1)."""
     production_verdicts.create(conn, checkfirst=True)
+    trials_by_ticket.create(conn, checkfirst=True)
 
 
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.

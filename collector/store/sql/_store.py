@@ -30,6 +30,7 @@ from passhat.collector.store._rows import (
     ProductionVerdict,
     Project,
     ReplayRun,
+    ReplaysFilter,
     RunStatus,
     Source,
     SpanBatch,
@@ -62,6 +63,7 @@ from passhat.collector.store.sql._ui_queries import search_tickets_query, ticket
 from passhat.collector.store.sql._verdicts import (
     list_verdicts_query,
     put_verdicts,
+    tallies_of,
     tickets_by_verdict_query,
     verdict_from_row,
     verdicts_of,
@@ -538,6 +540,7 @@ class SqlStore(Store):
         verdict: VerdictFilter | None,
         *,
         signature: str | None = None,
+        replays: ReplaysFilter | None = None,
         ticket_id_prefix: str | None = None,
         task_type: str | None = None,
         since_ns: int | None = None,
@@ -549,6 +552,7 @@ class SqlStore(Store):
             project,
             verdict,
             signature=signature,
+            replays=replays,
             ticket_id_prefix=ticket_id_prefix,
             task_type=task_type,
             since_ns=since_ns,
@@ -558,3 +562,7 @@ class SqlStore(Store):
         )
         with self._engine.connect() as conn:
             return [ticket_from_row(r) for r in conn.execute(query)]
+
+    def trial_tallies(self, project: str, ticket_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        with self._engine.connect() as conn:
+            return tallies_of(conn, project, ticket_ids)

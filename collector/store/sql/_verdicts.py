@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from passhat.collector.store._codec import dumps, from_us, to_us
-from passhat.collector.store._rows import ProductionVerdict, VerdictFilter
+from passhat.collector.store._rows import ProductionVerdict, ReplaysFilter, VerdictFilter
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._rows import loads
 from passhat.collector.store.sql._ui_queries import search_tickets_query
@@ -90,6 +90,7 @@ def tickets_by_verdict_query(
     verdict: VerdictFilter | None,
     *,
     signature: str | None,
+    replays: ReplaysFilter | None,
     ticket_id_prefix: str | None,
     task_type: str | None,
     since_ns: int | None,
@@ -111,6 +112,8 @@ def tickets_by_verdict_query(
         limit=limit,
         offset=offset,
     )
+    if replays is not None:
+        query = query.where(_replays_condition(project, replays))
     graded = sa.select(v.c.ticket_id).where(v.c.project == project, v.c.ticket_id == t.c.ticket_id)
     if verdict == "ungraded":
         return query.where(~graded.exists())
@@ -121,3 +124,33 @@ def tickets_by_verdict_query(
     if verdict is None and signature is None:
         return query
     return query.where(graded.exists())
+
+
+def _usable(trials: sa.Table) -> sa.ColumnElement[bool]:
+    return sa.and_(trials.c.simulator_error.is_(None), trials.c.infra_error.is_(None))
+
+
+def _replays_condition(project: str, replays: ReplaysFilter) -> sa.ColumnElement[bool]:
+    t, r = schema.tickets, schema.trials
+    of_ticket = sa.and_(r.c.project == project, r.c.ticket_id == t.c.ticket_id, _usable(r))
+    if replays == "not_replayed":
+        return ~sa.select(r.c.ticket_id).where(of_ticket).exists()
+    failed = sa.select(r.c.ticket_id).where(of_ticket, r.c.passed.is_(False)).exists()
+    if replays == "some_failed":
+        return failed
+    return sa.and_(sa.select(r.c.ticket_id).where(of_ticket).exists(), ~failed)
+
+
+def tallies_of(conn: sa.Connection, project: str, ticket_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    r = schema.trials
+    wanted = sorted(set(ticket_ids))
+    found: dict[str, tuple[int, int]] = {}
+    passed = sa.func.sum(sa.case((r.c.passed.is_(True), 1), else_=0))
+    for start in range(0, len(wanted), _CHUNK):
+        query = (
+            sa.select(r.c.ticket_id, passed, sa.func.count())
+            .where(r.c.project == project, r.c.ticket_id.in_(wanted[start : start + _CHUNK]), _usable(r))
+            .group_by(r.c.ticket_id)
+        )
+        found.update((row[0], (int(row[1] or 0), int(row[2]))) for row in conn.execute(query))
+    return found

@@ -135,6 +135,9 @@ def test_a_wrong_entity_write_is_graded_wrong_entity_on_demand(store: Store, tmp
         by_signature = _api(collector.url, key, "/api/tickets", signature="wrong_entity")["tickets"]
         assert [t["ticket_id"] for t in by_signature] == [wrong_id]
         assert len(_api(collector.url, key, "/api/tickets", verdict="passed")["tickets"]) == 2
+        assert row["replays"] is None  # not replayed yet
+        never = _api(collector.url, key, "/api/tickets", replays="not_replayed")["tickets"]
+        assert len(never) == 5
         ungraded = _api(collector.url, key, "/api/tickets", verdict="ungraded")["tickets"]
         assert [t["ticket_id"] for t in ungraded] == ["T-unobserved"]
         detail = _api(collector.url, key, f"/api/tickets/{wrong_id}")
@@ -186,6 +189,7 @@ def test_the_periods_run_grades_its_production_tickets(store: Store, tmp_path: p
     )  # fmt: skip
     verdict = store.production_verdicts("shop", [wrong_id])[wrong_id]
     assert verdict.signature == "wrong_entity" and verdict.graded_by == result.outcome.run.run_id
+    assert store.trial_tallies("shop", [wrong_id]) == {wrong_id: (2, 2)}  # its replays all passed
     data = json.loads(result.report_paths["json"].read_text())
     (row,) = data["sandbox_fidelity"]["task_types"]
     assert row["task_type"] == TASK and row["production_tickets"] == 4 and row["production_passed"] == 2

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 
-from passhat.collector.store import ProductionVerdict, Store, open_store
+from passhat.collector.store import ProductionVerdict, ReplayRun, Store, TrialRow, open_store
 from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
 from tests.collector.store.store_contract import NS, now_ns, ticket_span
@@ -102,3 +102,34 @@ def test_a_version_4_database_gains_the_verdicts_table(sqlite_url: str) -> None:
         assert store.production_verdicts("shop", ["T-1"])["T-1"].passed
     finally:
         store.close()
+
+
+def _trial(ticket_id: str, attempt: int, *, passed: bool, infra_error: str | None = None) -> TrialRow:
+    return TrialRow(
+        run_id="run-1", ticket_id=ticket_id, task_type="refund", attempt=attempt, passed=passed,
+        termination_reason="agent_stop", started_at=dt.datetime(2026, 11, 30, tzinfo=dt.UTC), duration_s=1.0,
+        domain="retail", infra_error=infra_error,
+    )  # fmt: skip
+
+
+def test_replay_tallies_count_usable_attempts_and_filter_tickets(store: Store) -> None:
+    store.ensure_project("shop")
+    base = now_ns() - 3600 * NS
+    store.write_batch("shop", [ticket_span(f"T-{i}", start_ns=base + i * NS) for i in range(3)])
+    store.create_replay_run("shop", ReplayRun("run-1", dt.datetime(2026, 11, 30, tzinfo=dt.UTC), k=2))
+    store.add_trials(
+        "shop",
+        [
+            _trial("T-0", 0, passed=True),
+            _trial("T-0", 1, passed=False, infra_error="worker died"),  # not the agent's: not counted
+            _trial("T-0", 2, passed=True),
+            _trial("T-1", 0, passed=True),
+            _trial("T-1", 1, passed=False),
+        ],
+    )
+    assert store.trial_tallies("shop", ["T-0", "T-1", "T-2"]) == {"T-0": (2, 2), "T-1": (1, 2)}
+    ids = lambda rows: [t.ticket_id for t in rows]  # noqa: E731
+    assert ids(store.search_tickets_by_verdict("shop", None, replays="all_passed")) == ["T-0"]
+    assert ids(store.search_tickets_by_verdict("shop", None, replays="some_failed")) == ["T-1"]
+    assert ids(store.search_tickets_by_verdict("shop", None, replays="not_replayed")) == ["T-2"]
+    assert store.trial_tallies("bank", ["T-0"]) == {}
