@@ -12,6 +12,7 @@ import json
 import pathlib
 from collections.abc import Iterator
 
+import jsonschema
 import pytest
 
 import passhat
@@ -20,6 +21,7 @@ from passhat.collector.demo._traffic import simulated_clock
 from passhat.collector.ingest._keys import create_api_key
 from passhat.collector.loop import run_period
 from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool
+from passhat.collector.report import report_schema
 from passhat.collector.store import Store, open_store, parse_period
 from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
 from tests.collector.embedded import running_collector
@@ -71,6 +73,7 @@ def test_a_sandbox_planted_to_differ_is_named_with_the_tickets_that_differ(
         )
     )  # fmt: skip
     data = json.loads(result.report_paths["json"].read_text())
+    jsonschema.validate(data, report_schema())
     rows = {row["task_type"]: row for row in data["sandbox_fidelity"]["task_types"]}
     planted_row, faithful_row = rows[PLANTED], rows[FAITHFUL]
     # The flawless production agent: every production ticket of both task types graded passed on its own writes.
