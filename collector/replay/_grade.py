@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
+import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,8 @@ from passhat.collector.store import (
     TicketRow,
 )
 from passhat.sandbox import Domain, DomainError, RowImage, apply_overlay, load_domain
+
+log = logging.getLogger("passhat.collector.grade")
 
 ON_DEMAND = "on demand"
 """How a verdict graded outside a period's run names its grader."""
@@ -175,6 +179,9 @@ class TicketGrader:
             return self._grade(ticket, detail, captures_state, graded_by)
         except _NotGradableError as exc:
             return Ungradable(ticket.ticket_id, ticket.task_type, str(exc))
+        except (sqlite3.Error, ValueError, TypeError, KeyError) as exc:  # the grading broke, not the agent
+            log.warning("grading ticket %s broke: %r", ticket.ticket_id, exc)
+            return Ungradable(ticket.ticket_id, ticket.task_type, f"grading broke: {type(exc).__name__}: {exc}")
 
     def _grade(
         self, ticket: TicketRow, detail: TicketDetail, captures_state: bool, graded_by: str

@@ -23,8 +23,8 @@ from passhat.collector.cli._app import app
 from passhat.collector.demo import TrafficPlan, plan_arrivals, serve_traffic
 from passhat.collector.ingest._keys import create_api_key
 from passhat.collector.loop import run_period
-from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, grade_period
-from passhat.collector.store import Store, open_store, parse_period
+from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, TicketGrader, Ungradable, grade_period
+from passhat.collector.store import StateWriteRow, Store, TicketDetail, TicketRow, open_store, parse_period
 from passhat.sandbox import FlawConfig, ReferenceAgent, Scenario, load_domain
 from tests.collector.embedded import running_collector
 
@@ -199,3 +199,52 @@ def test_the_periods_run_grades_its_production_tickets(store: Store, tmp_path: p
     assert "do not overlap" in data["sandbox_fidelity"]["test"]
     html = result.report_paths["html"].read_text()
     assert 'id="fidelity"' in html and "Sandbox fidelity" in result.report_paths["md"].read_text()
+
+
+def _detail(ticket: TicketRow, writes: list[StateWriteRow]) -> TicketDetail:
+    return TicketDetail(ticket.ticket_id, [ticket], [], [], writes, [])
+
+
+@pytest.mark.parametrize(
+    ("write", "reason"),
+    [
+        (
+            StateWriteRow("t" * 32, "s" * 16, 0, 1, "orders", {}, "bulk_update", rowcount=3),
+            "bulk_update of orders carries no row keys",
+        ),
+        (
+            StateWriteRow("t" * 32, "s" * 16, 0, 1, "orders", {"order_id": "#W1"}, "update", None, {"status": "x"}),
+            "has no before-image",
+        ),
+        (
+            StateWriteRow(
+                "t" * 32,
+                "s" * 16,
+                0,
+                1,
+                "orders",
+                {"order_id": "#NOPE"},
+                "update",
+                {"status": "pending"},
+                {"status": "cancelled"},
+                ["status"],
+            ),
+            "cannot be laid over the retail seed",
+        ),
+    ],
+)
+def test_a_write_that_cannot_be_reapplied_leaves_the_ticket_ungraded_with_the_reason(
+    write: StateWriteRow, reason: str
+) -> None:
+    retail = load_domain("retail")
+    grader = TicketGrader({"retail": retail})
+    try:
+        intent = grader.pool.base(retail).scenarios(TASK, 1)[0].intent
+        ticket = TicketRow(
+            ticket_id="T-1", trace_id="t" * 32, span_id="s" * 16, task_type=TASK, source="production",
+            start_time_ns=0, end_time_ns=1, ticket_hash=1, domain="retail", intent=dict(intent),
+        )  # fmt: skip
+        graded = grader.grade(ticket, _detail(ticket, [write]))
+    finally:
+        grader.close()
+    assert isinstance(graded, Ungradable) and reason in graded.reason, graded
