@@ -273,8 +273,12 @@ def grade_tickets(
     """Grade each ticket's first production attempt and store the verdicts (replacing earlier ones)."""
     outcome = GradingOutcome()
     details: list[tuple[TicketRow, TicketDetail]] = []
-    for ticket_id in dict.fromkeys(t.ticket_id for t in tickets):
-        detail = store.get_ticket(project, ticket_id, source="production")
+    ids = list(dict.fromkeys(t.ticket_id for t in tickets))
+    found: dict[str, TicketDetail] = {}
+    for start in range(0, len(ids), 500):
+        found.update(store.get_tickets(project, ids[start : start + 500], source="production"))
+    for ticket_id in ids:
+        detail = found.get(ticket_id)
         attempt = production_attempt(detail) if detail is not None else None
         if detail is None or attempt is None:
             task_type = next(t.task_type for t in tickets if t.ticket_id == ticket_id)

@@ -151,6 +151,14 @@ class Store(abc.ABC):
     def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
         """A ticket with its attempts and their spans, tool calls, state writes and reads; None if unknown."""
 
+    def get_tickets(
+        self, project: str, ticket_ids: Sequence[str], *, source: Source | None = None
+    ) -> dict[str, TicketDetail]:
+        """Several tickets as `get_ticket` gives each, by ticket id (unknown ids are absent). Stores may read them
+        in a few queries; this default asks for one at a time."""
+        found = {tid: self.get_ticket(project, tid, source=source) for tid in dict.fromkeys(ticket_ids)}
+        return {tid: detail for tid, detail in found.items() if detail is not None}
+
     @abc.abstractmethod
     def traffic(
         self, project: str, *, days: int, source: Source = "production", today: dt.date | None = None

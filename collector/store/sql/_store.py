@@ -346,6 +346,50 @@ class SqlStore(Store):
             state_reads=[w for w in rows if w.op == "read"],
         )
 
+    def get_tickets(
+        self, project: str, ticket_ids: Sequence[str], *, source: Source | None = None
+    ) -> dict[str, TicketDetail]:
+        t = schema.tickets
+        wanted = list(dict.fromkeys(ticket_ids))
+        attempts: dict[str, list[TicketRow]] = defaultdict(list)
+        with self._engine.connect() as conn:
+            for chunk in id_chunks(wanted):
+                query = sa.select(t).where(t.c.project == project, t.c.ticket_id.in_(chunk))
+                if source is not None:
+                    query = query.where(t.c.source == source)
+                for r in conn.execute(query):
+                    attempts[r.ticket_id].append(ticket_from_row(r))
+            traces = sorted({a.trace_id for rows in attempts.values() for a in rows})
+            spans = self._spans_of(conn, project, traces) if traces else []
+        by_trace: dict[str, list[NormalizedSpan]] = defaultdict(list)
+        for span in spans:
+            by_trace[span.trace_id].append(span)
+        return {
+            ticket_id: self._detail(ticket_id, attempts[ticket_id], by_trace)
+            for ticket_id in wanted
+            if attempts.get(ticket_id)
+        }
+
+    @staticmethod
+    def _detail(ticket_id: str, found: list[TicketRow], by_trace: dict[str, list[NormalizedSpan]]) -> TicketDetail:
+        attempts = sorted(found, key=lambda a: (a.start_time_ns, a.trace_id))
+        spans = sorted(
+            (s for trace_id in dict.fromkeys(a.trace_id for a in attempts) for s in by_trace.get(trace_id, [])),
+            key=lambda sp: (sp.start_time_ns, sp.span_id),
+        )
+        calls = sorted(
+            (s.tool_call for s in spans if s.tool_call is not None), key=lambda c: (c.start_time_ns, c.span_id)
+        )
+        rows = sorted((w for s in spans for w in s.state_writes), key=lambda w: (w.time_ns, w.span_id, w.seq))
+        return TicketDetail(
+            ticket_id=ticket_id,
+            attempts=attempts,
+            spans=spans,
+            tool_calls=calls,
+            state_writes=[w for w in rows if w.op != "read"],
+            state_reads=[w for w in rows if w.op == "read"],
+        )
+
     def traffic(
         self, project: str, *, days: int, source: Source = "production", today: dt.date | None = None
     ) -> list[TrafficDay]:

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from passhat.collector.store import ProductionVerdict, ReplayRun, Store, TrialRow, open_store
 from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
-from tests.collector.store.store_contract import NS, now_ns, ticket_span
+from tests.collector.store.store_contract import NS, now_ns, ticket_span, tool_span
 
 
 @pytest.fixture(params=["sqlite", "chdb"])
@@ -133,3 +133,24 @@ def test_replay_tallies_count_usable_attempts_and_filter_tickets(store: Store) -
     assert ids(store.search_tickets_by_verdict("shop", None, replays="some_failed")) == ["T-1"]
     assert ids(store.search_tickets_by_verdict("shop", None, replays="not_replayed")) == ["T-2"]
     assert store.trial_tallies("bank", ["T-0"]) == {}
+
+
+def test_several_tickets_read_at_once_equal_each_read_alone(store: Store) -> None:
+    store.ensure_project("shop")
+    base = now_ns() - 3600 * NS
+    first = ticket_span("T-1", start_ns=base)
+    store.write_batch(
+        "shop",
+        [
+            first,
+            tool_span(first),
+            ticket_span("T-1", source="sandbox", run_id="run-1", attempt=0, start_ns=base + NS),
+            ticket_span("T-2", start_ns=base + 2 * NS),
+        ],
+    )
+    together = store.get_tickets("shop", ["T-2", "T-1", "T-9"], source="production")
+    assert list(together) == ["T-2", "T-1"]
+    for ticket_id, detail in together.items():
+        assert detail == store.get_ticket("shop", ticket_id, source="production")
+    assert len(store.get_tickets("shop", ["T-1"])["T-1"].attempts) == 2
+    assert store.get_tickets("bank", ["T-1"]) == {}
