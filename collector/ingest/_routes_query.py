@@ -56,14 +56,14 @@ def list_tickets(
 ) -> TicketList:
     since_ns, until_ns = _ns(since), _ns(until)
     if verdict is not None or signature is not None or replays is not None:
-        if source == "sandbox" or run is not None or outcome is not None:
+        if source == "sandbox" or run is not None:
             raise HTTPException(
-                422, "verdict, signature and replays filter production tickets: drop source=sandbox, run and outcome"
+                422, "verdict, signature and replays filter production tickets: drop source=sandbox and run"
             )
         found = _query(
             lambda: state.store.search_tickets_by_verdict(
-                project, verdict, signature=signature, replays=replays, task_type=task_type, since_ns=since_ns,
-                until_ns=until_ns, limit=limit, offset=offset,
+                project, verdict, signature=signature, replays=replays, task_type=task_type, outcome=outcome,
+                since_ns=since_ns, until_ns=until_ns, limit=limit, offset=offset,
             )
         )  # fmt: skip
         return _with_verdicts(state, project, found)

@@ -265,6 +265,8 @@ class Store(abc.ABC):
         signature: str | None = None,
         replays: ReplaysFilter | None = None,
         ticket_id_prefix: str | None = None,
+        status: StatusCode | None = None,
+        outcome: str | None = None,
         task_type: str | None = None,
         since_ns: int | None = None,
         until_ns: int | None = None,

@@ -258,11 +258,15 @@ def ui_router() -> APIRouter:
                     replays=graded.replays,
                     ticket_id_prefix=ticket.strip() or None,
                     task_type=task_type or None,
+                    status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
+                    outcome=outcome or None,
                     since_ns=_day_ns(since),
                     until_ns=_day_ns(until, end=True),
                     limit=_PAGE + 1,
                     offset=offset,
                 )
+                if graded.any and source != "sandbox"
+                else []  # verdicts and replays are production tickets'
                 if graded.any
                 else store.search_tickets(
                     viewer.project,

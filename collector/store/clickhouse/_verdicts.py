@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from passhat.collector.store._codec import dumps, from_us_opt
-from passhat.collector.store._rows import ProductionVerdict, ReplaysFilter, TicketRow, VerdictFilter
+from passhat.collector.store._rows import ProductionVerdict, ReplaysFilter, StatusCode, TicketRow, VerdictFilter
 from passhat.collector.store.clickhouse._client import ClickHouseConnection
 from passhat.collector.store.clickhouse._rows import TICKET_COLUMNS, micros_col, ticket_from_row, to_utc
 
@@ -103,6 +103,8 @@ class VerdictTable:
         signature: str | None,
         replays: ReplaysFilter | None,
         ticket_id_prefix: str | None,
+        status: StatusCode | None,
+        outcome: str | None,
         task_type: str | None,
         since_ns: int | None,
         until_ns: int | None,
@@ -116,6 +118,8 @@ class VerdictTable:
             params["prefix"] = ticket_id_prefix
         for column, op, value in (
             ("task_type", "=", task_type),
+            ("status", "=", status),
+            ("outcome", "=", outcome),
             ("start_time_ns", ">=", since_ns),
             ("start_time_ns", "<", until_ns),
         ):

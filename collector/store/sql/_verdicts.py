@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from passhat.collector.store._codec import dumps, from_us, to_us
-from passhat.collector.store._rows import ProductionVerdict, ReplaysFilter, VerdictFilter
+from passhat.collector.store._rows import ProductionVerdict, ReplaysFilter, StatusCode, VerdictFilter
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._rows import loads
 from passhat.collector.store.sql._ui_queries import search_tickets_query
@@ -92,6 +92,8 @@ def tickets_by_verdict_query(
     signature: str | None,
     replays: ReplaysFilter | None,
     ticket_id_prefix: str | None,
+    status: StatusCode | None,
+    outcome: str | None,
     task_type: str | None,
     since_ns: int | None,
     until_ns: int | None,
@@ -105,8 +107,8 @@ def tickets_by_verdict_query(
         ticket_id_prefix=ticket_id_prefix,
         task_type=task_type,
         source="production",
-        status=None,
-        outcome=None,
+        status=status,
+        outcome=outcome,
         since_ns=since_ns,
         until_ns=until_ns,
         limit=limit,

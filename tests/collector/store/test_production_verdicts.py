@@ -80,6 +80,9 @@ def test_tickets_are_found_by_their_verdict_and_signature(store: Store) -> None:
     assert ids(store.search_tickets_by_verdict("shop", None, signature="wrong_entity")) == ["T-0"]
     assert ids(store.search_tickets_by_verdict("shop", "failed", since_ns=base + NS)) == ["T-1"]
     assert ids(store.search_tickets_by_verdict("shop", "failed", limit=1, offset=1)) == ["T-0"]
+    assert ids(store.search_tickets_by_verdict("shop", "failed", outcome="resolved", status="ok")) == ["T-1", "T-0"]
+    assert store.search_tickets_by_verdict("shop", "failed", outcome="escalated") == []
+    assert store.search_tickets_by_verdict("shop", "failed", status="error") == []
     assert store.search_tickets_by_verdict("bank", "failed") == []
 
 

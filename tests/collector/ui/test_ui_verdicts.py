@@ -54,12 +54,15 @@ def test_the_ticket_list_shows_and_filters_production_verdicts(ui: UiCollector) 
         by_signature = client.get("/ui/tickets?signature=wrong_entity").text
         ungraded = client.get("/ui/tickets?verdict=ungraded").text
         fragment = client.get("/ui/tickets?verdict=failed", headers={"HX-Request": "true"}).text
+        trials = client.get("/ui/tickets?verdict=failed&source=sandbox").text
+        other_type = client.get("/ui/tickets?verdict=failed&task_type=exchange").text
     assert "Verdict</th>" in listed and "not graded" in listed and "wrong_entity" in listed
     assert _rows(failed) == [WRONG] and "wrong_entity" in failed and "resolved" in failed
     assert _rows(passed) == [RIGHT]
     assert _rows(by_signature) == [WRONG]
     assert WRONG not in _rows(ungraded) and RIGHT not in _rows(ungraded) and len(_rows(ungraded)) >= 4
     assert _rows(fragment) == [WRONG] and "<form" not in fragment
+    assert _rows(trials) == [] and _rows(other_type) == []  # every filter applies together
     assert "<option selected>failed</option>" in failed  # the chosen filter stays chosen
 
 
