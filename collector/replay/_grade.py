@@ -138,9 +138,11 @@ def _tool_calls(detail: TicketDetail, trace_id: str, domain: Domain) -> list[Too
     return calls
 
 
-def _only_the_reply_failed(verdict: Verdict) -> bool:
-    failing = [v for v in verdict.walk() if not v.passed and not v.children]
-    return bool(failing) and all(v.check.startswith(_RESPONSE_CHECK) for v in failing)
+def _the_reply_decides(verdict: Verdict) -> bool:
+    """Whether the verdict rests on the agent's reply: it has a reply check, and nothing else failed."""
+    leaves = [v for v in verdict.walk() if not v.children]
+    reads_reply = any(v.check.startswith(_RESPONSE_CHECK) for v in leaves)
+    return reads_reply and all(v.passed or v.check.startswith(_RESPONSE_CHECK) for v in leaves)
 
 
 class TicketGrader:
@@ -230,7 +232,7 @@ class TicketGrader:
             self.pool.release(sandbox)
         if verdict.errors():
             raise _NotGradableError(f"its check broke: {'; '.join(verdict.errors())}")
-        if not reply_captured and _only_the_reply_failed(verdict):
+        if not reply_captured and _the_reply_decides(verdict):
             raise _NotGradableError(
                 "the check reads the agent's reply, and the ticket's messages were captured without their content "
                 "(passhat.configure(capture_content=True))"
