@@ -145,7 +145,7 @@ async def run_demo(
             production = passhat.configure(
                 make_global=False, endpoint=url, api_key=key, service_name="support-agent (simulated)",
                 source="production", clock=simulated_clock, max_queue_size=500_000, pseudonym_key=demo_key,
-                redact_mode="blank",
+                redact_mode="blank", capture_content=True,  # the replies: production tickets are graded on them
             )  # fmt: skip
             sandbox_traces = passhat.configure(
                 make_global=False, endpoint=url, api_key=key, service_name="passhat replay",

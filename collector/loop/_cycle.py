@@ -35,6 +35,7 @@ from passhat.collector.replay import (
     ScenarioAdapter,
     compare_tallies,
     exploratory_reasons,
+    grade_period,
     keep_promotion,
     official_run,
     promote_run,
@@ -45,6 +46,7 @@ from passhat.collector.report import (
     DailyTraffic,
     NotReplayable,
     PeriodFigures,
+    ProductionGrade,
     Report,
     ReportInput,
     TrialResult,
@@ -172,6 +174,7 @@ def report_input_for(
     ]
     not_replayable = [NotReplayable.from_dict(n) for n in _recorded_not_replayable(run)] + dropped
     return ReportInput(
+        production=production_grades(store, project, period),
         period=period.name,
         k=run.k,
         tallies=tallies,
@@ -192,6 +195,16 @@ def report_input_for(
         generated_at=dt.datetime.now(dt.UTC),
         resamples=resamples,
     )
+
+
+def production_grades(store: Store, project: str, period: Period) -> list[ProductionGrade]:
+    """The period's production tickets' own verdicts (`passhat grade`), as the report's fidelity reads them."""
+    since = int(period.start_datetime().timestamp()) * 10**9
+    until = int(period.end_datetime().timestamp()) * 10**9
+    return [
+        ProductionGrade(v.domain or "unknown", v.task_type, v.ticket_id, v.passed, v.signature)
+        for v in store.list_production_verdicts(project, since_ns=since, until_ns=until, limit=1_000_000)
+    ]
 
 
 def store_runtime(store: Store, project: str) -> passhat.Passhat:
@@ -341,6 +354,9 @@ async def run_period(
             own_runtime.shutdown()
     run = outcome.run
     try:
+        # The period's production tickets graded on their own changes, for the ticket list and the report's
+        # sandbox fidelity (a ticket that cannot be graded is left without a verdict, never failed).
+        grade_period(store, project, period, domains=domains, adapters=adapters, pool=pool, graded_by=run.run_id)
         result = _conclude(
             store, project, period, run, outcome, domains, alerts, report_dir, resamples, same_tickets_as
         )

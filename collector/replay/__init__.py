@@ -18,6 +18,14 @@ from passhat.collector.replay._compare import (
     compare_tallies,
     compare_trials,
 )
+from passhat.collector.replay._grade import (
+    ON_DEMAND,
+    GradingOutcome,
+    TicketGrader,
+    Ungradable,
+    grade_period,
+    grade_tickets,
+)
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
@@ -51,9 +59,11 @@ from passhat.collector.store import (
 )
 
 __all__ = [
+    "ON_DEMAND",
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
+    "GradingOutcome",
     "NotReplayable",
     "NotReplayableError",
     "NothingToReplayError",
@@ -68,6 +78,8 @@ __all__ = [
     "ScenarioAdapter",
     "StratumSample",
     "TaskTypeComparison",
+    "TicketGrader",
+    "Ungradable",
     "adapters_for",
     "choose_official",
     "compare_runs",
@@ -76,6 +88,8 @@ __all__ = [
     "exploratory_reasons",
     "find_resumable",
     "find_reusable",
+    "grade_period",
+    "grade_tickets",
     "keep_promotion",
     "list_runs",
     "official_run",

@@ -29,6 +29,7 @@ from passhat.collector.reliability import (
     summarize_task_type,
     traffic_impact,
 )
+from passhat.collector.report._fidelity import TaskTypeFidelity, sandbox_fidelity
 from passhat.collector.report._input import (
     ReportInput,
     ReportInputError,
@@ -429,6 +430,7 @@ def build_report(report_input: ReportInput) -> Report:
         comparison=report_input.comparison,
         design=_design(measured, report_input.k),
         sample_size=_widest(measured),
+        fidelity=_fidelity(report_input, measured, tallies),
     )
 
 
@@ -442,6 +444,26 @@ def _attempts_reader(
     if report_input.attempts_of is None:
         raise ReportInputError("a report built from tallies needs attempts_of to show one ticket's attempts")
     return report_input.attempts_of
+
+
+def _fidelity(
+    report_input: ReportInput,
+    measured: Sequence[_Measured],
+    tickets: Sequence[TicketTally],
+) -> list[TaskTypeFidelity]:
+    """The production pass rate beside each task type's pass@1 (none when no production ticket was graded)."""
+    if not report_input.production:
+        return []
+    replays = {
+        (m.report.domain, m.report.task_type): (
+            m.report.figures.pass_at_1,
+            m.report.figures.pass_at_1_ci,
+            m.report.tickets_sampled,
+        )
+        for m in measured
+    }
+    attempts = {t.ticket_id: (t.passes, t.trials) for t in tickets}
+    return sandbox_fidelity(report_input.production, replays, attempts, level=report_input.confidence_level)
 
 
 def _design(measured: Sequence[_Measured], k: int) -> dict[str, object]:

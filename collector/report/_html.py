@@ -8,6 +8,7 @@ from html import escape
 from importlib import resources
 
 from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS
+from passhat.collector.report._fidelity_text import fidelity_html
 from passhat.collector.report._format import (
     agent_text,
     change_lines,
@@ -440,6 +441,7 @@ def render_html(report: Report) -> str:
         _trend(report),
         _calculator(report),
         _comparison(report),
+        fidelity_html(report),
         _not_replayable(report),
         _harness_failures(report),
         _alerts(report),

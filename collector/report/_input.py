@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.collector.reliability import HarnessFailure
+from passhat.collector.report._fidelity import ProductionGrade
 from passhat.collector.store import NotReplayable, Period, TicketTally, TrialRow, parse_period
 
 CHANGE_OPS = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
@@ -195,6 +196,7 @@ class ReportInput:
     run_id: str = ""  # the replay run the figures come from
     run_role: str = ""  # official or exploratory (see passhat.collector.replay.official_run)
     comparison: dict[str, Any] | None = None  # a paired comparison with a baseline run (RunComparison.to_dict)
+    production: list[ProductionGrade] = field(default_factory=list)  # production tickets' own verdicts
     generated_at: dt.datetime | None = None
     confidence_level: float = 0.95
     resamples: int = 1000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from passhat.collector.report._fidelity_text import fidelity_markdown
 from passhat.collector.report._format import (
     agent_text,
     change_lines,
@@ -201,6 +202,7 @@ def render_markdown(report: Report) -> str:
         ],
     )
     out += _comparison(report)
+    out += fidelity_markdown(report, _user)
     out += [f"## Not replayable ({len(report.not_replayable)})", ""]
     if report.not_replayable:
         out += _table(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.collector.reliability import HarnessFailure
+from passhat.collector.report._fidelity import FIDELITY_TEST, TaskTypeFidelity
 from passhat.collector.report._input import AlertFired, BackendChange
 from passhat.collector.store import NotReplayable
 
@@ -196,6 +197,7 @@ class Report:
     comparison: dict[str, Any] | None = None  # candidate vs a baseline run on the same tickets
     design: dict[str, Any] | None = None  # the trial design: fixed, or curtailed with the trials it saved
     sample_size: str = ""  # the widest per-task-type pass^k interval, in tickets
+    fidelity: list[TaskTypeFidelity] = field(default_factory=list)  # production pass rate beside pass@1
 
     def to_json(self) -> dict[str, Any]:
         """The `report.json` document: the issue's keys first, then the extras the HTML page draws from."""
@@ -297,6 +299,10 @@ class Report:
             "design": self.design,
             "sample_size": self.sample_size,
             "interval": "continuity-corrected Wilson over tickets; stratified by task type when traffic-weighted",
+            "sandbox_fidelity": {
+                "test": FIDELITY_TEST.format(level=100 * self.confidence_level),
+                "task_types": [f.to_dict() for f in self.fidelity],
+            },
             "trend": [
                 {
                     "period": p.period,

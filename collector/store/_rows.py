@@ -325,3 +325,37 @@ class AlertEvent:
     task_type: str | None = None
     payload: dict[str, Any] = field(default_factory=dict)
     deliveries: dict[str, str] = field(default_factory=dict)  # channel -> "ok" | error text
+
+
+#: A production ticket's verdict filter: graded and passed, graded and failed, or not graded (yet or at all).
+VerdictFilter = Literal["passed", "failed", "ungraded"]
+#: A ticket's replays filter: every usable attempt passed, at least one failed, or never replayed.
+ReplaysFilter = Literal["all_passed", "some_failed", "not_replayed"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProductionVerdict:
+    """The verdict of a production ticket's own changes: its task type's check run on what it wrote.
+
+    The ticket's captured before-images are laid over its domain's seed, its captured writes applied, and the
+    check run on the difference (`passhat.collector.replay.grade_ticket`). One per ticket id (the first
+    production attempt); grading again replaces it. `signature` is the failure label when it failed, `verdict`
+    the check's verdict as JSON, `graded_by` the replay run that graded it (or `on demand`).
+    """
+
+    ticket_id: str
+    trace_id: str
+    task_type: str
+    start_time_ns: int
+    passed: bool
+    graded_at: dt.datetime
+    domain: str | None = None
+    signature: str | None = None
+    evidence: str | None = None
+    verdict: dict[str, Any] | None = None
+    graded_by: str = "on demand"
+
+    @property
+    def label(self) -> str:
+        """What a list shows: `passed`, or the failure signature (`failed` when it has none)."""
+        return "passed" if self.passed else (self.signature or "failed")

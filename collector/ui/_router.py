@@ -16,6 +16,7 @@ from passhat.collector.reliability import harness_failures
 from passhat.collector.store import Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
+from passhat.collector.ui._grades import SIGNATURE_CHOICES, graded_filters, ticket_grades
 from passhat.collector.ui._pages import (
     OUTCOME_LABELS,
     FigureCache,
@@ -62,6 +63,7 @@ def _environment() -> jinja2.Environment:
     env.filters["when"] = lambda t: "" if t is None else t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     env.filters["q"] = lambda v: urllib.parse.quote(str(v), safe="")
     env.globals.update(charts=_charts, outcome_labels=OUTCOME_LABELS, version=__version__, prefix=PREFIX)
+    env.globals.update(signature_choices=SIGNATURE_CHOICES)
     return env
 
 
@@ -241,22 +243,45 @@ def ui_router() -> APIRouter:
         outcome: Annotated[str, Query(max_length=200)] = "",
         since: Annotated[str, Query(max_length=10)] = "",
         until: Annotated[str, Query(max_length=10)] = "",
+        verdict: Annotated[str, Query(max_length=20)] = "",
+        signature: Annotated[str, Query(max_length=64)] = "",
+        replays: Annotated[str, Query(max_length=20)] = "",
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     ) -> HTMLResponse:
         viewer = _viewer(request)
         store = _store(request)
+        graded = graded_filters(verdict, signature, replays)
         rows = _query_store(
-            lambda: store.search_tickets(
-                viewer.project,
-                ticket_id_prefix=ticket.strip() or None,
-                task_type=task_type or None,
-                source=source if source in ("production", "sandbox") else None,  # type: ignore[arg-type]
-                status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
-                outcome=outcome or None,
-                since_ns=_day_ns(since),
-                until_ns=_day_ns(until, end=True),
-                limit=_PAGE + 1,
-                offset=offset,
+            lambda: (
+                store.search_tickets_by_verdict(
+                    viewer.project,
+                    graded.verdict,
+                    signature=graded.signature,
+                    replays=graded.replays,
+                    ticket_id_prefix=ticket.strip() or None,
+                    task_type=task_type or None,
+                    status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
+                    outcome=outcome or None,
+                    since_ns=_day_ns(since),
+                    until_ns=_day_ns(until, end=True),
+                    limit=_PAGE + 1,
+                    offset=offset,
+                )
+                if graded.any and source != "sandbox"
+                else []  # verdicts and replays are production tickets'
+                if graded.any
+                else store.search_tickets(
+                    viewer.project,
+                    ticket_id_prefix=ticket.strip() or None,
+                    task_type=task_type or None,
+                    source=source if source in ("production", "sandbox") else None,  # type: ignore[arg-type]
+                    status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
+                    outcome=outcome or None,
+                    since_ns=_day_ns(since),
+                    until_ns=_day_ns(until, end=True),
+                    limit=_PAGE + 1,
+                    offset=offset,
+                )
             )
         )
         filters = {
@@ -267,9 +292,13 @@ def ui_router() -> APIRouter:
             "outcome": outcome,
             "since": since,
             "until": until,
+            "verdict": graded.verdict or "",
+            "signature": graded.signature or "",
+            "replays": graded.replays or "",
         }
         more = urllib.parse.urlencode({**{k: v for k, v in filters.items() if v}, "offset": offset + _PAGE})
         context = {
+            **_query_store(lambda: ticket_grades(store, viewer.project, rows[:_PAGE])),
             "rows": rows[:_PAGE],
             "filters": filters,
             "offset": offset,
@@ -294,10 +323,14 @@ def ui_router() -> APIRouter:
         runs: dict[str, list[Any]] = {}
         for trial in trials:
             runs.setdefault(trial.run_id, []).append(trial)
+        production = detail is not None and any(a.source == "production" for a in detail.attempts)
+        verdict = _query_store(lambda: store.production_verdicts(viewer.project, [ticket_id])) if production else {}
         return render.page(
             request,
             "ticket.html",
             viewer=viewer,
+            production_verdict=verdict.get(ticket_id),
+            verdict_diagnostics=failing_diagnostics,
             ticket_id=ticket_id,
             detail=detail,
             view=view,

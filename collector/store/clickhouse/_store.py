@@ -11,15 +11,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from passhat.checks import NOT_AGENT_FAULT
 from passhat.collector.store._codec import from_us_opt
 from passhat.collector.store._interface import Store, StoreError
 from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
+    ProductionVerdict,
     Project,
     ReplayRun,
+    ReplaysFilter,
     RunStatus,
     Source,
     SpanBatch,
@@ -29,6 +30,7 @@ from passhat.collector.store._rows import (
     TicketTally,
     TrafficDay,
     TrialRow,
+    VerdictFilter,
     WriteResult,
 )
 from passhat.collector.store._tally import MASK_ATTEMPTS, tallies_from_rows
@@ -38,6 +40,7 @@ from passhat.collector.store.clickhouse._rows import (
     ALERT_SELECT,
     API_KEY_COLUMNS,
     API_KEY_SELECT,
+    COUNTED_BY_AGENT,
     RUN_COLUMNS,
     RUN_SELECT,
     TICKET_COLUMNS,
@@ -63,12 +66,8 @@ from passhat.collector.store.clickhouse._schema import (
     migrations_table_ddl,
 )
 from passhat.collector.store.clickhouse._spans import SpanTables
+from passhat.collector.store.clickhouse._verdicts import VerdictTable
 
-#: A trial that speaks about the agent: the harness did not break it (`reliability.is_harness_failure`).
-_COUNTED_BY_AGENT = (
-    "ifNull(simulator_error, '') = '' AND ifNull(infra_error, '') = ''"
-    f" AND ifNull(failure_label, '') NOT IN ({', '.join(repr(s) for s in sorted(NOT_AGENT_FAULT))})"
-)
 #: Trial keys bound into one duplicate check (a batch of 8,000 exceeded the default maximum query size).
 _KEY_CHUNK = 2_000
 
@@ -90,6 +89,7 @@ class ClickHouseStore(Store):
         self._db = target.database
         self._conn = ClickHouseConnection(target)
         self._spans = SpanTables(self._conn)
+        self._verdicts = VerdictTable(self._conn, self._db)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -330,7 +330,7 @@ class ClickHouseStore(Store):
             self._conn.insert("trials", [trial_values(project, t) for t in trials], ("project", *TRIAL_COLUMNS))
 
     def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
-        counted = _COUNTED_BY_AGENT
+        counted = COUNTED_BY_AGENT
         low = f"{counted} AND attempt < {MASK_ATTEMPTS}"
         bit = "bitShiftLeft(toUInt64(1), attempt)"
         where = "project = %(p)s AND run_id = %(r)s"
@@ -360,7 +360,7 @@ class ClickHouseStore(Store):
         self, project: str, run_id: str, *, ticket_id: str | None = None, harness_only: bool = False
     ) -> list[TrialRow]:
         one = "" if ticket_id is None else " AND ticket_id = %(t)s"
-        one += f" AND NOT ({_COUNTED_BY_AGENT})" if harness_only else ""
+        one += f" AND NOT ({COUNTED_BY_AGENT})" if harness_only else ""
         rows = self._conn.query(
             f"SELECT {TRIAL_SELECT} FROM {self._db}.trials FINAL WHERE project = %(p)s AND run_id = %(r)s{one}"
             " ORDER BY ticket_id, attempt",
@@ -470,6 +470,61 @@ class ClickHouseStore(Store):
             {"p": project, "t": ticket_id},
         )
         return [trial_from_row(r) for r in rows]
+
+    # --- production verdicts -----------------------------------------------------------------------
+    def put_production_verdicts(self, project: str, verdicts: Sequence[ProductionVerdict]) -> None:
+        self._verdicts.put(project, verdicts)
+
+    def production_verdicts(self, project: str, ticket_ids: Sequence[str]) -> dict[str, ProductionVerdict]:
+        return self._verdicts.of(project, ticket_ids)
+
+    def list_production_verdicts(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 10_000,
+        offset: int = 0,
+    ) -> list[ProductionVerdict]:
+        return self._verdicts.listed(
+            project, task_type=task_type, since_ns=since_ns, until_ns=until_ns, limit=limit, offset=offset
+        )
+
+    def search_tickets_by_verdict(
+        self,
+        project: str,
+        verdict: VerdictFilter | None,
+        *,
+        signature: str | None = None,
+        replays: ReplaysFilter | None = None,
+        ticket_id_prefix: str | None = None,
+        status: StatusCode | None = None,
+        outcome: str | None = None,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        return self._verdicts.tickets(
+            project,
+            verdict,
+            signature=signature,
+            replays=replays,
+            ticket_id_prefix=ticket_id_prefix,
+            status=status,
+            outcome=outcome,
+            task_type=task_type,
+            since_ns=since_ns,
+            until_ns=until_ns,
+            limit=limit,
+            offset=offset,
+        )
+
+    def trial_tallies(self, project: str, ticket_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        return self._verdicts.tallies(project, ticket_ids)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -45,6 +45,7 @@ from passhat.collector.store._rows import (
 from passhat.collector.store._tally import tallies_from_rows
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._connect import postgres_parameters, sqlite_begin, sqlite_pragmas
+from passhat.collector.store.sql._graded import VerdictQueries
 from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, write_group
 from passhat.collector.store.sql._rows import (
     HASH_SHIFT,
@@ -79,7 +80,7 @@ def _int64(value: int) -> int:
     return min(max(value, -(2**63)), 2**63 - 1)
 
 
-class SqlStore(Store):
+class SqlStore(VerdictQueries, Store):
     """A Store in any SQLAlchemy database; writes are serialised in-process (one writer, group commits)."""
 
     def __init__(self, url: str) -> None:
@@ -432,7 +433,7 @@ class SqlStore(Store):
             if kept:
                 return tallies_from_kept(kept, self._later_attempts(conn, project, run_id, kept))
             tallies = self._count_tallies(conn, project, run_id)
-        if status == "finished" and tallies:  # finished before its tallies were kept (schema 4): keep them now
+        if status == "finished" and tallies:  # finished before its tallies were kept (schema 5): keep them now
             with self._writing() as conn:
                 # Trials added since the read began would make these stale: keep them only if the count holds.
                 t = schema.trials

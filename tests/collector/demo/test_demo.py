@@ -34,6 +34,13 @@ def test_demo_runs_two_weeks_and_the_regression_alert_reaches_the_webhook(tmp_pa
         data = json.loads(week.result.report_paths["json"].read_text())
         jsonschema.validate(data, report_schema())
         assert data["k"] == 5
+        # Sandbox fidelity: every production ticket graded on its own writes and replies, as its own run graded
+        # it when it happened; the sandbox replays the same agent, so its pass@1 agrees with production.
+        fidelity = data["sandbox_fidelity"]["task_types"]
+        assert sum(row["production_tickets"] for row in fidelity) == week.production_tickets
+        graded_failed = sum(row["production_tickets"] - row["production_passed"] for row in fidelity)
+        assert graded_failed == week.production_failed
+        assert [row["task_type"] for row in fidelity if row["agrees"] is not True] == []
     html = outcome.weeks[1].result.report_paths["html"].read_text()
     assert "simulat" in html.lower()
     summary = json.loads((tmp_path / "summary.json").read_text())
