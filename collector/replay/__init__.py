@@ -12,6 +12,12 @@ from passhat.collector.replay._adapters import (
     row_images,
 )
 from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
+from passhat.collector.replay._intent import (
+    INFER_MODES,
+    IntentInference,
+    customer_messages,
+    intent_inference,
+)
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
@@ -45,9 +51,11 @@ from passhat.collector.store import (
 )
 
 __all__ = [
+    "INFER_MODES",
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
+    "IntentInference",
     "NotReplayable",
     "NotReplayableError",
     "NothingToReplayError",
@@ -66,9 +74,11 @@ __all__ = [
     "choose_official",
     "compare_runs",
     "compare_trials",
+    "customer_messages",
     "exploratory_reasons",
     "find_resumable",
     "find_reusable",
+    "intent_inference",
     "keep_promotion",
     "list_runs",
     "official_run",

@@ -13,7 +13,7 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import passhat
@@ -24,6 +24,13 @@ from passhat.collector.replay._adapters import (
     adapters_for,
     prepare,
     production_attempt,
+)
+from passhat.collector.replay._intent import (
+    INFER_MODES,
+    classified_traffic,
+    classify_unnamed,
+    inferred_intents,
+    intent_inference,
 )
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._sampling import sample_tickets
@@ -41,6 +48,7 @@ from passhat.sandbox import (
     run_curtailed,
     run_trial,
 )
+from passhat.sandbox.inference import ModelSettings
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (trials done, trials planned) as the run goes."""
@@ -84,8 +92,14 @@ class ReplaySettings:
     ray_workers: int = 0  # worker actors, one CPU each (0: one per CPU of the cluster)
     ray_concurrency: int = 4  # trials in flight per worker
     ray_env: tuple[str, ...] = ()  # driver environment variables given to the workers (by name)
+    infer_intent: str = "rules"  # how a ticket without a recorded intent gets one: "rules" | "model" | "off"
+    intent_model: ModelSettings | None = None  # the model extractor's endpoint ([intent] in passhat.toml)
 
     def __post_init__(self) -> None:
+        if self.infer_intent not in INFER_MODES:
+            raise ValueError(f"infer_intent must be one of {', '.join(INFER_MODES)}, got {self.infer_intent!r}")
+        if self.infer_intent == "model" and self.intent_model is None:
+            raise ValueError("infer_intent = 'model' needs the model's settings ([intent] provider, model, base_url)")
         if self.executor not in ("local", "ray"):
             raise ValueError(f"executor must be 'local' or 'ray', got {self.executor!r}")
         if self.ray_workers < 0 or self.ray_concurrency < 1:
@@ -317,7 +331,11 @@ async def replay_period(
         return lambda table, key: active_pool.base(domain).initial.get(table, dict(key))
 
     lookups = {name: lookup_in(domain) for name, domain in domains.items()}
-    all_adapters: dict[str, ScenarioAdapter] = {**adapters_for(list(domains.values()), lookups), **(adapters or {})}
+    inference = intent_inference(settings, active_pool)
+    all_adapters: dict[str, ScenarioAdapter] = {
+        **adapters_for(list(domains.values()), lookups, inference=inference),
+        **(adapters or {}),
+    }
     params = _params(period, agent, settings)
     params["compare_to"] = None if same_tickets_as is None else same_tickets_as.run_id
     if not fresh:
@@ -327,6 +345,7 @@ async def replay_period(
     existing = find_resumable(store, project, params)
     tickets = production_tickets(store, project, period)
     population: dict[str, int] = {}
+    moved: dict[str, dict[str, int]] = {}
     if existing is not None:
         chosen_ids = list(existing.params.get("tickets", []))
         by_id = {t.ticket_id: t for t in tickets}
@@ -337,6 +356,11 @@ async def replay_period(
         chosen = [by_id[i] for i in same_tickets_as.params.get("tickets", []) if i in by_id]
         population = dict(same_tickets_as.params.get("population", {}))
     else:
+        if inference is not None:
+            known = {name for adapter in all_adapters.values() for name in adapter.task_types()}
+            classified = classify_unnamed(store, project, tickets, known, domains, inference)
+            moved = classified_traffic(tickets, classified)
+            tickets = [replace(t, task_type=classified.get(t.ticket_id, t.task_type)) for t in tickets]
         if settings.task_types:
             tickets = [t for t in tickets if t.task_type in settings.task_types]
         samples = sample_tickets(tickets, size=settings.tickets_per_task_type, sizes=settings.sizes)
@@ -353,6 +377,8 @@ async def replay_period(
     for ticket in chosen:
         detail = store.get_ticket(project, ticket.ticket_id, source="production")
         attempt = production_attempt(detail) if detail is not None else None
+        if attempt is not None and attempt.task_type != ticket.task_type:  # classified by intent inference
+            attempt = replace(attempt, task_type=ticket.task_type)
         prepared = prepare(attempt or ticket, detail, all_adapters)
         if isinstance(prepared, NotReplayable):
             not_replayable.append(prepared)
@@ -370,6 +396,8 @@ async def replay_period(
                 "population": population,
                 "not_replayable": [n.to_dict() for n in not_replayable],
                 "exploratory": list(exploratory),
+                "intents": inferred_intents(inference, chosen),
+                "classified_traffic": moved,
             },
         )
         store.create_replay_run(project, run)
