@@ -127,8 +127,8 @@ class RuleExtractor:
         """Which of ``candidate``'s fields the customer's words name, directly or through the rows they lead to."""
         evidence: dict[str, str] = {}
         missing: list[str] = []
-        pending: list[tuple[str, Any, IntentField]] = []
-        seeds: list[LinkedRow] = []
+        pending: list[tuple[str, Any]] = []
+        named: dict[str, dict[str, Any]] = {}  # table -> column -> a value the customer said
         for path, value in leaves(candidate):
             spec = field_for(task, path)
             if value is None or (spec is not None and not spec.needs_evidence):
@@ -138,23 +138,35 @@ class RuleExtractor:
             if found is not None:
                 evidence.setdefault(path, f"the customer said {value!r} (message {found + 1})")
                 if spec is not None and spec.source == "column":
-                    seeds.extend(
-                        LinkedRow(spec.table, row, f"{spec.table} {spec.column_name}={value}")
-                        for row in self.links.rows_with(spec.table, spec.column_name, value)
-                    )
+                    named.setdefault(spec.table, {}).setdefault(spec.column_name, value)
             elif spec is not None and spec.source == "column":
-                pending.append((path, value, spec))
+                pending.append((path, value))
             else:
                 missing.append(path)
         if pending:
-            linked = self.links.linked(seeds)
-            for path, value, _spec in pending:
+            linked = self.links.linked(self._identified(named))
+            for path, value in pending:
                 row = linked.get(said_form(value))
                 if row is None:
                     missing.append(path)
                 else:
-                    evidence.setdefault(path, f"held by the row the customer's words lead to ({row.how})")
+                    evidence.setdefault(path, f"held by the row the customer's words identify ({row.how})")
         return _Reading(dict(candidate), evidence, sorted(set(missing)))
+
+    def _identified(self, named: Mapping[str, Mapping[str, Any]]) -> list[LinkedRow]:
+        """The rows the customer's words pick out: per table, the one row holding every value they said for its
+        columns (a value many rows hold, such as a date, identifies nothing on its own)."""
+        rows: list[LinkedRow] = []
+        for table, values in named.items():
+            matches: list[Mapping[str, Any]] | None = None
+            for column, value in values.items():
+                held = self.links.rows_with(table, column, value)
+                ids = {id(row) for row in held}
+                matches = list(held) if matches is None else [row for row in matches if id(row) in ids]
+            if matches is not None and len(matches) == 1:
+                said = ", ".join(f"{column}={value}" for column, value in values.items())
+                rows.append(LinkedRow(table, matches[0], f"{table} {said}"))
+        return rows
 
     @staticmethod
     def _said(spec: IntentField | None, value: Any, words: CustomerWords) -> int | None:

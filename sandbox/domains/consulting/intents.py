@@ -34,7 +34,7 @@ INTENT_FIELDS: dict[str, dict[str, IntentField]] = {
         "calls[].args.pool_id": derived(),
         "calls[].args.course_id": derived(),
         "calls[].args.cost_center": derived(),
-        "calls[].args.approver_id": in_column("employees.employee_id"),
+        "calls[].args.approver_id": derived(),
         "calls[].args.permission": derived(),
     },
     "onboard_contractor": {

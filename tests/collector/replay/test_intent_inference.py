@@ -1,0 +1,131 @@
+"""Tickets that recorded no intent are replayed through intent inference, and a planted bug is still found.
+
+A team's own clinic desk (tests/collector/replay/clinic.py) sends its production tickets through the SDK to a
+real collector over HTTP, with content capture on and its database instrumented, and never records an intent.
+Its agent sometimes moves the patient's other appointment (a wrong-entity write). Replay infers each ticket's
+intent from what the customer said and the rows the agent read, never from what it wrote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Callable, Iterator
+
+import pytest
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.orm import Session
+
+import passhat
+from passhat._runtime import set_current
+from passhat.collector.replay import AgentSpec, ReplayOutcome, ReplaySettings, replay_period
+from passhat.collector.store import Store, open_store, week_of
+from tests.collector.embedded import running_collector
+from tests.collector.replay import clinic
+from tests.collector.server import new_key
+
+PATIENTS = [(f"P{n}", f"patient.{n}@mail.example.org", "2026-07-01", "2026-07-02") for n in range(1, 9)]
+TWICE = ("P9", "patient.9@mail.example.org", "2026-07-03", "2026-07-03")  # two appointments on one day
+WRONG_RATE = 0.4
+PROJECT = "clinic"
+
+
+def _production(path: str) -> Engine:
+    engine = create_engine(f"sqlite:///{path}")
+    clinic.Base.metadata.create_all(engine)
+    with Session(engine) as session:
+        for patient_id, email, first, second in [*PATIENTS, TWICE]:
+            session.add(clinic.Patient(patient_id=patient_id, email=email, name=patient_id))
+            session.add(clinic.Appointment(appointment_id=f"{patient_id}-a", patient_id=patient_id, day=first))
+            session.add(clinic.Appointment(appointment_id=f"{patient_id}-b", patient_id=patient_id, day=second))
+        session.commit()
+    return engine
+
+
+def _customer(opening: str, email: str) -> Callable[[str | None], str]:
+    return lambda agent_said: opening if agent_said is None else f"Sure, it is {email}."
+
+
+@pytest.fixture
+def store(tmp_path: object) -> Iterator[Store]:
+    opened = open_store(f"sqlite:///{tmp_path}/collector.db")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _send(store: Store, folder: str, openings: list[tuple[str, str, str]]) -> None:
+    """Production tickets through the SDK to a running collector: (ticket id, opening, email)."""
+    engine = _production(f"{folder}/production.db")
+    with running_collector(store) as collector:
+        previous = set_current(None)
+        passhat.configure(endpoint=collector.url, api_key=new_key(store, PROJECT), capture_content=True)
+        handle = passhat.instrument_sqlalchemy(engine)
+        try:
+            for ticket_id, opening, email in openings:
+                clinic.handle_ticket(engine, ticket_id, _customer(opening, email), WRONG_RATE)
+            assert passhat.flush(timeout=20)
+        finally:
+            handle.uninstrument()
+            passhat.shutdown()
+            set_current(previous)
+
+
+def _replay(store: Store) -> ReplayOutcome:
+    spec = AgentSpec(lambda context: clinic.ReplayedDesk(context, WRONG_RATE), "clinic desk")
+    settings = ReplaySettings(k=4, tickets_per_task_type=50, parallel=2, infer_intent="rules")
+    period = week_of(dt.datetime.now(dt.UTC))
+    domains = {"clinic": clinic.domain}
+    return asyncio.run(replay_period(store, PROJECT, period, spec, domains=domains, settings=settings))
+
+
+def test_tickets_without_an_intent_are_replayed_and_the_wrong_entity_bug_is_found(
+    store: Store, tmp_path: object
+) -> None:
+    openings = [
+        (f"R-{patient_id}", f"Hi, please move my appointment on {first} to 2026-07-0{6 + n % 4}.", email)
+        for n, (patient_id, email, first, _) in enumerate(PATIENTS)
+    ]
+    _send(store, str(tmp_path), openings)
+    outcome = _replay(store)
+
+    assert outcome.not_replayable == []
+    intents = outcome.run.params["intents"]
+    assert set(intents) == {ticket_id for ticket_id, _, _ in openings}
+    for n, (patient_id, _, first, _) in enumerate(PATIENTS):
+        stored = intents[f"R-{patient_id}"]
+        assert stored["source"] == "inferred:rules"
+        # The appointment the customer named, whatever the production agent wrote.
+        assert stored["intent"]["appointment_id"] == f"{patient_id}-a"
+        assert stored["intent"]["day"] == first and stored["intent"]["new_day"] == f"2026-07-0{6 + n % 4}"
+        assert "customer said" in stored["evidence"]["new_day"]
+    details = [store.get_ticket(PROJECT, ticket_id) for ticket_id, _, _ in openings]
+    wrote_elsewhere = [
+        d.ticket_id for d in details if d and any(w.key["appointment_id"].endswith("-b") for w in d.state_writes)
+    ]
+    assert wrote_elsewhere, "the planted bug should have written to a sibling in production"
+    labels = {trial.failure_label for trial in outcome.trials if not trial.passed}
+    assert labels == {"wrong_entity"}
+    passed = sum(trial.passed for trial in outcome.trials)
+    assert 0 < passed < len(outcome.trials)
+
+
+def test_words_that_fit_two_appointments_or_name_no_day_leave_the_ticket_not_replayable_with_the_reason(
+    store: Store, tmp_path: object
+) -> None:
+    _send(
+        store,
+        str(tmp_path),
+        [
+            ("R-twice", "Hi, please move my appointment on 2026-07-03 to 2026-07-08.", TWICE[1]),
+            ("R-vague", "Hi, please move my appointment to 2026-07-08.", PATIENTS[0][1]),
+        ],
+    )
+    outcome = _replay(store)
+    reasons = {skipped.ticket_id: skipped.reason for skipped in outcome.not_replayable}
+    assert set(reasons) == {"R-twice", "R-vague"}
+    assert reasons["R-twice"].startswith("no intent was recorded, and none could be inferred: 2 candidates for")
+    assert "appointment_id ('P9-a', 'P9-b')" in reasons["R-twice"]
+    assert "no evidence for day" in reasons["R-vague"]
+    assert outcome.run.params["intents"] == {}
