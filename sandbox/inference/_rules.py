@@ -25,8 +25,8 @@ from passhat.sandbox.inference._rows import LinkedRow, RowLinks
 from passhat.sandbox.inference._said import CustomerWords, said_form
 
 FIX_WORDS = (
-    "capture the customer's messages (t.customer_says(...) with capture_content=True) and the rows the agent "
-    "reads (passhat.instrument_sqlalchemy(engine)), or record intent={...} on passhat.ticket(...)"
+    "pass intent={...} to passhat.ticket(...), or capture what intent inference reads: the customer's messages "
+    "(t.customer_says(...) with capture_content=True) and the rows the agent reads (passhat.instrument_sqlalchemy)"
 )
 
 
@@ -113,7 +113,7 @@ class RuleExtractor:
             shown = ", ".join(repr(v) for v in values[:3])
             raise IntentNotInferredError(
                 f"{len(full)} candidates for {path} ({shown}): the customer's words fit each",
-                fix="record intent={...} on passhat.ticket(...) for such tickets, or have the agent ask the customer "
+                fix="pass intent={...} to passhat.ticket(...) for such tickets, or have the agent ask the customer "
                 f"which {path.replace('[]', '').replace('_', ' ')} they mean",
             )
         best = min(len(reading.missing) for reading in readings)

@@ -84,6 +84,14 @@ class _DoNothing:
         return Message("agent", "Thank you for reaching out. Everything is in order.", final=True)
 
 
+def _intent_fields(domain: Domain, sandbox: Sandbox, count: int, seed: int) -> PropertyResult:
+    scenarios = [s for name in domain.task_types for s in sandbox.scenarios(name, count, seed=seed)]
+    problems = intent_field_problems(domain, scenarios)
+    shown = "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else "")
+    held = f"{sum(1 for t in domain.task_types.values() if t.intent_fields)} task types declare their intent's fields"
+    return PropertyResult("intent_fields", not problems, shown or held)
+
+
 def _policy(domain: Domain) -> PropertyResult:
     text = domain.policy.strip()
     return PropertyResult("policy", bool(text), f"{len(text)} characters" if text else "the policy is empty")
@@ -254,6 +262,8 @@ def check_domain(
         results = asyncio.run(_run(domain, sandbox, wanted, scenarios_per_task_type, seed, size))
         if "collateral" in wanted:
             results.append(_collateral(sandbox, min(scenarios_per_task_type, 2), seed))
+        if "intent_fields" in wanted:
+            results.append(_intent_fields(domain, sandbox, scenarios_per_task_type, seed))
     broken = [result for result in results if not result.held]
     if broken:
         raise DomainContractError(domain.name, broken)
@@ -269,11 +279,6 @@ async def _run(
         results.append(_policy(domain))
     if "systems" in wanted:
         results.append(_systems(domain))
-    if "intent_fields" in wanted:
-        problems = intent_field_problems(domain, scenarios)
-        shown = "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else "")
-        held = f"{sum(1 for t in domain.task_types.values() if t.intent_fields)} task types declare their fields"
-        results.append(PropertyResult("intent_fields", not problems, shown or held))
     if "deterministic" in wanted:
         results.append(_deterministic(domain, sandbox, seed, size))
     if wanted & {"write_checks_guard", "do_nothing_fails"}:
