@@ -410,6 +410,7 @@ def build_report(report_input: ReportInput) -> Report:
         comparison=report_input.comparison,
         design=_design(measured, report_input.k),
         sample_size=_widest(measured),
+        inferred_intents=dict(sorted(report_input.inferred_intents.items())),
     )
 
 

@@ -190,6 +190,8 @@ class ReportInput:
     confidence_level: float = 0.95
     resamples: int = 1000
     seed: int = 0
+    # Intents the replay inferred for tickets that recorded none: ticket id -> source, task type, intent, evidence.
+    inferred_intents: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _is_probability(value: float | None) -> bool:

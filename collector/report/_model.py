@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.collector.report._input import AlertFired, BackendChange
@@ -194,6 +194,7 @@ class Report:
     comparison: dict[str, Any] | None = None  # candidate vs a baseline run on the same tickets
     design: dict[str, Any] | None = None  # the trial design: fixed, or curtailed with the trials it saved
     sample_size: str = ""  # the widest per-task-type pass^k interval, in tickets
+    inferred_intents: dict[str, dict[str, Any]] = field(default_factory=dict)  # ticket id -> source, evidence
 
     def to_json(self) -> dict[str, Any]:
         """The `report.json` document: the issue's keys first, then the extras the HTML page draws from."""
@@ -251,6 +252,7 @@ class Report:
                 for t in self.task_types
             ],
             "not_replayable": [row.to_dict() for row in self.not_replayable],
+            "inferred_intents": self.inferred_intents,
             "alerts": [alert.to_dict() for alert in self.alerts],
             "days": [self.first_day.isoformat(), self.last_day.isoformat()],
             "agent": self.agent,

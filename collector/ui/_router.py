@@ -292,6 +292,10 @@ def ui_router() -> APIRouter:
         runs: dict[str, list[Any]] = {}
         for trial in trials:
             runs.setdefault(trial.run_id, []).append(trial)
+        inferred = None  # the intent a replay inferred for a ticket that recorded none (source, evidence per field)
+        for run_id in runs:
+            run = _query_store(lambda run_id=run_id: store.get_replay_run(viewer.project, run_id))
+            inferred = inferred or ((run.params.get("intents") or {}).get(ticket_id) if run is not None else None)
         return render.page(
             request,
             "ticket.html",
@@ -300,6 +304,7 @@ def ui_router() -> APIRouter:
             detail=detail,
             view=view,
             runs=runs,
+            inferred=inferred,
             changed_fields=changed_fields,
         )
 

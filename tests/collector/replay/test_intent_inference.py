@@ -12,14 +12,18 @@ import asyncio
 import datetime as dt
 from collections.abc import Callable, Iterator
 
+import httpx
 import pytest
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session
 
 import passhat
 from passhat._runtime import set_current
+from passhat.collector.loop import report_input_for
 from passhat.collector.replay import AgentSpec, ReplayOutcome, ReplaySettings, replay_period
+from passhat.collector.report import build_report, render_html, render_markdown
 from passhat.collector.store import Store, open_store, week_of
+from passhat.collector.ui import ui_router
 from tests.collector.embedded import running_collector
 from tests.collector.replay import clinic
 from tests.collector.server import new_key
@@ -109,6 +113,16 @@ def test_tickets_without_an_intent_are_replayed_and_the_wrong_entity_bug_is_foun
     assert labels == {"wrong_entity"}
     passed = sum(trial.passed for trial in outcome.trials)
     assert 0 < passed < len(outcome.trials)
+
+    # The report and the ticket page say the intent was inferred, and on what evidence.
+    report = build_report(report_input_for(store, PROJECT, week_of(dt.datetime.now(dt.UTC)), outcome.run))
+    shown = report.to_json()["inferred_intents"]["R-P1"]
+    assert shown["source"] == "inferred:rules" and shown["evidence"]["day"].startswith("the customer said")
+    assert 'id="inferred-intents"' in render_html(report) and "Inferred intents (8)" in render_markdown(report)
+    with running_collector(store, routers=[ui_router()]) as collector:
+        headers = {"authorization": f"Bearer {new_key(store, PROJECT)}"}
+        page = httpx.get(f"{collector.url}/ui/tickets/R-P1", headers=headers, timeout=30).text
+    assert "Intent (inferred:rules)" in page and "the customer said" in page
 
 
 def test_words_that_fit_two_appointments_or_name_no_day_leave_the_ticket_not_replayable_with_the_reason(
