@@ -86,10 +86,16 @@ def desk_reply(engine: Engine, said: Sequence[str], rng: random.Random, wrong_ra
     return f"Done: your appointment is now on {days[1]}."
 
 
-def handle_ticket(engine: Engine, ticket_id: str, customer: Callable[[str | None], str], wrong_rate: float) -> None:
+def handle_ticket(
+    engine: Engine,
+    ticket_id: str,
+    customer: Callable[[str | None], str],
+    wrong_rate: float,
+    task_type: str = "reschedule",
+) -> None:
     """One production conversation, traced: no intent recorded, the customer's messages captured."""
     rng = random.Random(ticket_id)
-    with passhat.ticket(ticket_id, task_type="reschedule") as ticket:
+    with passhat.ticket(ticket_id, task_type=task_type) as ticket:
         said = [customer(None)]
         ticket.customer_says(said[0])
         while True:

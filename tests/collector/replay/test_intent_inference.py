@@ -59,7 +59,7 @@ def store(tmp_path: object) -> Iterator[Store]:
         opened.close()
 
 
-def _send(store: Store, folder: str, openings: list[tuple[str, str, str]]) -> None:
+def _send(store: Store, folder: str, openings: list[tuple[str, str, str]], task_type: str = "reschedule") -> None:
     """Production tickets through the SDK to a running collector: (ticket id, opening, email)."""
     engine = _production(f"{folder}/production.db")
     with running_collector(store) as collector:
@@ -68,7 +68,7 @@ def _send(store: Store, folder: str, openings: list[tuple[str, str, str]]) -> No
         handle = passhat.instrument_sqlalchemy(engine)
         try:
             for ticket_id, opening, email in openings:
-                clinic.handle_ticket(engine, ticket_id, _customer(opening, email), WRONG_RATE)
+                clinic.handle_ticket(engine, ticket_id, _customer(opening, email), WRONG_RATE, task_type)
             assert passhat.flush(timeout=20)
         finally:
             handle.uninstrument()
@@ -143,3 +143,19 @@ def test_words_that_fit_two_appointments_or_name_no_day_leave_the_ticket_not_rep
     assert "appointment_id ('P9-a', 'P9-b')" in reasons["R-twice"]
     assert "no evidence for day" in reasons["R-vague"]
     assert outcome.run.params["intents"] == {}
+
+
+def test_tickets_named_by_an_agent_not_a_task_type_are_classified_before_sampling(
+    store: Store, tmp_path: object
+) -> None:
+    openings = [
+        (f"F-{patient_id}", f"Hi, please move my appointment on {first} to 2026-07-09.", email)
+        for patient_id, email, first, _ in PATIENTS[:3]
+    ]
+    _send(store, str(tmp_path), openings, task_type="desk agent")  # what a framework's agent span is named
+    outcome = _replay(store)
+    assert outcome.population == {"reschedule": 3} and outcome.not_replayable == []
+    assert {found["task_type"] for found in outcome.run.params["intents"].values()} == {"reschedule"}
+    report_input = report_input_for(store, PROJECT, week_of(dt.datetime.now(dt.UTC)), outcome.run)
+    assert {row.task_type for row in report_input.traffic} == {"reschedule"}  # traffic weighting sees them
+    assert sum(row.tickets for row in report_input.traffic) == 3
