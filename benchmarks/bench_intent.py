@@ -35,6 +35,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import passhat
 from passhat.collector.ingest import StoreSpanExporter
+from passhat.collector.reliability import wilson_interval
 from passhat.collector.replay import IntentInference, SandboxPool, production_attempt, row_images
 from passhat.collector.store import Store, open_store
 from passhat.sandbox import FlawConfig, ReferenceAgent, RunConfig, Sandbox, Scenario, load_domain, run_trial
@@ -129,6 +130,10 @@ def measure(
         store.close()
     total = len(served)
     inferred_n = total - unreplayable
+
+    def interval(count: int, of: int) -> list[float]:
+        return [round(bound, 4) for bound in wilson_interval(count, of)] if of else [0.0, 1.0]
+
     return {
         "domain": domain,
         "tickets": total,
@@ -137,6 +142,11 @@ def measure(
         "ticket_exact_among_inferred": exact / inferred_n if inferred_n else 0.0,
         "wrong": wrong / total,
         "not_replayable": unreplayable / total,
+        "intervals_95": {
+            "ticket_exact_among_inferred": interval(exact, inferred_n),
+            "wrong": interval(wrong, total),
+            "not_replayable": interval(unreplayable, total),
+        },
         "wrong_entity_writes": {"tickets": sum(1 for f in flawed.values() if f == "wrong_entity"), **wrong_entity},
         "reasons": dict(reasons.most_common(reasons_shown)),
         "serve_s": round(serve_s, 1),
@@ -174,6 +184,8 @@ def main() -> None:
             f"{row['domain']:<11} {row['tickets']:>7} {row['field_exact']:>11.1%} "
             f"{row['ticket_exact_among_inferred']:>14.1%} {row['wrong']:>6.1%} {row['not_replayable']:>9.1%}"
         )
+        bounds = {name: f"[{low:.1%}, {high:.1%}]" for name, (low, high) in row["intervals_95"].items()}
+        print(f"    95% intervals: {', '.join(f'{name} {text}' for name, text in bounds.items())}")
         for reason, count in row["reasons"].items():
             print(f"    {count:>4}  {reason}")
         print(f"    production writes to a sibling row (wrong_entity): {row['wrong_entity_writes']}")
