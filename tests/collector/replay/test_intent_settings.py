@@ -43,3 +43,27 @@ def test_an_unknown_extractor_or_provider_is_refused_by_name() -> None:
     assert [p.split(":")[0] for p in error.value.problems] == ["replay.infer_intent", "intent.provider"]
     with pytest.raises(ValueError, match="infer_intent must be one of rules, model, off"):
         ReplaySettings(infer_intent="magic")
+
+
+def test_the_customer_words_come_from_customer_events_else_from_a_frameworks_user_messages() -> None:
+    import json
+
+    from passhat import semconv
+    from passhat.collector.replay import customer_messages
+    from passhat.collector.store import NormalizedSpan, SpanEvent, TicketDetail
+
+    def chat(start: int, history: list[str]) -> NormalizedSpan:
+        messages = [{"role": "user", "parts": [{"type": "text", "content": text}]} for text in history]
+        messages.insert(1, {"role": "assistant", "parts": [{"type": "text", "content": "Which day?"}]})
+        return NormalizedSpan(
+            "t" * 32, f"{start:016d}", None, "chat model", start, start + 1,
+            attributes={semconv.INPUT_MESSAGES: json.dumps(messages)},
+        )  # fmt: skip
+
+    spans = [chat(1, ["Move my visit"]), chat(2, ["Move my visit", "To 2026-07-08"])]
+    framework = TicketDetail("T-1", [], spans, [], [], [])
+    assert customer_messages(framework) == ["Move my visit", "To 2026-07-08"]
+    said = SpanEvent(semconv.EVENT_CUSTOMER_MESSAGE, 0, {semconv.MESSAGE_CONTENT: "Hello"})
+    root = NormalizedSpan("t" * 32, "r" * 16, None, "invoke_agent desk", 0, 5, events=[said])
+    explicit = TicketDetail("T-1", [], [root, *framework.spans], [], [], [])
+    assert customer_messages(explicit) == ["Hello"]
