@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from passhat import semconv
 from passhat.collector.store import Store, TicketDetail, TicketRow
-from passhat.sandbox import Domain, RowImage, Sandbox
+from passhat.sandbox import Domain, DomainError, RowImage, Sandbox
 from passhat.sandbox.inference import (
     CustomerWords,
     InferredIntent,
@@ -107,7 +107,13 @@ class IntentInference:
             return known
         task = domain.task_type(task_type)
         words = CustomerWords(customer_messages(detail, ticket))
-        sandbox = self.sandbox_for(domain, images)
+        try:
+            sandbox = self.sandbox_for(domain, images)
+        except DomainError as exc:  # the overlay refused the captured rows: replay would too, with this reason
+            raise IntentNotInferredError(
+                f"the ticket's captured rows do not fit the {domain.name} tables: {exc}",
+                fix="capture rows of the domain's own tables (the same names and columns)",
+            ) from None
         try:
             if self.mode == "model" and self.model is not None:
                 with sandbox.template.connect() as connection:
@@ -118,6 +124,14 @@ class IntentInference:
                     self._extractors[key] = RuleExtractor(domain, sandbox.initial)
                 with sandbox.template.connect() as connection:
                     found = self._extractors[key].infer(task, words, connection)
+        except IntentNotInferredError:
+            raise
+        except Exception as exc:  # the domain's own code (its candidates) failed on this starting state
+            raise IntentNotInferredError(
+                f"task type {task_type!r} could not list its cases in the ticket's starting state: "
+                f"{type(exc).__name__}: {exc}",
+                fix=f"fix the candidates function of task type {task_type!r}, or record intent={{...}}",
+            ) from None
         finally:
             self.release(sandbox)
             if not sandbox.template_path.exists():  # a ticket's own starting state, now gone
