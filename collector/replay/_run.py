@@ -355,6 +355,7 @@ async def replay_period(
         by_id = {t.ticket_id: t for t in tickets}
         chosen = [by_id[i] for i in same_tickets_as.params.get("tickets", []) if i in by_id]
         population = dict(same_tickets_as.params.get("population", {}))
+        moved = dict(same_tickets_as.params.get("classified_traffic") or {})
     else:
         if inference is not None:
             known = {name for adapter in all_adapters.values() for name in adapter.task_types()}
@@ -367,6 +368,10 @@ async def replay_period(
         chosen = [t for sample in samples.values() for t in sample.tickets]
         population = {name: sample.population for name, sample in samples.items()}
 
+    earlier = existing or same_tickets_as
+    if earlier is not None:  # tickets the earlier sampling classified keep the task type it gave them
+        given = {tid: str(found.get("task_type") or "") for tid, found in (earlier.params.get("intents") or {}).items()}
+        chosen = [replace(t, task_type=given[t.ticket_id]) if given.get(t.ticket_id) else t for t in chosen]
     if not chosen:
         raise NothingToReplayError(
             f"no production tickets of {period.name} in project {project!r}: nothing to replay "

@@ -161,3 +161,12 @@ def test_tickets_named_by_an_agent_not_a_task_type_are_classified_before_samplin
     report_input = report_input_for(store, PROJECT, week_of(dt.datetime.now(dt.UTC)), outcome.run)
     assert {row.task_type for row in report_input.traffic} == {"reschedule"}  # traffic weighting sees them
     assert sum(row.tickets for row in report_input.traffic) == 3
+    spec = AgentSpec(lambda context: clinic.ReplayedDesk(context, WRONG_RATE), "clinic desk")
+    period = week_of(dt.datetime.now(dt.UTC))
+    paired = asyncio.run(
+        replay_period(
+            store, PROJECT, period, spec, domains={"clinic": clinic.domain},
+            settings=ReplaySettings(k=4, tickets_per_task_type=50, parallel=2), same_tickets_as=outcome.run, fresh=True,
+        )
+    )  # fmt: skip
+    assert paired.not_replayable == [] and {t.task_type for t in paired.trials} == {"reschedule"}
