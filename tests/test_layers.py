@@ -1,6 +1,6 @@
 """The import rules of the code base, read from the source (AST), so a violation fails here and not in review.
 
-Data flows one way: ``sdk < checks < sandbox < collector``. Inside the sandbox ``domain < agents < trial <
+Data flows one way: ``sdk < checks < sandbox < collector``. Inside the sandbox ``domain < agents, inference < trial <
 domains, testing``. Inside the collector a sub-package imports only sub-packages of a lower rank (``store``,
 ``reliability`` and ``config`` at the bottom; ``cli`` the leaf nothing imports). And nobody imports another
 package's private module (``passhat.x._y`` is for ``passhat.x`` alone): use the names its ``__init__`` exports.
@@ -21,7 +21,7 @@ FOLDERS = {"sdk": "passhat", "checks": "passhat.checks", "sandbox": "passhat.san
 TOP_RANK = {"passhat": 0, "passhat.checks": 1, "passhat.sandbox": 2, "passhat.collector": 3}
 
 # The contract tests (testing) drive trials of any domain: above trial, level with the domains they test.
-SANDBOX_RANK = {"domain": 0, "agents": 1, "trial": 2, "domains": 3, "testing": 3}
+SANDBOX_RANK = {"domain": 0, "agents": 1, "inference": 1, "trial": 2, "domains": 3, "testing": 3}
 COLLECTOR_RANK = {
     "store": 0,
     "reliability": 0,

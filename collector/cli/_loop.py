@@ -160,7 +160,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     """
     import dataclasses
 
-    from passhat.collector.loop import agent_spec, alert_setup, replay_targets
+    from passhat.collector.loop import agent_spec, alert_setup, intent_model, replay_targets
 
     config = load_loop_config(options.config_path)
     chosen = period_from(options.period, options.since)
@@ -207,6 +207,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 ray_concurrency=config.replay.ray_concurrency,
                 ray_env=tuple(config.replay.ray_env),
                 harness_retries=config.replay.harness_retries,
+                infer_intent=config.replay.infer_intent,
+                intent_model=intent_model(config),
             )
         except (DomainError, ValueError) as exc:
             fail(str(exc))

@@ -170,7 +170,7 @@ def report_input_for(
             owner.setdefault(name, domain.name)
     traffic = [
         DailyTraffic(owner.get(task_type, "unknown"), task_type, day, tickets)
-        for day, task_type, tickets in _traffic_rows(store, project, period)
+        for day, task_type, tickets in reclassified(_traffic_rows(store, project, period), run)
     ]
     not_replayable = [NotReplayable.from_dict(n) for n in _recorded_not_replayable(run)] + dropped
     return ReportInput(
@@ -194,6 +194,7 @@ def report_input_for(
         comparison=None if comparison is None else dict(comparison),
         generated_at=dt.datetime.now(dt.UTC),
         resamples=resamples,
+        inferred_intents=dict(run.params.get("intents") or {}),
     )
 
 
@@ -205,6 +206,22 @@ def production_grades(store: Store, project: str, period: Period) -> list[Produc
         ProductionGrade(v.domain or "unknown", v.task_type, v.ticket_id, v.passed, v.signature)
         for v in store.list_production_verdicts(project, since_ns=since, until_ns=until, limit=1_000_000)
     ]
+
+
+def reclassified(rows: list[tuple[dt.date, str, int]], run: ReplayRun) -> list[tuple[dt.date, str, int]]:
+    """Daily traffic with the tickets intent inference classified moved from their unnamed task type to theirs."""
+    moved: dict[str, dict[str, int]] = run.params.get("classified_traffic") or {}
+    counts: dict[tuple[dt.date, str], int] = {}
+    for day, task_type, tickets in rows:
+        counts[(day, task_type)] = counts.get((day, task_type), 0) + tickets
+    for day_text, changes in moved.items():
+        day = dt.date.fromisoformat(day_text)
+        for change, tickets in changes.items():
+            source, _, target = change.partition("->")
+            taken = min(tickets, counts.get((day, source), 0))
+            counts[(day, source)] = counts.get((day, source), 0) - taken
+            counts[(day, target)] = counts.get((day, target), 0) + taken
+    return [(day, task_type, tickets) for (day, task_type), tickets in sorted(counts.items()) if tickets > 0]
 
 
 def store_runtime(store: Store, project: str) -> passhat.Passhat:

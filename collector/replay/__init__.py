@@ -26,6 +26,12 @@ from passhat.collector.replay._grade import (
     grade_period,
     grade_tickets,
 )
+from passhat.collector.replay._intent import (
+    INFER_MODES,
+    IntentInference,
+    customer_messages,
+    intent_inference,
+)
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._run import (
     AgentSpec,
@@ -59,11 +65,13 @@ from passhat.collector.store import (
 )
 
 __all__ = [
+    "INFER_MODES",
     "ON_DEMAND",
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
     "GradingOutcome",
+    "IntentInference",
     "NotReplayable",
     "NotReplayableError",
     "NothingToReplayError",
@@ -85,11 +93,13 @@ __all__ = [
     "compare_runs",
     "compare_tallies",
     "compare_trials",
+    "customer_messages",
     "exploratory_reasons",
     "find_resumable",
     "find_reusable",
     "grade_period",
     "grade_tickets",
+    "intent_inference",
     "keep_promotion",
     "list_runs",
     "official_run",

@@ -13,7 +13,7 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import passhat
@@ -25,6 +25,13 @@ from passhat.collector.replay._adapters import (
     adapters_for,
     prepare,
     production_attempt,
+)
+from passhat.collector.replay._intent import (
+    INFER_MODES,
+    classified_traffic,
+    classify_unnamed,
+    inferred_intents,
+    intent_inference,
 )
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._sampling import sample_tickets
@@ -42,6 +49,7 @@ from passhat.sandbox import (
     run_curtailed,
     run_trial_with_retries,
 )
+from passhat.sandbox.inference import ModelSettings
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (trials done, trials planned) as the run goes."""
@@ -86,8 +94,14 @@ class ReplaySettings:
     ray_concurrency: int = 4  # trials in flight per worker
     ray_env: tuple[str, ...] = ()  # driver environment variables given to the workers (by name)
     harness_retries: int = 2  # times a trial the harness broke (infra_error, simulator_error) is run again
+    infer_intent: str = "rules"  # how a ticket without a recorded intent gets one: "rules" | "model" | "off"
+    intent_model: ModelSettings | None = None  # the model extractor's endpoint ([intent] in passhat.toml)
 
     def __post_init__(self) -> None:
+        if self.infer_intent not in INFER_MODES:
+            raise ValueError(f"infer_intent must be one of {', '.join(INFER_MODES)}, got {self.infer_intent!r}")
+        if self.infer_intent == "model" and self.intent_model is None:
+            raise ValueError("infer_intent = 'model' needs the model's settings ([intent] provider, model, base_url)")
         if self.executor not in ("local", "ray"):
             raise ValueError(f"executor must be 'local' or 'ray', got {self.executor!r}")
         if self.ray_workers < 0 or self.ray_concurrency < 1:
@@ -322,7 +336,11 @@ async def replay_period(
         return lambda table, key: active_pool.base(domain).initial.get(table, dict(key))
 
     lookups = {name: lookup_in(domain) for name, domain in domains.items()}
-    all_adapters: dict[str, ScenarioAdapter] = {**adapters_for(list(domains.values()), lookups), **(adapters or {})}
+    inference = intent_inference(settings, active_pool)
+    all_adapters: dict[str, ScenarioAdapter] = {
+        **adapters_for(list(domains.values()), lookups, inference=inference),
+        **(adapters or {}),
+    }
     params = _params(period, agent, settings)
     params["compare_to"] = None if same_tickets_as is None else same_tickets_as.run_id
     if not fresh:
@@ -332,6 +350,7 @@ async def replay_period(
     existing = find_resumable(store, project, params)
     tickets = production_tickets(store, project, period)
     population: dict[str, int] = {}
+    moved: dict[str, dict[str, int]] = {}
     if existing is not None:
         chosen_ids = list(existing.params.get("tickets", []))
         by_id = {t.ticket_id: t for t in tickets}
@@ -341,13 +360,23 @@ async def replay_period(
         by_id = {t.ticket_id: t for t in tickets}
         chosen = [by_id[i] for i in same_tickets_as.params.get("tickets", []) if i in by_id]
         population = dict(same_tickets_as.params.get("population", {}))
+        moved = dict(same_tickets_as.params.get("classified_traffic") or {})
     else:
+        if inference is not None:
+            known = {name for adapter in all_adapters.values() for name in adapter.task_types()}
+            classified = classify_unnamed(store, project, tickets, known, domains, inference)
+            moved = classified_traffic(tickets, classified)
+            tickets = [replace(t, task_type=classified.get(t.ticket_id, t.task_type)) for t in tickets]
         if settings.task_types:
             tickets = [t for t in tickets if t.task_type in settings.task_types]
         samples = sample_tickets(tickets, size=settings.tickets_per_task_type, sizes=settings.sizes)
         chosen = [t for sample in samples.values() for t in sample.tickets]
         population = {name: sample.population for name, sample in samples.items()}
 
+    earlier = existing or same_tickets_as
+    if earlier is not None:  # tickets the earlier sampling classified keep the task type it gave them
+        given = {tid: str(found.get("task_type") or "") for tid, found in (earlier.params.get("intents") or {}).items()}
+        chosen = [replace(t, task_type=given[t.ticket_id]) if given.get(t.ticket_id) else t for t in chosen]
     if not chosen:
         raise NothingToReplayError(
             f"no production tickets of {period.name} in project {project!r}: nothing to replay "
@@ -358,6 +387,8 @@ async def replay_period(
     for ticket in chosen:
         detail = store.get_ticket(project, ticket.ticket_id, source="production")
         attempt = production_attempt(detail) if detail is not None else None
+        if attempt is not None and attempt.task_type != ticket.task_type:  # classified by intent inference
+            attempt = replace(attempt, task_type=ticket.task_type)
         prepared = prepare(attempt or ticket, detail, all_adapters)
         if isinstance(prepared, NotReplayable):
             not_replayable.append(prepared)
@@ -375,6 +406,8 @@ async def replay_period(
                 "population": population,
                 "not_replayable": [n.to_dict() for n in not_replayable],
                 "exploratory": list(exploratory),
+                "intents": inferred_intents(inference, chosen),
+                "classified_traffic": moved,
             },
         )
         store.create_replay_run(project, run)

@@ -431,6 +431,7 @@ def build_report(report_input: ReportInput) -> Report:
         design=_design(measured, report_input.k),
         sample_size=_widest(measured),
         fidelity=_fidelity(report_input, measured, tallies),
+        inferred_intents=dict(sorted(report_input.inferred_intents.items())),
     )
 
 

@@ -401,6 +401,26 @@ def _harness_failures(report: Report) -> str:
     )
 
 
+def _inferred_intents(report: Report) -> str:
+    if not report.inferred_intents:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(ticket_id)}</td><td>{_e(str(found.get('task_type', '')))}</td>"
+        f"<td>{_e(str(found.get('source', '')))}</td><td><details><summary>{len(found.get('evidence') or {})} fields"
+        "</summary><ul>"
+        + "".join(f"<li><code>{_e(f)}</code>: {_e(str(how))}</li>" for f, how in (found.get("evidence") or {}).items())
+        + "</ul></details></td></tr>"
+        for ticket_id, found in report.inferred_intents.items()
+    )
+    return (
+        f'<section id="inferred-intents"><h2>Inferred intents ({len(report.inferred_intents)})</h2>'
+        '<p class="note">These tickets recorded no intent: replay inferred it from what the customer said and the '
+        "rows the ticket read (never from what the agent wrote), with the evidence for each field.</p>"
+        "<table><thead><tr><th>ticket</th><th>task type</th><th>source</th><th>evidence</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
 def _baseline(value: float | None, note: str) -> str:
     if value is None:
         return ""
@@ -444,6 +464,7 @@ def render_html(report: Report) -> str:
         fidelity_html(report),
         _not_replayable(report),
         _harness_failures(report),
+        _inferred_intents(report),
         _alerts(report),
     ]
     return f"""<!doctype html>

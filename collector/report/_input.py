@@ -203,6 +203,8 @@ class ReportInput:
     seed: int = 0
     tallies: list[TicketTally] = field(default_factory=list)
     attempts_of: Callable[[str], list[TrialResult]] | None = None
+    # Intents the replay inferred for tickets that recorded none: ticket id -> source, task type, intent, evidence.
+    inferred_intents: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _is_probability(value: float | None) -> bool:

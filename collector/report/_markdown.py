@@ -225,6 +225,20 @@ def render_markdown(report: Report) -> str:
                 for g in report.harness_failures
             ],
         )
+    if report.inferred_intents:
+        out += [f"## Inferred intents ({len(report.inferred_intents)})", ""]
+        out += _table(
+            ["ticket", "task type", "source", "evidence"],
+            [
+                [
+                    _user(ticket_id),
+                    _user(str(found.get("task_type", ""))),
+                    _user(str(found.get("source", ""))),
+                    _user("; ".join(f"{f}: {how}" for f, how in (found.get("evidence") or {}).items())),
+                ]
+                for ticket_id, found in report.inferred_intents.items()
+            ],
+        )
     out += [f"## Alerts ({len(report.alerts)})", ""]
     if report.alerts:
         out += _table(

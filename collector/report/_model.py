@@ -198,6 +198,7 @@ class Report:
     design: dict[str, Any] | None = None  # the trial design: fixed, or curtailed with the trials it saved
     sample_size: str = ""  # the widest per-task-type pass^k interval, in tickets
     fidelity: list[TaskTypeFidelity] = field(default_factory=list)  # production pass rate beside pass@1
+    inferred_intents: dict[str, dict[str, Any]] = field(default_factory=dict)  # ticket id -> source, evidence
 
     def to_json(self) -> dict[str, Any]:
         """The `report.json` document: the issue's keys first, then the extras the HTML page draws from."""
@@ -256,6 +257,7 @@ class Report:
             ],
             "not_replayable": [row.to_dict() for row in self.not_replayable],
             "harness_failures": [group.to_dict() for group in self.harness_failures],
+            "inferred_intents": self.inferred_intents,
             "alerts": [alert.to_dict() for alert in self.alerts],
             "days": [self.first_day.isoformat(), self.last_day.isoformat()],
             "agent": self.agent,

@@ -325,6 +325,10 @@ def ui_router() -> APIRouter:
             runs.setdefault(trial.run_id, []).append(trial)
         production = detail is not None and any(a.source == "production" for a in detail.attempts)
         verdict = _query_store(lambda: store.production_verdicts(viewer.project, [ticket_id])) if production else {}
+        inferred = None  # the intent a replay inferred for a ticket that recorded none (source, evidence per field)
+        for run_id in runs:
+            run = _query_store(lambda run_id=run_id: store.get_replay_run(viewer.project, run_id))
+            inferred = inferred or ((run.params.get("intents") or {}).get(ticket_id) if run is not None else None)
         return render.page(
             request,
             "ticket.html",
@@ -335,6 +339,7 @@ def ui_router() -> APIRouter:
             detail=detail,
             view=view,
             runs=runs,
+            inferred=inferred,
             changed_fields=changed_fields,
         )
 

@@ -12,6 +12,7 @@ from passhat.sandbox.domain._domain import (
     Scenario,
     TaskType,
     available_domains,
+    declare_intents,
     load_domain,
 )
 from passhat.sandbox.domain._identity import (
@@ -21,6 +22,16 @@ from passhat.sandbox.domain._identity import (
     one_factor,
     requester_authority,
     two_factors,
+)
+from passhat.sandbox.domain._intent import (
+    FieldSource,
+    FieldType,
+    IntentField,
+    derived,
+    free_text,
+    in_column,
+    in_enum,
+    leaves,
 )
 from passhat.sandbox.domain._systems import (
     SYSTEM_META_KEY,
@@ -55,8 +66,11 @@ __all__ = [
     "Domain",
     "DomainError",
     "Factor",
+    "FieldSource",
+    "FieldType",
     "IdentityCheck",
     "IdentityKind",
+    "IntentField",
     "ReferencePlan",
     "Scenario",
     "ServerFactory",
@@ -68,9 +82,15 @@ __all__ = [
     "ToolDeclaration",
     "ToolError",
     "available_domains",
+    "declare_intents",
     "declared_tools",
+    "derived",
     "evaluate_arithmetic",
     "fail",
+    "free_text",
+    "in_column",
+    "in_enum",
+    "leaves",
     "load_domain",
     "ok",
     "one_factor",

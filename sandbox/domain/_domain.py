@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.checks import ERROR_CATEGORIES
 from passhat.sandbox.domain._identity import IdentityCheck
+from passhat.sandbox.domain._intent import IntentField
 from passhat.sandbox.domain._systems import System, SystemsServer
 from passhat.sandbox.domain._toolkit import STANDARD_ERRORS
 
@@ -136,6 +137,11 @@ class TaskType:
     """Whether checks get `CheckContext.initial` (the starting snapshot): on by default, since primitives such
     as `updated` and `no_other_writes` use it to tell the right row from a sibling. A task type whose checks
     carry every expected value (computed at scenario generation) may turn it off to grade a little faster."""
+    intent_fields: Mapping[str, IntentField] = field(default_factory=dict)
+    """The intent's fields by path (``in_column`` / ``in_enum`` / ``free_text`` / ``derived`` of
+    ``passhat.sandbox.domain``): what
+    lets the collector infer the intent of a ticket that recorded none. Empty: such tickets are not replayable."""
+
     without_modes: frozenset[str] = frozenset()
     """Modes the kind implies that cannot happen here, e.g. `wrong_entity` when every row the task touches is
     the only one of its kind (no sibling to confuse it with)."""
@@ -256,6 +262,19 @@ class Domain:
         except KeyError:
             known = ", ".join(sorted(self.task_types))
             raise DomainError(f"domain {self.name!r} has no task type {name!r}; known: {known}") from None
+
+
+def declare_intents(
+    task_types: Mapping[str, TaskType], fields: Mapping[str, Mapping[str, IntentField]]
+) -> dict[str, TaskType]:
+    """``task_types`` with each one's intent fields from ``fields`` (task type name -> field path -> field)."""
+    unknown = sorted(set(fields) - set(task_types))
+    if unknown:
+        raise DomainError(f"intent fields declared for unknown task types {unknown}; known: {sorted(task_types)}")
+    return {
+        name: replace(task, intent_fields=dict(fields[name])) if name in fields else task
+        for name, task in task_types.items()
+    }
 
 
 def available_domains() -> list[str]:

@@ -16,10 +16,12 @@ Properties, each reported by name (`PROPERTIES`):
   by the classifier as `EXPECTED_SIGNATURE[mode]` in at least 95% of (task type, mode, scenario) trials.
 - `errors_declared`: every error type the tools returned during those trials is in the domain's vocabulary.
 - `collateral`: `check_collateral` holds (the checks catch every unrequested write).
+- `intent_fields`: every task type declares its intent's fields (name, type, where a value lives), and every
+  field its scenarios' intents hold is declared with the type it holds (a light domain may declare none).
 
 A `benchmark` domain must have them all; a `light` one (a user's own domain without reference plans) is checked
 for the properties that need no ReferenceAgent: policy, systems, deterministic, write_checks_guard,
-do_nothing_fails, tools_never_raise.
+do_nothing_fails, tools_never_raise, intent_fields.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 from passhat.sandbox.agents import FlawConfig, Message, ReferenceAgent, Toolbox
 from passhat.sandbox.domain import EXPECTED_SIGNATURE, FAILURE_MODES, Domain, Scenario, parse_error
 from passhat.sandbox.testing._collateral import CollateralDamageError, check_collateral
+from passhat.sandbox.testing._intent_fields import intent_field_problems
 from passhat.sandbox.trial import Sandbox, TrialResult, connect, run_trials
 
 PROPERTIES: tuple[str, ...] = (
@@ -45,8 +48,9 @@ PROPERTIES: tuple[str, ...] = (
     "failure_modes",
     "errors_declared",
     "collateral",
+    "intent_fields",
 )
-LIGHT_PROPERTIES: frozenset[str] = frozenset(PROPERTIES[:6])
+LIGHT_PROPERTIES: frozenset[str] = frozenset((*PROPERTIES[:6], "intent_fields"))
 """The properties a light domain (no reference plans) is held to."""
 
 NAMED_SHARE = 0.95
@@ -78,6 +82,14 @@ class _DoNothing:
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         return Message("agent", "Thank you for reaching out. Everything is in order.", final=True)
+
+
+def _intent_fields(domain: Domain, sandbox: Sandbox, count: int, seed: int) -> PropertyResult:
+    scenarios = [s for name in domain.task_types for s in sandbox.scenarios(name, count, seed=seed)]
+    problems = intent_field_problems(domain, scenarios)
+    shown = "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else "")
+    held = f"{sum(1 for t in domain.task_types.values() if t.intent_fields)} task types declare their intent's fields"
+    return PropertyResult("intent_fields", not problems, shown or held)
 
 
 def _policy(domain: Domain) -> PropertyResult:
@@ -250,6 +262,8 @@ def check_domain(
         results = asyncio.run(_run(domain, sandbox, wanted, scenarios_per_task_type, seed, size))
         if "collateral" in wanted:
             results.append(_collateral(sandbox, min(scenarios_per_task_type, 2), seed))
+        if "intent_fields" in wanted:
+            results.append(_intent_fields(domain, sandbox, scenarios_per_task_type, seed))
     broken = [result for result in results if not result.held]
     if broken:
         raise DomainContractError(domain.name, broken)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import Domain, Factor, two_factors
-from passhat.sandbox.domains.banking import models, seed, systems, tasks
+from passhat.sandbox.domain import Domain, Factor, declare_intents, two_factors
+from passhat.sandbox.domains.banking import intents, models, seed, systems, tasks
 from passhat.sandbox.domains.banking.systems.common import ERRORS
 
 domain = Domain(
@@ -11,7 +11,7 @@ domain = Domain(
     description="Retail banking customer service: card disputes, fraud, fee waivers and card services.",
     metadata=models.metadata,
     seed=seed.seed,
-    task_types=tasks.TASK_TYPES,
+    task_types=declare_intents(tasks.TASK_TYPES, intents.INTENT_FIELDS),
     systems=(
         systems.customers.system,
         systems.accounts.system,

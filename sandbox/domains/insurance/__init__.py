@@ -6,15 +6,15 @@ total-loss settlement, with chains where a skipped step is refused by the backen
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import Domain, Factor, one_factor
-from passhat.sandbox.domains.insurance import models, seed, systems, tasks
+from passhat.sandbox.domain import Domain, Factor, declare_intents, one_factor
+from passhat.sandbox.domains.insurance import intents, models, seed, systems, tasks
 
 domain = Domain(
     name="insurance",
     description="Auto-insurance claim intake: losses, claims, inspections, rentals, total losses, policy changes.",
     metadata=models.metadata,
     seed=seed.seed,
-    task_types=tasks.TASK_TYPES,
+    task_types=declare_intents(tasks.TASK_TYPES, intents.INTENT_FIELDS),
     systems=systems.SYSTEMS,
     errors=systems.ERRORS,
     identity=one_factor(

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import Domain, Factor, one_factor
-from passhat.sandbox.domains.retail import models, seed, systems, tasks
+from passhat.sandbox.domain import Domain, Factor, declare_intents, one_factor
+from passhat.sandbox.domains.retail import intents, models, seed, systems, tasks
 
 domain = Domain(
     name="retail",
     description="Online retail customer service: returns, exchanges, cancellations and order changes.",
     metadata=models.metadata,
     seed=seed.seed,
-    task_types=tasks.TASK_TYPES,
+    task_types=declare_intents(tasks.TASK_TYPES, intents.INTENT_FIELDS),
     systems=(systems.accounts.system, systems.catalog.system, systems.orders.system, systems.support.system),
     identity=one_factor(
         Factor("find_customer_by_email", ("email",), "customer_id"),

@@ -6,15 +6,15 @@ fourteen tables, and task types whose reference paths touch up to three systems,
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import Domain, Factor, one_factor
-from passhat.sandbox.domains.travel import models, seed, systems, tasks
+from passhat.sandbox.domain import Domain, Factor, declare_intents, one_factor
+from passhat.sandbox.domains.travel import intents, models, seed, systems, tasks
 
 domain = Domain(
     name="travel",
     description="Airline customer service: booking changes, cancellations, bags, seats and delay compensation.",
     metadata=models.metadata,
     seed=seed.seed,
-    task_types=tasks.TASK_TYPES,
+    task_types=declare_intents(tasks.TASK_TYPES, intents.INTENT_FIELDS),
     systems=(
         systems.profiles.system,
         systems.inventory.system,
