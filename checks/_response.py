@@ -117,8 +117,9 @@ def response_contains(*phrases: str, patterns: Iterable[str] = (), anywhere: boo
             if not any(regex.search(text) for text in [*texts, *folded]):
                 message = f"{where} does not match /{regex.pattern}/; it says: {shown}"
                 problems.append(Diagnostic("response_contains", message, expected=regex.pattern, actual=shown))
-        return Verdict(not problems, "response_contains", problems)
+        return Verdict(not problems, "response_contains", problems, role="disclosure")
 
+    run.role = "disclosure"  # type: ignore[attr-defined]
     return run
 
 
@@ -153,6 +154,7 @@ def response_omits(*values: Any) -> Check:
                     message = f"agent message {index + 1} reveals {value!r}: {shown}"
                     problems.append(Diagnostic("response_omits", message, expected="absent", actual=shown))
                     break
-        return Verdict(not problems, "response_omits", problems)
+        return Verdict(not problems, "response_omits", problems, role="confidentiality")
 
+    run.role = "confidentiality"  # type: ignore[attr-defined]
     return run
