@@ -30,9 +30,9 @@ from passhat.checks._response import normalize_text, response_contains, response
 from passhat.checks._signatures import (
     ERROR_CATEGORIES,
     NOT_AGENT_FAULT,
+    REFUSAL_CATEGORIES,
     SIGNATURES,
     TERMINATION_REASONS,
-    REFUSAL_CATEGORIES,
     FailureSignature,
     TrialRecord,
     classify_failure,

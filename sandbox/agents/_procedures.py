@@ -122,6 +122,16 @@ async def lookup(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], *, 
     return found
 
 
+def proposal(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], summary: str) -> str:
+    """The summary of a write as proposed to the customer, with the key values the domain's consent rule names
+    (`Domain.consent`; its identifiers when it names none) that the summary does not already state."""
+    if tool not in run.context.domain.consent:
+        return summary
+    keys = run.context.domain.consent[tool] or tuple(k for k in arguments if k == "id" or k.endswith("_id"))
+    stated = [f"{key.replace('_', ' ')} {arguments[key]}" for key in keys if str(arguments.get(key, "")) not in summary]
+    return f"{summary} ({', '.join(stated)})" if stated else summary
+
+
 def _broken(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The same call with one argument the tool rejects as invalid (not a missing row: that is a lookup)."""
     broken = dict(arguments)
@@ -163,7 +173,7 @@ async def perform_write(
     path ends the plan.
     """
     skipping = run.injected == "skip_precondition"
-    if confirm and not skipping and not await run.confirm(summary):
+    if confirm and not skipping and not await run.confirm(proposal(run, tool, arguments, summary), tool):
         await run.finish("Understood, I have not changed anything.")
     if precondition is not None and not run.take_flaw("skip_precondition"):
         await precondition()

@@ -186,7 +186,7 @@ def _reference(results: Sequence[TrialResult]) -> PropertyResult:
 
 
 def _named(domain: Domain, forced: dict[str, list[TrialResult]]) -> PropertyResult:
-    reachable = set().union(*(task.failure_modes for task in domain.task_types.values()))
+    reachable = set().union(*(domain.failure_modes_of(name) for name in domain.task_types))
     unreachable = sorted(set(FAILURE_MODES) - reachable)
     total = sum(len(results) for results in forced.values())
     misnamed = [
@@ -283,7 +283,7 @@ async def _run(
     if wanted & {"failure_modes", "errors_declared"}:
         forced: dict[str, list[TrialResult]] = {}
         for mode in FAILURE_MODES:
-            applicable = [s for s in scenarios if mode in domain.task_type(s.task_type).failure_modes]
+            applicable = [s for s in scenarios if mode in domain.failure_modes_of(s.task_type)]
             forced[mode] = await run_trials(sandbox, applicable, 1, ReferenceAgent.factory(FlawConfig.forced(mode)))
             observed.extend(forced[mode])
         if "failure_modes" in wanted:

@@ -23,6 +23,21 @@ domain = Domain(
         Factor("find_customer_by_card", ("last_name", "card_last_four"), "customer_id"),
         Factor("verify_date_of_birth", ("date_of_birth",), "customer_id", carries="customer_id"),
     ),
+    # The policy's "change nothing before the customer's yes": every write but a hand-off to a person, each
+    # proposed with its identifiers.
+    consent=dict.fromkeys(
+        (
+            "add_travel_notice",
+            "block_card",
+            "issue_provisional_credit",
+            "lock_card",
+            "open_dispute",
+            "order_replacement_card",
+            "transfer_between_accounts",
+            "waive_fee",
+        ),
+        (),
+    ),
     instructions="Retail bank customer-service backend (passhat sandbox). Follow the banking policy.",
     policy_resource=("passhat.sandbox.domains.banking", "policy.md"),
 )

@@ -29,6 +29,23 @@ domain = Domain(
         Factor("find_customer_by_email", ("email",), "customer_id"),
         Factor("find_customer_by_reservation", ("reservation_id", "last_name"), "customer_id"),
     ),
+    # The policy's "change nothing before the customer's yes": every write but a hand-off to a person, each
+    # proposed with its identifiers.
+    consent=dict.fromkeys(
+        (
+            "add_checked_bags",
+            "cancel_reservation",
+            "change_flight",
+            "change_seat",
+            "correct_passenger_name",
+            "issue_compensation",
+            "issue_travel_credit",
+            "refund_reservation",
+            "split_reservation",
+            "upgrade_cabin",
+        ),
+        (),
+    ),
     instructions="Airline customer-service backend (passhat sandbox). Follow the travel policy.",
     policy_resource=("passhat.sandbox.domains.travel", "policy.md"),
 )
