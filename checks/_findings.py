@@ -115,6 +115,31 @@ def written_wrong(finding: Finding, diff: StateDiff) -> bool:
     return change.op == "update" and not values_equal(before, d.actual)
 
 
+def missing_steps(required: list[Finding], diff: StateDiff) -> list[Finding]:
+    """Required writes not made at all: a targeted row left unchanged, or too few new rows and no near miss.
+
+    When one step is missing, the task's chain stopped short: a value an earlier step left on a row the missing
+    step would have written (a balance before the waiver, a copied flight before the change) is not a wrong value
+    the agent chose."""
+    near = {f.source for f in required if f.diagnostic.key is not None and f.diagnostic.field is not None}
+    found: list[Finding] = []
+    for finding in required:
+        d = finding.diagnostic
+        if d.field is not None:
+            continue
+        if d.key is not None and _row(diff, d.table, d.key) is None:
+            found.append(finding)  # the row it targets was not written
+        elif (
+            d.key is None
+            and isinstance(d.expected, int)
+            and isinstance(d.actual, int)
+            and d.actual < d.expected
+            and finding.source not in near
+        ):
+            found.append(finding)  # new rows wanted, none of the new rows even close
+    return found
+
+
 def target_identifiers(verdict: Verdict) -> dict[str, list[Any]]:
     """The identifiers the task's required writes name (``where`` / ``match`` of their specs): its entity."""
     found: dict[str, list[Any]] = {}

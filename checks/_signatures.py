@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from passhat.checks._conversation import ToolCallRecord, Turn, conversation_of
 from passhat.checks._diff import StateDiff
@@ -44,12 +45,14 @@ from passhat.checks._findings import (
     closest_near_misses,
     findings,
     is_identifier,
+    missing_steps,
     passed_roles,
     same_entity,
     target_identifiers,
     written_wrong,
 )
 from passhat.checks._primitives import NO_WRITE
+from passhat.checks._values import values_equal
 from passhat.checks._verdict import Verdict
 
 SIGNATURES: tuple[str, ...] = (
@@ -98,6 +101,19 @@ REFUSAL_CATEGORIES: frozenset[str] = frozenset(
     {"not_allowed", "conflict", "approval_required", "permission_denied", "insufficient_funds"}
 )
 """Error categories that are the backend's legitimate answer (a policy refusal), not the agent misusing a tool."""
+
+
+def _values(call: ToolCallRecord) -> list[Any]:
+    """The plain values a call's arguments carry (items of lists included)."""
+    values: list[Any] = []
+    for value in call.arguments.values():
+        values.extend(value if isinstance(value, list | tuple) else [value])
+    return values
+
+
+def _identifier_field(finding: Finding) -> bool:
+    field_name = finding.diagnostic.field
+    return field_name is not None and is_identifier(field_name)
 
 
 def _collateral(finding: Finding) -> bool:
@@ -202,13 +218,23 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     # A write nothing accounts for, in a table the task writes to, about another entity: the wrong row.
     unexpected = [f for f in found if f.role in ("other_writes", "forbidden_change") and not _collateral(f)]
     wrong_rows = [f for f in unexpected if f.table in expected and not same_entity(f, record.diff, targets)]
-    # A required new row whose closest match missed on an identifier column went to the wrong entity.
-    wrong_rows += [
-        f for f in required if f.diagnostic.key is not None and f.diagnostic.field and is_identifier(f.diagnostic.field)
-    ]
     if wrong_rows:
         return FailureSignature("wrong_entity", _join([*wrong_rows, *required]))
-    wrong_values = [f for f in required if written_wrong(f, record.diff)]
+    # A step not taken at all means the chain stopped short: what the other steps left is not a chosen value.
+    missing = missing_steps(required, record.diff)
+    # A required new row whose closest match missed on an identifier column went to the wrong entity: the agent
+    # named that entity in a write, or no step is missing (else the value is what an earlier step left).
+    named = [value for call in record.tool_calls if call.is_write and call.outcome == "ok" for value in _values(call)]
+    misfiled = [
+        f
+        for f in required
+        if f.diagnostic.key is not None
+        and _identifier_field(f)
+        and (not missing or any(values_equal(f.diagnostic.actual, value) for value in named))
+    ]
+    if misfiled:
+        return FailureSignature("wrong_entity", _join([*misfiled, *required]))
+    wrong_values = [] if missing else [f for f in required if written_wrong(f, record.diff)]
     if wrong_values:
         return FailureSignature("wrong_value", _join(wrong_values))
 

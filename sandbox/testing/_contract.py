@@ -16,6 +16,10 @@ Properties, each reported by name (`PROPERTIES`):
   by the classifier as `EXPECTED_SIGNATURE[mode]` in at least 95% of (task type, mode, scenario) trials.
 - `errors_declared`: every error type the tools returned during those trials is in the domain's vocabulary.
 - `collateral`: `check_collateral` holds (the checks catch every unrequested write).
+- `mutations`: for every task type, the reference path passes and each mutation of it (a sibling entity, a
+  dropped write, an extra write, a wrong value, a write before the customer's yes) fails with the expected
+  signature, while an order the policy leaves free passes (see `passhat.sandbox.testing.MUTATIONS`). The
+  agreement is printed per domain, and must be 100%.
 
 A `benchmark` domain must have them all; a `light` one (a user's own domain without reference plans) is checked
 for the properties that need no ReferenceAgent: policy, systems, deterministic, write_checks_guard,
@@ -32,6 +36,7 @@ from typing import Any
 from passhat.sandbox.agents import FlawConfig, Message, ReferenceAgent, Toolbox
 from passhat.sandbox.domain import EXPECTED_SIGNATURE, FAILURE_MODES, Domain, Scenario, parse_error
 from passhat.sandbox.testing._collateral import CollateralDamageError, check_collateral
+from passhat.sandbox.testing._mutations import Mutated, mutate_scenario
 from passhat.sandbox.trial import Sandbox, TrialResult, connect, run_trials
 
 PROPERTIES: tuple[str, ...] = (
@@ -45,6 +50,7 @@ PROPERTIES: tuple[str, ...] = (
     "failure_modes",
     "errors_declared",
     "collateral",
+    "mutations",
 )
 LIGHT_PROPERTIES: frozenset[str] = frozenset(PROPERTIES[:6])
 """The properties a light domain (no reference plans) is held to."""
@@ -218,6 +224,28 @@ def _collateral(sandbox: Sandbox, count: int, seed: int) -> PropertyResult:
     return PropertyResult("collateral", True, f"{len(probes)} probes hold")
 
 
+def _mutations(sandbox: Sandbox, seed: int) -> PropertyResult:
+    async def run_all() -> list[Mutated]:
+        found: list[Mutated] = []
+        for name in sorted(sandbox.domain.task_types):
+            for scenario in sandbox.scenarios(name, 1, seed=seed):
+                found.extend(await mutate_scenario(sandbox, scenario))
+        return found
+
+    mutated = asyncio.run(run_all())
+    kinds = list(dict.fromkeys(m.mutation for m in mutated))
+    counts = ", ".join(
+        f"{kind} {sum(m.agrees for m in mutated if m.mutation == kind)}/{sum(m.mutation == kind for m in mutated)}"
+        for kind in kinds
+    )
+    share = sum(m.agrees for m in mutated) / len(mutated) if mutated else 0.0
+    summary = f"agreement {share:.1%} of {len(mutated)} trials ({counts})"
+    print(f"mutation agreement, {sandbox.domain.name}: {summary}")
+    disagree = [m.describe() for m in mutated if not m.agrees]
+    detail = summary + ("; " + "; ".join(disagree[:5]) if disagree else "")
+    return PropertyResult("mutations", bool(mutated) and not disagree, detail)
+
+
 def check_domain(
     domain: Domain | str,
     *,
@@ -250,6 +278,8 @@ def check_domain(
         results = asyncio.run(_run(domain, sandbox, wanted, scenarios_per_task_type, seed, size))
         if "collateral" in wanted:
             results.append(_collateral(sandbox, min(scenarios_per_task_type, 2), seed))
+        if "mutations" in wanted:
+            results.append(_mutations(sandbox, seed))
     broken = [result for result in results if not result.held]
     if broken:
         raise DomainContractError(domain.name, broken)
