@@ -12,7 +12,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 from passhat import ToolKind, ToolOutcome, outcome_of
 from passhat.checks._changelog import ChangeLog, record_changes
 from passhat.checks._compose import all_of, any_of
-from passhat.checks._consent import confirmed_before
+from passhat.checks._consent import confirmed_before, with_consent
 from passhat.checks._conversation import ANY_ACTION, ToolCallRecord, Turn
 from passhat.checks._diff import RowChange, StateDiff
 from passhat.checks._primitives import deleted, inserted, no_other_writes, unchanged, updated
@@ -98,4 +98,5 @@ __all__ = [
     "unordered",
     "updated",
     "values_equal",
+    "with_consent",
 ]

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from passhat.checks._conversation import ANY_ACTION, ToolCallRecord, Turn
-from passhat.checks._registry import check
+from passhat.checks._registry import check, evaluate
 from passhat.checks._response import _phrase_pattern, normalize_text
 from passhat.checks._verdict import Check, CheckContext, Diagnostic, Verdict
 
@@ -98,4 +98,17 @@ def confirmed_before(actions: Mapping[str, Iterable[str]]) -> Check:
         return Verdict(not problems, "confirmed_before", problems, role="consent")
 
     run.role = "consent"  # type: ignore[attr-defined]
+    return run
+
+
+@check
+def with_consent(task: Check, actions: Mapping[str, Iterable[str]]) -> Check:
+    """A task's own check, and ``confirmed_before(actions)`` beside it: how a domain whose policy asks for the
+    customer's yes grades every task type. Its verdict has the two as children and adds no line of its own."""
+    consent = confirmed_before(actions)
+
+    def run(ctx: CheckContext) -> Verdict:
+        own, given = evaluate(task, ctx), consent(ctx)
+        return Verdict(own.passed and given.passed, "with_consent", [], [own, given])
+
     return run

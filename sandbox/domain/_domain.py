@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any, Literal
 
-from passhat.checks import ERROR_CATEGORIES, all_of, confirmed_before
+from passhat.checks import ERROR_CATEGORIES, with_consent
 from passhat.sandbox.domain._identity import IdentityCheck
 from passhat.sandbox.domain._systems import System, SystemsServer
 from passhat.sandbox.domain._toolkit import STANDARD_ERRORS
@@ -233,7 +233,7 @@ class Domain:
         own = self.task_type(task_type).check(intent)
         if not self.consent:
             return own
-        return all_of(own, confirmed_before({tool: list(keys) for tool, keys in self.consent.items()}))
+        return with_consent(own, {tool: list(keys) for tool, keys in self.consent.items()})
 
     def failure_modes_of(self, task_type: str) -> frozenset[str]:
         """The modes the ReferenceAgent may inject in `task_type`: its own, and acting before the customer's yes
