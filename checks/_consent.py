@@ -34,9 +34,8 @@ def _mentions(text: str, value: Any) -> bool:
 
 
 def _keys_of(call: ToolCallRecord, keys: Sequence[str]) -> dict[str, Any]:
-    """The key values of a write: the named arguments, or (none named) its identifiers (``id``, ``*_id``)."""
-    names = list(keys) or [name for name in call.arguments if name == "id" or name.endswith("_id")]
-    return {name: call.arguments[name] for name in names if name in call.arguments}
+    """The key values of a write: the values of the named arguments it was called with."""
+    return {name: call.arguments[name] for name in keys if name in call.arguments}
 
 
 def _consented(conversation: Sequence[Turn], call: ToolCallRecord, keys: dict[str, Any]) -> str | None:
@@ -72,9 +71,10 @@ def _consented(conversation: Sequence[Turn], call: ToolCallRecord, keys: dict[st
 def confirmed_before(actions: Mapping[str, Iterable[str]]) -> Check:
     """Every successful write of a tool in ``actions`` came after the customer's yes to it.
 
-    ``actions`` maps a write tool to its key arguments (an empty list: its identifiers, ``id`` and ``*_id``):
-    the agent must have proposed the action stating those values, the customer must then have consented (a
-    customer turn whose ``consent`` names the tool, or any action), and the write must come in a later turn.
+    ``actions`` maps a write tool to its key arguments (the values a customer recognises: an order number, an
+    amount; an empty list when any proposal will do): the agent must have proposed the action stating those
+    values, the customer must then have consented (a customer turn whose ``consent`` names the tool, or any
+    action), and the write must come in a later turn.
     Calls whose position is unknown (``turn`` None) are not judged.
     """
     if not isinstance(actions, Mapping) or not all(isinstance(name, str) for name in actions):

@@ -124,10 +124,8 @@ async def lookup(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], *, 
 
 def proposal(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], summary: str) -> str:
     """The summary of a write as proposed to the customer, with the key values the domain's consent rule names
-    (`Domain.consent`; its identifiers when it names none) that the summary does not already state."""
-    if tool not in run.context.domain.consent:
-        return summary
-    keys = run.context.domain.consent[tool] or tuple(k for k in arguments if k == "id" or k.endswith("_id"))
+    (`Domain.consent`) that the summary does not already state."""
+    keys = run.context.domain.consent.get(tool, ())
     stated = [f"{key.replace('_', ' ')} {arguments[key]}" for key in keys if str(arguments.get(key, "")) not in summary]
     return f"{summary} ({', '.join(stated)})" if stated else summary
 

@@ -163,8 +163,9 @@ class Domain:
     ReferenceAgent's `identify` follows it. `grade` is `benchmark` (every contract property, reference plans
     included) or `light` (a user's own domain without reference plans: the properties that need no
     ReferenceAgent). `consent` is the policy's rule "change nothing before the customer's yes": each write tool
-    that needs consent, with the arguments whose values the agent must state when it proposes the action (an
-    empty tuple: its identifiers, `id` and `*_id`); every task type is then graded with `confirmed_before`.
+    that needs consent, with the arguments whose values the agent must state when it proposes the action (values the
+    customer recognises: an order number, an amount; empty when any proposal will do); every task type is then
+    graded with `confirmed_before`.
     """
 
     name: str
