@@ -285,7 +285,8 @@ def shipped_candidates(connection: Connection) -> list[Intent]:
 
 
 def shipped_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"\breturn"]))
+    # The refusal names the order it refuses.
+    return all_of(no_other_writes(), response_contains(intent["order_id"], patterns=[REFUSAL, r"\breturn"]))
 
 
 # -- reference plans (the offline ReferenceAgent, a simulation) ------------------------------------------
