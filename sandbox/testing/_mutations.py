@@ -11,6 +11,8 @@ recorded turn by turn, then replayed with one mutation, each a real trial on its
 - ``wrong_value``: a value the check names, on a row the path wrote, set to another value -> ``wrong_value``;
 - ``before_consent``: the first write that needs the customer's yes made in the turn that proposes it, before
   the yes -> ``policy_violation``;
+- ``wrong_fact``: a fact the check requires the agent to state (a date, an amount, an id, a name) replaced by
+  another value of its kind in the agent's reply -> ``policy_violation``;
 - ``reorder``: two writes of one turn swapped (an order the policy leaves free) -> passes. A swap the backend
   refuses is an order it does not allow, and is left out.
 
@@ -20,6 +22,8 @@ the share of mutated trials whose outcome is the expected one.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +41,7 @@ MUTATIONS: tuple[str, ...] = (
     "extra_write",
     "wrong_value",
     "before_consent",
+    "wrong_fact",
     "reorder",
 )
 """Every mutation, the unmutated reference path first (expected to pass)."""
@@ -171,6 +176,38 @@ def _reordered(path: _Path) -> dict[int, list[Call]] | None:
     return None
 
 
+def _another(fact: str) -> str:
+    """Another value of the same kind: the next day for a date, the next number, else the text with a letter off."""
+    try:
+        return (_dt.date.fromisoformat(fact) + _dt.timedelta(days=1)).isoformat()
+    except ValueError:
+        pass
+    digits = [index for index, char in enumerate(fact) if char.isdigit()]
+    if digits:
+        at = digits[-1]
+        return fact[:at] + str((int(fact[at]) + 1) % 10) + fact[at + 1 :]
+    return fact + "x"
+
+
+def _wrong_fact(path: _Path, verdict: Verdict) -> tuple[list[Message], str] | None:
+    """The path's messages with the first fact a disclosure requires, said by the agent, replaced by another."""
+    facts = [
+        phrase
+        for node in verdict.walk()
+        if node.role == "disclosure"
+        for phrase in (node.spec or {}).get("args", {}).get("phrases", [])
+        if isinstance(phrase, str)
+    ]
+    for fact in facts:
+        for index in range(len(path.messages) - 1, -1, -1):
+            message = path.messages[index]
+            if fact in message.text:
+                messages = list(path.messages)
+                messages[index] = dataclasses.replace(message, text=message.text.replace(fact, _another(fact)))
+                return messages, fact
+    return None
+
+
 def _named_columns(verdict: Verdict, table: str) -> set[str]:
     """The non-identifier columns a required write of the check names for `table` (its `to` or `match`)."""
     named: set[str] = set()
@@ -246,6 +283,11 @@ async def mutate_scenario(sandbox: Sandbox, scenario: Scenario) -> list[Mutated]
     early = _before_consent(path, tuple(domain.consent), sorted(reference.record.consents))
     if early is not None:
         found.append(seen("before_consent", "policy_violation", await replay(early)))
+    wrong_fact = _wrong_fact(path, reference.record.verdict)
+    if wrong_fact is not None:
+        said, fact = wrong_fact
+        result = await run_trial(sandbox, scenario, 0, lambda context: _Replay(said, path.calls))
+        found.append(seen("wrong_fact", "policy_violation", result, f"{fact} said as {_another(fact)}"))
     swapped = _reordered(path)
     if swapped is not None:
         result = await replay(swapped)
