@@ -285,8 +285,7 @@ def shipped_candidates(connection: Connection) -> list[Intent]:
 
 
 def shipped_check(intent: Mapping[str, Any]) -> Check:
-    # The refusal names the order it refuses.
-    return all_of(no_other_writes(), response_contains(intent["order_id"], patterns=[REFUSAL, r"\breturn"]))
+    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"\breturn"]))
 
 
 # -- reference plans (the offline ReferenceAgent, a simulation) ------------------------------------------
