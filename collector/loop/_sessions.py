@@ -222,7 +222,8 @@ def verdict_of(result: TrialResult, run_id: str) -> dict[str, Any]:
         "ticket_id": result.ticket_id,
         "attempt": result.attempt,
         "trace_id": result.trace_id,
-        "tool_calls": [{"name": call.name, "outcome": call.outcome} for call in record.tool_calls],
+        "tool_calls": [{"name": call.name, "outcome": call.outcome, "turn": call.turn} for call in record.tool_calls],
+        "consents": [{"turn": turn, "action": action} for turn, action in sorted(record.consents.items())],
     }
 
 

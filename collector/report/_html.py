@@ -29,6 +29,7 @@ SIGNATURE_COLOURS = {
     "tool_usage.empty_lookup": "#f0a75b",
     "tool_usage.error_not_retried": "#f6cd8b",
     "wrong_entity": "#b63a6f",
+    "wrong_value": "#d4608f",
     "unresolved": "#6b7fb5",
     "no_write": "#58a4b0",
     "policy_violation": "#7f4fb0",

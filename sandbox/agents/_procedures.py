@@ -109,6 +109,14 @@ async def lookup(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], *, 
     return found
 
 
+def proposal(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], summary: str) -> str:
+    """The summary of a write as proposed to the customer, with the key values the domain's consent rule names
+    (`Domain.consent`) that the summary does not already state."""
+    keys = run.context.domain.consent.get(tool, ())
+    stated = [f"{key.replace('_', ' ')} {arguments[key]}" for key in keys if str(arguments.get(key, "")) not in summary]
+    return f"{summary} ({', '.join(stated)})" if stated else summary
+
+
 async def perform_write(
     run: ReferenceRun,
     tool: str,
@@ -135,7 +143,7 @@ async def perform_write(
     path ends the plan.
     """
     skipping = run.injected == "skip_precondition"
-    if confirm and not skipping and not await run.confirm(summary):
+    if confirm and not skipping and not await run.confirm(proposal(run, tool, arguments, summary), tool):
         await run.finish("Understood, I have not changed anything.")
     if precondition is not None and not run.take_flaw("skip_precondition"):
         await precondition()

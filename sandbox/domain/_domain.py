@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any, Literal
 
-from passhat.checks import ERROR_CATEGORIES
+from passhat.checks import ERROR_CATEGORIES, with_consent
 from passhat.sandbox.domain._identity import IdentityCheck
 from passhat.sandbox.domain._intent import IntentField
 from passhat.sandbox.domain._systems import System, SystemsServer
@@ -41,8 +41,10 @@ FAILURE_MODES: tuple[str, ...] = (
     "wrong_entity",
     "unresolved",
     "no_write",
+    "act_before_confirm",
 )
-"""The failure modes the ReferenceAgent can inject, in the order the paper lists them."""
+"""The failure modes the ReferenceAgent can inject, in the order the paper lists them (and acting before the
+customer's yes, which applies by itself to every write task of a domain whose policy asks for consent)."""
 
 CONVERSATIONAL_MODES: frozenset[str] = frozenset({"empty_lookup", "unresolved"})
 """The modes of a task with no write: give up after a mistyped lookup, or close without an answer."""
@@ -63,6 +65,7 @@ EXPECTED_SIGNATURE: Mapping[str, str] = {
     "wrong_entity": "wrong_entity",
     "unresolved": "unresolved",
     "no_write": "no_write",
+    "act_before_confirm": "policy_violation",
 }
 """The failure signature the classifier should name for a trial where a mode was injected."""
 
@@ -193,7 +196,10 @@ class Domain:
     says how a caller is verified (one factor, two factors, or a requester's authority over the subject); the
     ReferenceAgent's `identify` follows it. `grade` is `benchmark` (every contract property, reference plans
     included) or `light` (a user's own domain without reference plans: the properties that need no
-    ReferenceAgent).
+    ReferenceAgent). `consent` is the policy's rule "change nothing before the customer's yes": each write tool
+    that needs consent, with the arguments whose values the agent must state when it proposes the action (values the
+    customer recognises: an order number, an amount; empty when any proposal will do); every task type is then
+    graded with `confirmed_before`.
     """
 
     name: str
@@ -209,6 +215,7 @@ class Domain:
     errors: Mapping[str, str] = field(default_factory=lambda: dict(STANDARD_ERRORS))
     identity: IdentityCheck | None = None
     grade: Literal["benchmark", "light"] = "benchmark"
+    consent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     instructions: str = ""
     policy_resource: tuple[str, str] | None = None
     policy_text: str = ""
@@ -254,6 +261,22 @@ class Domain:
             return self.policy_text
         package, name = self.policy_resource
         return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+    def check_for(self, task_type: str, intent: Mapping[str, Any]) -> Check:
+        """The check a trial of `task_type` is graded with: the task type's own check for this intent and, when
+        the policy asks for consent (`consent`), the customer's yes before each of those writes."""
+        own = self.task_type(task_type).check(intent)
+        if not self.consent:
+            return own
+        return with_consent(own, {tool: list(keys) for tool, keys in self.consent.items()})
+
+    def failure_modes_of(self, task_type: str) -> frozenset[str]:
+        """The modes the ReferenceAgent may inject in `task_type`: its own, and acting before the customer's yes
+        in every write task of a domain whose policy asks for consent."""
+        task = self.task_type(task_type)
+        if self.consent and task.kind in ("write", "chain"):
+            return task.failure_modes | {"act_before_confirm"}
+        return task.failure_modes
 
     def task_type(self, name: str) -> TaskType:
         """The task type called `name`, or a DomainError listing the ones that exist."""

@@ -16,7 +16,15 @@ from opentelemetry.trace import SpanKind
 
 import passhat
 from passhat import semconv
-from passhat.checks import NOT_AGENT_FAULT, CheckContext, FailureSignature, TrialRecord, classify_failure
+from passhat.checks import (
+    NOT_AGENT_FAULT,
+    CheckContext,
+    FailureSignature,
+    ToolCallRecord,
+    TrialRecord,
+    Turn,
+    classify_failure,
+)
 from passhat.sandbox.agents import (
     Agent,
     AgentFactory,
@@ -157,6 +165,7 @@ async def _converse(
     messages.append(opening)
     trace.message(opening)
     for _ in range(config.max_turns):
+        tools.turn = len(messages)  # calls made while the agent answers belong to its coming turn
         try:
             turn = await agent.respond(messages, tools)
         except ToolTransportError as exc:
@@ -224,7 +233,7 @@ async def run_trial(
     infra_error: str | None = None
     simulator_error: str | None = None
     messages: list[Message] = []
-    calls: list[Any] = []
+    calls: list[ToolCallRecord] = []
     with ticket:
         trace = _Trace(runtime, ticket)
         try:
@@ -264,7 +273,9 @@ async def run_trial(
             if closer is not None:
                 await closer()
         grading_started = time.perf_counter()
-        verdict, diff = _grade(sandbox, database, task.check(scenario.intent), messages, task.needs_initial)
+        consents = {index: m.consent for index, m in enumerate(messages) if m.consent is not None}
+        grading = domain.check_for(scenario.task_type, scenario.intent)
+        verdict, diff = _grade(sandbox, database, grading, messages, calls, task.needs_initial)
         agent_texts = [m.text for m in messages if m.role == "agent"]
         record = TrialRecord(
             passed=verdict.passed and infra_error is None and simulator_error is None,
@@ -278,6 +289,7 @@ async def run_trial(
             infra_error=infra_error,
             expected_write_tables=set(scenario.expected_write_tables),
             error_categories=domain.errors,
+            consents=consents,
         )
         signature = classify_failure(record)
         _record_outcome(runtime, ticket, record, signature, diff, production=production)
@@ -300,7 +312,12 @@ async def run_trial(
 
 
 def _grade(
-    sandbox: Sandbox, database: TrialDatabase, check: Any, messages: Sequence[Message], needs_initial: bool
+    sandbox: Sandbox,
+    database: TrialDatabase,
+    check: Any,
+    messages: Sequence[Message],
+    calls: Sequence[ToolCallRecord],
+    needs_initial: bool,
 ) -> tuple[Verdict, Any]:
     diff = database.diff(sandbox.initial, sandbox.domain.metadata, sandbox.rowids)
     agent_texts = [m.text for m in messages if m.role == "agent"]
@@ -310,6 +327,8 @@ def _grade(
         agent_messages=agent_texts,
         # Retail's checks carry their expected values; the starting state is for checks that compute them.
         initial=sandbox.initial if needs_initial else None,
+        conversation=tuple(Turn(m.role, m.text, m.consent) for m in messages),
+        tool_calls=tuple(calls),
     )
     return check(context), diff
 

@@ -23,6 +23,18 @@ domain = Domain(
         Factor("find_customer_by_card", ("last_name", "card_last_four"), "customer_id"),
         Factor("verify_date_of_birth", ("date_of_birth",), "customer_id", carries="customer_id"),
     ),
+    # The policy's "change nothing before the customer's yes": every write but a hand-off to a person, each
+    # proposed with the values the customer recognises (an order number, an amount), where it has them.
+    consent={
+        "add_travel_notice": (),
+        "block_card": (),
+        "issue_provisional_credit": ("amount",),
+        "lock_card": (),
+        "open_dispute": ("amount",),
+        "order_replacement_card": (),
+        "transfer_between_accounts": ("amount",),
+        "waive_fee": ("amount",),
+    },
     instructions="Retail bank customer-service backend (passhat sandbox). Follow the banking policy.",
     policy_resource=("passhat.sandbox.domains.banking", "policy.md"),
 )

@@ -252,7 +252,8 @@ def dispute_check(intent: Mapping[str, Any]) -> Check:
 
 
 def expired_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"60 days"]))
+    # The refusal carries its fact: the statement the charge appeared on, from which the 60 days run.
+    return all_of(no_other_writes(), response_contains(intent["statement_date"], patterns=[REFUSAL, r"60 days"]))
 
 
 _SIBLING_TESTS: Mapping[str, Callable[[Row, Mapping[str, Any]], bool]] = {

@@ -155,7 +155,8 @@ def overdraft_check(intent: Mapping[str, Any]) -> Check:
 
 
 def second_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"12 months"]))
+    # The refusal carries a fact: the date of the last waiver, which the customer can check.
+    return all_of(no_other_writes(), response_contains(intent["last_waived_on"], patterns=[REFUSAL, r"12 months"]))
 
 
 async def waive(run: ReferenceRun) -> None:

@@ -27,6 +27,9 @@ domain = Domain(
             arguments={"requester_id": "employee_id", "requester_email": "work_email"},
         ),
     ),
+    # "Every change is confirmed once with the requester": every write of every system, after the chain's one
+    # proposal (which lists each step).
+    consent={name: () for system in systems.SYSTEMS for name, kind in system.tools.items() if kind == "write"},
     instructions="Consulting IT & HR provisioning backend (passhat sandbox): eighteen systems. Follow the policy.",
     policy_resource=("passhat.sandbox.domains.consulting", "policy.md"),
 )

@@ -26,6 +26,21 @@ domain = Domain(
             arguments={"policy_number": "policy_id"},
         ),
     ),
+    # The policy's "change nothing before the customer's yes": every write but a hand-off to a person, each
+    # proposed with the values the customer recognises (an order number, an amount), where it has them.
+    consent={
+        "add_claim_party": (),
+        "add_driver": (),
+        "assign_adjuster": (),
+        "authorize_rental": ("daily_rate", "days"),
+        "file_claim": (),
+        "issue_total_loss_payment": ("amount",),
+        "record_total_loss_valuation": (),
+        "remove_vehicle": (),
+        "report_incident": (),
+        "schedule_inspection": ("scheduled_on",),
+        "update_claim_contact": (),
+    },
     instructions="Auto-insurance claims backend (passhat sandbox). Follow the claims-intake policy.",
     policy_resource=("passhat.sandbox.domains.insurance", "policy.md"),
 )

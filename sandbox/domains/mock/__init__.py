@@ -22,6 +22,7 @@ domain = Domain(
         "bad_request": "invalid_argument",
     },
     identity=one_factor(Factor("find_member_by_email", ("email",), "member_id")),
+    consent={"renew_loan": ("loan_id", "weeks")},  # "say which loan and by how many weeks, and get an explicit yes"
     policy_resource=("passhat.sandbox.domains.mock", "policy.md"),
 )
 

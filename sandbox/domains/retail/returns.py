@@ -259,7 +259,8 @@ def expired_candidates(connection: Connection) -> list[Intent]:
 
 
 def expired_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"30[ -]day"]))
+    # The refusal names the order it refuses.
+    return all_of(no_other_writes(), response_contains(intent["order_id"], patterns=[REFUSAL, r"30[ -]day"]))
 
 
 # -- reference plans (the offline ReferenceAgent, a simulation) ------------------------------------------

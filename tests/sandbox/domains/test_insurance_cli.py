@@ -64,7 +64,7 @@ def test_claude_answers_a_coverage_question_and_a_wrong_answer_fails(
         ),
         tool_turn("toolu_02", "get_policy", {"policy_id": intent["policy_id"]}),
     ]
-    said = f"Your {intent['coverage_kind']} coverage: ${float(first):,.2f} and {second}."
+    said = f"Your {intent['coverage_kind']} coverage: ${first} and {second}."
     row, _ = _replay_claude("coverage_inquiry", [*lookups, text_turn(said)], monkeypatch)
     assert row["pass_at_1"] == 1.0, row
     # The same lookups with a made-up figure: the read-only check holds the agent to the seeded coverage.
