@@ -131,7 +131,7 @@ async def test_a_pydantic_ai_tool_taking_run_context_runs_with_content_capture_o
 
     @agent.tool
     @passhat.tool
-    async def lookup_customer(ctx: RunContext[None], email: str) -> str:
+    async def lookup_customer(ctx: RunContext[Any], email: str) -> str:
         """Find a customer by email."""
         return f"customer {email} found (step {ctx.run_step})"
 
