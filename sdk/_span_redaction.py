@@ -43,9 +43,22 @@ _KEPT = frozenset(
     )
 )
 _OWN_SCOPE = "passhat"
-# What a built-in pattern needs: an @ (email) or a digit (phone, card, IBAN, SSN). A string with neither is kept
-# without running the patterns, unless the user's own patterns or callback may find something in it.
-_CANDIDATE = re.compile(r"[@0-9]")
+# A superset of what the built-in patterns can match: an @ (email), nine digits or more with at most two of a
+# phone's or card's separators between each (phone, card, SSN), an IBAN's check digits and the eleven after.
+# None of these characters is ever escaped in JSON, so a JSON text holding no such run holds no value with one: a
+# string in which this finds nothing is kept without parsing it or running the patterns (unless the user's own
+# patterns or callback may find something in it). Timestamps, ids and counts do not pass it.
+_DIGIT_RUN = re.compile(r"\d(?:(?:[ .()+-]{0,2}\d){8}|\d(?: ?[A-Z0-9]){11})")  # starts with a digit: scans fast
+
+
+_ANY_CANDIDATE = re.compile(r"@|" + _DIGIT_RUN.pattern)
+_REMEMBERED = 4096  # distinct strings whose redaction is kept for the next spans
+
+
+def _candidate(value: str) -> bool:
+    if len(value) < 9 and "@" not in value:
+        return False
+    return "@" in value or _DIGIT_RUN.search(value) is not None
 
 
 class SpanRedaction:
@@ -54,6 +67,9 @@ class SpanRedaction:
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self._every_string = bool(redactor.patterns or redactor.callback)
+        # A conversation's messages come back in every later model call's input and in the run's span: each
+        # distinct string is redacted once (not with a callback, which need not give the same answer twice).
+        self._done: dict[tuple[str, str | None], str] | None = None if redactor.callback else {}
 
     def span(self, span: ReadableSpan) -> ReadableSpan:
         """The span as it may leave the process: itself when nothing in it changes, else a redacted copy."""
@@ -126,8 +142,13 @@ class SpanRedaction:
 
     def text(self, value: str, field: str | None) -> str:
         """One string redacted (JSON in it value by value); the very same object when nothing changed."""
-        if not self._every_string and _CANDIDATE.search(value) is None:
-            return value
+        first = None
+        if not self._every_string:
+            if len(value) < 9 and "@" not in value:
+                return value
+            first = _ANY_CANDIDATE.search(value)
+            if first is None:
+                return value
         stripped = value.lstrip()
         if stripped[:1] in ("{", "["):
             try:
@@ -135,12 +156,69 @@ class SpanRedaction:
             except ValueError:
                 data = None
             else:
+                if first is not None and not self.redactor.blank and isinstance(data, dict | list):
+                    in_place = self._json_strings(value, first)
+                    if in_place is not None:
+                        return in_place
                 redacted = self._json(data, field)
                 if redacted is data:
                     return value
                 return json.dumps(redacted, ensure_ascii=False)
-        redacted_text = self.redactor.text(value, field)
-        return value if redacted_text == value else redacted_text
+        done = self._done
+        if done is None:
+            redacted_text = self.redactor.text(value, field)
+            return value if redacted_text == value else redacted_text
+        key = (value, field if field in self.redactor.blank else None)
+        found = done.get(key)
+        if found is None:
+            found = self.redactor.text(value, key[1])
+            if len(done) >= _REMEMBERED:
+                done.clear()
+            done[key] = found
+        return value if found == value else found
+
+    def _json_strings(self, value: str, hit: re.Match[str] | None) -> str | None:
+        """A valid JSON text with each of its strings that may hold a value redacted in place; None when its text
+        has an escaped backslash (then it is redacted value by value). ``hit``: the first candidate in it.
+
+        A big message list is not rebuilt and re-encoded to redact one email in it: the candidates are found in
+        the text itself, and only the string each one sits in is decoded, redacted and written back. A value a
+        pattern matches never contains a character JSON escapes, so the encoded text shows every candidate;
+        whether one sits inside a string is the parity of the unescaped quotes before it.
+        """
+        if "\\\\" in value:
+            return None
+        pieces: list[str] = []
+        last = position = 0
+        inside = False
+        while hit is not None:
+            start = hit.start()
+            quotes = value.count('"', position, start) - value.count('\\"', position, start)
+            inside ^= quotes % 2 == 1
+            if not inside:  # a number between the strings: numbers are kept
+                position = hit.end()
+                hit = _ANY_CANDIDATE.search(value, position)
+                continue
+            opening = value.rfind('"', 0, start)
+            while value[opening - 1] == "\\":
+                opening = value.rfind('"', 0, opening)
+            closing = value.find('"', start)
+            while value[closing - 1] == "\\":
+                closing = value.find('"', closing + 1)
+            token = value[opening : closing + 1]
+            decoded = json.loads(token) if "\\" in token else token[1:-1]
+            redacted = self.text(decoded, None)
+            if redacted is not decoded:
+                pieces.append(value[last:opening])
+                pieces.append(json.dumps(redacted, ensure_ascii=False))
+                last = closing + 1
+            position = closing + 1
+            inside = False
+            hit = _ANY_CANDIDATE.search(value, position)
+        if not pieces:
+            return value
+        pieces.append(value[last:])
+        return "".join(pieces)
 
     def _json(self, value: Any, field: str | None) -> Any:
         """A parsed JSON value redacted; the same object when nothing in it changed."""

@@ -150,3 +150,22 @@ def test_configure_redacts_the_spans_it_sends(receiver: OtlpReceiver) -> None:
     body = json.dumps([s.attributes for s in receiver.spans], default=str)
     assert EMAIL not in body
     assert passhat.Redactor(key=passhat.PseudonymKey(KEY_TEXT)).text(EMAIL) in body
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        f"line one\n{PHONE}",  # an escape right before the value: found as in the decoded text
+        f'he said "{EMAIL}" twice: {EMAIL}',
+        f"a path C:\\temp\\ then {EMAIL}",  # an escaped backslash: redacted value by value
+        f"tab\t{PHONE}\tend, unicode é {EMAIL}",
+    ],
+)
+def test_strings_with_escapes_inside_json_are_redacted(redactor: passhat.Redactor, said: str) -> None:
+    document = {"messages": [{"role": "user", "content": said, "n": 123456789012}], "count": 14155550199}
+    for encoded in (json.dumps(document), json.dumps(document, ensure_ascii=False), json.dumps(document, indent=2)):
+        span = _one(redactor, {"gen_ai.input.messages": encoded})
+        assert span.attributes is not None
+        value = json.loads(str(span.attributes["gen_ai.input.messages"]))
+        assert value["messages"][0]["content"] == redactor.text(said)
+        assert value["count"] == 14155550199 and value["messages"][0]["n"] == 123456789012  # numbers are kept
