@@ -55,12 +55,6 @@ _ANY_CANDIDATE = re.compile(r"@|" + _DIGIT_RUN.pattern)
 _REMEMBERED = 4096  # distinct strings whose redaction is kept for the next spans
 
 
-def _candidate(value: str) -> bool:
-    if len(value) < 9 and "@" not in value:
-        return False
-    return "@" in value or _DIGIT_RUN.search(value) is not None
-
-
 class SpanRedaction:
     """Redacts a span's attributes, events, links and status message with one :class:`Redactor`."""
 
