@@ -120,9 +120,7 @@ def test_two_calls_of_one_tool_are_two_calls(collector: Collector, sdk: passhat.
     assert len(nodes) == 2
 
 
-def test_openai_agents_sdk_tool_wrapped_by_passhat_is_counted_once(
-    collector: Collector, sdk: passhat.Passhat
-) -> None:
+def test_openai_agents_sdk_tool_wrapped_by_passhat_is_counted_once(collector: Collector, sdk: passhat.Passhat) -> None:
     from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_trace_processors
     from openai import AsyncOpenAI
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
