@@ -51,8 +51,17 @@ _OWN_SCOPE = "passhat"
 _DIGIT_RUN = re.compile(r"\d(?:(?:[ .()+-]{0,2}\d){8}|\d(?: ?[A-Z0-9]){11})")  # starts with a digit: scans fast
 
 
-_ANY_CANDIDATE = re.compile(r"@|" + _DIGIT_RUN.pattern)
 _REMEMBERED = 4096  # distinct strings whose redaction is kept for the next spans
+_LONGEST_REMEMBERED = 16384  # characters: longer strings (a long conversation) are rarely met twice
+
+
+def _next_candidate(value: str, position: int) -> tuple[int, int] | None:
+    """Where the next candidate at or after ``position`` starts and ends (two scans: ``@`` by ``str.find``)."""
+    at = value.find("@", position)
+    run = _DIGIT_RUN.search(value, position, at if at != -1 else len(value))
+    if run is not None:
+        return run.span()
+    return (at, at + 1) if at != -1 else None
 
 
 class SpanRedaction:
@@ -135,16 +144,32 @@ class SpanRedaction:
         return link if attributes is link.attributes else Link(link.context, attributes)
 
     def text(self, value: str, field: str | None) -> str:
-        """One string redacted (JSON in it value by value); the very same object when nothing changed."""
+        """One string redacted (JSON in it value by value); the very same object when nothing changed.
+
+        A string met before (a framework repeats its tool definitions and request parameters in every model
+        call's span, and each message in every later call's input) is answered from memory.
+        """
+        if not self._every_string and len(value) < 9 and "@" not in value:
+            return value
+        done = self._done
+        if done is None or len(value) > _LONGEST_REMEMBERED:
+            return self._text(value, field)
+        key = (value, field if field in self.redactor.blank else None)
+        found = done.get(key)
+        if found is None:
+            found = self._text(value, key[1])
+            if len(done) >= _REMEMBERED:
+                done.clear()
+            done[key] = found
+        return value if found is value or found == value else found
+
+    def _text(self, value: str, field: str | None) -> str:
         first = None
         if not self._every_string:
-            if len(value) < 9 and "@" not in value:
-                return value
-            first = _ANY_CANDIDATE.search(value)
+            first = _next_candidate(value, 0)
             if first is None:
                 return value
-        stripped = value.lstrip()
-        if stripped[:1] in ("{", "["):
+        if value.lstrip()[:1] in ("{", "["):
             try:
                 data = json.loads(value)
             except ValueError:
@@ -158,20 +183,10 @@ class SpanRedaction:
                 if redacted is data:
                     return value
                 return json.dumps(redacted, ensure_ascii=False)
-        done = self._done
-        if done is None:
-            redacted_text = self.redactor.text(value, field)
-            return value if redacted_text == value else redacted_text
-        key = (value, field if field in self.redactor.blank else None)
-        found = done.get(key)
-        if found is None:
-            found = self.redactor.text(value, key[1])
-            if len(done) >= _REMEMBERED:
-                done.clear()
-            done[key] = found
-        return value if found == value else found
+        redacted_text = self.redactor.text(value, field)
+        return value if redacted_text == value else redacted_text
 
-    def _json_strings(self, value: str, hit: re.Match[str] | None) -> str | None:
+    def _json_strings(self, value: str, hit: tuple[int, int] | None) -> str | None:
         """A valid JSON text with each of its strings that may hold a value redacted in place; None when its text
         has an escaped backslash (then it is redacted value by value). ``hit``: the first candidate in it.
 
@@ -186,12 +201,12 @@ class SpanRedaction:
         last = position = 0
         inside = False
         while hit is not None:
-            start = hit.start()
+            start = hit[0]
             quotes = value.count('"', position, start) - value.count('\\"', position, start)
             inside ^= quotes % 2 == 1
             if not inside:  # a number between the strings: numbers are kept
-                position = hit.end()
-                hit = _ANY_CANDIDATE.search(value, position)
+                position = hit[1]
+                hit = _next_candidate(value, position)
                 continue
             opening = value.rfind('"', 0, start)
             while value[opening - 1] == "\\":
@@ -208,7 +223,7 @@ class SpanRedaction:
                 last = closing + 1
             position = closing + 1
             inside = False
-            hit = _ANY_CANDIDATE.search(value, position)
+            hit = _next_candidate(value, position)
         if not pieces:
             return value
         pieces.append(value[last:])
