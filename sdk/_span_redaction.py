@@ -260,6 +260,12 @@ class RedactingSpanExporter(SpanExporter):
         self.redaction = SpanRedaction(redactor)
         self._redacted: tuple[tuple[int, int, int], list[ReadableSpan]] | None = None
 
+    def __getattr__(self, name: str) -> Any:
+        """Anything else the export pipeline asks of its exporter (its URL, its budgets...) is the wrapped one's."""
+        if name == "exporter":  # not set yet (during unpickling or a failed __init__): no recursion
+            raise AttributeError(name)
+        return getattr(self.exporter, name)
+
     @property
     def timeout(self) -> float:
         return float(getattr(self.exporter, "timeout", 5.0))
