@@ -17,6 +17,7 @@ pass would change it. Numbers are kept as they are (timestamps and counts are no
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,6 +44,7 @@ _KEPT = frozenset(
     )
 )
 _OWN_SCOPE = "passhat"
+logger = logging.getLogger("passhat")
 # A superset of what the built-in patterns can match: an @ (email), nine digits or more with at most two of a
 # phone's or card's separators between each (phone, card, SSN), an IBAN's check digits and the eleven after.
 # None of these characters is ever escaped in JSON, so a JSON text holding no such run holds no value with one: a
@@ -62,6 +64,30 @@ def _next_candidate(value: str, position: int) -> tuple[int, int] | None:
     if run is not None:
         return run.span()
     return (at, at + 1) if at != -1 else None
+
+
+def _withheld(span: ReadableSpan) -> ReadableSpan:
+    """The span with every text value replaced and its events' attributes dropped: what leaves when redacting it
+    failed (its structure, names, ids and numbers still tell the collector what happened)."""
+    withheld = "[REDACTED:redaction_error]"
+    attributes = {
+        key: value if key in _KEPT or not isinstance(value, str | Sequence) else withheld
+        for key, value in (span.attributes or {}).items()
+    }
+    return ReadableSpan(
+        name=span.name,
+        context=span.context,
+        parent=span.parent,
+        resource=span.resource,
+        attributes=attributes,
+        events=[Event(event.name, {}, event.timestamp) for event in span.events],
+        links=[Link(link.context) for link in span.links],
+        kind=span.kind,
+        status=Status(span.status.status_code),
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+    )
 
 
 class SpanRedaction:
@@ -259,6 +285,7 @@ class RedactingSpanExporter(SpanExporter):
         self.exporter = exporter
         self.redaction = SpanRedaction(redactor)
         self._redacted: tuple[tuple[int, int, int], list[ReadableSpan]] | None = None
+        self._warned = False
 
     def __getattr__(self, name: str) -> Any:
         """Anything else the export pipeline asks of its exporter (its URL, its budgets...) is the wrapped one's."""
@@ -280,9 +307,18 @@ class RedactingSpanExporter(SpanExporter):
         key = (id(spans[0]), id(spans[-1]), len(spans)) if spans else None
         if key is not None and self._redacted is not None and self._redacted[0] == key:
             return self._redacted[1]
-        batch = [self.redaction.span(span) for span in spans]
+        batch = [self._one(span) for span in spans]
         self._redacted = (key, batch) if key is not None else None
         return batch
+
+    def _one(self, span: ReadableSpan) -> ReadableSpan:
+        try:
+            return self.redaction.span(span)
+        except Exception as exc:  # fail closed: a span that cannot be redacted leaves without its text
+            if not self._warned:
+                self._warned = True
+                logger.warning("passhat: redacting a span failed (%r); its text values were withheld", exc)
+            return _withheld(span)
 
     def _settled(self, result: SpanExportResult) -> SpanExportResult:
         if result is SpanExportResult.SUCCESS:

@@ -169,3 +169,17 @@ def test_strings_with_escapes_inside_json_are_redacted(redactor: passhat.Redacto
         value = json.loads(str(span.attributes["gen_ai.input.messages"]))
         assert value["messages"][0]["content"] == redactor.text(said)
         assert value["count"] == 14155550199 and value["messages"][0]["n"] == 123456789012  # numbers are kept
+
+
+def test_a_span_that_cannot_be_redacted_leaves_without_its_text(caplog: pytest.LogCaptureFixture) -> None:
+    """Fail closed: a redactor that breaks must neither leak the text nor stop the export."""
+
+    def broken(text: str) -> str:
+        raise RuntimeError("boom")
+
+    exporter = RedactingSpanExporter(InMemorySpanExporter(), passhat.Redactor(key=KEY))
+    exporter.redaction.text = broken  # type: ignore[assignment,method-assign]
+    [span] = _exported(passhat.Redactor(key=KEY), lambda s: s.set_attribute("output.value", EMAIL))
+    [withheld] = exporter.redacted([span])
+    assert dict(withheld.attributes or {}) == {"output.value": "[REDACTED:redaction_error]"}
+    assert "redacting a span failed" in caplog.text
