@@ -144,7 +144,7 @@ class SpanRedaction:
         for key, value in attributes.items():
             if key in _KEPT:
                 continue
-            field = key.rsplit(".", 1)[-1]
+            field = key.rsplit(".", 1)[-1] if self.redactor.blank else None  # a field matters only to blank
             if isinstance(value, str):
                 redacted: Any = self.text(value, field)
             elif isinstance(value, Sequence) and not isinstance(value, bytes):
