@@ -119,7 +119,7 @@ def langgraph_agent(build: GraphBuilder | Any) -> AgentFactory:
         build = with_trial_tools(build)
     if not callable(build):
         raise TypeError(
-            "langgraph_agent takes a compiled graph (graph.compile()) or a function (tools, context) -> graph, "
-            f"got {type(build).__name__}"
+            "langgraph_agent takes a compiled graph (graph.compile(): passhat builds it per trial with the trial's "
+            f"tools in place of its own) or a function (tools, context) -> graph, got {type(build).__name__}"
         )
     return lambda context: LangGraphAdapter(build, context)
