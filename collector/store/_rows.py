@@ -193,6 +193,8 @@ class NormalizedSpan:
     ticket: TicketRow | None = None
     tool_call: ToolCallRow | None = None
     state_writes: list[StateWriteRow] = field(default_factory=list)
+    # Set when read back: a tool span whose call another tool span of the same call counts (see `_tool_twins`).
+    duplicate_of: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

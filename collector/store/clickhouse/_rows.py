@@ -81,7 +81,7 @@ def day_of(time_ns: int) -> dt.date:
 
 # --- spans -------------------------------------------------------------------------------------------------
 #: The columns a read needs to rebuild a NormalizedSpan (the wide columns are for queries only).
-SPAN_READ_COLUMNS = fields_of(NormalizedSpan, without=("ticket", "tool_call", "state_writes"))
+SPAN_READ_COLUMNS = fields_of(NormalizedSpan, without=("ticket", "tool_call", "state_writes", "duplicate_of"))
 _JSON_FIELDS = ("attributes", "resource_attributes", "events")
 _SCALARS = tuple(name for name in SPAN_READ_COLUMNS if name not in _JSON_FIELDS)
 #: What a span row adds to the span's own fields: partition and sampling keys before them, typed copies of the

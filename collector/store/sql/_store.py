@@ -43,6 +43,7 @@ from passhat.collector.store._rows import (
     WriteResult,
 )
 from passhat.collector.store._tally import tallies_from_rows
+from passhat.collector.store._tool_twins import merge_tool_twins
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._connect import postgres_parameters, sqlite_begin, sqlite_pragmas
 from passhat.collector.store.sql._graded import VerdictQueries
@@ -282,6 +283,7 @@ class SqlStore(VerdictQueries, Store):
             span_from_row(r, ticket=tickets.get(r.id), tool_call=calls.get(r.id), state_writes=writes.get(r.id, []))
             for r in span_rows
         ]
+        merge_tool_twins(spans)  # a tool call traced by its framework and by @passhat.tool is one call
         return sorted(spans, key=lambda sp: (sp.start_time_ns, sp.span_id))
 
     # --- tickets and traffic -----------------------------------------------------------------------

@@ -260,7 +260,7 @@ def test_row_builders_give_each_field_under_its_column() -> None:
     )
 
     encoded = {"attributes", "resource_attributes", "events", "intent", "ticket_hash", "key", "before", "after"}
-    encoded |= {"changed", "ticket", "tool_call", "state_writes"}
+    encoded |= {"changed", "ticket", "tool_call", "state_writes", "duplicate_of"}  # duplicate_of: set when read
 
     def check(row: dict[str, Any], value: Any) -> None:
         for f in fields(value):
