@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hmac
 import json
 import os
 import secrets
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -141,9 +142,18 @@ async def _http_server(server: Any, token: str) -> AsyncIterator[str]:
     """Run `server` over streamable HTTP on a free loopback port in this process; yields its URL."""
     import uvicorn
 
+    class EmbeddedServer(uvicorn.Server):
+        """Leaves the process's signal handlers alone. A plain uvicorn.Server sets its own for SIGINT and SIGTERM
+        and puts back what it found when it stops: with trials' servers starting and stopping out of order, a
+        stopped server's handler would end up installed and the process would ignore SIGTERM."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
     app = require_bearer(server.streamable_http_app(), token)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    http = uvicorn.Server(config)
+    http = EmbeddedServer(config)
     task = asyncio.ensure_future(http.serve())
     try:
         while not http.started:
