@@ -65,7 +65,8 @@ def serve_domain(
         Path | None, typer.Option(help="SQLite file to serve (built and seeded if missing; default: a temp copy).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the generated data.")] = 0,
-    size: Annotated[str, typer.Option(help="Seed size: small or default.")] = "default",
+    # The same default as `passhat replay`: scenario N of a seed is the same customer and order in both.
+    size: Annotated[str, typer.Option(help="Seed size of the domain's data: small or default.")] = "small",
     token: Annotated[
         str | None,
         typer.Option(

@@ -31,7 +31,7 @@ Transport = Literal["memory", "stdio", "http"]
 TRANSPORTS: tuple[str, ...] = ("memory", "stdio", "http")
 
 
-def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "default") -> MCPServer:
+def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "small") -> MCPServer:
     """A tool server on the SQLite file `database`, building and seeding it first if it does not exist."""
     if domain.build_server is None:
         raise DomainError(f"domain {domain.name!r} serves no MCP tools (its Domain has no build_server)")
@@ -88,7 +88,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     seed: int = 0,
-    size: str = "default",
+    size: str = "small",
     token: str | None = None,
 ) -> None:
     """Serve a domain until interrupted (blocking); over HTTP only to requests bearing `token`."""
