@@ -36,9 +36,11 @@ def _origin_host(origin: str) -> str | None:
 
 def refuse_cross_site(request: Request) -> None:
     """Raise 403 unless the request comes from a page of this host (or from no page at all)."""
-    host = request.headers.get("host", "")
-    # Behind a TLS-terminating proxy the browser's origin is https while this hop is http: compare hosts only.
-    here = {_host_port(host, scheme) for scheme in _DEFAULT_PORTS} - {None}
+    # The host the browser reached: `Host`, or the one a reverse proxy says it forwarded (a page of another site
+    # can set neither header on a form post). Behind a TLS-terminating proxy the browser's origin is https while
+    # this hop is http: hosts are compared with either scheme's default port.
+    hosts = [request.headers.get("host", ""), *request.headers.get("x-forwarded-host", "").split(",")]
+    here = {_host_port(host.strip(), scheme) for host in hosts if host.strip() for scheme in _DEFAULT_PORTS} - {None}
     fetch_site = request.headers.get("sec-fetch-site")
     if fetch_site is not None and fetch_site not in ("same-origin", "none"):
         raise _refused(f"the form was posted from another site (Sec-Fetch-Site: {fetch_site})")

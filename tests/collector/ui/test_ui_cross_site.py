@@ -50,6 +50,17 @@ def test_a_login_from_this_collectors_own_page_is_accepted(ui: UiCollector) -> N
     assert "passhat_session=" in response.headers["set-cookie"]
 
 
+def test_behind_a_reverse_proxy_the_forwarded_host_is_this_collectors(ui: UiCollector) -> None:
+    proxy = {"x-forwarded-host": "passhat.example.com", "origin": "https://passhat.example.com"}
+    with ui.client() as client:
+        accepted = client.post("/ui/login", data={"key": ui.shop_key}, headers=proxy)
+        refused = client.post(
+            "/ui/login", data={"key": ui.shop_key}, headers={**proxy, "origin": "https://evil.example.com"}
+        )
+    assert accepted.status_code == 303
+    assert refused.status_code == 403
+
+
 def test_a_logout_posted_from_another_origin_is_refused(ui: UiCollector) -> None:
     with ui.client() as client:
         refused = client.post("/ui/logout", headers={"origin": "http://evil.example"})
