@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -99,7 +101,14 @@ def demo(
 def _command() -> str:
     """How this passhat was started (`.venv/bin/passhat` after `make demo`), to say what to type next."""
     path = Path(sys.argv[0])
-    return shlex.quote(str(path)) if path.name == "passhat" and path.parent != Path() else "passhat"
+    if path.name != "passhat" or path.parent == Path():
+        return "passhat"
+    on_path = shutil.which("passhat")
+    if on_path is not None and Path(on_path).resolve() == path.resolve():
+        return "passhat"
+    with contextlib.suppress(ValueError):  # outside the current folder: the whole path
+        path = path.resolve().relative_to(Path.cwd())
+    return shlex.quote(str(path))
 
 
 def _serve_finished(out: Path, summary: dict[str, Any]) -> None:

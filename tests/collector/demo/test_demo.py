@@ -123,3 +123,21 @@ def test_demo_keep_serves_the_web_ui_until_ctrl_c_and_later_serves_the_finished_
         process.kill()
         process.communicate()
     assert first.startswith("passhat demo: the whole loop, offline"), first
+
+
+def test_the_demo_says_how_to_run_passhat_from_the_virtual_environment(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passhat.collector.cli._demo import _command
+
+    script = tmp_path / ".venv" / "bin" / "passhat"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr(sys, "argv", [".venv/bin/passhat", "demo"])
+    assert _command() == ".venv/bin/passhat"  # as `make demo` runs it: passhat is not on PATH
+    monkeypatch.setenv("PATH", f"{script.parent}:/usr/bin:/bin")
+    monkeypatch.setattr(sys, "argv", [str(script), "demo"])
+    assert _command() == "passhat"  # the virtual environment is activated
