@@ -151,6 +151,9 @@ def _shutdown_at_exit() -> None:
     instance = _global
     if instance is not None:
         try:
+            if instance.processor is not None:
+                # The bound is on the agent's whole exit: the interpreter still has to shut down after this.
+                instance.processor.reserve_for_interpreter_exit()
             instance.shutdown()
         except Exception as exc:  # exiting: say it, never raise
             logger.warning("passhat: shutdown at exit failed: %r", exc)

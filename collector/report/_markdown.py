@@ -7,6 +7,8 @@ from passhat.collector.report._format import (
     agent_text,
     change_lines,
     ci,
+    markdown_cell,
+    markdown_text,
     paired_interval,
     pct,
     points,
@@ -16,30 +18,9 @@ from passhat.collector.report._format import (
 )
 from passhat.collector.report._model import Report
 
-_MARKDOWN = str.maketrans(
-    {
-        "\\": "\\\\",
-        "`": "\\`",
-        "*": "\\*",
-        "[": "\\[",
-        "]": "\\]",
-        "<": "&lt;",
-        ">": "&gt;",
-        "&": "&amp;",
-        "\n": " ",
-        "\r": " ",
-    }
-)
-
-
-def _user(text: object) -> str:
-    """Text that came from tickets, tools or configuration, as literal Markdown: a tool's output holding
-    `<script>` or `[a link](...)` must render as neither HTML nor a link (`_cell` escapes table pipes)."""
-    return str(text).translate(_MARKDOWN)
-
-
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+# Every value interpolated below goes through one of these (the short names keep the tables readable).
+_user = markdown_text
+_cell = markdown_cell
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -109,7 +90,7 @@ def render_markdown(report: Report) -> str:
         f"- plain mean over {o.tickets_sampled} sampled tickets: pass@1 {pct(u.pass_at_1)}, pass@{k} "
         f"{pct(u.pass_at_k)}, pass^{k} {pct(u.pass_hat_k)}",
         f"- intervals: {report.confidence_level:.0%} continuity-corrected Wilson over tickets (± half-width in "
-        f"points); widest: {report.sample_size}",
+        f"points); widest: {_user(report.sample_size)}",
         f"- design: {_design(report)}",
         "",
     ]
@@ -167,7 +148,7 @@ def render_markdown(report: Report) -> str:
         out += [
             f"## {_user(side.domain)}/{_user(side.task_type)}: {len(side.attempts)} attempts side by side",
             "",
-            _user(side.why) + ".",
+            markdown_text(side.why, line_start=True) + ".",
             "",
         ]
         out += _table(

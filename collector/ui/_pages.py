@@ -124,7 +124,7 @@ class SampledTicket:
 OUTCOME_LABELS = {"all_passed": "passed every time", "some_failed": "failed some", "all_failed": "failed every time"}
 
 
-def sampled_tickets(tallies: list[TicketTally], task_type: str) -> list[SampledTicket]:
+def sampled_tickets(tallies: list[TicketTally], task_type: str, run_id: str) -> list[SampledTicket]:
     """The task type's sampled tickets of a run, least reliable first (tickets with counted trials only)."""
     found = []
     for tally in tallies:
@@ -133,7 +133,7 @@ def sampled_tickets(tallies: list[TicketTally], task_type: str) -> list[SampledT
         labels = set(tally.signatures)
         if tally.trials - tally.passes > sum(tally.signatures.values()):
             labels.add("unclassified")
-        found.append(SampledTicket(tally.ticket_id, "", tally.trials, tally.passes, sorted(labels)))
+        found.append(SampledTicket(tally.ticket_id, run_id, tally.trials, tally.passes, sorted(labels)))
     return sorted(found, key=lambda t: (t.passed / t.trials, t.ticket_id))
 
 
@@ -143,7 +143,7 @@ def task_type_page(
     hist = cache.history(store, project)
     series = hist.series(name)
     chosen = period if period in hist.periods else (hist.periods[-1] if hist.periods else None)
-    tickets = sampled_tickets(hist.tallies.get(chosen, []), name) if chosen else []
+    tickets = sampled_tickets(hist.tallies.get(chosen, []), name, hist.runs[chosen].run_id) if chosen else []
     all_signatures = sorted({s for t in tickets for s in t.signatures})
     if outcome in OUTCOME_LABELS:
         tickets = [t for t in tickets if t.outcome == outcome]

@@ -17,6 +17,7 @@ from passhat.collector.store import Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, graded_filters, ticket_grades
+from passhat.collector.ui._origin import refuse_cross_site
 from passhat.collector.ui._pages import (
     OUTCOME_LABELS,
     FigureCache,
@@ -115,7 +116,10 @@ def _viewer(request: Request) -> Viewer:
     viewer = _sessions(request).viewer_for_cookie(cookie) if cookie else None
     if viewer is not None:
         return viewer
-    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    # The path as sent (still percent-encoded): an id holding `#`, `?` or `/` comes back to the same page.
+    raw_path = request.scope.get("raw_path")
+    path = raw_path.decode("latin-1") if raw_path else urllib.parse.quote(request.url.path)
+    here = path + (f"?{request.url.query}" if request.url.query else "")
     login = f"{PREFIX}/login?next={urllib.parse.quote(_safe_next(here), safe='')}"
     if request.headers.get("hx-request"):
         raise HTTPException(401, "sign in again", {"HX-Redirect": login})
@@ -180,6 +184,7 @@ def ui_router() -> APIRouter:
 
     @router.post("/login")
     async def login(request: Request) -> Response:
+        refuse_cross_site(request)
         form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"))
         key = (form.get("key") or [""])[0]
         target = _safe_next((form.get("next") or [""])[0])
@@ -199,7 +204,8 @@ def ui_router() -> APIRouter:
         return response
 
     @router.post("/logout")
-    def logout() -> Response:
+    def logout(request: Request) -> Response:
+        refuse_cross_site(request)
         response = RedirectResponse(f"{PREFIX}/login", 303)
         response.delete_cookie(COOKIE_NAME, path=PREFIX, httponly=True, samesite="strict")
         return response
@@ -210,7 +216,8 @@ def ui_router() -> APIRouter:
         data = _query_store(lambda: overview(_store(request), viewer.project, _cache(request)))
         return render.page(request, "overview.html", viewer=viewer, **data)
 
-    @router.get("/task-types/{name}", response_class=HTMLResponse)
+    # `:path`: ticket ids and task types may hold any character, `/` included (links encode it as %2F).
+    @router.get("/task-types/{name:path}", response_class=HTMLResponse)
     def task_type(
         request: Request,
         name: str,
@@ -309,7 +316,7 @@ def ui_router() -> APIRouter:
         task_types = sorted({r.task_type for r in _query_store(lambda: store.traffic(viewer.project, days=90))})
         return render.page(request, "tickets.html", viewer=viewer, task_types=task_types, **context)
 
-    @router.get("/tickets/{ticket_id}", response_class=HTMLResponse)
+    @router.get("/tickets/{ticket_id:path}", response_class=HTMLResponse)
     def ticket_page(
         request: Request, ticket_id: str, trace: Annotated[str | None, Query(max_length=32)] = None
     ) -> HTMLResponse:
@@ -377,7 +384,7 @@ def ui_router() -> APIRouter:
             period=period_of(run),
         )
 
-    @router.get("/runs/{run_id}/tickets/{ticket_id}", response_class=HTMLResponse)
+    @router.get("/runs/{run_id}/tickets/{ticket_id:path}", response_class=HTMLResponse)
     def attempts_page(request: Request, run_id: str, ticket_id: str) -> HTMLResponse:
         viewer = _viewer(request)
         store = _store(request)

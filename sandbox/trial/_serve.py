@@ -31,7 +31,7 @@ Transport = Literal["memory", "stdio", "http"]
 TRANSPORTS: tuple[str, ...] = ("memory", "stdio", "http")
 
 
-def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "default") -> MCPServer:
+def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "small") -> MCPServer:
     """A tool server on the SQLite file `database`, building and seeding it first if it does not exist."""
     if domain.build_server is None:
         raise DomainError(f"domain {domain.name!r} serves no MCP tools (its Domain has no build_server)")
@@ -88,7 +88,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     seed: int = 0,
-    size: str = "default",
+    size: str = "small",
     token: str | None = None,
 ) -> None:
     """Serve a domain until interrupted (blocking); over HTTP only to requests bearing `token`."""
@@ -186,6 +186,15 @@ def _embedded_server(config: Any) -> Any:
 async def _http_server(server: Any, token: str) -> AsyncIterator[str]:
     """Run `server` over streamable HTTP on a free loopback port in this process; yields its URL."""
     import uvicorn
+
+    class EmbeddedServer(uvicorn.Server):
+        """Leaves the process's signal handlers alone. A plain uvicorn.Server sets its own for SIGINT and SIGTERM
+        and puts back what it found when it stops: with trials' servers starting and stopping out of order, a
+        stopped server's handler would end up installed and the process would ignore SIGTERM."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
 
     app = require_bearer(server.streamable_http_app(), token)
     config = uvicorn.Config(
