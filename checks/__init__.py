@@ -12,6 +12,8 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 from passhat import ToolKind, ToolOutcome, outcome_of
 from passhat.checks._changelog import ChangeLog, record_changes
 from passhat.checks._compose import all_of, any_of
+from passhat.checks._consent import confirmed_before, with_consent
+from passhat.checks._conversation import ANY_ACTION, ToolCallRecord, Turn
 from passhat.checks._diff import RowChange, StateDiff
 from passhat.checks._primitives import deleted, inserted, no_other_writes, unchanged, updated
 from passhat.checks._registry import (
@@ -28,23 +30,26 @@ from passhat.checks._response import normalize_text, response_contains, response
 from passhat.checks._signatures import (
     ERROR_CATEGORIES,
     NOT_AGENT_FAULT,
+    REFUSAL_CATEGORIES,
     SIGNATURES,
     TERMINATION_REASONS,
     FailureSignature,
-    ToolCallRecord,
     TrialRecord,
     classify_failure,
 )
 from passhat.checks._snapshot import Snapshot, SnapshotError, TableSnapshot, diff_snapshots, take_snapshot
 from passhat.checks._touched import ChangeLogError, StartingState, install_change_log
 from passhat.checks._values import Unordered, unordered, values_equal
-from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
+from passhat.checks._verdict import ROLES, Check, CheckContext, Claim, Diagnostic, Verdict
 
 # ruff's RUF022 order (constants, classes, then functions), checked by tests/test_public_api.py.
 __all__ = [
+    "ANY_ACTION",
     "ENTRY_POINT_GROUP",
     "ERROR_CATEGORIES",
     "NOT_AGENT_FAULT",
+    "REFUSAL_CATEGORIES",
+    "ROLES",
     "SIGNATURES",
     "TERMINATION_REASONS",
     "BuiltCheck",
@@ -66,6 +71,7 @@ __all__ = [
     "ToolKind",
     "ToolOutcome",
     "TrialRecord",
+    "Turn",
     "Unordered",
     "Verdict",
     "all_of",
@@ -73,6 +79,7 @@ __all__ = [
     "build_check",
     "check",
     "classify_failure",
+    "confirmed_before",
     "deleted",
     "diff_snapshots",
     "evaluate",
@@ -91,4 +98,5 @@ __all__ = [
     "unordered",
     "updated",
     "values_equal",
+    "with_consent",
 ]

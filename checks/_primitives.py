@@ -36,10 +36,11 @@ class _StateCheck:
     claim: Callable[[CheckContext], list[RowChange]] | None = None
     near: Callable[[CheckContext], list[RowChange]] | None = None
     columns: frozenset[str] | None = None
+    role: str = "required_write"
 
     def __call__(self, ctx: CheckContext, /) -> Verdict:
         problems = self.find_problems(ctx)
-        return Verdict(not problems, self.name, problems)
+        return Verdict(not problems, self.name, problems, role=self.role)
 
     def matches(self, ctx: CheckContext) -> set[tuple[str, str]]:
         return {change.sort_key() for change in self.claim(ctx)} if self.claim else set()
@@ -240,7 +241,7 @@ def unchanged(table: str, where: dict[str, Any] | None = None) -> Check:
                 problems.append(Diagnostic("unchanged", message, table, change.key, None, "unchanged", change.op))
         return problems
 
-    return _StateCheck("unchanged", find_problems)
+    return _StateCheck("unchanged", find_problems, role="forbidden_change")
 
 
 AllowRule = tuple[str, dict[str, Any], frozenset[str] | None]
@@ -330,4 +331,4 @@ def no_other_writes(allow: Iterable[Any] = ()) -> Check:
             )
         return problems
 
-    return _StateCheck("no_other_writes", find_problems)
+    return _StateCheck("no_other_writes", find_problems, role="other_writes")

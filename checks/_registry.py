@@ -21,7 +21,7 @@ from importlib.metadata import entry_points
 from typing import Any, ParamSpec, overload
 
 from passhat.checks._values import Unordered, unordered
-from passhat.checks._verdict import Check, CheckContext, Claim, Diagnostic, Verdict
+from passhat.checks._verdict import ROLES, Check, CheckContext, Claim, Diagnostic, Verdict
 
 ENTRY_POINT_GROUP = "passhat.checks"
 
@@ -35,10 +35,13 @@ class SpecError(ValueError):
 class BuiltCheck:
     """A check built by a registered factory: callable like any check, and it knows its own spec."""
 
-    def __init__(self, name: str, arguments: dict[str, Any], inner: Callable[..., Any]) -> None:
+    def __init__(
+        self, name: str, arguments: dict[str, Any], inner: Callable[..., Any], role: str | None = None
+    ) -> None:
         self.name = name
         self.arguments = arguments
         self._inner = inner
+        self.role = role or getattr(inner, "role", None)
 
     def __repr__(self) -> str:
         return f"<check {self.name}>"
@@ -46,7 +49,9 @@ class BuiltCheck:
     def __call__(self, ctx: CheckContext, /) -> Verdict:
         verdict = evaluate(self._inner, ctx, name=self.name)
         if verdict.check != self.name:
-            verdict = Verdict(verdict.passed, self.name, [], [verdict], error=None)
+            verdict = Verdict(verdict.passed, self.name, [], [verdict], error=None, role=self.role)
+        elif verdict.role is None and self.role is not None:
+            verdict = dataclasses.replace(verdict, role=self.role)
         try:
             spec: dict[str, Any] | None = self.spec
         except SpecError:
@@ -95,16 +100,19 @@ def evaluate(candidate: Callable[..., Any], ctx: CheckContext, *, name: str | No
     is reported as such, not as the agent's failure.
     """
     label = name or check_name(candidate)
+    role = getattr(candidate, "role", None)
     try:
         result = candidate(ctx)
     except Exception as exc:  # a check's own bug must not take the grader down
         error = f"the check {label} raised {type(exc).__name__}: {exc}"
         return Verdict(False, label, [Diagnostic(label, error)], error=error)
     if isinstance(result, Verdict):
+        if result.role is None and isinstance(role, str):
+            return dataclasses.replace(result, role=role)
         return result
     if isinstance(result, bool):
         diagnostics = [] if result else [Diagnostic(label, f"{label} returned False")]
-        return Verdict(result, label, diagnostics)
+        return Verdict(result, label, diagnostics, role=role if isinstance(role, str) else None)
     error = f"the check {label} returned {type(result).__name__}; a check returns a Verdict or a bool"
     return Verdict(False, label, [Diagnostic(label, error)], error=error)
 
@@ -119,15 +127,21 @@ def _where(function: Callable[..., Any]) -> str:
 @overload
 def check(factory: Callable[P, Any], /) -> Callable[P, BuiltCheck]: ...
 @overload
-def check(*, name: str | None = None) -> Callable[[Callable[P, Any]], Callable[P, BuiltCheck]]: ...
 def check(
-    factory: Callable[P, Any] | None = None, /, *, name: str | None = None
+    *, name: str | None = None, role: str | None = None
+) -> Callable[[Callable[P, Any]], Callable[P, BuiltCheck]]: ...
+def check(
+    factory: Callable[P, Any] | None = None, /, *, name: str | None = None, role: str | None = None
 ) -> Callable[P, BuiltCheck] | Callable[[Callable[P, Any]], Callable[P, BuiltCheck]]:
     """Register a check factory: a function that builds a check from the scenario's parameters.
 
-    ``@check`` or ``@check(name="acme.refund_issued")``. Calling the factory returns a ``BuiltCheck`` that
-    records the name and arguments, so its verdict carries a spec and ``build_check(spec)`` rebuilds it.
+    ``@check`` or ``@check(name="acme.refund_issued", role="required_write")``. Calling the factory returns a
+    ``BuiltCheck`` that records the name and arguments, so its verdict carries a spec and ``build_check(spec)``
+    rebuilds it. ``role`` declares what the check checks (one of ``ROLES``: the failure classifier names a
+    failure from the roles of the checks that failed, so a team's own check is classified like a built-in one).
     """
+    if role is not None and role not in ROLES:
+        raise ValueError(f"@check(role={role!r}): a role is one of {', '.join(ROLES)}")
 
     def register(function: Callable[P, Any]) -> Callable[P, BuiltCheck]:
         registered_name = name or function.__name__
@@ -160,7 +174,7 @@ def check(
                     f"check factory {registered_name} returned {type(inner).__name__}; "
                     "it must return a check (a callable taking a CheckContext)"
                 )
-            return BuiltCheck(registered_name, arguments, inner)
+            return BuiltCheck(registered_name, arguments, inner, role)
 
         build.__passhat_check_name__ = registered_name  # type: ignore[attr-defined]
         _REGISTRY[registered_name] = build

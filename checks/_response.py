@@ -6,6 +6,7 @@ number matches any spelling of the same amount ("$1,234.50", "1234.5", "1,234.50
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -47,6 +48,30 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     start = r"(?<!\w)(?<!\d\.)" if re.match(r"\w", body) else ""
     end = r"(?!\w)(?!\.\d)" if re.search(r"\w$", body) else ""
     return re.compile(start + body + end)
+
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def _spellings(phrase: str) -> list[str]:
+    """The ways a reader writes the same fact: an ISO date also as "March 4, 2026", "Mar 4, 2026", "4 March 2026"."""
+    found = _ISO_DATE.fullmatch(phrase.strip())
+    if found is None:
+        return [phrase]
+    try:
+        day = _dt.date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+    except ValueError:
+        return [phrase]
+    month, short = day.strftime("%B"), day.strftime("%b")
+    return [
+        phrase,
+        f"{month} {day.day}, {day.year}",
+        f"{month} {day.day} {day.year}",
+        f"{short} {day.day}, {day.year}",
+        f"{short}. {day.day}, {day.year}",
+        f"{day.day} {month} {day.year}",
+        f"{day.day} {short} {day.year}",
+    ]
 
 
 def _digits_pattern(value: str) -> re.Pattern[str] | None:
@@ -92,7 +117,8 @@ def _compile(patterns: Iterable[str]) -> list[re.Pattern[str]]:
 def response_contains(*phrases: str, patterns: Iterable[str] = (), anywhere: bool = False) -> Check:
     """The agent's final response says every phrase and matches every pattern (a required disclosure).
 
-    Phrases match case-, whitespace- and number-format-insensitively; patterns are regular expressions
+    Phrases match case-, whitespace- and number-format-insensitively, and a date (``2026-03-04``) in the usual
+    spellings ("March 4, 2026", "4 Mar 2026"); patterns are regular expressions
     (case-insensitive) tried on the raw and on the folded text. ``anywhere=True`` accepts any agent message.
     """
     for phrase in phrases:
@@ -101,7 +127,7 @@ def response_contains(*phrases: str, patterns: Iterable[str] = (), anywhere: boo
     compiled = _compile(patterns)
     if not phrases and not compiled:
         raise ValueError("response_contains() needs at least one phrase or pattern")
-    phrase_patterns = [(phrase, _phrase_pattern(phrase)) for phrase in phrases]
+    phrase_patterns = [(phrase, [_phrase_pattern(spelled) for spelled in _spellings(phrase)]) for phrase in phrases]
 
     def run(ctx: CheckContext) -> Verdict:
         texts = _everything_said(ctx) if anywhere else [_final_text(ctx)]
@@ -109,16 +135,17 @@ def response_contains(*phrases: str, patterns: Iterable[str] = (), anywhere: boo
         where = "anything the agent said" if anywhere else "the final response"
         shown = _excerpt(texts[-1] if texts else "", 0, 0, 100) or "(empty)"
         problems: list[Diagnostic] = []
-        for phrase, pattern in phrase_patterns:
-            if not any(pattern.search(text) for text in folded):
+        for phrase, spelled in phrase_patterns:
+            if not any(pattern.search(text) for pattern in spelled for text in folded):
                 message = f"{where} does not say {phrase!r}; it says: {shown}"
                 problems.append(Diagnostic("response_contains", message, expected=phrase, actual=shown))
         for regex in compiled:
             if not any(regex.search(text) for text in [*texts, *folded]):
                 message = f"{where} does not match /{regex.pattern}/; it says: {shown}"
                 problems.append(Diagnostic("response_contains", message, expected=regex.pattern, actual=shown))
-        return Verdict(not problems, "response_contains", problems)
+        return Verdict(not problems, "response_contains", problems, role="disclosure")
 
+    run.role = "disclosure"  # type: ignore[attr-defined]
     return run
 
 
@@ -153,6 +180,7 @@ def response_omits(*values: Any) -> Check:
                     message = f"agent message {index + 1} reveals {value!r}: {shown}"
                     problems.append(Diagnostic("response_omits", message, expected="absent", actual=shown))
                     break
-        return Verdict(not problems, "response_omits", problems)
+        return Verdict(not problems, "response_omits", problems, role="confidentiality")
 
+    run.role = "confidentiality"  # type: ignore[attr-defined]
     return run

@@ -1,25 +1,31 @@
 """Failure signatures: one dominant label per failed trial, with the evidence that earned it.
 
-Labels are tried in the order of ``SIGNATURES``; the first that fits wins:
+Labels are tried in the order of ``SIGNATURES``; the first that fits wins. The classifier reads what each
+failing check declares about itself (its role: ``required_write``, ``forbidden_change``, ``other_writes``,
+``disclosure``, ``confidentiality``, ``consent``), never the check's name, so a team's own check is classified
+like a built-in one:
 
 1. ``infra_error`` - the harness, a tool server or a check itself broke. Never the agent's failure.
 2. ``simulator_error`` - the simulated customer failed. Never the agent's failure.
 3. ``wrong_entity`` - the right kind of write landed on a row the task did not target: a table the task
-   writes to holds an unexpected write (another order, another customer), or a new row missed only on an
-   identifier column (``id`` or ``*_id``: a refund filed against another order).
-4. ``policy_violation`` - the targeted rows were written with values the task does not allow (a wrong amount,
-   a wrong status, a column nobody asked to change), a row the task must leave alone changed, a write landed
-   in a table the task never writes, a confidential value was revealed, or a required disclosure is missing
-   after the right writes. (On a task with nothing to write, a missing answer is explained by the tool-usage
-   labels below, else ``unresolved``.)
-5. ``tool_usage.precondition`` - a call was rejected because a required step was skipped (an error of
+   writes to holds a write about another entity (another order, another customer), or a required new row's
+   closest match missed on an identifier column (``id`` or ``*_id``: a refund filed against another order).
+4. ``wrong_value`` - a required write on the right row holds a value the agent wrote and the task does not want
+   (a wrong amount, a wrong status, two bags for one), its closest new row off on a value only.
+5. ``policy_violation`` - a write the policy forbids: a column nobody asked to change on a targeted row, a
+   change to a row the task must leave alone, an action nobody asked for (on the right entity, or in a table
+   the task never writes), a write before the customer's yes, a confidential value revealed; or a reply that
+   is wrong or false (a required disclosure missing after the right writes, or in the agent's answer when no
+   misused tool explains it).
+6. ``tool_usage.precondition`` - a call was rejected because a required step was skipped (an error of
    category ``precondition_failed`` in the domain's vocabulary) and the agent never got that call through.
-6. ``tool_usage.empty_lookup`` - a lookup (a call that is not a write) came back empty or ``not_found`` and
+7. ``tool_usage.empty_lookup`` - a lookup (a call that is not a write) came back empty or ``not_found`` and
    that tool never returned a result afterwards (an error of category ``not_found``).
-7. ``tool_usage.error_not_retried`` - a call errored and was never retried differently.
-8. ``no_write`` - on a task that needs a write, the agent looked things up successfully, then never attempted
+8. ``tool_usage.error_not_retried`` - a call errored and was never retried differently.
+9. ``no_write`` - on a task that needs a write, the agent looked things up successfully, then never attempted
    a write and nothing changed.
-9. ``unresolved`` - everything else: the conversation ended (or ran out of steps or time) without resolution.
+10. ``unresolved`` - everything else: a step the task needs was left out (a chain stopped half way, even on a
+    row an earlier step touched) and nothing above explains it; the conversation ended without resolution.
 
 State evidence comes before tool-usage evidence: a wrong write is what the customer experiences, whatever
 errors came before it. Tool-usage labels explain trials whose state is short of the goal.
@@ -32,15 +38,28 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from passhat import ToolOutcome
+from passhat.checks._conversation import ToolCallRecord, Turn, conversation_of
 from passhat.checks._diff import StateDiff
+from passhat.checks._findings import (
+    Finding,
+    closest_near_misses,
+    findings,
+    is_identifier,
+    missing_steps,
+    passed_roles,
+    same_entity,
+    target_identifiers,
+    written_wrong,
+)
 from passhat.checks._primitives import NO_WRITE
-from passhat.checks._verdict import Diagnostic, Verdict
+from passhat.checks._values import values_equal
+from passhat.checks._verdict import Verdict
 
 SIGNATURES: tuple[str, ...] = (
     "infra_error",
     "simulator_error",
     "wrong_entity",
+    "wrong_value",
     "policy_violation",
     "tool_usage.precondition",
     "tool_usage.empty_lookup",
@@ -78,40 +97,28 @@ TERMINATION_REASONS: frozenset[str] = frozenset(
     }
 )
 
-_WRITE_CHECKS = frozenset({"updated", "inserted", "deleted"})
-_RESPONSE_CHECKS = frozenset({"response_contains", "response_omits"})
-_GUARD_CHECKS = frozenset({"no_other_writes", "unchanged"})
+REFUSAL_CATEGORIES: frozenset[str] = frozenset(
+    {"not_allowed", "conflict", "approval_required", "permission_denied", "insufficient_funds"}
+)
+"""Error categories that are the backend's legitimate answer (a policy refusal), not the agent misusing a tool."""
 
 
-def _on_claimed_row(diagnostic: Diagnostic) -> bool:
-    """A collateral write: ``no_other_writes`` found another column changed on a row a sibling check claims."""
-    return diagnostic.check == "no_other_writes" and diagnostic.expected != NO_WRITE
+def _values(call: ToolCallRecord) -> list[Any]:
+    """The plain values a call's arguments carry (items of lists included)."""
+    values: list[Any] = []
+    for value in call.arguments.values():
+        values.extend(value if isinstance(value, list | tuple) else [value])
+    return values
 
 
-def _is_identifier(column: str) -> bool:
-    return column == "id" or column.endswith("_id")
+def _identifier_field(finding: Finding) -> bool:
+    field_name = finding.diagnostic.field
+    return field_name is not None and is_identifier(field_name)
 
 
-@dataclass(frozen=True)
-class ToolCallRecord:
-    """One tool call the agent made during a trial, with how it came out."""
-
-    name: str
-    arguments: dict[str, Any]
-    outcome: ToolOutcome
-    error_type: str | None = None
-    error_message: str | None = None
-    is_write: bool = False
-
-    def describe(self) -> str:
-        arguments = ", ".join(f"{name}={value!r}" for name, value in self.arguments.items())
-        call = f"{self.name}({arguments})"
-        if self.outcome == "ok":
-            return f"{call} succeeded"
-        if self.outcome == "empty":
-            return f"{call} came back empty"
-        detail = f": {self.error_message}" if self.error_message else ""
-        return f"{call} failed with {self.error_type or 'an error'}{detail}"
+def _collateral(finding: Finding) -> bool:
+    """Another column changed on a row a sibling check claims (not a row nothing claims)."""
+    return finding.role == "other_writes" and finding.diagnostic.expected != NO_WRITE
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,13 @@ class TrialRecord:
     error_categories: Mapping[str, str] = field(default_factory=dict)
     """The domain's error vocabulary: error type -> one of ``ERROR_CATEGORIES``. A type missing from it (or a
     record without one, e.g. from a production trace) counts as the category of the same name, if any."""
+    consents: Mapping[int, str] = field(default_factory=dict)
+    """The customer's consents: transcript index of the turn that agreed -> the action agreed to."""
+
+    @property
+    def conversation(self) -> tuple[Turn, ...]:
+        """The transcript as turns, each customer turn with the consent it recorded."""
+        return conversation_of(list(self.transcript), dict(self.consents))
 
     def category_of(self, call: ToolCallRecord) -> str | None:
         """The category of a failed call's error type (None for a successful call or an unknown type)."""
@@ -177,13 +191,13 @@ def _not_retried_differently(calls: list[ToolCallRecord]) -> list[ToolCallRecord
     return found
 
 
-def _expected_tables(record: TrialRecord, failures: list[Diagnostic]) -> set[str]:
+def _expected_tables(record: TrialRecord, required: list[Finding]) -> set[str]:
     tables = set(record.expected_write_tables)
     for verdict in record.verdict.walk():
         spec_args = (verdict.spec or {}).get("args", {})
-        if verdict.check in _WRITE_CHECKS and isinstance(spec_args.get("table"), str):
+        if verdict.role == "required_write" and isinstance(spec_args.get("table"), str):
             tables.add(spec_args["table"])
-    tables.update(d.table for d in failures if d.check in _WRITE_CHECKS and d.table is not None)
+    tables.update(f.table for f in required if f.table is not None)
     return tables
 
 
@@ -197,33 +211,52 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     if record.simulator_error or record.termination_reason == "simulator_error":
         return FailureSignature("simulator_error", record.simulator_error or "the simulated customer failed")
 
-    failures = record.verdict.failures()
-    expected = _expected_tables(record, failures)
-    collateral = [d for d in failures if d.check == "no_other_writes"]
-    # A write to a row nothing claims, in a table the task writes to, is the right kind of write to the wrong
-    # row; another column of a targeted row (a collateral write) is a value the task does not allow.
-    wrong_rows = [d for d in failures if d.check in _GUARD_CHECKS and d.table in expected and not _on_claimed_row(d)]
-    # A new row that missed on an identifier column (an order id, a customer id) went to the wrong entity.
-    wrong_rows += [d for d in failures if d.check == "inserted" and d.field is not None and _is_identifier(d.field)]
+    found = findings(record.verdict)
+    required = closest_near_misses([f for f in found if f.role == "required_write"], record.diff)
+    expected = _expected_tables(record, required)
+    targets = target_identifiers(record.verdict)
+    # A write nothing accounts for, in a table the task writes to, about another entity: the wrong row.
+    unexpected = [f for f in found if f.role in ("other_writes", "forbidden_change") and not _collateral(f)]
+    wrong_rows = [f for f in unexpected if f.table in expected and not same_entity(f, record.diff, targets)]
     if wrong_rows:
-        missed = [d for d in failures if d.check in _WRITE_CHECKS]
-        return FailureSignature("wrong_entity", _join([*wrong_rows, *missed]))
+        return FailureSignature("wrong_entity", _join([*wrong_rows, *required]))
+    # A step not taken at all means the chain stopped short: what the other steps left is not a chosen value.
+    missing = missing_steps(required, record.diff)
+    # A required new row whose closest match missed on an identifier column went to the wrong entity: the agent
+    # named that entity in a write, or no step is missing (else the value is what an earlier step left).
+    named = [value for call in record.tool_calls if call.is_write and call.outcome == "ok" for value in _values(call)]
+    misfiled = [
+        f
+        for f in required
+        if f.diagnostic.key is not None
+        and _identifier_field(f)
+        and (not missing or any(values_equal(f.diagnostic.actual, value) for value in named))
+    ]
+    if misfiled:
+        return FailureSignature("wrong_entity", _join([*misfiled, *required]))
+    wrong_values = [] if missing else [f for f in required if written_wrong(f, record.diff)]
+    if wrong_values:
+        return FailureSignature("wrong_value", _join(wrong_values))
 
-    wrong_values = [d for d in failures if d.check in _WRITE_CHECKS and d.field is not None]
-    forbidden = [d for d in failures if d.check == "unchanged"] + collateral
-    said_wrong = [d for d in failures if d.check in _RESPONSE_CHECKS]
-    state_short = [d for d in failures if d.check in _WRITE_CHECKS and d.field is None]
-    leaks = [d for d in said_wrong if d.check == "response_omits"]
-    if wrong_values or forbidden or leaks:
-        return FailureSignature("policy_violation", _join([*leaks, *wrong_values, *forbidden, *said_wrong]))
-    # A required disclosure is missing. After the right writes, that is a broken response rule; on a task with
-    # nothing to write (an inquiry, a refusal), the missing answer is explained by how the agent used its tools,
-    # or else it closed without resolution.
-    wrote_right = any(v.check in _WRITE_CHECKS and v.passed for v in record.verdict.walk())
-    if said_wrong and not state_short and wrote_right:
+    forbidden = [f for f in found if f.role in ("other_writes", "forbidden_change")]
+    leaks = [f for f in found if f.role == "confidentiality"]
+    unconfirmed = [f for f in found if f.role == "consent"]
+    if forbidden or leaks or unconfirmed:
+        return FailureSignature("policy_violation", _join([*leaks, *unconfirmed, *forbidden]))
+    # A reply that is wrong or missing a required fact. After the right writes, that is a broken response
+    # rule; in an answer the agent gave (the customer ended the conversation on it), it is a wrong or false
+    # reply unless a tool the agent misused explains it (the backend's own refusal does not).
+    said_wrong = [f for f in found if f.role == "disclosure"]
+    state_short = [f for f in required if f not in wrong_values]
+    wrote_right = "required_write" in passed_roles(record.verdict)
+    calls = record.tool_calls
+    misused = [
+        c for c in _unrecovered(calls, lambda c: c.outcome != "ok") if record.category_of(c) not in REFUSAL_CATEGORIES
+    ]
+    answered = record.termination_reason == "customer_stop" and not misused
+    if said_wrong and not state_short and (wrote_right or answered):
         return FailureSignature("policy_violation", _join(said_wrong))
 
-    calls = record.tool_calls
     precondition = _unrecovered(
         calls, lambda c: c.outcome == "error" and record.category_of(c) == "precondition_failed"
     )
@@ -248,7 +281,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
 
     attempted_writes = [c for c in calls if c.is_write]
     lookups = [c for c in calls if not c.is_write and c.outcome == "ok"]
-    needs_write = bool(expected) or any(v.check in _WRITE_CHECKS for v in record.verdict.walk())
+    needs_write = bool(expected) or any(f.role == "required_write" for f in found)
     if needs_write and record.diff.is_empty and not attempted_writes and lookups:
         names = ", ".join(dict.fromkeys(c.name for c in lookups))
         ending = f"the trial ended by {record.termination_reason}"
@@ -256,7 +289,7 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
             "no_write", f"looked up with {names} but never called a write tool; nothing changed; {ending}"
         )
 
-    reasons = [d.message for d in failures] or [record.verdict.explanation]
+    reasons = [f.diagnostic.message for f in found] or [record.verdict.explanation]
     evidence = f"ended by {record.termination_reason} without resolution: " + "; ".join(reasons[:3])
     last_words = [text for role, text in record.transcript if role in ("agent", "assistant")]
     if last_words:
@@ -265,6 +298,6 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     return FailureSignature("unresolved", evidence)
 
 
-def _join(diagnostics: list[Diagnostic]) -> str:
+def _join(found: list[Finding]) -> str:
     """The diagnostics' sentences, each once, in order."""
-    return "; ".join(dict.fromkeys(diagnostic.message for diagnostic in diagnostics))
+    return "; ".join(dict.fromkeys(finding.diagnostic.message for finding in found))

@@ -7,12 +7,25 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from passhat import semconv
+from passhat.checks._conversation import ToolCallRecord, Turn
 from passhat.checks._diff import StateDiff
 from passhat.checks._snapshot import Snapshot
 from passhat.checks._values import to_jsonable
 
 Claim = tuple[str, ...]
 """What a check accounts for: ``(table, key)`` claims a whole row, ``(table, key, column)`` one column of it."""
+
+ROLES: tuple[str, ...] = (
+    "required_write",
+    "forbidden_change",
+    "other_writes",
+    "disclosure",
+    "confidentiality",
+    "consent",
+)
+"""What a check declares it checks (``@check(role=...)``, or a ``role`` attribute on a plain check): a write the
+task requires, a change it forbids, writes nothing else accounts for, a fact the agent must say, a value it must
+never say, the customer's yes before a write. The failure classifier reads roles, never check names."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,8 @@ class Verdict:
     children: list[Verdict] = field(default_factory=list)
     spec: dict[str, Any] | None = None
     error: str | None = None
+    role: str | None = None
+    """What the check declares it checks (one of ``ROLES``); None for a composite or an undeclared check."""
 
     @property
     def score(self) -> float:
@@ -105,6 +120,7 @@ class Verdict:
             "children": [child.to_dict() for child in self.children],
             "spec": self.spec,
             "error": self.error,
+            "role": self.role,
         }
 
     @classmethod
@@ -118,6 +134,7 @@ class Verdict:
                 children=[cls.from_dict(child) for child in data.get("children", [])],
                 spec=data.get("spec"),
                 error=data.get("error"),
+                role=data.get("role"),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a stored verdict ({type(exc).__name__}: {exc})") from None
@@ -131,12 +148,17 @@ class CheckContext:
     ``(table, key, column)`` for one column of it (``key`` as produced by ``RowChange.sort_key``);
     ``no_other_writes`` allows exactly those. ``matched`` holds the rows siblings found exactly as expected;
     ``inserted`` does not report them as near misses. ``all_of`` sets both.
+
+    ``conversation`` holds the trial's turns (with the customer's consents) and ``tool_calls`` the agent's calls,
+    each with its turn: what ``confirmed_before`` reads. Empty when unknown (a check then has nothing to judge).
     """
 
     diff: StateDiff
     final_response: str = ""
     agent_messages: list[str] = field(default_factory=list)
     initial: Snapshot | None = None
+    conversation: tuple[Turn, ...] = ()
+    tool_calls: tuple[ToolCallRecord, ...] = ()
     claimed: frozenset[Claim] = frozenset()
     matched: frozenset[tuple[str, str]] = frozenset()
 

@@ -14,6 +14,12 @@ from typing import Any
 from passhat._redact import Redactor
 
 
+def type_of(value: Any) -> str:
+    """How a value that cannot be recorded is recorded: its type, ``<module.QualName>``."""
+    kind = type(value)
+    return f"<{kind.__module__}.{kind.__qualname__}>"
+
+
 def _fallback(value: Any) -> Any:
     if isinstance(value, datetime.datetime | datetime.date | datetime.time):
         return value.isoformat()
@@ -25,20 +31,36 @@ def _fallback(value: Any) -> Any:
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, set | frozenset):
         return sorted(value, key=repr)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    dump = getattr(value, "model_dump", None)  # pydantic models, without importing pydantic
-    if callable(dump):
-        try:
-            return dump(mode="json")
-        except TypeError:
-            return dump()
-    return repr(value)
+    # A framework's context object (pydantic-ai's RunContext holds tasks, clients, the model), a module, a task,
+    # a client: recorded by its type. Converting one must never reach the agent as an exception.
+    try:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return dataclasses.asdict(value)
+        dump = getattr(value, "model_dump", None)  # pydantic models, without importing pydantic
+        if callable(dump) and not isinstance(value, type):
+            try:
+                return dump(mode="json")
+            except TypeError:
+                return dump()
+    except Exception:
+        return type_of(value)
+    return type_of(value)
 
 
-def jsonable(value: Any) -> Any:
-    """A JSON-compatible copy of a value (datetimes, decimals, dataclasses, pydantic models become JSON)."""
-    return json.loads(json.dumps(value, default=_fallback, ensure_ascii=False))
+def jsonable(value: Any, depth: int = 4) -> Any:
+    """A JSON-compatible copy of a value (datetimes, decimals, dataclasses, pydantic models become JSON).
+
+    Never raises: what cannot be converted (a task, a module, a client, a cycle) is recorded by its type; a dict or
+    list that fails as a whole is converted entry by entry (``depth`` levels down), so its plain values remain.
+    """
+    try:
+        return json.loads(json.dumps(value, default=_fallback, ensure_ascii=False))
+    except Exception:  # a cycle, a key that is not a str, a converter that raised: record what can be recorded
+        if depth > 0 and isinstance(value, dict):
+            return {str(key): jsonable(item, depth - 1) for key, item in value.items()}
+        if depth > 0 and isinstance(value, list | tuple):
+            return [jsonable(item, depth - 1) for item in value]
+        return type_of(value)
 
 
 def to_json(value: Any, redactor: Redactor, limit: int | None = None) -> str:

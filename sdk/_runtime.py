@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from passhat._baggage import TicketBaggageProcessor
 from passhat._config import ConfigurationError, resolve
 from passhat._export import ExportStats, OtlpHttpExporter, QueueingSpanProcessor
 from passhat._redact import RedactCallback, Redactor, key_from_environment
+from passhat._span_redaction import RedactingSpanExporter
 from passhat._version import __version__
 
 if TYPE_CHECKING:
@@ -149,6 +151,9 @@ def _shutdown_at_exit() -> None:
     instance = _global
     if instance is not None:
         try:
+            if instance.processor is not None:
+                # The bound is on the agent's whole exit: the interpreter still has to shut down after this.
+                instance.processor.reserve_for_interpreter_exit()
             instance.shutdown()
         except Exception as exc:  # exiting: say it, never raise
             logger.warning("passhat: shutdown at exit failed: %r", exc)
@@ -249,8 +254,10 @@ def configure(
         exporter = OtlpHttpExporter(
             settings["endpoint"], api_key=settings["api_key"], timeout=settings["export_timeout"]
         )
+        # Every span leaves redacted, whoever made it (a framework's own instrumentation writes in clear).
+        sent: SpanExporter = RedactingSpanExporter(exporter, redactor) if redactor.active else exporter
         processor = QueueingSpanProcessor(
-            exporter,
+            sent,
             max_queue_size=settings["max_queue_size"],
             max_export_batch_size=settings["max_export_batch_size"],
             interval=settings["export_interval"],

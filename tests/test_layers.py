@@ -1,9 +1,11 @@
 """The import rules of the code base, read from the source (AST), so a violation fails here and not in review.
 
-Data flows one way: ``sdk < checks < sandbox < collector``. Inside the sandbox ``domain < agents < trial <
+Data flows one way: ``sdk < checks < sandbox < collector``. Inside the sandbox ``domain < agents, inference < trial <
 domains, testing``. Inside the collector a sub-package imports only sub-packages of a lower rank (``store``,
 ``reliability`` and ``config`` at the bottom; ``cli`` the leaf nothing imports). And nobody imports another
 package's private module (``passhat.x._y`` is for ``passhat.x`` alone): use the names its ``__init__`` exports.
+An import by name (``importlib.import_module("passhat.collector.store")``, ``__import__(...)``) counts as an
+import: naming the module in a string does not get around the rules.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ FOLDERS = {"sdk": "passhat", "checks": "passhat.checks", "sandbox": "passhat.san
 TOP_RANK = {"passhat": 0, "passhat.checks": 1, "passhat.sandbox": 2, "passhat.collector": 3}
 
 # The contract tests (testing) drive trials of any domain: above trial, level with the domains they test.
-SANDBOX_RANK = {"domain": 0, "agents": 1, "trial": 2, "domains": 3, "testing": 3}
+SANDBOX_RANK = {"domain": 0, "agents": 1, "inference": 1, "trial": 2, "domains": 3, "testing": 3}
 COLLECTOR_RANK = {
     "store": 0,
     "reliability": 0,
@@ -30,6 +32,7 @@ COLLECTOR_RANK = {
     "report": 1,
     "ui": 1,
     "loop": 2,
+    "testing": 2,
     "demo": 3,
     "cli": 4,
 }
@@ -47,12 +50,46 @@ def _modules() -> Iterator[tuple[str, pathlib.Path]]:
             yield ".".join([package, *parts]), path
 
 
+def _named_import(node: ast.Call) -> str | None:
+    """The module an ``import_module(...)`` or ``__import__(...)`` call names, when the name is written out.
+
+    A name built at run time counts by its written prefix (``f"passhat.collector.{x}"`` names
+    ``passhat.collector``); a relative name is resolved against ``package=`` when that is written out too.
+    """
+    function = node.func
+    called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+    if called not in {"import_module", "__import__"} or not node.args:
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        name = first.value
+    elif isinstance(first, ast.JoinedStr) and first.values and isinstance(first.values[0], ast.Constant):
+        name = str(first.values[0].value).rpartition(".")[0]
+    else:
+        return None
+    if called == "import_module" and name.startswith("."):
+        anchor = next((k.value for k in node.keywords if k.arg == "package"), None)
+        if anchor is None and len(node.args) > 1:
+            anchor = node.args[1]
+        if not (isinstance(anchor, ast.Constant) and isinstance(anchor.value, str)):
+            return None
+        dots = len(name) - len(name.lstrip("."))
+        base = anchor.value.split(".")
+        name = ".".join([*base[: len(base) - (dots - 1)], name.lstrip(".")]).rstrip(".")
+    return name or None
+
+
 def _imports(module: str, path: pathlib.Path) -> Iterator[tuple[int, str]]:
-    """Every module name the file imports (``from a import _b`` gives ``a._b`` too: _b may be a module)."""
+    """Every module name the file imports (``from a import _b`` gives ``a._b`` too: _b may be a module), by
+    statement or by name (``importlib.import_module("a.b")``, ``__import__("a.b")``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call):
+            named = _named_import(node)
+            if named is not None:
+                yield node.lineno, named
+        elif isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom):
@@ -154,6 +191,11 @@ def test_the_collector_root_holds_only_its_init_and_packages() -> None:
         ("from passhat.collector.alerts import AlertRule\n", "a higher layer"),
         ("from passhat.sandbox.trial._runner import run_trial\n", "imports the private"),
         ("from passhat._runtime import configure\n", "SDK's private"),
+        ('import importlib\nstore = importlib.import_module("passhat.collector.store")\n', "a higher layer"),
+        ('from importlib import import_module\nimport_module("passhat.sandbox.trial._runner")\n', "the private"),
+        ('replay = __import__("passhat.collector.replay", fromlist=["compare_runs"])\n', "a higher layer"),
+        ('import importlib\nimportlib.import_module(f"passhat.collector.{name}")\n', "a higher layer"),
+        ('import importlib\nimportlib.import_module("._runtime", package="passhat")\n', "SDK's private"),
     ],
 )
 def test_the_rules_catch_a_violation(tmp_path: pathlib.Path, source: str, expected: str) -> None:
@@ -162,3 +204,27 @@ def test_the_rules_catch_a_violation(tmp_path: pathlib.Path, source: str, expect
     module.write_text(source)
     found = _check("passhat.checks._probe", module, "probe.py")
     assert any(expected in problem for problem in found), found
+
+
+def test_an_sdk_module_importing_the_collector_by_name_is_reported(tmp_path: pathlib.Path) -> None:
+    # The SDK may not reach the collector at call time by naming it in a string either.
+    module = tmp_path / "gate.py"
+    module.write_text(
+        "import importlib\n\n\ndef gate() -> None:\n"
+        "    replay = importlib.import_module('passhat.collector.replay')\n"
+        "    stores = importlib.import_module('passhat.collector.store')\n"
+    )
+    found = _check("passhat.testing._gate", module, "gate.py")
+    assert found == [
+        "gate.py:5: passhat imports passhat.collector.replay (a higher layer: passhat.collector)",
+        "gate.py:6: passhat imports passhat.collector.store (a higher layer: passhat.collector)",
+    ]
+
+
+def test_a_module_name_only_known_at_run_time_is_not_reported(tmp_path: pathlib.Path) -> None:
+    # Plugins named in configuration are imported by a name read at run time: nothing to check statically.
+    module = tmp_path / "plugin.py"
+    module.write_text(
+        "import importlib\n\n\ndef load(name: str) -> object:\n    return importlib.import_module(name)\n"
+    )
+    assert _check("passhat.checks._plugin", module, "plugin.py") == []

@@ -16,17 +16,18 @@ def _pyproject() -> dict[str, object]:
 
 
 def test_every_package_folder_is_listed_in_pyproject() -> None:
+    """Every folder with files, modules or data alike (`collector/ui/static`), as setuptools sees it: one that is
+    importable but not listed makes the build print a page-long warning on every install."""
     setuptools_cfg = _pyproject()["tool"]["setuptools"]  # type: ignore[index]
     package_dir: dict[str, str] = setuptools_cfg["package-dir"]
     listed = set(setuptools_cfg["packages"])
     on_disk: set[str] = set()
     for package, folder in package_dir.items():
         base = ROOT / folder
-        for init in base.rglob("__init__.py"):
-            if "__pycache__" in init.parts:
+        for path in [base, *base.rglob("*")]:
+            if not path.is_dir() or "__pycache__" in path.parts or not any(p.is_file() for p in path.iterdir()):
                 continue
-            relative = init.parent.relative_to(base).parts
-            on_disk.add(".".join((package, *relative)))
+            on_disk.add(".".join((package, *path.relative_to(base).parts)))
     assert on_disk == listed, f"on disk but not listed: {on_disk - listed}; listed but absent: {listed - on_disk}"
 
 

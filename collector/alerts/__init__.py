@@ -10,7 +10,7 @@ from passhat.collector.alerts._channels import (
     email_message,
     slack_body,
 )
-from passhat.collector.alerts._counts import counts_from_trials
+from passhat.collector.alerts._counts import counts_from_tallies, counts_from_trials
 from passhat.collector.alerts._delivery import DeliveryAttempt, RetryPolicy, deliver, deliver_to, outcomes, retrying
 from passhat.collector.alerts._evaluate import evaluate
 from passhat.collector.alerts._from_config import channels_from_config, retry_from_config, rules_from_config
@@ -59,6 +59,7 @@ __all__ = [
     "TicketCounts",
     "WebhookChannel",
     "channels_from_config",
+    "counts_from_tallies",
     "counts_from_trials",
     "deliver",
     "deliver_to",

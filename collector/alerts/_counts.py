@@ -1,35 +1,37 @@
-"""Per-task-type ticket counts of a period, built from stored replay trials."""
+"""Per-task-type ticket counts of a period, built from the store's per-ticket tallies (or from trial rows)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
 from passhat.collector.alerts._types import PeriodCounts, TicketCounts
-from passhat.collector.store import TrialRow
+from passhat.collector.store import TicketTally, TrialRow, tallies_of_trials
 
 
-def counts_from_trials(
-    period: str, trials: Iterable[TrialRow], *, weights: Mapping[str, float] | None = None
+def counts_from_tallies(
+    period: str, tallies: Iterable[TicketTally], *, weights: Mapping[str, float] | None = None
 ) -> PeriodCounts:
-    """Group trials by task type and ticket into (n trials, c passed) per ticket.
+    """(n trials, c passed) per ticket, per task type, from the store's tallies (`Store.ticket_tallies`).
 
-    Trials that ended in a simulator or infrastructure error say nothing about the agent, so they are left out
-    (a ticket left with no trials is left out too).
+    Trials that ended in a simulator or infrastructure error say nothing about the agent: a tally counts only
+    the others, and a ticket left with none is left out.
     """
-    per_ticket: dict[tuple[str, str], list[int]] = {}
-    for trial in trials:
-        if trial.simulator_error or trial.infra_error:
-            continue
-        counts = per_ticket.setdefault((trial.task_type, trial.ticket_id), [0, 0])
-        counts[0] += 1
-        counts[1] += int(trial.passed)
     by_type: dict[str, tuple[list[int], list[int]]] = {}
-    for (task_type, _ticket), (n, c) in sorted(per_ticket.items()):
-        ns, cs = by_type.setdefault(task_type, ([], []))
-        ns.append(n)
-        cs.append(c)
+    for tally in sorted(tallies, key=lambda t: (t.task_type, t.ticket_id)):
+        if tally.trials <= 0:
+            continue
+        ns, cs = by_type.setdefault(tally.task_type, ([], []))
+        ns.append(tally.trials)
+        cs.append(tally.passes)
     return PeriodCounts(
         period=period,
         task_types={name: TicketCounts(n=ns, c=cs) for name, (ns, cs) in by_type.items()},
         weights=weights,
     )
+
+
+def counts_from_trials(
+    period: str, trials: Iterable[TrialRow], *, weights: Mapping[str, float] | None = None
+) -> PeriodCounts:
+    """Group trials by task type and ticket into (n trials, c passed) per ticket (as `counts_from_tallies`)."""
+    return counts_from_tallies(period, tallies_of_trials(trials), weights=weights)

@@ -7,6 +7,7 @@ import typer
 from passhat.collector.cli._alerts import alerts_app
 from passhat.collector.cli._config import config_app
 from passhat.collector.cli._demo import demo
+from passhat.collector.cli._grade import grade
 from passhat.collector.cli._loop import report
 from passhat.collector.cli._runs import runs_app
 from passhat.collector.cli._sandbox import replay, sandbox_app
@@ -24,6 +25,7 @@ app.command()(fit)
 app.command()(calc)
 app.command()(replay)
 app.command()(report)
+app.command()(grade)
 _register_serve(app)  # serve, keys
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(config_app, name="config")

@@ -20,16 +20,22 @@ def default_config_path() -> str:
 
 
 def domain_problems(config: PasshatConfig) -> list[str]:
-    """One problem per configured domain that cannot be loaded (unknown name, broken domain package)."""
-    from passhat.sandbox import DomainError, load_domain
+    """One problem per configured domain that cannot be loaded (unknown name, broken domain package, a
+    ``module:attribute`` that does not import or names something else), loaded as replay loads them."""
+    from passhat.collector.loop import replay_targets
+    from passhat.sandbox import DomainError
 
-    problems: list[str] = []
-    for index, name in enumerate(config.domains):
-        try:
-            load_domain(name)
-        except DomainError as exc:
-            problems.append(f"domains[{index}]: {exc}")
-    return problems
+    try:
+        replay_targets(config)
+    except DomainError as whole:
+        problems: list[str] = []
+        for index, entry in enumerate(config.domains):
+            try:
+                replay_targets(config.model_copy(update={"domains": [entry]}))
+            except DomainError as exc:
+                problems.append(f"domains[{index}]: {exc}")
+        return problems or [str(whole)]  # an adapter whose Domain is missing fails only with the others
+    return []
 
 
 def _checked(path: str) -> PasshatConfig:
@@ -76,10 +82,11 @@ NEGLIGIBLE_POWER = 0.2
 
 def _task_types(config: PasshatConfig) -> int:
     """How many task types a rule over every task type tests each period: those of the configured domains."""
-    from passhat.sandbox import DomainError, load_domain
+    from passhat.collector.loop import domains_of
+    from passhat.sandbox import DomainError
 
     try:
-        return max(1, sum(len(load_domain(name).task_types) for name in config.domains))
+        return max(1, sum(len(domain.task_types) for domain in domains_of(config).values()))
     except DomainError:
         return 15  # a domain that does not load is reported elsewhere; assume a typical family
 

@@ -51,3 +51,33 @@ def print_design_notes(rows: list[dict[str, Any]], trials: int, k: int, min_tria
     if rows:
         widest = max(rows, key=lambda row: float(row["pass_hat_k_half_width"]))
         console.print(f"widest interval, {widest['task_type']}: {widest['sample_size']}.")
+
+
+def print_harness_failures(groups: list[dict[str, Any]], *, as_json: bool) -> None:
+    """Trials the harness broke, by cause with a fix (`HarnessFailure.to_dict` rows): in no figure above.
+
+    Each cause goes to stderr as one line (so a `--json` run names it too); without `--json` a table of them
+    joins the summary on stdout.
+    """
+    if not groups:
+        return
+    from rich.markup import escape
+
+    total = sum(int(group["trials"]) for group in groups)
+    for group in groups:
+        error_console.print(
+            f"[bold yellow]passhat:[/] {group['trials']} trial(s) ended in {group['signature']}: "
+            + escape(f"{group['error_type']}: {group['message']} (fix: {group['fix']})"),
+            highlight=False, soft_wrap=True,
+        )  # fmt: skip
+    if as_json:
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{total} trial(s) the harness broke after their retries: never the agent's, in no figure")
+    for column in ("trials", "signature", "error", "fix"):
+        table.add_column(column, overflow="fold")
+    for group in groups:
+        error = escape(f"{group['error_type']}: {group['message']}")
+        table.add_row(str(group["trials"]), group["signature"], error, escape(group["fix"]))
+    console.print(table, highlight=False)

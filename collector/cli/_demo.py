@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import shlex
+import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -26,17 +30,31 @@ def demo(
     k: Annotated[int, typer.Option("--k", min=1, help="Trials per sampled ticket.")] = 20,
     tickets_per_task_type: Annotated[int, typer.Option(min=1, help="Tickets sampled per task type.")] = 8,
     keep: Annotated[
-        bool, typer.Option("--keep", help="Keep the collector running at the end, to browse its web UI (Ctrl-C stops).")
+        bool,
+        typer.Option(
+            "--keep",
+            help="Keep the collector running at the end, to browse its web UI (Ctrl-C stops). When OUT already "
+            "holds a finished demo of the same size, serve it without running it again.",
+        ),
+    ] = False,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", "--rerun", help="With --keep: run the demo again even when OUT holds one.")
     ] = False,
 ) -> None:
     """Run the whole loop offline: simulated production traffic, replay with k trials, reports, an alert."""
-    from passhat.collector.demo import DemoSettings, DemoSteps, run_demo_sync
+    from passhat.collector.demo import DemoSettings, DemoSteps, demo_size, finished_demo, run_demo_sync
 
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         fail(f"cannot create the output folder {out}: {exc.strerror}")
     settings = DemoSettings(tickets_per_week=tickets_per_week, k=k, tickets_per_task_type=tickets_per_task_type)
+    finished = finished_demo(out) if keep and not fresh else None
+    if finished is not None and finished.get("settings", demo_size(settings)) == demo_size(settings):
+        _serve_finished(out, finished)
+        return
+    if finished is not None:
+        console.print(f"{out} holds a demo of another size ({finished['settings']}): running a new one.")
     console.print(
         "[bold]passhat demo[/]: the whole loop, offline. The agent is a [bold yellow]simulation[/] "
         "(the ReferenceAgent), its per-ticket success drawn from the mixture fitted to the seed's figures "
@@ -73,7 +91,59 @@ def demo(
     if kept:
         return
     _print_summary(outcome, k, out)
-    console.print("The collector has stopped; run [bold]passhat demo --keep[/] to browse the results in its web UI.")
+    console.print(
+        f"The collector has stopped; [bold]{_command()} demo --keep[/] serves these results in its web UI "
+        "(without running the demo again).",
+        soft_wrap=True,
+    )
+
+
+def _command() -> str:
+    """How this passhat was started (`.venv/bin/passhat` after `make demo`), to say what to type next."""
+    path = Path(sys.argv[0])
+    if path.name != "passhat" or path.parent == Path():
+        return "passhat"
+    on_path = shutil.which("passhat")
+    if on_path is not None and Path(on_path).resolve() == path.resolve():
+        return "passhat"
+    with contextlib.suppress(ValueError):  # outside the current folder: the whole path
+        path = path.resolve().relative_to(Path.cwd())
+    return shlex.quote(str(path))
+
+
+def _serve_finished(out: Path, summary: dict[str, Any]) -> None:
+    """`--keep` on a finished demo: its summary, then its collector and web UI until Ctrl-C; nothing reruns."""
+    from passhat.collector.demo import serve_finished_demo
+
+    console.print(
+        f"[bold]passhat demo --keep[/]: serving the finished demo in {out} (its figures come from a "
+        f"[bold yellow]simulated[/] agent); [bold]--fresh[/] runs it again.",
+        soft_wrap=True,
+    )
+    k = (summary.get("settings") or {}).get("k", "k")
+    table = Table(title="Two simulated weeks (figures from a simulated agent)")
+    for column in ("week", "tickets", "sampled", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} (traffic)", "alerts"):
+        table.add_column(column, justify="left" if column in ("week", "alerts") else "right")
+    for week in summary["weeks"]:
+        plain, overall = week.get("unweighted", {}), week.get("overall", {})
+        table.add_row(
+            str(week.get("period")), f"{week.get('production_tickets', 0):,}", str(plain.get("tickets", "–")),
+            pct(plain.get("pass_at_1")), pct(plain.get("pass_at_k")), pct(plain.get("pass_hat_k")),
+            pct(overall.get("pass_hat_k")), ", ".join(week.get("alerts", [])) or "-",
+        )  # fmt: skip
+    console.print(table)
+    console.print(f"Reports: {out / 'reports'}; summary: {out / 'summary.json'}")
+
+    def browse(ui_url: str, key: str) -> None:
+        console.print(f"[bold]Web UI:[/] {ui_url}  (project [bold]demo[/], key below; Ctrl-C stops the collector)")
+        console.print(key, markup=False, highlight=False)
+        _wait_for_a_stop_signal()
+        console.print("collector stopped")
+
+    try:
+        serve_finished_demo(out, browse)
+    except RuntimeError as exc:  # the collector did not start: its log says why
+        fail(str(exc))
 
 
 def _wait_for_a_stop_signal() -> None:

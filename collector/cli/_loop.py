@@ -14,7 +14,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct, print_design_notes
+from passhat.collector.cli._console import (
+    ci_text,
+    console,
+    emit_json,
+    fail,
+    pct,
+    print_design_notes,
+    print_harness_failures,
+)
 from passhat.collector.cli._send import send_period_report, send_targets
 from passhat.collector.store import Period, parse_period
 
@@ -74,16 +82,15 @@ def period_from(period: str | None, since: str | None) -> Period:
 
 
 def trial_table_rows(trials: list[TrialRow], k: int, *, min_trials: int | None = None) -> list[dict[str, Any]]:
-    """Per (domain, task type): the same fields `passhat replay --domain` prints, from the trials that speak
-    about the agent (a simulator or infrastructure error is not the agent's failure).
+    """Per (domain, task type): the same fields `passhat replay --domain` prints, by the same rule (a trial the
+    harness broke is in no figure, only in ``harness_failures``: `reliability.summarize_trials`).
 
     Tickets whose usable trials do not settle pass^k are counted as ``unsettled_tickets``; ``min_trials``
     (curtailed replay) takes pass@1 from each ticket's first attempts.
     """
     from passhat.collector.reliability import summarize_trials
 
-    usable = [trial for trial in trials if not (trial.simulator_error or trial.infra_error)]
-    return [row.to_dict() for row in summarize_trials(usable, k, min_trials=min_trials)]
+    return [row.to_dict() for row in summarize_trials(trials, k, min_trials=min_trials)]
 
 
 def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
@@ -154,7 +161,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     """
     import dataclasses
 
-    from passhat.collector.loop import agent_spec, alert_setup, replay_targets
+    from passhat.collector.loop import agent_spec, alert_setup, intent_model, replay_targets
 
     config = load_loop_config(options.config_path)
     chosen = period_from(options.period, options.since)
@@ -201,6 +208,9 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 ray_workers=options.ray_workers if options.ray_workers is not None else config.replay.ray_workers,
                 ray_concurrency=config.replay.ray_concurrency,
                 ray_env=tuple(config.replay.ray_env),
+                harness_retries=config.replay.harness_retries,
+                infer_intent=config.replay.infer_intent,
+                intent_model=intent_model(config),
             )
         except (DomainError, ValueError) as exc:
             fail(str(exc))
@@ -233,6 +243,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 fail(str(exc))
     finally:
         store.close()
+    from passhat.collector.reliability import harness_failures
     from passhat.collector.report import UnreplayedReport, reason_counts
 
     run = result.outcome.run
@@ -245,9 +256,11 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     not_replayable = [n.to_dict() for n in result.outcome.not_replayable]
     missing = reason_counts(list(result.report.not_replayable))
     role = "official" if result.official else ("exploratory" if reasons else "superseded")
-    # Attempts lost to the infrastructure (a Ray worker that died mid-trial) and run again: never the agent's.
+    # Runs of trials lost to the infrastructure (a harness error, a Ray worker that died) and run again.
     lost = sum(len(trial.details.infra_retries) for trial in result.outcome.trials)
+    broken = [group.to_dict() for group in harness_failures(result.outcome.trials)]
     if as_json:
+        print_harness_failures(broken, as_json=True)
         emit_json(
             {
                 "task_types": rows,
@@ -264,6 +277,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 "trials": len(result.outcome.trials),
                 "infra_retries": lost,
                 "notes": result.outcome.notes,
+                "harness_failures": broken,
                 "not_replayable": not_replayable,
                 "not_replayable_reasons": [
                     {"reason": reason, "fix": fix, "tickets": count} for reason, fix, count in missing
@@ -286,7 +300,8 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         )
         print_design_notes(rows, len(result.outcome.trials), settings.k, first)
     if lost:
-        console.print(f"{lost} trial attempt(s) were lost to a worker that died and run again (infrastructure).")
+        console.print(f"{lost} run(s) of trials were lost to the infrastructure and run again (never the agent's).")
+    print_harness_failures(broken, as_json=False)
     for note in result.outcome.notes:
         console.print(f"Note: {note}")
     reused = " (a finished run with these settings: its trials were reused; --fresh re-runs them)"

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from passhat.collector.cli._console import console, emit_json, fail, pct
+from passhat.collector.cli._console import console, emit_json, fail, pct, print_harness_failures
 from passhat.collector.cli._loop import ConfigPath, ProjectOption, StoreOption, load_loop_config, open_loop_store
 
 runs_app = typer.Typer(
@@ -82,7 +82,8 @@ def show_command(
     project: ProjectOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """One run: its settings, its role in its period, and its overall figures."""
+    """One run: its settings, its role in its period, its overall figures, and the trials the harness broke."""
+    from passhat.collector.reliability import harness_failures
     from passhat.collector.replay import official_run, role_of
     from passhat.collector.store import RunParams
 
@@ -94,9 +95,13 @@ def show_command(
         if run is None:
             fail(f"no replay run {run_id!r} in project {name!r}: `passhat runs list` shows the runs")
         data = _show(run, role_of(run, official_run(store, name, str(RunParams.of(run).period))))
+        trials = store.list_trials(name, run.run_id)
+        data["harness_failures"] = [group.to_dict() for group in harness_failures(trials)]
+        data["infra_retries"] = sum(len(trial.details.infra_retries) for trial in trials)
     finally:
         store.close()
     if as_json:
+        print_harness_failures(data["harness_failures"], as_json=True)
         emit_json(data)
         return
     params = RunParams.of(run)
@@ -114,6 +119,9 @@ def show_command(
         console.print(
             f"  pass@1 {pct(overall.get('pass_at_1'))}, pass^k {pct(overall.get('pass_hat_k'))} (traffic-weighted)"
         )
+    if data["infra_retries"]:
+        console.print(f"  {data['infra_retries']} run(s) of trials lost to the infrastructure were run again")
+    print_harness_failures(data["harness_failures"], as_json=False)
 
 
 @runs_app.command("promote")

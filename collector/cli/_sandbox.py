@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
+import gc
+import os
+import re
+import signal
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +18,16 @@ import typer
 from rich.table import Table
 
 import passhat
-from passhat.collector.cli._console import ci_text, console, emit_json, error_console, fail, pct, print_design_notes
+from passhat.collector.cli._console import (
+    ci_text,
+    console,
+    emit_json,
+    error_console,
+    fail,
+    pct,
+    print_design_notes,
+    print_harness_failures,
+)
 
 if TYPE_CHECKING:  # the sandbox (mcp, SQLAlchemy) loads when a command runs, not for `passhat --help`
     from passhat.sandbox import TrialResult
@@ -59,7 +74,8 @@ def serve_domain(
         Path | None, typer.Option(help="SQLite file to serve (built and seeded if missing; default: a temp copy).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the generated data.")] = 0,
-    size: Annotated[str, typer.Option(help="Seed size: small or default.")] = "default",
+    # The same default as `passhat replay`: scenario N of a seed is the same customer and order in both.
+    size: Annotated[str, typer.Option(help="Seed size of the domain's data: small or default.")] = "small",
     token: Annotated[
         str | None,
         typer.Option(
@@ -157,24 +173,61 @@ def serve_sessions(
     elif not token.strip():
         fail("--token must not be empty")
     config = load_loop_config(config_path)
-    store = open_loop_store(config, store_url)
+    url = store_url or os.environ.get("PASSHAT_STORE_URL") or config.store_url()
+    store = open_loop_store(config, url)
     name = project or config.project
     try:
         service = SessionService(domain, store=store, project=name, seed=seed, size=size)
     except DomainError as exc:
         fail(str(exc))
     store.ensure_project(name)
+    shown = re.sub(r"//([^:/@]*):[^@/]*@", r"//\1:***@", url)  # a password in the URL is not printed
     error_console.print(
-        f"serving graded {domain} sessions at http://{host}:{port}/v1/sessions (trials stored in project {name}, "
-        f"run {service.run_id})",
+        f"serving graded {domain} sessions at http://{host}:{port}/v1/sessions\n"
+        f"trials stored in {shown}, project {name}, run {service.run_id} (passhat runs show {service.run_id})",
         soft_wrap=True,
+        markup=False,
+    )
+
+    class SessionsServer(uvicorn.Server):
+        """Stops on SIGTERM or SIGINT (within a second for requests in flight, then the open sessions end as
+        shut down) and returns, rather than re-raising the signal as uvicorn.run does."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            previous = {number: signal.signal(number, self.handle_exit) for number in _STOP_SIGNALS}
+            try:
+                yield
+            finally:
+                for number, handler in previous.items():
+                    signal.signal(number, handler)
+
+    app = sessions_app(service, token)
+    server = SessionsServer(
+        uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     )
     try:
-        uvicorn.run(sessions_app(service, token), host=host, port=port, log_level="warning", lifespan="on")
+        server.run()
+        # What is left is torn down by the interpreter: frozen, its last garbage collections skip it (seconds
+        # saved with the sandbox, MCP and SQLAlchemy loaded; the stop is promised within 2 s).
+        gc.freeze()
     except OSError as exc:
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
     finally:
         store.close()
+    if not server.started:
+        fail(f"cannot serve on {host}:{port} (see the message above)")
+    ended = service.ended_by_shutdown
+    error_console.print(
+        f"sessions server stopped; {ended} open session(s) ended by the shutdown (kept as infrastructure errors, "
+        "not the agent's failures)"
+        if ended
+        else "sessions server stopped",
+        soft_wrap=True,
+    )
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def summarize(
@@ -271,13 +324,23 @@ def replay_domain(
             runtime.shutdown()
     except (DomainError, passhat.ConfigurationError) as exc:
         fail(str(exc))
+    from passhat.collector.reliability import harness_failures
+
     first = None if curtailment is None else curtailment.min_trials
     rows = summarize(results, k, price_in=price_in, price_out=price_out, min_trials=first)
     label = "reference (offline simulation)" if agent == "reference" else agent
+    broken = [group.to_dict() for group in harness_failures(results)]
+    retries = sum(len(result.harness_retries) for result in results)
     if as_json:
+        print_harness_failures(broken, as_json=True)
         design = {"name": "fixed", "k": k} if first is None else {"name": "curtailed", "k": k, "min_trials": first}
         flaw = {"flaws": flaws} if agent == "reference" else {}
-        emit_json({"task_types": rows, "k": k, "agent": label, **flaw, "design": design, "trials": len(results)})
+        emit_json(
+            {
+                "task_types": rows, "k": k, "agent": label, **flaw, "design": design, "trials": len(results),
+                "harness_failures": broken, "harness_retries": retries,
+            }
+        )  # fmt: skip
         return
     # Flaws are a setting of the reference simulation only: another agent's title does not mention them.
     flaw_text = f", flaws {flaws}" if agent == "reference" else ""
@@ -294,8 +357,14 @@ def replay_domain(
             ci_text(row["pass_hat_k_ci"]),
             ", ".join(f"{label} {count}" for label, count in row["signatures"].items()) or "-",
         )
-    console.print(table)
+    if rows or not broken:
+        console.print(table)
+    else:
+        console.print(f"{domain}: no trial speaks about the agent: every one was broken by the harness (below).")
     print_design_notes(rows, len(results), k, first)
+    if retries:
+        console.print(f"{retries} run(s) of trials the harness broke were retried (infrastructure, not the agent).")
+    print_harness_failures(broken, as_json=False)
 
 
 def replay(

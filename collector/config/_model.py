@@ -93,6 +93,12 @@ class ReplayConfig(_Table):
     ray_concurrency: int = Field(default=4, ge=1, le=256)
     #: Names of environment variables (secrets such as ANTHROPIC_API_KEY) given to the Ray workers.
     ray_env: list[str] = Field(default_factory=list)
+    #: Times a trial the harness broke (infra_error, simulator_error) is run again before it is left out of the
+    #: figures and reported by cause.
+    harness_retries: int = Field(default=2, ge=0, le=20)
+    #: How a ticket without a recorded intent gets one: "rules" (offline: the customer's words and the rows they
+    #: lead to), "model" (the [intent] model reads them), or "off" (such tickets are not replayable).
+    infer_intent: Literal["rules", "model", "off"] = "rules"
 
     @model_validator(mode="after")
     def _trials_cover_k(self) -> ReplayConfig:
@@ -103,6 +109,15 @@ class ReplayConfig(_Table):
     @property
     def trials_per_ticket(self) -> int:
         return self.trials if self.trials is not None else self.k
+
+
+class IntentConfig(_Table):
+    """The model the ``model`` intent extractor asks (``replay.infer_intent = "model"``): any Anthropic or
+    OpenAI-compatible endpoint. Its key comes from ANTHROPIC_API_KEY / OPENAI_API_KEY (none for a local server)."""
+
+    provider: Literal["anthropic", "openai"] | None = None
+    model: str | None = Field(default=None, min_length=1)
+    base_url: str | None = Field(default=None, min_length=1)
 
 
 class ScheduleConfig(_Table):
@@ -319,11 +334,21 @@ class PasshatConfig(_Table):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
     replay: ReplayConfig = Field(default_factory=ReplayConfig)
+    intent: IntentConfig = Field(default_factory=IntentConfig)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
     alerts: AlertsConfig = Field(default_factory=AlertsConfig)
 
     _base_dir: pathlib.Path = PrivateAttr(default_factory=pathlib.Path.cwd)
+
+    @model_validator(mode="after")
+    def _intent_model(self) -> PasshatConfig:
+        if self.replay.infer_intent == "model" and (self.intent.provider is None or self.intent.model is None):
+            raise ValueError(
+                'replay.infer_intent = "model" needs the model: add an [intent] table with provider '
+                '("anthropic" or "openai"), model, and base_url for a local or compatible endpoint'
+            )
+        return self
 
     @model_validator(mode="after")
     def _report_channels(self) -> PasshatConfig:

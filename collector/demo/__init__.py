@@ -5,9 +5,12 @@ from passhat.collector.demo._demo import (
     DemoSettings,
     DemoSteps,
     KeepRunning,
+    demo_size,
     demo_summary,
+    finished_demo,
     run_demo,
     run_demo_sync,
+    serve_finished_demo,
 )
 from passhat.collector.demo._traffic import Arrival, TrafficPlan, plan_arrivals, serve_traffic, skewed_weights
 
@@ -18,10 +21,13 @@ __all__ = [
     "DemoSteps",
     "KeepRunning",
     "TrafficPlan",
+    "demo_size",
     "demo_summary",
+    "finished_demo",
     "plan_arrivals",
     "run_demo",
     "run_demo_sync",
+    "serve_finished_demo",
     "serve_traffic",
     "skewed_weights",
 ]

@@ -151,7 +151,7 @@ async def run_demo(
             production = passhat.configure(
                 make_global=False, endpoint=url, api_key=key, service_name="support-agent (simulated)",
                 source="production", clock=simulated_clock, max_queue_size=500_000, pseudonym_key=demo_key,
-                redact_mode="blank",
+                redact_mode="blank", capture_content=True,  # the replies: production tickets are graded on them
             )  # fmt: skip
             sandbox_traces = passhat.configure(
                 make_global=False, endpoint=url, api_key=key, service_name="passhat replay",
@@ -215,8 +215,43 @@ async def run_demo(
         pool.close()
         store.close()
     outcome = DemoOutcome(outcomes, received, mixture, store_url, time.monotonic() - started)
-    (out / "summary.json").write_text(json.dumps(demo_summary(outcome), indent=2) + "\n", encoding="utf-8")
+    summary = {**demo_summary(outcome), "settings": demo_size(settings)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return outcome
+
+
+def demo_size(settings: DemoSettings) -> dict[str, int]:
+    """What a demo's figures depend on that the command line sets: a finished demo is reused only at the same."""
+    return {
+        "tickets_per_week": settings.tickets_per_week,
+        "k": settings.k,
+        "tickets_per_task_type": settings.tickets_per_task_type,
+    }
+
+
+def finished_demo(out: Path) -> dict[str, Any] | None:
+    """The summary of the finished demo in ``out`` whose store is still there, or None."""
+    try:
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or not summary.get("weeks") or not (out / "data" / "passhat.sqlite").is_file():
+        return None
+    return summary
+
+
+def serve_finished_demo(out: Path, keep: Callable[[str, str], None]) -> None:
+    """Serve the store of the finished demo in ``out`` until ``keep`` (given the web UI's URL and a key made for
+    this visit, revoked when it ends) returns; nothing is replayed again."""
+    store_url = f"sqlite:///{(out / 'data' / 'passhat.sqlite').resolve()}"
+    with open_store(store_url) as store:
+        key, record = create_api_key(store, PROJECT, label="passhat demo --keep")
+    try:
+        with collector_process(store_url, out / "collector.log") as url:
+            keep(f"{url}/ui/", key)
+    finally:
+        with open_store(store_url) as store:
+            store.revoke_api_key(record.prefix)
 
 
 def demo_summary(outcome: DemoOutcome) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from passhat.collector.store import (
     NormalizedSpan,
+    ProductionVerdict,
     StateWriteRow,
     TicketDetail,
     TicketRow,
@@ -28,6 +29,45 @@ def _same_fields(row: Any, model: type[BaseModel], *, without: tuple[str, ...] =
     """The values of the fields a response model shows as the store row has them (same name, same value)."""
     shown = model.model_fields
     return {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name in shown and f.name not in without}
+
+
+class ProductionVerdictOut(BaseModel):
+    """A production ticket's own verdict: its task type's check run on what it really wrote."""
+
+    verdict: str  # passed | failed
+    signature: str | None
+    evidence: str | None
+    check: str | None
+    diagnostics: list[dict[str, Any]]  # what failed: table, row, field, expected, actual
+    trace_id: str
+    graded_at: dt.datetime
+    graded_by: str
+
+    @classmethod
+    def of(cls, row: ProductionVerdict) -> ProductionVerdictOut:
+        verdict = row.verdict or {}
+
+        def failing(node: dict[str, Any]) -> list[dict[str, Any]]:
+            found = [] if node.get("passed", True) else list(node.get("diagnostics", []))
+            return found + [d for child in node.get("children", []) for d in failing(child)]
+
+        return cls(
+            verdict="passed" if row.passed else "failed",
+            signature=row.signature,
+            evidence=row.evidence,
+            check=verdict.get("check"),
+            diagnostics=failing(verdict),
+            trace_id=row.trace_id,
+            graded_at=row.graded_at,
+            graded_by=row.graded_by,
+        )
+
+
+class ReplayTallyOut(BaseModel):
+    """A replayed ticket's sandbox attempts that speak about the agent (no simulator or infrastructure error)."""
+
+    passed: int
+    attempts: int
 
 
 class TicketOut(BaseModel):
@@ -50,11 +90,17 @@ class TicketOut(BaseModel):
     replay_run_id: str | None
     trial_attempt: int | None
     service_name: str | None
+    production_verdict: ProductionVerdictOut | None = None  # a graded production ticket's own verdict
+    replays: ReplayTallyOut | None = None  # a replayed production ticket's attempts, over every run
 
     @classmethod
-    def of(cls, row: TicketRow) -> TicketOut:
+    def of(
+        cls, row: TicketRow, verdict: ProductionVerdict | None = None, tally: tuple[int, int] | None = None
+    ) -> TicketOut:
         return cls(
             **_same_fields(row, cls),
+            production_verdict=None if verdict is None else ProductionVerdictOut.of(verdict),
+            replays=None if tally is None else ReplayTallyOut(passed=tally[0], attempts=tally[1]),
             start_time=_time(row.start_time_ns),
             end_time=_time(row.end_time_ns),
             start_time_unix_nano=row.start_time_ns,
@@ -154,6 +200,7 @@ class TicketDetailOut(BaseModel):
     state_writes: list[StateWriteOut]
     state_reads: list[StateWriteOut]
     usage: UsageOut | None = None  # of all its attempts' spans, each LLM call once
+    production_verdict: ProductionVerdictOut | None = None  # its production attempt's own verdict, once graded
 
     @classmethod
     def of(cls, detail: TicketDetail) -> TicketDetailOut:

@@ -9,7 +9,6 @@ from fastapi import APIRouter, FastAPI
 
 from passhat import __version__
 from passhat.collector.ingest import _routes_ingest, _routes_ops, _routes_query
-from passhat.collector.ingest._business import BusinessGauges
 from passhat.collector.ingest._http import HEADER_TIMEOUT_STATE
 from passhat.collector.ingest._metrics import CollectorMetrics
 from passhat.collector.ingest._otlp import (
@@ -90,13 +89,10 @@ def create_app(
         )
         app.state.passhat = AppState(settings, active, writer, metrics)
         app.state.passhat_store = active  # for `routers`, which cannot know AppState
-        gauges = BusinessGauges(active)
-        metrics.registry.register(gauges)
         try:
             # Lifespan state reaches uvicorn's connections: TimedHttpProtocol reads its header timeout there.
             yield {HEADER_TIMEOUT_STATE: settings.header_timeout_s}
         finally:
-            metrics.registry.unregister(gauges)
             writer.close()
             if store is None:
                 active.close()

@@ -15,7 +15,7 @@ bearer = HTTPBearer(auto_error=False, description="A project API key: `passhat k
 NO_KEY = "a valid API key is required: send 'Authorization: Bearer <key>'"
 
 
-def _bearer_key(request: Request) -> str | None:
+def bearer_key(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
     scheme, _, credentials = header.partition(" ")
     if scheme.lower() == "bearer" and credentials.strip():
@@ -26,7 +26,7 @@ def _bearer_key(request: Request) -> str | None:
 async def project_of(request: Request, state: CurrentState) -> str:
     """The project of the request's API key, or a 401 (a 429 for an address refused too often). Async: a cache
     hit must not cost a thread-pool hop."""
-    key = _bearer_key(request)
+    key = bearer_key(request)
     if key is None:
         raise HTTPException(401, NO_KEY, headers={"WWW-Authenticate": "Bearer"})
     address = request.client.host if request.client is not None else ""

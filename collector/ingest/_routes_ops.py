@@ -1,14 +1,19 @@
-"""Operations: `/healthz` for load balancers and orchestrators, `/metrics` for Prometheus."""
+"""Operations: `/healthz` for load balancers and orchestrators, `/metrics` for Prometheus (per-project gauges only
+for a scrape authorised for them)."""
 
 from __future__ import annotations
 
+import hmac
 import logging
+from typing import Annotated
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from passhat.collector.ingest._api_models import Health
+from passhat.collector.ingest._auth import bearer_key
+from passhat.collector.ingest._business import ALL_PROJECTS, FixedFamilies
 from passhat.collector.ingest._state import CurrentState
 
 router = APIRouter(tags=["ops"])
@@ -33,6 +38,26 @@ def healthz(state: CurrentState) -> Response:
     return JSONResponse(health.model_dump())
 
 
+async def metrics_scope(request: Request, state: CurrentState) -> str | None:
+    """Whose gauges a scrape may see: every project's with the metrics token (PASSHAT_METRICS_TOKEN), its own
+    project's with a project API key, none (aggregates only) without a credential or with one that is not valid."""
+    key = bearer_key(request)
+    if key is None:
+        return None
+    token = state.settings.metrics_token
+    if token and hmac.compare_digest(key.encode(), token.encode()):
+        return ALL_PROJECTS
+    address = request.client.host if request.client is not None else ""
+    wait_s = state.auth_failures.wait_s(address)
+    project = state.keys.project_for(key, look_up=not wait_s)
+    if project is None and not wait_s:
+        state.auth_failures.refused(address)
+    return project
+
+
 @router.get("/metrics", response_class=Response)
-def prometheus(state: CurrentState) -> Response:
-    return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+def prometheus(state: CurrentState, scope: Annotated[str | None, Depends(metrics_scope)]) -> Response:
+    scrape = CollectorRegistry(auto_describe=False)
+    scrape.register(FixedFamilies(state.business.families(scope)))
+    body = generate_latest(state.metrics.registry) + generate_latest(scrape)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

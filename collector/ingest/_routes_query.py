@@ -9,11 +9,18 @@ from typing import Annotated, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
-from passhat.collector.ingest._api_models import TicketDetailOut, TicketList, TicketOut, TrafficList, TrafficOut
+from passhat.collector.ingest._api_models import (
+    ProductionVerdictOut,
+    TicketDetailOut,
+    TicketList,
+    TicketOut,
+    TrafficList,
+    TrafficOut,
+)
 from passhat.collector.ingest._auth import Project, bearer
 from passhat.collector.ingest._state import AppState, CurrentState
 from passhat.collector.ingest._trace_tree import TraceOut, trace_tree, usage_of
-from passhat.collector.store import Source, StoreError
+from passhat.collector.store import Source, StoreError, TicketRow
 
 _T = TypeVar("_T")
 log = logging.getLogger("passhat.collector.query")
@@ -33,10 +40,33 @@ def list_tickets(
     source: Literal["production", "sandbox"] | None = None,
     outcome: Annotated[str | None, Query(max_length=400, description="passhat.ticket.outcome, e.g. resolved")] = None,
     run: Annotated[str | None, Query(max_length=200, description="Only the sandbox trials of this replay run")] = None,
+    verdict: Annotated[
+        Literal["passed", "failed", "ungraded"] | None,
+        Query(description="Production tickets by their own verdict (`passhat grade`)"),
+    ] = None,
+    signature: Annotated[
+        str | None, Query(max_length=64, description="Production tickets that failed with this signature")
+    ] = None,
+    replays: Annotated[
+        Literal["all_passed", "some_failed", "not_replayed"] | None,
+        Query(description="Production tickets by their replays' attempts"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> TicketList:
     since_ns, until_ns = _ns(since), _ns(until)
+    if verdict is not None or signature is not None or replays is not None:
+        if source == "sandbox" or run is not None:
+            raise HTTPException(
+                422, "verdict, signature and replays filter production tickets: drop source=sandbox and run"
+            )
+        found = _query(
+            lambda: state.store.search_tickets_by_verdict(
+                project, verdict, signature=signature, replays=replays, task_type=task_type, outcome=outcome,
+                since_ns=since_ns, until_ns=until_ns, limit=limit, offset=offset,
+            )
+        )  # fmt: skip
+        return _with_verdicts(state, project, found)
     rows = _query(
         lambda: state.store.list_tickets(
             project,
@@ -50,7 +80,21 @@ def list_tickets(
             offset=offset,
         )
     )
-    return TicketList(tickets=[TicketOut.of(r) for r in rows])
+    return _with_verdicts(state, project, rows)
+
+
+def _with_verdicts(state: AppState, project: str, rows: list[TicketRow]) -> TicketList:
+    """The tickets, each production one with its own verdict when it has been graded."""
+    wanted = [r.ticket_id for r in rows if r.source == "production"]
+    verdicts = _query(lambda: state.store.production_verdicts(project, wanted)) if wanted else {}
+    tallies = _query(lambda: state.store.trial_tallies(project, wanted)) if wanted else {}
+    return TicketList(
+        tickets=[
+            TicketOut.of(r, verdicts.get(r.ticket_id), tallies.get(r.ticket_id)) if r.source == "production"
+            else TicketOut.of(r)
+            for r in rows
+        ]
+    )  # fmt: skip
 
 
 def _ns(moment: dt.datetime | None) -> int | None:
@@ -114,6 +158,9 @@ def _ticket(state: AppState, project: str, ticket_id: str, source: Source | None
         raise HTTPException(404, f"no ticket {ticket_id!r} in this project")
     out = TicketDetailOut.of(detail)
     out.usage = usage_of(detail.spans)
+    if any(a.source == "production" for a in detail.attempts):
+        verdict = _query(lambda: state.store.production_verdicts(project, [ticket_id])).get(ticket_id)
+        out.production_verdict = None if verdict is None else ProductionVerdictOut.of(verdict)
     return out
 
 

@@ -55,6 +55,9 @@ class CollectorSettings(BaseModel):
     task_types: dict[str, str] = Field(default_factory=_env_task_types)
     # LLM-only apps: every root span is a ticket (PASSHAT_ROOT_TICKETS=1).
     root_tickets: bool = Field(default_factory=lambda: _env_flag("PASSHAT_ROOT_TICKETS"))
+    # A bearer token that lets a scrape of /metrics see every project's gauges (PASSHAT_METRICS_TOKEN); without
+    # it a scrape sees its key's project only, and a scrape without any credential aggregates only.
+    metrics_token: str | None = Field(default_factory=lambda: os.environ.get("PASSHAT_METRICS_TOKEN") or None)
 
     def ticket_rules(self) -> TicketRules:
         return TicketRules(task_types=dict(self.task_types), root_tickets=self.root_tickets)

@@ -1,4 +1,5 @@
-"""What a running collector app holds (settings, store, writer, key cache, metrics), and the dependency to reach it."""
+"""What a running collector app holds (settings, store, writer, key cache, metrics, business gauges), and the
+dependency to reach it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request
 
+from passhat.collector.ingest._business import BusinessGauges
 from passhat.collector.ingest._keys import hash_api_key
 from passhat.collector.ingest._metrics import CollectorMetrics
 from passhat.collector.ingest._settings import CollectorSettings
@@ -106,8 +108,10 @@ class AppState:
     metrics: CollectorMetrics
     keys: KeyCache = field(init=False)
     auth_failures: FailedAuthLimiter = field(init=False)
+    business: BusinessGauges = field(init=False)
 
     def __post_init__(self) -> None:
+        self.business = BusinessGauges(self.store)
         self.keys = KeyCache(self.store, self.settings.key_cache_s)
         self.auth_failures = FailedAuthLimiter(self.settings.auth_failures_per_minute)
 

@@ -60,8 +60,9 @@ class TraceNode(BaseModel):
     tool_call: ToolCallOut | None
     # For a tool call: the span id of the LLM call that asked for it (by tool-call id, else by name and order).
     requested_by: str | None
-    # For a model call traced twice (two instrumentations of one client call: one span inside the other): the
-    # span id of the outer one, which counts; this one is a duplicate.
+    # For a model call traced twice (two instrumentations of one client call: one span inside the other), or a
+    # tool call traced by its framework and by `@passhat.tool`: the span id of the outer one, which counts; this
+    # one is a duplicate (a tool twin's `tool_call` is folded into the outer one's).
     duplicate_of: str | None
     children: list[TraceNode]
 
@@ -197,7 +198,7 @@ def trace_tree(trace_id: str, spans: Sequence[NormalizedSpan]) -> TraceOut:
             ticket=TicketOut.of(span.ticket) if span.ticket is not None else None,
             tool_call=ToolCallOut.of(call) if call is not None else None,
             requested_by=asked_by.get(call.call_id) if call is not None and call.call_id else None,
-            duplicate_of=dupes.get(span.span_id),
+            duplicate_of=dupes.get(span.span_id) or span.duplicate_of,
             children=[],
         )
     parents = {span.span_id: span.parent_span_id for span in ordered}

@@ -32,6 +32,7 @@ from passhat.collector.loop._setup import (
     agent_spec,
     alert_setup,
     domains_of,
+    intent_model,
     replay_targets,
     report_delivery,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "baseline_counts",
     "domains_of",
     "evaluate_alerts",
+    "intent_model",
     "nothing_measured",
     "open_alert_lines",
     "period_counts",

@@ -21,10 +21,11 @@ from passhat.collector.alerts import (
     PeriodCounts,
     PeriodOutcome,
     RetryPolicy,
-    counts_from_trials,
+    counts_from_tallies,
 )
 from passhat.collector.ingest import StoreSpanExporter
 from passhat.collector.loop._deliver import DeliveryOutcome, ReportDelivery, send_report_safely
+from passhat.collector.reliability import harness_failures
 from passhat.collector.replay import (
     AgentSpec,
     ProgressCallback,
@@ -33,8 +34,9 @@ from passhat.collector.replay import (
     SandboxPool,
     ScenarioAdapter,
     WorkerProcesses,
-    compare_trials,
+    compare_tallies,
     exploratory_reasons,
+    grade_period,
     keep_promotion,
     official_run,
     promote_run,
@@ -45,6 +47,7 @@ from passhat.collector.report import (
     DailyTraffic,
     NotReplayable,
     PeriodFigures,
+    ProductionGrade,
     Report,
     ReportInput,
     TrialResult,
@@ -53,7 +56,7 @@ from passhat.collector.report import (
     write_report,
     write_unreplayed_report,
 )
-from passhat.collector.store import Period, ReplayRun, RunParams, Store, TrialRow, parse_period
+from passhat.collector.store import Period, ReplayRun, RunParams, Store, TicketTally, TrialRow, parse_period
 from passhat.sandbox import Domain
 
 
@@ -93,33 +96,37 @@ def traffic_weights(store: Store, project: str, period: Period) -> dict[str, flo
     return weights
 
 
-def _usable(trials: Sequence[TrialRow], k: int) -> tuple[list[TrialRow], list[NotReplayable]]:
-    """Trials that speak about the agent (no simulator or infra error), of tickets whose pass^k they settle.
+def _settled(
+    tallies: Sequence[TicketTally], k: int, harness_broke: Sequence[TrialRow] = ()
+) -> tuple[list[TicketTally], list[NotReplayable]]:
+    """Tickets whose pass^k their counted trials settle (trials that ended in a simulator or infrastructure
+    error never count: they say nothing about the agent; ``harness_broke`` are those trials, for the causes).
 
     A ticket counts with at least k such trials, or (curtailed replay) with one passed and one failed; the rest
     are listed with the reason, never dropped silently.
     """
-    by_ticket: dict[str, list[TrialRow]] = {}
-    for trial in trials:
-        by_ticket.setdefault(trial.ticket_id, []).append(trial)
-    kept: list[TrialRow] = []
+    kept: list[TicketTally] = []
     dropped: list[NotReplayable] = []
-    for ticket_id, rows in by_ticket.items():
-        good = [t for t in rows if not (t.simulator_error or t.infra_error)]
-        passes = sum(t.passed for t in good)
-        if len(good) >= k or 0 < passes < len(good):
-            kept.extend(good)
+    broken: dict[str, list[TrialRow]] = {}
+    for trial in harness_broke:
+        broken.setdefault(trial.ticket_id, []).append(trial)
+    for tally in tallies:
+        if tally.trials >= k or 0 < tally.passes < tally.trials:
+            kept.append(tally)
+            continue
+        ran = tally.trials + tally.harness_errors
+        if tally.harness_errors:
+            causes = harness_failures(broken.get(tally.ticket_id, []))
+            cause = f": {causes[0].error_type}: {causes[0].message}" if causes else ""
+            reason = (
+                f"{tally.harness_errors} of {ran} trials ended in a simulator or infrastructure error "
+                f"(fewer than k={k} left){cause}"
+            )
+            fix = f"{causes[0].fix}; then replay again" if causes else "fix the customer or tool server, replay again"
         else:
-            bad = len(rows) - len(good)
-            if bad:
-                reason = (
-                    f"{bad} of {len(rows)} trials ended in a simulator or infrastructure error (fewer than k={k} left)"
-                )
-                fix = "read the trials' simulator_error / infra_error, fix the customer or tool server, replay again"
-            else:
-                reason = f"only {len(rows)} of k={k} trials have run"
-                fix = "resume the replay run (run the same passhat replay --period again)"
-            dropped.append(NotReplayable(ticket_id, rows[0].task_type, reason, fix))
+            reason = f"only {ran} of k={k} trials have run"
+            fix = "resume the replay run (run the same passhat replay --period again)"
+        dropped.append(NotReplayable(tally.ticket_id, tally.task_type, reason, fix))
     return kept, dropped
 
 
@@ -157,23 +164,28 @@ def report_input_for(
     comparison: Mapping[str, Any] | None = None,
 ) -> ReportInput:
     """Everything the report of ``run`` needs, read from the store; ``role`` says how the run stands."""
-    trials, dropped = _usable(store.list_trials(project, run.run_id), run.k)
-    results = [TrialResult.from_row(t) for t in trials]
-    owner = {r.task_type: r.domain for r in results}
+    broken = store.list_trials(project, run.run_id, harness_only=True)
+    tallies, dropped = _settled(store.ticket_tallies(project, run.run_id), run.k, broken)
+    owner = {t.task_type: t.domain or "unknown" for t in tallies}
     for domain in (domains or {}).values():
         for name in domain.task_types:
             owner.setdefault(name, domain.name)
     traffic = [
         DailyTraffic(owner.get(task_type, "unknown"), task_type, day, tickets)
-        for day, task_type, tickets in _traffic_rows(store, project, period)
+        for day, task_type, tickets in reclassified(_traffic_rows(store, project, period), run)
     ]
     not_replayable = [NotReplayable.from_dict(n) for n in _recorded_not_replayable(run)] + dropped
     return ReportInput(
+        production=production_grades(store, project, period),
         period=period.name,
         k=run.k,
-        trials=results,
+        tallies=tallies,
+        attempts_of=lambda ticket_id: [
+            TrialResult.from_row(t) for t in store.list_trials(project, run.run_id, ticket_id=ticket_id)
+        ],
         traffic=traffic,
         not_replayable=not_replayable,
+        harness_failures=harness_failures(broken),
         alerts=list(alerts),
         previous=[f for f in previous_figures(store, project, period) if f.k == run.k],
         agent=RunParams.of(run).agent,
@@ -184,7 +196,34 @@ def report_input_for(
         comparison=None if comparison is None else dict(comparison),
         generated_at=dt.datetime.now(dt.UTC),
         resamples=resamples,
+        inferred_intents=dict(RunParams.of(run).intents),
     )
+
+
+def production_grades(store: Store, project: str, period: Period) -> list[ProductionGrade]:
+    """The period's production tickets' own verdicts (`passhat grade`), as the report's fidelity reads them."""
+    since = int(period.start_datetime().timestamp()) * 10**9
+    until = int(period.end_datetime().timestamp()) * 10**9
+    return [
+        ProductionGrade(v.domain or "unknown", v.task_type, v.ticket_id, v.passed, v.signature)
+        for v in store.list_production_verdicts(project, since_ns=since, until_ns=until, limit=1_000_000)
+    ]
+
+
+def reclassified(rows: list[tuple[dt.date, str, int]], run: ReplayRun) -> list[tuple[dt.date, str, int]]:
+    """Daily traffic with the tickets intent inference classified moved from their unnamed task type to theirs."""
+    moved = RunParams.of(run).classified_traffic
+    counts: dict[tuple[dt.date, str], int] = {}
+    for day, task_type, tickets in rows:
+        counts[(day, task_type)] = counts.get((day, task_type), 0) + tickets
+    for day_text, changes in moved.items():
+        day = dt.date.fromisoformat(day_text)
+        for change, tickets in changes.items():
+            source, _, target = change.partition("->")
+            taken = min(tickets, counts.get((day, source), 0))
+            counts[(day, source)] = counts.get((day, source), 0) - taken
+            counts[(day, target)] = counts.get((day, target), 0) + taken
+    return [(day, task_type, tickets) for (day, task_type), tickets in sorted(counts.items()) if tickets > 0]
 
 
 def store_runtime(store: Store, project: str) -> passhat.Passhat:
@@ -207,8 +246,8 @@ def report_folder(report_dir: Path, period: Period, run: ReplayRun, *, official:
 
 def period_counts(store: Store, project: str, period: Period, run: ReplayRun) -> PeriodCounts:
     """A period's per-ticket (n, c) per task type, traffic-weighted, for the alert rules."""
-    trials, _ = _usable(store.list_trials(project, run.run_id), run.k)
-    return counts_from_trials(period.name, trials, weights=traffic_weights(store, project, period) or None)
+    tallies, _ = _settled(store.ticket_tallies(project, run.run_id), run.k)
+    return counts_from_tallies(period.name, tallies, weights=traffic_weights(store, project, period) or None)
 
 
 def baseline_counts(store: Store, project: str, period: Period, *, periods: int, k: int) -> list[PeriodCounts]:
@@ -274,7 +313,7 @@ def nothing_measured(report_input: ReportInput, sampled: int) -> UnreplayedRepor
 
 def period_report(report_input: ReportInput, sampled: int) -> Report | UnreplayedReport:
     """The period's report: its figures, or (when no ticket could be measured) why not."""
-    if not report_input.trials:
+    if not report_input.trials and not report_input.tallies:
         return nothing_measured(report_input, sampled)
     return build_report(report_input)
 
@@ -335,6 +374,9 @@ async def run_period(
             own_runtime.shutdown()
     run = outcome.run
     try:
+        # The period's production tickets graded on their own changes, for the ticket list and the report's
+        # sandbox fidelity (a ticket that cannot be graded is left without a verdict, never failed).
+        grade_period(store, project, period, domains=domains, adapters=adapters, pool=pool, graded_by=run.run_id)
         result = _conclude(
             store, project, period, run, outcome, domains, alerts, report_dir, resamples, same_tickets_as
         )
@@ -368,15 +410,17 @@ def _conclude(
     run = replace(run, summary={**(run.summary or {}), "not_replayable_tickets": not_replayable})
     comparison = None
     if same_tickets_as is not None:
-        base_trials = store.list_trials(project, same_tickets_as.run_id)
+        base = store.ticket_tallies(project, same_tickets_as.run_id)
         with contextlib.suppress(ValueError):  # no ticket in common with enough trials: nothing to compare
-            comparison = compare_trials(same_tickets_as, base_trials, run, outcome.trials, k=run.k).to_dict()
+            comparison = compare_tallies(
+                same_tickets_as, base, run, store.ticket_tallies(project, run.run_id), k=run.k
+            ).to_dict()
     report_input = report_input_for(
         store, project, period, run, domains=domains, alerts=alerts_fired(store, project, period), resamples=resamples,
         role="official" if is_official else "exploratory", comparison=comparison,
     )  # fmt: skip
     alert_outcome: PeriodOutcome | None = None
-    if is_official and report_input.trials:
+    if is_official and report_input.tallies:
         alert_outcome = evaluate_alerts(store, project, period, run, alerts)
         report_input = replace(report_input, alerts=alerts_fired(store, project, period))
     sampled = len(RunParams.of(run).tickets) or len(outcome.not_replayable)

@@ -46,6 +46,10 @@ SESSION_AGENT = "graded session"
 """How stored trials of sessions name their agent (the agent itself is outside passhat)."""
 
 
+SHUTDOWN_REASON = "the sessions server shut down while the session was open"
+"""The `infra_error` of a session ended by its server's shutdown."""
+
+
 def _outside(context: TrialContext) -> Agent:
     raise DomainError("a graded session's agent runs outside passhat: open a session over HTTP instead")
 
@@ -85,6 +89,7 @@ class SessionService:
         self._attempts: dict[str, int] = {}
         self._runtime: passhat.Passhat | None = None
         self._run_created = False
+        self.ended_by_shutdown = 0
 
     def _sandbox(self, seed: int) -> Sandbox:
         if seed not in self._sandboxes:
@@ -193,19 +198,28 @@ class SessionService:
         result = await opened.stored
         return verdict_of(result, self.run_id)
 
-    async def close(self) -> None:
-        """Abandon open sessions and release the sandboxes (server shutdown)."""
-        for opened in self._sessions.values():
-            if not opened.stored.done():
-                await opened.session.cancel()
-                opened.stored.cancel()
-                await asyncio.gather(opened.stored, return_exceptions=True)
+    async def close(self, *, grace_s: float = 1.0) -> None:
+        """End the open sessions and release the sandboxes (server shutdown); `ended_by_shutdown` counts them.
+
+        Each open session ends as an infrastructure error that says the server shut down (never the agent's
+        failure) and its trial is stored like any other; one that has not ended within `grace_s` is abandoned."""
+        still_open = [opened for opened in self._sessions.values() if not opened.stored.done()]
+        for opened in still_open:
+            opened.session.shut_down(SHUTDOWN_REASON)
+        if still_open:
+            _, late = await asyncio.wait([opened.stored for opened in still_open], timeout=grace_s)
+            for opened in still_open:
+                if opened.stored in late:
+                    await opened.session.cancel()
+                    opened.stored.cancel()
+            await asyncio.gather(*(opened.stored for opened in still_open), return_exceptions=True)
         if self.store is not None and self._run_created:
             await asyncio.to_thread(self.store.finish_replay_run, self.project, self.run_id)
         if self._runtime is not None:
             self._runtime.shutdown()
         for sandbox in self._sandboxes.values():
             sandbox.close()
+        self.ended_by_shutdown += len(still_open)
 
 
 def verdict_of(result: TrialResult, run_id: str) -> dict[str, Any]:
@@ -222,7 +236,8 @@ def verdict_of(result: TrialResult, run_id: str) -> dict[str, Any]:
         "ticket_id": result.ticket_id,
         "attempt": result.attempt,
         "trace_id": result.trace_id,
-        "tool_calls": [{"name": call.name, "outcome": call.outcome} for call in record.tool_calls],
+        "tool_calls": [{"name": call.name, "outcome": call.outcome, "turn": call.turn} for call in record.tool_calls],
+        "consents": [{"turn": turn, "action": action} for turn, action in sorted(record.consents.items())],
     }
 
 

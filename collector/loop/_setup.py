@@ -13,6 +13,7 @@ from passhat.collector.loop._deliver import ReportDelivery
 from passhat.collector.replay import AgentSpec, ReplaySettings, ScenarioAdapter
 from passhat.sandbox import Domain, DomainError, FlawConfig, load_domain
 from passhat.sandbox.agents import resolve_agent
+from passhat.sandbox.inference import ModelSettings
 
 
 def replay_settings(config: PasshatConfig) -> ReplaySettings:
@@ -31,7 +32,17 @@ def replay_settings(config: PasshatConfig) -> ReplaySettings:
         ray_workers=replay.ray_workers,
         ray_concurrency=replay.ray_concurrency,
         ray_env=tuple(replay.ray_env),
+        harness_retries=replay.harness_retries,
+        infer_intent=replay.infer_intent,
+        intent_model=intent_model(config),
     )
+
+
+def intent_model(config: PasshatConfig) -> ModelSettings | None:
+    """The model extractor's endpoint (`[intent]`), when one is configured."""
+    if config.intent.provider is None or config.intent.model is None:
+        return None
+    return ModelSettings(config.intent.provider, config.intent.model, config.intent.base_url)
 
 
 def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:

@@ -21,6 +21,14 @@ from passhat.collector.reliability._estimators import (
     pass_hat_k_array,
     settled,
 )
+from passhat.collector.reliability._harness import (
+    HARNESS_SIGNATURES,
+    HarnessFailure,
+    agent_trials,
+    error_fix,
+    harness_failures,
+    is_harness_failure,
+)
 from passhat.collector.reliability._intervals import (
     Interval,
     half_width,
@@ -39,6 +47,7 @@ from passhat.collector.reliability._summary import (
     bootstrap_means,
     summarize_task_type,
 )
+from passhat.collector.reliability._tallies import TicketCounted, summarize_tallies
 from passhat.collector.reliability._traffic import (
     CalculatorResult,
     TaskTypeTraffic,
@@ -49,6 +58,7 @@ from passhat.collector.reliability._traffic import (
 from passhat.collector.reliability._trials import TABLE_FIELDS, GradedTrial, TaskTypeTrials, summarize_trials
 
 __all__ = [
+    "HARNESS_SIGNATURES",
     "MIN_PAIRED_TICKETS",
     "TABLE_FIELDS",
     "AggregatePoint",
@@ -61,6 +71,7 @@ __all__ = [
     "DropTest",
     "FloatArray",
     "GradedTrial",
+    "HarnessFailure",
     "IntArray",
     "Interval",
     "IntervalMethod",
@@ -71,17 +82,22 @@ __all__ = [
     "TaskTypeSummary",
     "TaskTypeTraffic",
     "TaskTypeTrials",
+    "TicketCounted",
     "TrafficImpact",
     "adjust_p_values",
+    "agent_trials",
     "as_counts",
     "bootstrap_means",
     "calculate",
     "curve_band",
     "detect_drop",
     "drop_power",
+    "error_fix",
     "fit_mixture",
     "fit_mixture_to_points",
     "half_width",
+    "harness_failures",
+    "is_harness_failure",
     "mixture_curve",
     "mixture_log_likelihood",
     "paired_difference",
@@ -94,6 +110,7 @@ __all__ = [
     "settled",
     "simulate_alarm_rate",
     "stratified_interval",
+    "summarize_tallies",
     "summarize_task_type",
     "summarize_trials",
     "tickets_for_half_width",

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from passhat.collector.reliability._estimators import settled
+from passhat.collector.reliability._harness import is_harness_failure
 from passhat.collector.reliability._summary import TaskTypeSummary, summarize_task_type
 
 TABLE_FIELDS = (
@@ -50,6 +51,9 @@ class GradedTrial(Protocol):
     @property
     def failure_label(self) -> str | None: ...
 
+    @property
+    def failure_evidence(self) -> str | None: ...
+
 
 @dataclass(frozen=True)
 class TaskTypeTrials:
@@ -60,6 +64,7 @@ class TaskTypeTrials:
     summary: TaskTypeSummary
     signatures: dict[str, int] = field(default_factory=dict)
     unsettled_tickets: int = 0
+    harness_failures: int = 0  # trials the harness broke (infra_error, simulator_error): in no figure
 
     def to_dict(self) -> dict[str, Any]:
         """The row `passhat replay --json` prints for the task type."""
@@ -69,6 +74,7 @@ class TaskTypeTrials:
             "task_type": self.task_type,
             **{name: summary[name] for name in TABLE_FIELDS},
             "unsettled_tickets": self.unsettled_tickets,
+            "harness_failures": self.harness_failures,
             "signatures": dict(self.signatures),
         }
 
@@ -80,12 +86,17 @@ def summarize_trials(trials: Iterable[GradedTrial], k: int, *, min_trials: int |
     unsettled ticket says nothing about pass^k and is left out of the figures but counted as
     ``unsettled_tickets`` (its failed trials still count under their signature); a task type left with no
     ticket is absent. ``min_trials`` (curtailed replay) takes pass@1 from each ticket's first ``min_trials``
-    attempts. Which trials count (say, not those the simulated customer broke) is the caller's choice.
+    attempts. A trial the harness broke (`is_harness_failure`) is in no figure and no signature count, only in
+    ``harness_failures``: whichever path calls this, the rule is the same.
     """
     passed: dict[tuple[str, str], dict[str, list[bool]]] = collections.defaultdict(dict)
     signatures: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    broken: collections.Counter[tuple[str, str]] = collections.Counter()
     for trial in sorted(trials, key=lambda t: t.attempt):
         key = (trial.domain or "unknown", trial.task_type)
+        if is_harness_failure(trial):
+            broken[key] += 1
+            continue
         passed[key].setdefault(trial.ticket_id, []).append(trial.passed)
         if trial.failure_label and not trial.passed:
             signatures[key][trial.failure_label] += 1
@@ -108,7 +119,12 @@ def summarize_trials(trials: Iterable[GradedTrial], k: int, *, min_trials: int |
         )
         found.append(
             TaskTypeTrials(
-                key[0], key[1], summary, dict(sorted(signatures[key].items())), len(everything) - len(tickets)
+                key[0],
+                key[1],
+                summary,
+                dict(sorted(signatures[key].items())),
+                len(everything) - len(tickets),
+                broken[key],
             )
         )
     return found

@@ -11,7 +11,27 @@ from passhat.collector.replay._adapters import (
     restore_redacted,
     row_images,
 )
-from passhat.collector.replay._compare import RunComparison, TaskTypeComparison, compare_runs, compare_trials
+from passhat.collector.replay._compare import (
+    RunComparison,
+    TaskTypeComparison,
+    compare_runs,
+    compare_tallies,
+    compare_trials,
+)
+from passhat.collector.replay._grade import (
+    ON_DEMAND,
+    GradingOutcome,
+    TicketGrader,
+    Ungradable,
+    grade_period,
+    grade_tickets,
+)
+from passhat.collector.replay._intent import (
+    INFER_MODES,
+    IntentInference,
+    customer_messages,
+    intent_inference,
+)
 from passhat.collector.replay._plan import find_resumable, find_reusable, production_tickets
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import (
@@ -48,9 +68,13 @@ from passhat.collector.store import (
 )
 
 __all__ = [
+    "INFER_MODES",
+    "ON_DEMAND",
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
+    "GradingOutcome",
+    "IntentInference",
     "NotReplayable",
     "NotReplayableError",
     "NotSendableError",
@@ -67,16 +91,23 @@ __all__ = [
     "SpanSnapshot",
     "StratumSample",
     "TaskTypeComparison",
+    "TicketGrader",
     "TrialProfile",
+    "Ungradable",
     "WorkerProcesses",
     "adapters_for",
     "choose_official",
     "compare_runs",
+    "compare_tallies",
     "compare_trials",
+    "customer_messages",
     "default_workers",
     "exploratory_reasons",
     "find_resumable",
     "find_reusable",
+    "grade_period",
+    "grade_tickets",
+    "intent_inference",
     "keep_promotion",
     "list_runs",
     "official_run",

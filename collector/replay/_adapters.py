@@ -13,8 +13,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from passhat.collector.replay._intent import IntentInference
 from passhat.collector.store import NotReplayable, StateWriteRow, TicketDetail, TicketRow
 from passhat.sandbox import Domain, RowImage, Scenario
+from passhat.sandbox.inference import IntentNotInferredError
 
 if TYPE_CHECKING:
     from sqlalchemy import Table
@@ -168,12 +170,16 @@ def _require_captured_pseudonyms(intent: Mapping[str, Any], images: Sequence[Row
 class DomainAdapter:
     """The adapter for a shipped sandbox domain: the scenario comes from the task type and the ticket's intent.
 
-    ``lookup`` reads the domain's seeded rows, to restore intent values the SDK redacted.
+    ``lookup`` reads the domain's seeded rows, to restore intent values the SDK redacted. ``inference`` infers
+    the intent of a ticket that recorded none (see `IntentInference`); without it such a ticket is not replayable.
     """
 
-    def __init__(self, domain: Domain, *, lookup: RowLookup | None = None) -> None:
+    def __init__(
+        self, domain: Domain, *, lookup: RowLookup | None = None, inference: IntentInference | None = None
+    ) -> None:
         self._domain = domain
         self._lookup = lookup
+        self._inference = inference
 
     @property
     def domain(self) -> str:
@@ -191,6 +197,15 @@ class DomainAdapter:
                 "domain does",
             )
         intent = ticket.intent
+        if not intent and self._inference is not None:
+            try:
+                intent = self._inference.infer(
+                    self._domain, ticket.task_type, ticket, detail, row_images(detail)
+                ).intent
+            except IntentNotInferredError as exc:
+                raise NotReplayableError(
+                    f"no intent was recorded, and none could be inferred: {exc.reason}", fix=exc.fix
+                ) from None
         if not intent:
             raise NotReplayableError(
                 "no intent was recorded",
@@ -266,7 +281,14 @@ def production_attempt(detail: TicketDetail) -> TicketRow | None:
 
 
 def adapters_for(
-    domains: Sequence[Domain], lookups: Mapping[str, RowLookup] | None = None
+    domains: Sequence[Domain],
+    lookups: Mapping[str, RowLookup] | None = None,
+    *,
+    inference: IntentInference | None = None,
 ) -> dict[str, ScenarioAdapter]:
-    """Adapters for shipped domains, by name (``lookups``: each domain's seeded-row reader)."""
-    return {domain.name: DomainAdapter(domain, lookup=(lookups or {}).get(domain.name)) for domain in domains}
+    """Adapters for shipped domains, by name (``lookups``: each domain's seeded-row reader; ``inference``: how
+    tickets without a recorded intent get one)."""
+    return {
+        domain.name: DomainAdapter(domain, lookup=(lookups or {}).get(domain.name), inference=inference)
+        for domain in domains
+    }

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passhat.collector.reliability import PairedDifference, paired_difference
-from passhat.collector.store import ReplayRun, RunParams, Store, StoreError, TrialRow
+from passhat.collector.store import ReplayRun, RunParams, Store, StoreError, TicketTally, TrialRow, tallies_of_trials
 
 
 @dataclass(frozen=True)
@@ -66,15 +66,10 @@ class RunComparison:
         }
 
 
-def _counts(trials: Sequence[TrialRow], k: int) -> dict[str, tuple[str, int, int]]:
-    """Per ticket: (task type, usable trials, passes), for tickets with at least k usable trials."""
-    found: dict[str, tuple[str, int, int]] = {}
-    for trial in trials:
-        if trial.simulator_error or trial.infra_error:  # not the agent's doing: left out on both sides
-            continue
-        task_type, n, c = found.get(trial.ticket_id, (trial.task_type, 0, 0))
-        found[trial.ticket_id] = (task_type, n + 1, c + int(trial.passed))
-    return {ticket: counts for ticket, counts in found.items() if counts[1] >= k}
+def _counts(tallies: Sequence[TicketTally], k: int) -> dict[str, tuple[str, int, int]]:
+    """Per ticket: (task type, usable trials, passes), for tickets with at least k usable trials (a trial that
+    ended in a simulator or infrastructure error is not the agent's doing: left out on both sides)."""
+    return {t.ticket_id: (t.task_type, t.trials, t.passes) for t in tallies if t.trials >= k}
 
 
 def compare_trials(
@@ -88,8 +83,23 @@ def compare_trials(
 ) -> RunComparison:
     """Pair the two runs' tickets and compute per task type the paired differences at ``k`` (default: the
     smaller of the runs' k)."""
+    return compare_tallies(
+        baseline, tallies_of_trials(baseline_trials), candidate, tallies_of_trials(candidate_trials), k=k, level=level
+    )
+
+
+def compare_tallies(
+    baseline: ReplayRun,
+    baseline_tallies: Sequence[TicketTally],
+    candidate: ReplayRun,
+    candidate_tallies: Sequence[TicketTally],
+    *,
+    k: int | None = None,
+    level: float = 0.95,
+) -> RunComparison:
+    """`compare_trials` from the runs' per-ticket tallies (`Store.ticket_tallies`)."""
     k = k or min(baseline.k, candidate.k)
-    base, cand = _counts(baseline_trials, k), _counts(candidate_trials, k)
+    base, cand = _counts(baseline_tallies, k), _counts(candidate_tallies, k)
     shared = sorted(set(base) & set(cand))
     if not shared:
         raise ValueError(
@@ -121,6 +131,7 @@ def compare_runs(
             raise StoreError(f"no replay run {run_id!r} in project {project!r}: `passhat runs list` shows the runs")
         runs.append(run)
     base, cand = runs
-    return compare_trials(
-        base, store.list_trials(project, base.run_id), cand, store.list_trials(project, cand.run_id), k=k, level=level
-    )
+    return compare_tallies(
+        base, store.ticket_tallies(project, base.run_id), cand, store.ticket_tallies(project, cand.run_id), k=k,
+        level=level,
+    )  # fmt: skip

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
 import passhat
+from passhat.collector.reliability import is_harness_failure
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import LocalTrials, NotSendableError, WorkerProcesses, default_workers
@@ -188,4 +189,4 @@ def _sandbox_for(
 
 
 def _outcome(row: TrialRow) -> Outcome:
-    return None if row.simulator_error or row.infra_error else row.passed
+    return None if is_harness_failure(row) else row.passed

@@ -7,10 +7,13 @@ Nothing here runs a trial: these functions read the store and decide (`replay_pe
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from passhat.collector.replay._adapters import ReplayTicket, ScenarioAdapter, prepare, production_attempt
+from passhat.collector.replay._intent import IntentInference, classified_traffic, classify_unnamed
 from passhat.collector.replay._sampling import sample_tickets
 from passhat.collector.store import NotReplayable, Period, ReplayRun, RunDesign, RunParams, Store, TicketRow, TrialRow
+from passhat.sandbox import Domain
 
 
 def _period_ns(period: Period) -> tuple[int, int]:
@@ -59,19 +62,34 @@ def choose_tickets(
     *,
     resumed: ReplayRun | None,
     same_as: ReplayRun | None,
-) -> tuple[list[TicketRow], dict[str, int]]:
-    """The run's tickets and each task type's population: a resumed run's own, a compared run's, or a new sample."""
+    inference: IntentInference | None = None,
+    adapters: Mapping[str, ScenarioAdapter] | None = None,
+    domains: Mapping[str, Domain] | None = None,
+) -> tuple[list[TicketRow], dict[str, int], dict[str, dict[str, int]]]:
+    """The run's tickets, each task type's population, and the traffic intent inference classified: a resumed
+    run's own, a compared run's, or a new sample (tickets naming no known task type classified first)."""
     tickets = production_tickets(store, project, period)
     earlier = resumed or same_as
     if earlier is not None:
         recorded = RunParams.of(earlier)
         by_id = {t.ticket_id: t for t in tickets}
-        return [by_id[i] for i in recorded.tickets if i in by_id], dict(recorded.population)
+        chosen = [by_id[i] for i in recorded.tickets if i in by_id]
+        # Tickets the earlier sampling classified keep the task type it gave them.
+        given = {tid: str(found.get("task_type") or "") for tid, found in recorded.intents.items()}
+        chosen = [replace(t, task_type=given[t.ticket_id]) if given.get(t.ticket_id) else t for t in chosen]
+        moved = {day: dict(moves) for day, moves in recorded.classified_traffic.items()}
+        return chosen, dict(recorded.population), moved
+    moved = {}
+    if inference is not None:
+        known = {name for adapter in (adapters or {}).values() for name in adapter.task_types()}
+        classified = classify_unnamed(store, project, tickets, known, domains or {}, inference)
+        moved = classified_traffic(tickets, classified)
+        tickets = [replace(t, task_type=classified.get(t.ticket_id, t.task_type)) for t in tickets]
     if params.task_types:
         tickets = [t for t in tickets if t.task_type in params.task_types]
     samples = sample_tickets(tickets, size=params.tickets_per_task_type, sizes=params.sizes)
     chosen = [t for sample in samples.values() for t in sample.tickets]
-    return chosen, {name: sample.population for name, sample in samples.items()}
+    return chosen, {name: sample.population for name, sample in samples.items()}, moved
 
 
 def prepare_tickets(
@@ -83,6 +101,8 @@ def prepare_tickets(
     for ticket in chosen:
         detail = store.get_ticket(project, ticket.ticket_id, source="production")
         attempt = production_attempt(detail) if detail is not None else None
+        if attempt is not None and attempt.task_type != ticket.task_type:  # classified by intent inference
+            attempt = replace(attempt, task_type=ticket.task_type)
         prepared = prepare(attempt or ticket, detail, adapters)
         if isinstance(prepared, NotReplayable):
             not_replayable.append(prepared)

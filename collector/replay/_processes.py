@@ -39,7 +39,7 @@ from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._ray import MAX_RETRIES, DomainRef, TrialWorker, WorkerResult, _load, _lost, domain_ref
 from passhat.collector.replay._relay import RuntimeSettings, SpanCapture
-from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial
+from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial_with_retries
 
 
 class NotSendableError(Exception):
@@ -124,7 +124,7 @@ class _Body(TrialWorker):
         agent, config, runtime = self.profiles[job.profile]
         sandbox = self._open(job.item)
         try:
-            result = await run_trial(
+            result = await run_trial_with_retries(
                 sandbox,
                 job.item.scenario,
                 job.attempt,

@@ -41,7 +41,7 @@ from passhat.sandbox import (
     TrialResult,
     Usage,
     load_domain,
-    run_trial,
+    run_trial_with_retries,
 )
 
 MAX_RETRIES = 3
@@ -162,12 +162,13 @@ class TrialWorker:
         """One trial of a ticket, exactly as a local replay runs it."""
         sandbox = self._open(item)
         try:
-            result = await run_trial(
+            result = await run_trial_with_retries(
                 sandbox, item.scenario, attempt, self.agent, config=self.config, runtime=self.runtime
             )
         finally:
             self._close(item)
-        spans = tuple(self.capture.take(result.trace_id)) if self.runtime is not None else ()
+        traces = (*result.lost_trace_ids, result.trace_id)  # the harness's lost runs are traced like any
+        spans = tuple(span for trace in traces for span in self.capture.take(trace)) if self.runtime is not None else ()
         return WorkerResult(result, spans, os.getpid())
 
     def close(self) -> None:

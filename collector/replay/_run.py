@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import passhat
 from passhat.collector.replay._adapters import ReplayTicket, RowLookup, ScenarioAdapter, adapters_for
 from passhat.collector.replay._execute import open_executor, run_trials_of
+from passhat.collector.replay._intent import inferred_intents, intent_inference
 from passhat.collector.replay._plan import (
     choose_tickets,
     design_of,
@@ -31,7 +32,7 @@ from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import WorkerProcesses
 from passhat.collector.replay._settings import AgentSpec, NothingToReplayError, ProgressCallback, ReplaySettings
 from passhat.collector.store import NotReplayable, Period, ReplayRun, RunParams, Store, TrialRow
-from passhat.sandbox import Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial
+from passhat.sandbox import Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial_with_retries
 
 
 @dataclass
@@ -51,7 +52,8 @@ class ReplayOutcome:
 def trial_row(run_id: str, agent: AgentSpec, result: TrialResult, *, infra_retries: Sequence[str] = ()) -> TrialRow:
     """The stored form of a graded trial: its row, the check verdict, and its details as the replayed agent.
 
-    ``infra_retries`` say why earlier attempts of this trial were lost to the infrastructure (a worker died)."""
+    ``infra_retries`` say why earlier attempts of this trial were lost to the infrastructure (a worker died); the
+    row records them after the harness retries the result carries (`run_trial_with_retries`)."""
     record = result.record
     signature = result.signature
     started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=result.duration_s)
@@ -76,7 +78,7 @@ def trial_row(run_id: str, agent: AgentSpec, result: TrialResult, *, infra_retri
             agent=agent.label,
             agent_version=agent.version,
             simulated=agent.simulated,
-            infra_retries=tuple(infra_retries),
+            infra_retries=(*result.harness_retries, *infra_retries),
         ),
     )
 
@@ -168,14 +170,21 @@ async def replay_period(
         return lambda table, key: active_pool.base(domain).initial.get(table, dict(key))
 
     lookups = {name: lookup_in(domain) for name, domain in domains.items()}
-    all_adapters: dict[str, ScenarioAdapter] = {**adapters_for(list(domains.values()), lookups), **(adapters or {})}
+    inference = intent_inference(settings, active_pool)
+    all_adapters: dict[str, ScenarioAdapter] = {
+        **adapters_for(list(domains.values()), lookups, inference=inference),
+        **(adapters or {}),
+    }
     identity = run_params(period, agent, settings, same_tickets_as)
     if not fresh:
         finished_run = find_reusable(store, project, identity)
         if finished_run is not None:
             return _reused(store, project, finished_run, progress)
     existing = find_resumable(store, project, identity)
-    chosen, population = choose_tickets(store, project, period, identity, resumed=existing, same_as=same_tickets_as)
+    chosen, population, moved = choose_tickets(
+        store, project, period, identity, resumed=existing, same_as=same_tickets_as,
+        inference=inference, adapters=all_adapters, domains=domains,
+    )  # fmt: skip
     if not chosen:
         raise NothingToReplayError(
             f"no production tickets of {period.name} in project {project!r}: nothing to replay "
@@ -189,6 +198,8 @@ async def replay_period(
             population=population,
             not_replayable=tuple(not_replayable),
             exploratory=tuple(exploratory),
+            intents=inferred_intents(inference, chosen),
+            classified_traffic=moved,
         )
         run = ReplayRun(
             run_id=f"run-{period.name}-{uuid.uuid4().hex[:8]}",
@@ -203,7 +214,7 @@ async def replay_period(
     todo = trials_left(ready, stored, settings.trials_per_ticket)
 
     writer = _TrialWriter(store, project, settings.flush_every)
-    config = RunConfig(parallel=settings.parallel, run_id=run.run_id)
+    config = RunConfig(parallel=settings.parallel, run_id=run.run_id, harness_retries=settings.harness_retries)
     executor, notes = (None, []) if not todo else await open_executor(
         settings, domains, agent.factory, config, runtime, processes
     )  # fmt: skip
@@ -218,7 +229,7 @@ async def replay_period(
         lost: tuple[str, ...] = ()
         if executor is None:
             async with limit:
-                result = await run_trial(
+                result = await run_trial_with_retries(
                     sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime
                 )
         else:  # a worker runs it on its own copy of the same template

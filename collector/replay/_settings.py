@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from passhat.collector.replay._intent import INFER_MODES
 from passhat.sandbox import AgentFactory
+from passhat.sandbox.inference import ModelSettings
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (trials done, trials planned) as the run goes."""
@@ -50,8 +52,15 @@ class ReplaySettings:
     ray_workers: int = 0  # worker actors, one CPU each (0: one per CPU of the cluster)
     ray_concurrency: int = 4  # trials in flight per worker
     ray_env: tuple[str, ...] = ()  # driver environment variables given to the workers (by name)
+    harness_retries: int = 2  # times a trial the harness broke (infra_error, simulator_error) is run again
+    infer_intent: str = "rules"  # how a ticket without a recorded intent gets one: "rules" | "model" | "off"
+    intent_model: ModelSettings | None = None  # the model extractor's endpoint ([intent] in passhat.toml)
 
     def __post_init__(self) -> None:
+        if self.infer_intent not in INFER_MODES:
+            raise ValueError(f"infer_intent must be one of {', '.join(INFER_MODES)}, got {self.infer_intent!r}")
+        if self.infer_intent == "model" and self.intent_model is None:
+            raise ValueError("infer_intent = 'model' needs the model's settings ([intent] provider, model, base_url)")
         if self.executor not in ("local", "ray"):
             raise ValueError(f"executor must be 'local' or 'ray', got {self.executor!r}")
         if self.workers < 0:
@@ -78,6 +87,8 @@ class ReplaySettings:
             raise ValueError(f"tickets per task type must be at least 1, got {self.tickets_per_task_type}")
         if self.parallel < 1:
             raise ValueError(f"parallel must be at least 1, got {self.parallel}")
+        if self.harness_retries < 0:
+            raise ValueError(f"harness_retries must be 0 or more, got {self.harness_retries}")
 
     @property
     def trials_per_ticket(self) -> int:

@@ -8,6 +8,7 @@ from passhat.collector.report._digest import (
     least_reliable,
 )
 from passhat.collector.report._email import email_html, email_subject, email_text, report_email, report_html
+from passhat.collector.report._fidelity import ProductionGrade, TaskTypeFidelity
 from passhat.collector.report._hooks import mrkdwn_escape, report_summary, slack_report, webhook_report
 from passhat.collector.report._html import render_html
 from passhat.collector.report._input import (
@@ -36,11 +37,13 @@ __all__ = [
     "NotReplayable",
     "OpenAlertLine",
     "PeriodFigures",
+    "ProductionGrade",
     "Report",
     "ReportDigest",
     "ReportInput",
     "ReportInputError",
     "ReportWriteError",
+    "TaskTypeFidelity",
     "TrialResult",
     "UnreplayedReport",
     "build_report",

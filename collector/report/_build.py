@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +29,16 @@ from passhat.collector.reliability import (
     summarize_task_type,
     traffic_impact,
 )
-from passhat.collector.report._input import ReportInput, TrialResult, period_days, report_period, validate
+from passhat.collector.report._fidelity import TaskTypeFidelity, sandbox_fidelity
+from passhat.collector.report._input import (
+    ReportInput,
+    ReportInputError,
+    TrialResult,
+    period_days,
+    report_period,
+    tallies_of,
+    validate,
+)
 from passhat.collector.report._model import (
     Attempt,
     AttemptsSideBySide,
@@ -42,6 +51,7 @@ from passhat.collector.report._model import (
     TaskTypeReport,
     TrendPoint,
 )
+from passhat.collector.store import TicketTally
 
 MIN_CURVE_K = 50
 #: Below this many tickets a task type's own curve stops at its trials: EM cannot pick a model from fewer.
@@ -83,14 +93,13 @@ def _curve_data(curve: Curve, band: CurveBand | None = None, *, upto: int | None
     )
 
 
-def _first_attempts(tickets: list[list[TrialResult]], k: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _first_attempts(tickets: Sequence[TicketTally], k: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Under the curtailed design (some ticket settled before k): counts of each ticket's first min_trials."""
-    n = [len(trials) for trials in tickets]
-    if min(n) >= k:
+    first = min(t.trials for t in tickets)
+    if first >= k:
         return None
-    first = min(n)  # every ticket ran at least min_trials attempts, and some stopped right there
-    ordered = [sorted(trials, key=lambda t: t.attempt)[:first] for trials in tickets]
-    return np.full(len(tickets), first), np.array([sum(t.passed for t in trials) for trials in ordered])
+    # every ticket ran at least min_trials attempts, and some stopped right there
+    return np.full(len(tickets), first), np.array([t.passes_in_first(first) for t in tickets])
 
 
 def _curve(n: np.ndarray, c: np.ndarray, max_k: int, *, quick: bool = False) -> Curve:
@@ -133,22 +142,26 @@ def _daily_volumes(report_input: ReportInput) -> dict[tuple[str, str], float]:
 
 def _measure(
     key: tuple[str, str],
-    tickets: list[list[TrialResult]],
+    tickets: list[TicketTally],
     volume: float,
     report_input: ReportInput,
     rng: np.random.Generator,
     max_k: int,
 ) -> _Measured:
     k, level = report_input.k, report_input.confidence_level
-    n = np.array([len(trials) for trials in tickets], dtype=np.int64)
-    c = np.array([sum(t.passed for t in trials) for trials in tickets], dtype=np.int64)
+    n = np.array([t.trials for t in tickets], dtype=np.int64)
+    c = np.array([t.passes for t in tickets], dtype=np.int64)
     first = _first_attempts(tickets, k)
     summary = summarize_task_type(
         n, c, k, level=level, first_n=None if first is None else first[0], first_c=None if first is None else first[1]
     )
     low, high = summary.pass_at_1_ci
-    failed = [t for trials in tickets for t in trials if not t.passed]
-    signatures = Counter(t.signature or UNCLASSIFIED for t in failed)
+    failed = int((n - c).sum())
+    signatures: Counter[str] = Counter()
+    for ticket in tickets:
+        signatures.update(ticket.signatures)
+    if failed > sum(signatures.values()):
+        signatures[UNCLASSIFIED] += failed - sum(signatures.values())
     report = TaskTypeReport(
         domain=key[0],
         task_type=key[1],
@@ -165,7 +178,7 @@ def _measure(
         ),
         expected_failed_tickets_per_day=volume * (1.0 - summary.pass_at_1),
         signatures=dict(sorted(signatures.items(), key=lambda item: (-item[1], item[0]))),
-        failed_trials=len(failed),
+        failed_trials=failed,
         trials=int(n.sum()),
         expected_failed_tickets_per_day_ci=(volume * (1.0 - high), volume * (1.0 - low)),
         sample_size=summary.sample_size,
@@ -263,29 +276,29 @@ def _weighted_curve(group: Sequence[_Measured]) -> CurveData:
 
 
 def _least_reliable(
-    measured: Sequence[_Measured], tickets: dict[tuple[str, str, str], list[TrialResult]], k: int
+    measured: Sequence[_Measured],
+    tickets: Sequence[TicketTally],
+    k: int,
+    attempts_of: Callable[[str], list[TrialResult]],
 ) -> AttemptsSideBySide:
     """The task type with the lowest pass^k, and its ticket whose attempts disagree the most."""
     worst = min(
         measured,
         key=lambda m: (m.report.figures.pass_hat_k, m.report.figures.pass_at_1, -m.report.daily_volume, m.report.name),
     )
-    own = [
-        (ticket_id, trials)
-        for (d, t, ticket_id), trials in tickets.items()
-        if (d, t) == (worst.report.domain, worst.report.task_type)
-    ]
+    own = [t for t in tickets if (t.domain, t.task_type) == (worst.report.domain, worst.report.task_type)]
     # The most split ticket shows the verdict flipping between attempts of the same request.
-    ticket_id, trials = min(own, key=lambda item: (abs(2 * sum(t.passed for t in item[1][:k]) - k), item[0]))
-    shown = trials[:k]
+    chosen = min(own, key=lambda t: (abs(2 * t.passes_in_first(k) - k), t.ticket_id))
+    trials = sorted(attempts_of(chosen.ticket_id), key=lambda t: t.attempt)
+    shown = [t for t in trials if chosen.attempts >> (t.attempt - 1) & 1][:k]  # the counted ones
     passed = sum(t.passed for t in shown)
     return AttemptsSideBySide(
         domain=worst.report.domain,
         task_type=worst.report.task_type,
-        ticket_id=ticket_id,
+        ticket_id=chosen.ticket_id,
         why=(
-            f"{worst.report.name} has the lowest pass^{k} this period; ticket {ticket_id} is its most split ticket: "
-            f"{passed} of its {len(shown)} attempts passed"
+            f"{worst.report.name} has the lowest pass^{k} this period; ticket {chosen.ticket_id} is its most split "
+            f"ticket: {passed} of its {len(shown)} attempts passed"
         ),
         attempts=[
             Attempt(t.attempt, t.passed, t.signature, t.termination_reason, list(t.changes), t.final_response)
@@ -337,14 +350,16 @@ def _trend(report_input: ReportInput, current: Figures, failed: float | None) ->
 
 def build_report(report_input: ReportInput) -> Report:
     """Compute one period's report from its trials, traffic, unreplayable tickets, alerts and history."""
-    tickets = validate(report_input)
+    by_hand = validate(report_input)
+    tallies = tallies_of(by_hand) if by_hand else sorted(report_input.tallies, key=lambda t: t.ticket_id)
+    attempts_of = _attempts_reader(report_input, by_hand)
     first_day, last_day = period_days(report_input.period)
     volumes = _daily_volumes(report_input)
     max_k = max(report_input.k, MIN_CURVE_K)
     rng = np.random.default_rng(report_input.seed)
-    grouped: dict[tuple[str, str], list[list[TrialResult]]] = {}
-    for (domain, task_type, _), trials in sorted(tickets.items()):
-        grouped.setdefault((domain, task_type), []).append(trials)
+    grouped: dict[tuple[str, str], list[TicketTally]] = {}
+    for tally in sorted(tallies, key=lambda t: (t.domain or "", t.task_type, t.ticket_id)):
+        grouped.setdefault((tally.domain or "unknown", tally.task_type), []).append(tally)
     measured = [
         _measure(key, group, volumes.get(key, 0.0), report_input, rng, max_k) for key, group in sorted(grouped.items())
     ]
@@ -371,7 +386,11 @@ def build_report(report_input: ReportInput) -> Report:
     all_n = np.concatenate([m.n for m in measured])
     all_c = np.concatenate([m.c for m in measured])
     unweighted_curve = _curve_data(_curve(all_n, all_c, max_k), curve_band(all_n, all_c, max_k, level=level))
-    simulated_trials = sum(t.simulated for t in report_input.trials)
+    simulated_trials = (
+        sum(t.simulated for t in report_input.trials)
+        if report_input.trials
+        else (int(all_n.sum()) if report_input.simulated else 0)
+    )
     return Report(
         period=report_period(report_input.period).name,
         first_day=first_day,
@@ -400,17 +419,52 @@ def build_report(report_input: ReportInput) -> Report:
         task_type_curves=[
             _curve_data(m.curve, m.band, upto=None if m.report.extrapolated else int(m.n.min())) for m in measured
         ],
-        least_reliable=_least_reliable(measured, tickets, report_input.k),
+        least_reliable=_least_reliable(measured, tallies, report_input.k, attempts_of),
         trend=_trend(report_input, weighted, failed),
         not_replayable=sorted(report_input.not_replayable, key=lambda r: (r.task_type, r.ticket_id)),
         alerts=sorted(report_input.alerts, key=lambda a: a.fired_at),
+        harness_failures=list(report_input.harness_failures),
         agent_version=report_input.agent_version,
         run_id=report_input.run_id,
         run_role=report_input.run_role,
         comparison=report_input.comparison,
         design=_design(measured, report_input.k),
         sample_size=_widest(measured),
+        fidelity=_fidelity(report_input, measured, tallies),
+        inferred_intents=dict(sorted(report_input.inferred_intents.items())),
     )
+
+
+def _attempts_reader(
+    report_input: ReportInput, by_hand: dict[tuple[str, str, str], list[TrialResult]]
+) -> Callable[[str], list[TrialResult]]:
+    """How the report reads one ticket's trials back: from the trials given, or through ``attempts_of``."""
+    if by_hand:
+        trials = {ticket_id: found for (_, _, ticket_id), found in by_hand.items()}
+        return lambda ticket_id: trials[ticket_id]
+    if report_input.attempts_of is None:
+        raise ReportInputError("a report built from tallies needs attempts_of to show one ticket's attempts")
+    return report_input.attempts_of
+
+
+def _fidelity(
+    report_input: ReportInput,
+    measured: Sequence[_Measured],
+    tickets: Sequence[TicketTally],
+) -> list[TaskTypeFidelity]:
+    """The production pass rate beside each task type's pass@1 (none when no production ticket was graded)."""
+    if not report_input.production:
+        return []
+    replays = {
+        (m.report.domain, m.report.task_type): (
+            m.report.figures.pass_at_1,
+            m.report.figures.pass_at_1_ci,
+            m.report.tickets_sampled,
+        )
+        for m in measured
+    }
+    attempts = {t.ticket_id: (t.passes, t.trials) for t in tickets}
+    return sandbox_fidelity(report_input.production, replays, attempts, level=report_input.confidence_level)
 
 
 def _design(measured: Sequence[_Measured], k: int) -> dict[str, object]:

@@ -3,10 +3,46 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from passhat.collector.report._input import BackendChange
 from passhat.collector.report._model import Interval
+
+_MARKDOWN = str.maketrans(
+    {
+        "\\": "\\\\",
+        "`": "\\`",
+        "*": "\\*",
+        "~": "\\~",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "\n": " ",
+        "\r": " ",
+    }
+)
+# A quote stays: with `<` and `>` escaped no value can open a tag, so `"` has no attribute to break out of.
+# `_` opens or closes emphasis only beside a non-alphanumeric character: `refund_request` stays as it is.
+_EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# What would start a heading, quote, list or rule where the text begins a line.
+_BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")
+
+
+def markdown_text(text: object, *, line_start: bool = False) -> str:
+    """Text that came from tickets, tools or configuration, as literal Markdown: a value holding `<script>`,
+    `"><img ...>`, `[a link](...)` or `*emphasis*` renders as none of them, as Markdown nor as HTML.
+
+    ``line_start``: the text begins a line, where `# ...` or `- ...` would make a heading or a list."""
+    escaped = _EDGE_UNDERSCORE.sub(r"\\_", str(text).translate(_MARKDOWN))
+    return _BLOCK_START.sub(lambda m: f"{m[1]}\\{m[2]}", escaped) if line_start else escaped
+
+
+def markdown_cell(text: str) -> str:
+    """Already escaped text as one cell of a Markdown table: a pipe never ends the cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def pct(value: float | None) -> str:

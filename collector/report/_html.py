@@ -8,6 +8,7 @@ from html import escape
 from importlib import resources
 
 from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS
+from passhat.collector.report._fidelity_text import fidelity_html
 from passhat.collector.report._format import (
     agent_text,
     change_lines,
@@ -28,6 +29,7 @@ SIGNATURE_COLOURS = {
     "tool_usage.empty_lookup": "#f0a75b",
     "tool_usage.error_not_retried": "#f6cd8b",
     "wrong_entity": "#b63a6f",
+    "wrong_value": "#d4608f",
     "unresolved": "#6b7fb5",
     "no_write": "#58a4b0",
     "policy_violation": "#7f4fb0",
@@ -382,6 +384,44 @@ def _not_replayable(report: Report) -> str:
     )
 
 
+def _harness_failures(report: Report) -> str:
+    if not report.harness_failures:
+        return ""
+    rows = "".join(
+        f"<tr><td>{g.trials}</td><td>{_e(g.signature)}</td><td>{_e(g.error_type)}: {_e(g.message)}"
+        f"<br><small>fix: {_e(g.fix)}</small></td></tr>"
+        for g in report.harness_failures
+    )
+    total = sum(g.trials for g in report.harness_failures)
+    return (
+        f'<section id="harness-failures"><h2>Trials the harness broke ({total})</h2>'
+        '<p class="note">They ended in an infrastructure or simulator error after their retries: never the agent\'s '
+        "failures, and in none of the figures above.</p>"
+        "<table><thead><tr><th>trials</th><th>signature</th><th>error</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _inferred_intents(report: Report) -> str:
+    if not report.inferred_intents:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(ticket_id)}</td><td>{_e(str(found.get('task_type', '')))}</td>"
+        f"<td>{_e(str(found.get('source', '')))}</td><td><details><summary>{len(found.get('evidence') or {})} fields"
+        "</summary><ul>"
+        + "".join(f"<li><code>{_e(f)}</code>: {_e(str(how))}</li>" for f, how in (found.get("evidence") or {}).items())
+        + "</ul></details></td></tr>"
+        for ticket_id, found in report.inferred_intents.items()
+    )
+    return (
+        f'<section id="inferred-intents"><h2>Inferred intents ({len(report.inferred_intents)})</h2>'
+        '<p class="note">These tickets recorded no intent: replay inferred it from what the customer said and the '
+        "rows the ticket read (never from what the agent wrote), with the evidence for each field.</p>"
+        "<table><thead><tr><th>ticket</th><th>task type</th><th>source</th><th>evidence</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
 def _baseline(value: float | None, note: str) -> str:
     if value is None:
         return ""
@@ -422,7 +462,10 @@ def render_html(report: Report) -> str:
         _trend(report),
         _calculator(report),
         _comparison(report),
+        fidelity_html(report),
         _not_replayable(report),
+        _harness_failures(report),
+        _inferred_intents(report),
         _alerts(report),
     ]
     return f"""<!doctype html>

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from passhat.collector.store import NotReplayable, Period, TrialRow, parse_period
+from passhat.collector.reliability import HarnessFailure
+from passhat.collector.report._fidelity import ProductionGrade
+from passhat.collector.store import NotReplayable, Period, TicketTally, TrialRow, parse_period
 
 CHANGE_OPS = frozenset({"insert", "update", "delete", "bulk_update", "bulk_delete", "bulk_insert"})
 
@@ -171,13 +174,20 @@ class PeriodFigures:
 
 @dataclass(frozen=True)
 class ReportInput:
-    """Everything one period's report is computed from."""
+    """Everything one period's report is computed from.
+
+    The sampled tickets come either as their graded ``trials`` (a report built by hand) or as the store's
+    per-ticket ``tallies`` (`Store.ticket_tallies`: the loop's way, which never loads every trial), with
+    ``attempts_of`` reading back the trials of the one ticket the report shows attempt by attempt.
+    """
 
     period: str
     k: int
-    trials: list[TrialResult]
+    trials: list[TrialResult] = field(default_factory=list)
     traffic: list[DailyTraffic] = field(default_factory=list)
     not_replayable: list[NotReplayable] = field(default_factory=list)
+    # Trials the harness broke (reliability.harness_failures): in no figure, shown with their cause.
+    harness_failures: list[HarnessFailure] = field(default_factory=list)
     alerts: list[AlertFired] = field(default_factory=list)
     previous: list[PeriodFigures] = field(default_factory=list)
     agent: str = ""
@@ -186,14 +196,50 @@ class ReportInput:
     run_id: str = ""  # the replay run the figures come from
     run_role: str = ""  # official or exploratory (see passhat.collector.replay.official_run)
     comparison: dict[str, Any] | None = None  # a paired comparison with a baseline run (RunComparison.to_dict)
+    production: list[ProductionGrade] = field(default_factory=list)  # production tickets' own verdicts
     generated_at: dt.datetime | None = None
     confidence_level: float = 0.95
     resamples: int = 1000
     seed: int = 0
+    tallies: list[TicketTally] = field(default_factory=list)
+    attempts_of: Callable[[str], list[TrialResult]] | None = None
+    # Intents the replay inferred for tickets that recorded none: ticket id -> source, task type, intent, evidence.
+    inferred_intents: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _is_probability(value: float | None) -> bool:
     return value is None or (isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0)
+
+
+def _check_settled(ticket_id: str, trials: int, passes: int, k: int) -> None:
+    # A ticket stopped early by curtailed replay is settled once it has a pass and a failure.
+    if not (trials >= k or 0 < passes < trials):
+        raise ReportInputError(
+            f"ticket {ticket_id!r} has {trials} trials but the report's k is {k}: every sampled ticket "
+            f"needs at least k finished trials, or a pass and a failure under curtailed replay (finish or "
+            f"resume its replay run, or lower k)"
+        )
+
+
+def tallies_of(tickets: dict[tuple[str, str, str], list[TrialResult]]) -> list[TicketTally]:
+    """The per-ticket tallies of trials given by hand (attempts counted from 1, as the report shows them)."""
+    found = []
+    for (domain, task_type, ticket_id), trials in sorted(tickets.items()):
+        attempts = passed = 0
+        signatures: dict[str, int] = {}
+        for trial in trials:
+            attempts |= 1 << (trial.attempt - 1)
+            if trial.passed:
+                passed |= 1 << (trial.attempt - 1)
+            elif trial.signature:
+                signatures[trial.signature] = signatures.get(trial.signature, 0) + 1
+        found.append(
+            TicketTally(
+                domain, task_type, ticket_id, len(trials), sum(t.passed for t in trials), attempts, passed,
+                signatures=dict(sorted(signatures.items())),
+            )
+        )  # fmt: skip
+    return found
 
 
 def validate(report_input: ReportInput) -> dict[tuple[str, str, str], list[TrialResult]]:
@@ -211,10 +257,16 @@ def validate(report_input: ReportInput) -> dict[tuple[str, str, str], list[Trial
         )
     if report_input.resamples < 1:
         raise ReportInputError(f"resamples must be at least 1, got {report_input.resamples}")
-    if not report_input.trials:
+    if not report_input.trials and not report_input.tallies:
         raise ReportInputError(
             f"period {report_input.period} has no trials: replay some sampled tickets before building its report"
         )
+    if report_input.trials and report_input.tallies:
+        raise ReportInputError("give the sampled tickets as trials or as tallies, not both")
+    for tally in report_input.tallies:
+        if not tally.domain or not tally.task_type or not tally.ticket_id:
+            raise ReportInputError(f"the tally of ticket {tally.ticket_id!r} needs a domain, a task type and an id")
+        _check_settled(tally.ticket_id, tally.trials, tally.passes, k)
     tickets: dict[tuple[str, str, str], list[TrialResult]] = {}
     type_of_ticket: dict[str, tuple[str, str]] = {}
     for trial in report_input.trials:
@@ -245,14 +297,7 @@ def validate(report_input: ReportInput) -> dict[tuple[str, str, str], list[Trial
         attempts = [t.attempt for t in trials]
         if len(set(attempts)) != len(attempts):
             raise ReportInputError(f"ticket {ticket_id!r} has the same attempt number twice")
-        # A ticket stopped early by curtailed replay is settled once it has a pass and a failure.
-        settled = len(trials) >= k or 0 < sum(t.passed for t in trials) < len(trials)
-        if not settled:
-            raise ReportInputError(
-                f"ticket {ticket_id!r} has {len(trials)} trials but the report's k is {k}: every sampled ticket "
-                f"needs at least k finished trials, or a pass and a failure under curtailed replay (finish or "
-                f"resume its replay run, or lower k)"
-            )
+        _check_settled(ticket_id, len(trials), sum(t.passed for t in trials), k)
         trials.sort(key=lambda t: t.attempt)
     seen_days: set[tuple[str, str, dt.date]] = set()
     for row in report_input.traffic:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from passhat.collector.report._fidelity_text import fidelity_markdown
 from passhat.collector.report._format import (
     agent_text,
     change_lines,
     ci,
+    markdown_cell,
+    markdown_text,
     paired_interval,
     pct,
     points,
@@ -15,30 +18,9 @@ from passhat.collector.report._format import (
 )
 from passhat.collector.report._model import Report
 
-_MARKDOWN = str.maketrans(
-    {
-        "\\": "\\\\",
-        "`": "\\`",
-        "*": "\\*",
-        "[": "\\[",
-        "]": "\\]",
-        "<": "&lt;",
-        ">": "&gt;",
-        "&": "&amp;",
-        "\n": " ",
-        "\r": " ",
-    }
-)
-
-
-def _user(text: object) -> str:
-    """Text that came from tickets, tools or configuration, as literal Markdown: a tool's output holding
-    `<script>` or `[a link](...)` must render as neither HTML nor a link (`_cell` escapes table pipes)."""
-    return str(text).translate(_MARKDOWN)
-
-
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+# Every value interpolated below goes through one of these (the short names keep the tables readable).
+_user = markdown_text
+_cell = markdown_cell
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -108,7 +90,7 @@ def render_markdown(report: Report) -> str:
         f"- plain mean over {o.tickets_sampled} sampled tickets: pass@1 {pct(u.pass_at_1)}, pass@{k} "
         f"{pct(u.pass_at_k)}, pass^{k} {pct(u.pass_hat_k)}",
         f"- intervals: {report.confidence_level:.0%} continuity-corrected Wilson over tickets (± half-width in "
-        f"points); widest: {report.sample_size}",
+        f"points); widest: {_user(report.sample_size)}",
         f"- design: {_design(report)}",
         "",
     ]
@@ -166,7 +148,7 @@ def render_markdown(report: Report) -> str:
         out += [
             f"## {_user(side.domain)}/{_user(side.task_type)}: {len(side.attempts)} attempts side by side",
             "",
-            _user(side.why) + ".",
+            markdown_text(side.why, line_start=True) + ".",
             "",
         ]
         out += _table(
@@ -201,6 +183,7 @@ def render_markdown(report: Report) -> str:
         ],
     )
     out += _comparison(report)
+    out += fidelity_markdown(report, _user)
     out += [f"## Not replayable ({len(report.not_replayable)})", ""]
     if report.not_replayable:
         out += _table(
@@ -212,6 +195,31 @@ def render_markdown(report: Report) -> str:
         )
     else:
         out += ["Every sampled ticket could be replayed.", ""]
+    if report.harness_failures:
+        total = sum(g.trials for g in report.harness_failures)
+        out += [f"## Trials the harness broke ({total})", ""]
+        out += ["Infrastructure or simulator errors after their retries: never the agent's, in no figure above.", ""]
+        out += _table(
+            ["trials", "signature", "error", "fix"],
+            [
+                [str(g.trials), g.signature, _user(f"{g.error_type}: {g.message}"), _user(g.fix)]
+                for g in report.harness_failures
+            ],
+        )
+    if report.inferred_intents:
+        out += [f"## Inferred intents ({len(report.inferred_intents)})", ""]
+        out += _table(
+            ["ticket", "task type", "source", "evidence"],
+            [
+                [
+                    _user(ticket_id),
+                    _user(str(found.get("task_type", ""))),
+                    _user(str(found.get("source", ""))),
+                    _user("; ".join(f"{f}: {how}" for f, how in (found.get("evidence") or {}).items())),
+                ]
+                for ticket_id, found in report.inferred_intents.items()
+            ],
+        )
     out += [f"## Alerts ({len(report.alerts)})", ""]
     if report.alerts:
         out += _table(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from passhat.collector.reliability import HarnessFailure
+from passhat.collector.report._fidelity import FIDELITY_TEST, TaskTypeFidelity
 from passhat.collector.report._input import AlertFired, BackendChange
 from passhat.collector.store import NotReplayable
 
@@ -188,12 +190,15 @@ class Report:
     trend: list[TrendPoint]
     not_replayable: list[NotReplayable]
     alerts: list[AlertFired]
+    harness_failures: list[HarnessFailure] = field(default_factory=list)  # in no figure, shown by cause
     agent_version: str = ""
     run_id: str = ""
     run_role: str = ""
     comparison: dict[str, Any] | None = None  # candidate vs a baseline run on the same tickets
     design: dict[str, Any] | None = None  # the trial design: fixed, or curtailed with the trials it saved
     sample_size: str = ""  # the widest per-task-type pass^k interval, in tickets
+    fidelity: list[TaskTypeFidelity] = field(default_factory=list)  # production pass rate beside pass@1
+    inferred_intents: dict[str, dict[str, Any]] = field(default_factory=dict)  # ticket id -> source, evidence
 
     def to_json(self) -> dict[str, Any]:
         """The `report.json` document: the issue's keys first, then the extras the HTML page draws from."""
@@ -251,6 +256,8 @@ class Report:
                 for t in self.task_types
             ],
             "not_replayable": [row.to_dict() for row in self.not_replayable],
+            "harness_failures": [group.to_dict() for group in self.harness_failures],
+            "inferred_intents": self.inferred_intents,
             "alerts": [alert.to_dict() for alert in self.alerts],
             "days": [self.first_day.isoformat(), self.last_day.isoformat()],
             "agent": self.agent,
@@ -294,6 +301,10 @@ class Report:
             "design": self.design,
             "sample_size": self.sample_size,
             "interval": "continuity-corrected Wilson over tickets; stratified by task type when traffic-weighted",
+            "sandbox_fidelity": {
+                "test": FIDELITY_TEST.format(level=100 * self.confidence_level),
+                "task_types": [f.to_dict() for f in self.fidelity],
+            },
             "trend": [
                 {
                     "period": p.period,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from passhat.collector.report._format import markdown_cell, markdown_text
 from passhat.collector.report._write import ReportWriteError
 from passhat.collector.store import NotReplayable
 
@@ -51,11 +52,20 @@ class UnreplayedReport:
         }
 
     def markdown(self) -> str:
-        lines = [f"# passhat report {self.period}: nothing measured", "", self.why, ""]
+        def cell(text: object) -> str:
+            return markdown_cell(markdown_text(text))
+
+        lines = [f"# passhat report {markdown_text(self.period)}: nothing measured", ""]
+        lines += [markdown_text(self.why, line_start=True), ""]
         lines += ["| tickets | reason | fix |", "|---:|---|---|"]
-        lines += [f"| {count} | {reason} | {fix or '-'} |" for reason, fix, count in reason_counts(self.not_replayable)]
+        lines += [
+            f"| {count} | {cell(reason)} | {cell(fix) if fix else '-'} |"
+            for reason, fix, count in reason_counts(self.not_replayable)
+        ]
         lines += ["", f"## Not replayable ({len(self.not_replayable)})", "", "| ticket | task type | reason |"]
-        lines += ["|---|---|---|"] + [f"| {n.ticket_id} | {n.task_type} | {n.reason} |" for n in self.not_replayable]
+        lines += ["|---|---|---|"] + [
+            f"| {cell(n.ticket_id)} | {cell(n.task_type)} | {cell(n.reason)} |" for n in self.not_replayable
+        ]
         return "\n".join(lines) + "\n"
 
     def html(self) -> str:

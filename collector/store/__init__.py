@@ -23,8 +23,10 @@ from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
+    ProductionVerdict,
     Project,
     ReplayRun,
+    ReplaysFilter,
     Source,
     SpanBatch,
     SpanEvent,
@@ -33,13 +35,16 @@ from passhat.collector.store._rows import (
     StatusCode,
     TicketDetail,
     TicketRow,
+    TicketTally,
     ToolCallRow,
     ToolOutcome,
     TrafficDay,
     TrialRow,
+    VerdictFilter,
     WriteResult,
 )
 from passhat.collector.store._run_params import RunDesign, RunParams
+from passhat.collector.store._tally import tallies_of_trials
 
 __all__ = [
     "AlertEvent",
@@ -47,8 +52,10 @@ __all__ = [
     "NormalizedSpan",
     "NotReplayable",
     "Period",
+    "ProductionVerdict",
     "Project",
     "ReplayRun",
+    "ReplaysFilter",
     "RunDesign",
     "RunListing",
     "RunParams",
@@ -64,10 +71,12 @@ __all__ = [
     "StoreError",
     "TicketDetail",
     "TicketRow",
+    "TicketTally",
     "ToolCallRow",
     "ToolOutcome",
     "TrafficDay",
     "TrialRow",
+    "VerdictFilter",
     "WriteResult",
     "choose_official",
     "default_store_url",
@@ -83,5 +92,6 @@ __all__ = [
     "promote_run",
     "promoted_at",
     "role_of",
+    "tallies_of_trials",
     "week_of",
 ]

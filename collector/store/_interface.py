@@ -24,16 +24,20 @@ from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
+    ProductionVerdict,
     Project,
     ReplayRun,
+    ReplaysFilter,
     RunStatus,
     Source,
     SpanBatch,
     StatusCode,
     TicketDetail,
     TicketRow,
+    TicketTally,
     TrafficDay,
     TrialRow,
+    VerdictFilter,
     WriteResult,
 )
 
@@ -148,6 +152,14 @@ class Store(abc.ABC):
     def get_ticket(self, project: str, ticket_id: str, *, source: Source | None = None) -> TicketDetail | None:
         """A ticket with its attempts and their spans, tool calls, state writes and reads; None if unknown."""
 
+    def get_tickets(
+        self, project: str, ticket_ids: Sequence[str], *, source: Source | None = None
+    ) -> dict[str, TicketDetail]:
+        """Several tickets as `get_ticket` gives each, by ticket id (unknown ids are absent). Stores may read them
+        in a few queries; this default asks for one at a time."""
+        found = {tid: self.get_ticket(project, tid, source=source) for tid in dict.fromkeys(ticket_ids)}
+        return {tid: detail for tid, detail in found.items() if detail is not None}
+
     @abc.abstractmethod
     def traffic(
         self, project: str, *, days: int, source: Source = "production", today: dt.date | None = None
@@ -172,8 +184,19 @@ class Store(abc.ABC):
         """Append trials to existing runs (an unknown run id raises `StoreError`)."""
 
     @abc.abstractmethod
-    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
-        """A run's trials ordered by ticket id, then attempt."""
+    def list_trials(
+        self, project: str, run_id: str, *, ticket_id: str | None = None, harness_only: bool = False
+    ) -> list[TrialRow]:
+        """A run's trials (of one ticket, with ``ticket_id``; only those the harness broke, with
+        ``harness_only``: signed `infra_error` or `simulator_error`) ordered by ticket id, then attempt."""
+
+    @abc.abstractmethod
+    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+        """A run's trials counted per ticket by the database, ordered by domain, task type and ticket.
+
+        What every figure of a run is computed from: trials and passes of the trials that speak about the agent,
+        the attempts they were (bit sets), the failure signatures of the failed ones, and how many trials ended
+        in a harness (simulator or infrastructure) error. A run without trials has none."""
 
     @abc.abstractmethod
     def finish_replay_run(
@@ -222,3 +245,53 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def list_ticket_trials(self, project: str, ticket_id: str) -> list[TrialRow]:
         """Every sandbox trial replaying this ticket, in any run, by start time, then run id and attempt."""
+
+    # --- production verdicts (passhat.collector.replay.grade_tickets) ----------------------------------
+    @abc.abstractmethod
+    def put_production_verdicts(self, project: str, verdicts: Sequence[ProductionVerdict]) -> None:
+        """Store production tickets' verdicts; a ticket id graded before has its verdict replaced."""
+
+    @abc.abstractmethod
+    def production_verdicts(self, project: str, ticket_ids: Sequence[str]) -> dict[str, ProductionVerdict]:
+        """The verdicts of these ticket ids, by ticket id (ids never graded are absent)."""
+
+    @abc.abstractmethod
+    def list_production_verdicts(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 10_000,
+        offset: int = 0,
+    ) -> list[ProductionVerdict]:
+        """Verdicts of tickets that started in [since_ns, until_ns), newest first."""
+
+    @abc.abstractmethod
+    def search_tickets_by_verdict(
+        self,
+        project: str,
+        verdict: VerdictFilter | None,
+        *,
+        signature: str | None = None,
+        replays: ReplaysFilter | None = None,
+        ticket_id_prefix: str | None = None,
+        status: StatusCode | None = None,
+        outcome: str | None = None,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        """Production ticket attempts by their ticket's verdict and replays, newest first (the other filters as
+        in `search_tickets`). `verdict` keeps tickets graded `passed`, graded `failed`, or `ungraded` (no
+        verdict); `signature` keeps failed tickets of that failure signature; `replays` keeps tickets whose
+        usable replay attempts (no simulator or infrastructure error) `all_passed`, of which `some_failed`, or
+        that were `not_replayed`."""
+
+    @abc.abstractmethod
+    def trial_tallies(self, project: str, ticket_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Per ticket id: (attempts passed, attempts) over its replays in every run, counting only attempts
+        without a simulator or infrastructure error. Tickets never replayed are absent."""

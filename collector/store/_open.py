@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 import pathlib
-from typing import cast
 
 from passhat.collector.store._interface import Store, StoreError
 
@@ -20,10 +18,10 @@ def open_store(url: str, *, migrate: bool = True) -> Store:
     """Open (and by default migrate) the store at `url`."""
     if url.startswith(CLICKHOUSE_SCHEMES):
         try:
-            module = importlib.import_module("passhat.collector.store.clickhouse._store")
+            from passhat.collector.store.clickhouse import ClickHouseStore
         except ImportError as exc:
             raise StoreError(f"{url!r} needs the ClickHouse store: pip install 'passhat[clickhouse]' ({exc})") from exc
-        store = cast(Store, module.ClickHouseStore(url))
+        store: Store = ClickHouseStore(url)
     else:
         from passhat.collector.store.sql import SqlStore
 

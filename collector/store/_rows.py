@@ -193,6 +193,8 @@ class NormalizedSpan:
     ticket: TicketRow | None = None
     tool_call: ToolCallRow | None = None
     state_writes: list[StateWriteRow] = field(default_factory=list)
+    # Set when read back: a tool span whose call another tool span of the same call counts (see `_tool_twins`).
+    duplicate_of: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +284,38 @@ class TrialRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TicketTally:
+    """One ticket of one run, counted by the store: what every figure is computed from (never every trial).
+
+    `trials` and `passes` count the trials that speak about the agent; a trial that ended in a simulator or
+    infrastructure error is counted in `harness_errors` only. `attempts` and `passed` are bit sets over the
+    attempt numbers of the counted trials (bit a for attempt a), so the first m counted attempts can be read back
+    (curtailed replay takes pass@1 from them). `signatures` counts the counted failed trials by failure label.
+    """
+
+    domain: str | None
+    task_type: str
+    ticket_id: str
+    trials: int
+    passes: int
+    attempts: int
+    passed: int
+    harness_errors: int = 0
+    signatures: dict[str, int] = field(default_factory=dict)
+
+    def passes_in_first(self, m: int) -> int:
+        """Passes among the first ``m`` counted attempts (by attempt number)."""
+        seen = passes = 0
+        bits = self.attempts
+        while bits and seen < m:
+            low = bits & -bits
+            passes += bool(self.passed & low)
+            seen += 1
+            bits ^= low
+        return passes
+
+
+@dataclass(frozen=True, slots=True)
 class AlertEvent:
     """An alert that fired (and how its delivery went)."""
 
@@ -293,3 +327,37 @@ class AlertEvent:
     task_type: str | None = None
     payload: dict[str, Any] = field(default_factory=dict)
     deliveries: dict[str, str] = field(default_factory=dict)  # channel -> "ok" | error text
+
+
+#: A production ticket's verdict filter: graded and passed, graded and failed, or not graded (yet or at all).
+VerdictFilter = Literal["passed", "failed", "ungraded"]
+#: A ticket's replays filter: every usable attempt passed, at least one failed, or never replayed.
+ReplaysFilter = Literal["all_passed", "some_failed", "not_replayed"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProductionVerdict:
+    """The verdict of a production ticket's own changes: its task type's check run on what it wrote.
+
+    The ticket's captured before-images are laid over its domain's seed, its captured writes applied, and the
+    check run on the difference (`passhat.collector.replay.grade_ticket`). One per ticket id (the first
+    production attempt); grading again replaces it. `signature` is the failure label when it failed, `verdict`
+    the check's verdict as JSON, `graded_by` the replay run that graded it (or `on demand`).
+    """
+
+    ticket_id: str
+    trace_id: str
+    task_type: str
+    start_time_ns: int
+    passed: bool
+    graded_at: dt.datetime
+    domain: str | None = None
+    signature: str | None = None
+    evidence: str | None = None
+    verdict: dict[str, Any] | None = None
+    graded_by: str = "on demand"
+
+    @property
+    def label(self) -> str:
+        """What a list shows: `passed`, or the failure signature (`failed` when it has none)."""
+        return "passed" if self.passed else (self.signature or "failed")

@@ -74,6 +74,10 @@ class RunParams:
     population: Mapping[str, int] = field(default_factory=dict)
     not_replayable: tuple[NotReplayable, ...] = ()
     exploratory: tuple[str, ...] = ()
+    intents: Mapping[str, Any] = field(default_factory=dict)
+    """Intents inferred for tickets that recorded none: ticket id -> source, task type, intent, evidence."""
+    classified_traffic: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Tickets intent inference classified, per day: {"unnamed->task_type": tickets}."""
     other: Mapping[str, Any] = field(default_factory=dict)
     """Keys this version does not know (written by another one): kept as they were."""
 
@@ -112,6 +116,11 @@ class RunParams:
                 NotReplayable.from_dict(item) for item in params.get("not_replayable") or () if isinstance(item, dict)
             ),
             exploratory=tuple(str(reason) for reason in params.get("exploratory") or ()),
+            intents=dict(params.get("intents") or {}),
+            classified_traffic={
+                str(day): {str(move): int(n) for move, n in dict(moves).items()}
+                for day, moves in dict(params.get("classified_traffic") or {}).items()
+            },
             other={key: value for key, value in params.items() if key not in known},
         )
 
@@ -136,6 +145,8 @@ class RunParams:
             "population": dict(self.population),
             "not_replayable": [item.to_dict() for item in self.not_replayable],
             "exploratory": list(self.exploratory),
+            "intents": dict(self.intents),
+            "classified_traffic": {day: dict(moves) for day, moves in self.classified_traffic.items()},
         }
 
     def identity(self) -> tuple[Any, ...]:

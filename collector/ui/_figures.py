@@ -4,7 +4,8 @@ A period's official run is chosen by the store's rule (`passhat.collector.store.
 run made official most recently; exploratory one-offs never are unless promoted), the same rule the loop, the
 report and `passhat runs` use; trials that ended in a simulator or infrastructure error say nothing about the
 agent and are left out; a ticket counts once its pass^k is settled (k trials, or one pass and one fail under
-curtailed replay), as in the replay tables and the report (`reliability.summarize_trials`).
+curtailed replay), as in the replay tables and the report. Figures come from the store's per-ticket tallies
+(`Store.ticket_tallies`), never from every trial.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from passhat.collector.reliability import TaskTypeSummary, summarize_trials
-from passhat.collector.store import ReplayRun, RunRole, Store, TrialRow, choose_official, role_of
+from passhat.collector.reliability import TaskTypeSummary, summarize_tallies
+from passhat.collector.store import ReplayRun, RunParams, RunRole, Store, TicketTally, choose_official, role_of
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,8 @@ class TaskTypeFigures:
 
 def period_of(run: ReplayRun) -> str:
     """The period a run replayed (`2026-W48`), or its id for a run of generated scenarios."""
-    period = run.params.get("period")
-    return str(period) if period else run.run_id
+    period = RunParams.of(run).period
+    return period if period else run.run_id
 
 
 def _by_period(runs: Sequence[ReplayRun]) -> dict[str, list[ReplayRun]]:
@@ -62,16 +63,9 @@ def role_in_period(store: Store, project: str, run: ReplayRun) -> RunRole:
     return role_of(run, choose_official(same or [run]))
 
 
-def usable(trials: Sequence[TrialRow]) -> list[TrialRow]:
-    """The trials that speak about the agent (no simulator or infrastructure error)."""
-    return [t for t in trials if not (t.simulator_error or t.infra_error)]
-
-
-def figures_of_run(run: ReplayRun, trials: Sequence[TrialRow]) -> dict[str, TaskTypeFigures]:
-    """Per task type figures of one run's trials (`reliability.summarize_trials`, as the replay tables)."""
-    design = run.params.get("design")
-    min_trials = design.get("min_trials") if isinstance(design, dict) else None
-    rows = summarize_trials(usable(trials), run.k, min_trials=min_trials if isinstance(min_trials, int) else None)
+def figures_of_run(run: ReplayRun, tallies: Sequence[TicketTally]) -> dict[str, TaskTypeFigures]:
+    """Per task type figures of one run's tallies (`reliability.summarize_tallies`, as the replay tables)."""
+    rows = summarize_tallies(tallies, run.k, min_trials=RunParams.of(run).design.min_trials)
     return {
         row.task_type: TaskTypeFigures(
             row.task_type, period_of(run), run.run_id, row.summary, Counter(row.signatures), row.unsettled_tickets
@@ -87,7 +81,7 @@ class History:
     periods: list[str]
     runs: dict[str, ReplayRun]
     figures: dict[str, dict[str, TaskTypeFigures]]
-    trials: dict[str, list[TrialRow]]
+    tallies: dict[str, list[TicketTally]]
 
     def latest(self, task_type: str) -> TaskTypeFigures | None:
         for period in reversed(self.periods):
@@ -107,6 +101,6 @@ def history(store: Store, project: str, *, periods: int = 8) -> History:
     """The official figures of the last `periods` periods with a finished run."""
     runs = list(reversed(official_runs(store, project, periods=periods)))
     names = [period_of(r) for r in runs]
-    trials = {period_of(r): store.list_trials(project, r.run_id) for r in runs}
-    figures = {period_of(r): figures_of_run(r, trials[period_of(r)]) for r in runs}
-    return History(names, {period_of(r): r for r in runs}, figures, trials)
+    tallies = {period_of(r): store.ticket_tallies(project, r.run_id) for r in runs}
+    figures = {period_of(r): figures_of_run(r, tallies[period_of(r)]) for r in runs}
+    return History(names, {period_of(r): r for r in runs}, figures, tallies)

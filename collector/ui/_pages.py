@@ -8,7 +8,7 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from passhat.collector.store import AlertEvent, ReplayRun, Store, TrialRow
+from passhat.collector.store import AlertEvent, ReplayRun, RunParams, Store, TicketTally
 from passhat.collector.ui._figures import History, TaskTypeFigures, figures_of_run, official_runs, period_of
 
 NOTICE_KINDS = ("fired", "resolved", "test")
@@ -17,22 +17,24 @@ TRAFFIC_DAYS = 14
 
 
 class FigureCache:
-    """Figures and trials of finished runs, which never change: computed once per (project, run)."""
+    """Figures and per-ticket tallies of finished runs, which never change: computed once per (project, run)."""
 
     def __init__(self, size: int = 64) -> None:
         self._lock = threading.Lock()
         self._size = size
-        self._entries: OrderedDict[tuple[str, str], tuple[dict[str, TaskTypeFigures], list[TrialRow]]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str], tuple[dict[str, TaskTypeFigures], list[TicketTally]]] = (
+            OrderedDict()
+        )
 
-    def run(self, store: Store, project: str, run: ReplayRun) -> tuple[dict[str, TaskTypeFigures], list[TrialRow]]:
+    def run(self, store: Store, project: str, run: ReplayRun) -> tuple[dict[str, TaskTypeFigures], list[TicketTally]]:
         key = (project, run.run_id)
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None:
                 self._entries.move_to_end(key)
                 return hit
-        trials = store.list_trials(project, run.run_id)
-        value = (figures_of_run(run, trials), trials)
+        tallies = store.ticket_tallies(project, run.run_id)
+        value = (figures_of_run(run, tallies), tallies)
         if run.status == "finished":
             with self._lock:
                 self._entries[key] = value
@@ -47,7 +49,7 @@ class FigureCache:
             [period_of(r) for r in runs],
             {period_of(r): r for r in runs},
             {name: figures for name, (figures, _) in loaded.items()},
-            {name: trials for name, (_, trials) in loaded.items()},
+            {name: tallies for name, (_, tallies) in loaded.items()},
         )
 
 
@@ -122,21 +124,16 @@ class SampledTicket:
 OUTCOME_LABELS = {"all_passed": "passed every time", "some_failed": "failed some", "all_failed": "failed every time"}
 
 
-def sampled_tickets(trials: list[TrialRow], task_type: str) -> list[SampledTicket]:
-    by_ticket: dict[str, list[TrialRow]] = {}
-    for trial in trials:
-        if trial.task_type == task_type:
-            by_ticket.setdefault(trial.ticket_id, []).append(trial)
-    found = [
-        SampledTicket(
-            ticket_id,
-            rows[0].run_id,
-            len(rows),
-            sum(t.passed for t in rows),
-            sorted({t.failure_label or "unclassified" for t in rows if not t.passed}),
-        )
-        for ticket_id, rows in sorted(by_ticket.items())
-    ]
+def sampled_tickets(tallies: list[TicketTally], task_type: str, run_id: str) -> list[SampledTicket]:
+    """The task type's sampled tickets of a run, least reliable first (tickets with counted trials only)."""
+    found = []
+    for tally in tallies:
+        if tally.task_type != task_type or tally.trials <= 0:
+            continue
+        labels = set(tally.signatures)
+        if tally.trials - tally.passes > sum(tally.signatures.values()):
+            labels.add("unclassified")
+        found.append(SampledTicket(tally.ticket_id, run_id, tally.trials, tally.passes, sorted(labels)))
     return sorted(found, key=lambda t: (t.passed / t.trials, t.ticket_id))
 
 
@@ -146,7 +143,7 @@ def task_type_page(
     hist = cache.history(store, project)
     series = hist.series(name)
     chosen = period if period in hist.periods else (hist.periods[-1] if hist.periods else None)
-    tickets = sampled_tickets(hist.trials.get(chosen, []), name) if chosen else []
+    tickets = sampled_tickets(hist.tallies.get(chosen, []), name, hist.runs[chosen].run_id) if chosen else []
     all_signatures = sorted({s for t in tickets for s in t.signatures})
     if outcome in OUTCOME_LABELS:
         tickets = [t for t in tickets if t.outcome == outcome]
@@ -173,10 +170,41 @@ def task_type_page(
 
 
 # --- runs and attempts -------------------------------------------------------------------------------------
-def run_progress(run: ReplayRun, trials: list[TrialRow]) -> tuple[int, int]:
+def run_progress(run: ReplayRun, tallies: list[TicketTally]) -> tuple[int, int]:
     """(trials done, trials planned): planned is the run's sampled tickets times k."""
-    planned = len(run.params.get("tickets", [])) * run.k
-    return len(trials), max(planned, len(trials))
+    planned = len(RunParams.of(run).tickets) * run.k
+    done = sum(t.trials + t.harness_errors for t in tallies)
+    return done, max(planned, done)
+
+
+@dataclass(frozen=True)
+class TicketDots:
+    """One ticket's row on a run page: a dot per counted attempt, and its trials lost to the harness."""
+
+    task_type: str
+    ticket_id: str
+    dots: list[tuple[int, bool]]  # (attempt counted from 1, passed)
+    passes: int
+    harness_errors: int
+    signatures: list[str]
+
+
+def ticket_dots(tallies: list[TicketTally]) -> list[TicketDots]:
+    """A run's tickets by task type and id, each attempt read from its tally's bit sets."""
+    rows = []
+    for tally in sorted(tallies, key=lambda t: (t.task_type, t.ticket_id)):
+        dots, bits, attempt = [], tally.attempts, 0
+        while bits:
+            if bits & 1:
+                dots.append((attempt + 1, bool(tally.passed >> attempt & 1)))
+            bits >>= 1
+            attempt += 1
+        rows.append(
+            TicketDots(
+                tally.task_type, tally.ticket_id, dots, tally.passes, tally.harness_errors, sorted(tally.signatures)
+            )
+        )
+    return rows
 
 
 def failing_diagnostics(verdict: dict[str, Any] | None) -> list[str]:

@@ -12,9 +12,12 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from passhat import __version__
-from passhat.collector.store import Store, StoreError, exploratory_reasons
+from passhat.collector.reliability import harness_failures
+from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
+from passhat.collector.ui._grades import SIGNATURE_CHOICES, graded_filters, ticket_grades
+from passhat.collector.ui._origin import refuse_cross_site
 from passhat.collector.ui._pages import (
     OUTCOME_LABELS,
     FigureCache,
@@ -23,6 +26,7 @@ from passhat.collector.ui._pages import (
     overview,
     run_progress,
     task_type_page,
+    ticket_dots,
 )
 from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
 from passhat.collector.ui._trace import changed_fields, trace_view
@@ -60,6 +64,7 @@ def _environment() -> jinja2.Environment:
     env.filters["when"] = lambda t: "" if t is None else t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     env.filters["q"] = lambda v: urllib.parse.quote(str(v), safe="")
     env.globals.update(charts=_charts, outcome_labels=OUTCOME_LABELS, version=__version__, prefix=PREFIX)
+    env.globals.update(signature_choices=SIGNATURE_CHOICES)
     return env
 
 
@@ -111,7 +116,10 @@ def _viewer(request: Request) -> Viewer:
     viewer = _sessions(request).viewer_for_cookie(cookie) if cookie else None
     if viewer is not None:
         return viewer
-    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    # The path as sent (still percent-encoded): an id holding `#`, `?` or `/` comes back to the same page.
+    raw_path = request.scope.get("raw_path")
+    path = raw_path.decode("latin-1") if raw_path else urllib.parse.quote(request.url.path)
+    here = path + (f"?{request.url.query}" if request.url.query else "")
     login = f"{PREFIX}/login?next={urllib.parse.quote(_safe_next(here), safe='')}"
     if request.headers.get("hx-request"):
         raise HTTPException(401, "sign in again", {"HX-Redirect": login})
@@ -176,6 +184,7 @@ def ui_router() -> APIRouter:
 
     @router.post("/login")
     async def login(request: Request) -> Response:
+        refuse_cross_site(request)
         form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"))
         key = (form.get("key") or [""])[0]
         target = _safe_next((form.get("next") or [""])[0])
@@ -195,7 +204,8 @@ def ui_router() -> APIRouter:
         return response
 
     @router.post("/logout")
-    def logout() -> Response:
+    def logout(request: Request) -> Response:
+        refuse_cross_site(request)
         response = RedirectResponse(f"{PREFIX}/login", 303)
         response.delete_cookie(COOKIE_NAME, path=PREFIX, httponly=True, samesite="strict")
         return response
@@ -206,7 +216,8 @@ def ui_router() -> APIRouter:
         data = _query_store(lambda: overview(_store(request), viewer.project, _cache(request)))
         return render.page(request, "overview.html", viewer=viewer, **data)
 
-    @router.get("/task-types/{name}", response_class=HTMLResponse)
+    # `:path`: ticket ids and task types may hold any character, `/` included (links encode it as %2F).
+    @router.get("/task-types/{name:path}", response_class=HTMLResponse)
     def task_type(
         request: Request,
         name: str,
@@ -239,22 +250,45 @@ def ui_router() -> APIRouter:
         outcome: Annotated[str, Query(max_length=200)] = "",
         since: Annotated[str, Query(max_length=10)] = "",
         until: Annotated[str, Query(max_length=10)] = "",
+        verdict: Annotated[str, Query(max_length=20)] = "",
+        signature: Annotated[str, Query(max_length=64)] = "",
+        replays: Annotated[str, Query(max_length=20)] = "",
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     ) -> HTMLResponse:
         viewer = _viewer(request)
         store = _store(request)
+        graded = graded_filters(verdict, signature, replays)
         rows = _query_store(
-            lambda: store.search_tickets(
-                viewer.project,
-                ticket_id_prefix=ticket.strip() or None,
-                task_type=task_type or None,
-                source=source if source in ("production", "sandbox") else None,  # type: ignore[arg-type]
-                status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
-                outcome=outcome or None,
-                since_ns=_day_ns(since),
-                until_ns=_day_ns(until, end=True),
-                limit=_PAGE + 1,
-                offset=offset,
+            lambda: (
+                store.search_tickets_by_verdict(
+                    viewer.project,
+                    graded.verdict,
+                    signature=graded.signature,
+                    replays=graded.replays,
+                    ticket_id_prefix=ticket.strip() or None,
+                    task_type=task_type or None,
+                    status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
+                    outcome=outcome or None,
+                    since_ns=_day_ns(since),
+                    until_ns=_day_ns(until, end=True),
+                    limit=_PAGE + 1,
+                    offset=offset,
+                )
+                if graded.any and source != "sandbox"
+                else []  # verdicts and replays are production tickets'
+                if graded.any
+                else store.search_tickets(
+                    viewer.project,
+                    ticket_id_prefix=ticket.strip() or None,
+                    task_type=task_type or None,
+                    source=source if source in ("production", "sandbox") else None,  # type: ignore[arg-type]
+                    status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
+                    outcome=outcome or None,
+                    since_ns=_day_ns(since),
+                    until_ns=_day_ns(until, end=True),
+                    limit=_PAGE + 1,
+                    offset=offset,
+                )
             )
         )
         filters = {
@@ -265,9 +299,13 @@ def ui_router() -> APIRouter:
             "outcome": outcome,
             "since": since,
             "until": until,
+            "verdict": graded.verdict or "",
+            "signature": graded.signature or "",
+            "replays": graded.replays or "",
         }
         more = urllib.parse.urlencode({**{k: v for k, v in filters.items() if v}, "offset": offset + _PAGE})
         context = {
+            **_query_store(lambda: ticket_grades(store, viewer.project, rows[:_PAGE])),
             "rows": rows[:_PAGE],
             "filters": filters,
             "offset": offset,
@@ -278,7 +316,7 @@ def ui_router() -> APIRouter:
         task_types = sorted({r.task_type for r in _query_store(lambda: store.traffic(viewer.project, days=90))})
         return render.page(request, "tickets.html", viewer=viewer, task_types=task_types, **context)
 
-    @router.get("/tickets/{ticket_id}", response_class=HTMLResponse)
+    @router.get("/tickets/{ticket_id:path}", response_class=HTMLResponse)
     def ticket_page(
         request: Request, ticket_id: str, trace: Annotated[str | None, Query(max_length=32)] = None
     ) -> HTMLResponse:
@@ -292,14 +330,23 @@ def ui_router() -> APIRouter:
         runs: dict[str, list[Any]] = {}
         for trial in trials:
             runs.setdefault(trial.run_id, []).append(trial)
+        production = detail is not None and any(a.source == "production" for a in detail.attempts)
+        verdict = _query_store(lambda: store.production_verdicts(viewer.project, [ticket_id])) if production else {}
+        inferred = None  # the intent a replay inferred for a ticket that recorded none (source, evidence per field)
+        for run_id in runs:
+            run = _query_store(lambda run_id=run_id: store.get_replay_run(viewer.project, run_id))
+            inferred = inferred or (RunParams.of(run).intents.get(ticket_id) if run is not None else None)
         return render.page(
             request,
             "ticket.html",
             viewer=viewer,
+            production_verdict=verdict.get(ticket_id),
+            verdict_diagnostics=failing_diagnostics,
             ticket_id=ticket_id,
             detail=detail,
             view=view,
             runs=runs,
+            inferred=inferred,
             changed_fields=changed_fields,
         )
 
@@ -317,11 +364,9 @@ def ui_router() -> APIRouter:
         run = _query_store(lambda: store.get_replay_run(viewer.project, run_id))
         if run is None:
             return render.page(request, "missing.html", 404, viewer=viewer, what=f"replay run {run_id}")
-        figures, trials = _query_store(lambda: _cache(request).run(store, viewer.project, run))
-        done, planned = run_progress(run, trials)
-        by_ticket: dict[tuple[str, str], list[Any]] = {}
-        for trial in trials:
-            by_ticket.setdefault((trial.task_type, trial.ticket_id), []).append(trial)
+        figures, tallies = _query_store(lambda: _cache(request).run(store, viewer.project, run))
+        done, planned = run_progress(run, tallies)
+        by_ticket = ticket_dots(tallies)
         return render.page(
             request,
             "run.html",
@@ -331,12 +376,15 @@ def ui_router() -> APIRouter:
             done=done,
             planned=planned,
             by_ticket=by_ticket,
+            harness=harness_failures(
+                _query_store(lambda: store.list_trials(viewer.project, run.run_id, harness_only=True))
+            ),
             role=_query_store(lambda: role_in_period(store, viewer.project, run)),
             exploratory=exploratory_reasons(run),
             period=period_of(run),
         )
 
-    @router.get("/runs/{run_id}/tickets/{ticket_id}", response_class=HTMLResponse)
+    @router.get("/runs/{run_id}/tickets/{ticket_id:path}", response_class=HTMLResponse)
     def attempts_page(request: Request, run_id: str, ticket_id: str) -> HTMLResponse:
         viewer = _viewer(request)
         store = _store(request)

@@ -84,7 +84,7 @@ def waterfall(spans: Sequence[NormalizedSpan]) -> list[WaterfallRow]:
             WaterfallRow(
                 span_id=span.span_id,
                 name=span.name,
-                kind=_KIND_OF_OPERATION.get(span.operation, "other"),
+                kind="other" if span.duplicate_of else _KIND_OF_OPERATION.get(span.operation, "other"),
                 depth=depth,
                 offset_ms=(span.start_time_ns - start) / 1e6,
                 duration_ms=(span.end_time_ns - span.start_time_ns) / 1e6,

@@ -18,7 +18,7 @@ from passhat.sandbox.agents._customer import ScriptedCustomer
 from passhat.sandbox.agents._langgraph import langgraph_agent
 from passhat.sandbox.agents._openai import OpenAIAgent, OpenAICustomer
 from passhat.sandbox.agents._openai_agents import openai_agents_agent
-from passhat.sandbox.agents._procedures import identify, identify_customer, lookup, mangle, perform_write
+from passhat.sandbox.agents._procedures import identify, lookup, mangle, perform_write
 from passhat.sandbox.agents._pydantic_ai import pydantic_ai_agent
 from passhat.sandbox.agents._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
 from passhat.sandbox.agents._resolve import resolve_agent, resolve_customer
@@ -45,7 +45,6 @@ __all__ = [
     "TrialContext",
     "Usage",
     "identify",
-    "identify_customer",
     "langgraph_agent",
     "lookup",
     "mangle",

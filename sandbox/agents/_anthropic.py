@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from passhat import semconv
+from passhat.checks import ANY_ACTION
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
 from passhat.sandbox.domain import CustomerScript, DomainError
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 END_TOKEN = "###STOP###"
+CONSENT_TOKEN = "###CONSENT###"
+"""What a customer model writes in the message that agrees to an action the agent proposed: the turn's consent,
+recorded as a fact (`Message.consent`) rather than read from its words."""
 _MAX_TOKENS = 1024
 
 
@@ -139,8 +143,10 @@ Things you do not know (say so if asked): {unknown}
 If your first choice turns out to be impossible, you accept: {fallback}
 Persona: {persona}
 
-Do not invent facts. Confirm an action only if it matches your goal. When the agent has done what you asked,
-or has clearly refused, thank them and end your message with {end}. Never end before that."""
+Do not invent facts. Confirm an action only if it matches your goal. When you agree to an action the agent
+proposed (you say yes to it), put {consent} at the end of that message; never write it otherwise. When the agent
+has done what you asked, or has clearly refused, thank them and end your message with {end}. Never end before
+that."""
 
 
 def customer_prompt(script: CustomerScript) -> str:
@@ -152,7 +158,17 @@ def customer_prompt(script: CustomerScript) -> str:
         fallback=json.dumps(dict(script.fallback)) if script.fallback else "nothing else",
         persona=script.persona,
         end=END_TOKEN,
+        consent=CONSENT_TOKEN,
     )
+
+
+def customer_message(text: str) -> Message:
+    """A customer model's reply as a turn: the end token stops the conversation, the consent token records the
+    customer's yes to the proposed action; neither is left in the text."""
+    stop = END_TOKEN in text
+    consent = ANY_ACTION if CONSENT_TOKEN in text else None
+    said = text.replace(END_TOKEN, "").replace(CONSENT_TOKEN, "").strip()
+    return Message("customer", said or ("Yes." if consent else "Thanks, bye."), stop=stop, consent=consent)
 
 
 def opening_prompt(script: CustomerScript) -> str:
@@ -195,8 +211,7 @@ class LLMCustomer:
         if not text:
             raise DomainError("the customer model returned no text")
         self._messages.append({"role": "assistant", "content": text})
-        stop = END_TOKEN in text
-        return Message("customer", text.replace(END_TOKEN, "").strip() or "Thanks, bye.", stop=stop)
+        return customer_message(text)
 
     async def opening(self) -> Message:
         """The customer's first message, in their own words."""

@@ -24,8 +24,10 @@ class Message:
 
     Text is what a human would see. The structured fields let offline participants talk without parsing
     language: a customer's `facts` are the facts it revealed in this turn, an agent's `asks` name the facts
-    it asks for (`"confirm"` asks for an explicit yes). `final` marks an agent turn that acts, refuses or
-    answers; `stop` ends the conversation from either side.
+    it asks for (`"confirm"` asks for an explicit yes, `proposes` names the action it asks the yes for). A
+    customer's `consent` records, as a fact, that this turn agrees to the action the agent proposed: the action's
+    name, or `"*"` (`passhat.checks.ANY_ACTION`) for whatever the agent's turn before proposed. `final` marks an
+    agent turn that acts, refuses or answers; `stop` ends the conversation from either side.
     """
 
     role: Literal["customer", "agent"]
@@ -34,6 +36,8 @@ class Message:
     asks: tuple[str, ...] = ()
     final: bool = False
     stop: bool = False
+    proposes: str | None = None
+    consent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,9 @@ class Toolbox:
         self._on_call = on_call
         self.calls: list[ToolCallRecord] = []
         self.errors = 0
+        self.turn: int | None = None
+        """The conversation position of calls made now: the index of the agent turn being answered (the runner
+        sets it before each agent turn)."""
 
     def kind_of(self, name: str) -> ToolKind | None:
         """A tool's kind as its domain declares it; None for a tool the domain classifies as neither."""
@@ -195,6 +202,7 @@ class Toolbox:
                 error_type=result.error_type,
                 error_message=result.error_message,
                 is_write=name in self._write_tools,
+                turn=self.turn,
             )
         )
         if self._on_call is not None:
@@ -223,6 +231,7 @@ class Toolbox:
                 error_type=call.error_type,
                 error_message=call.error_message,
                 is_write=kind == "write",
+                turn=self.turn,
             )
         )
 

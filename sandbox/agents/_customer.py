@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from passhat.checks import ANY_ACTION
 from passhat.sandbox.agents._conversation import Message, TrialContext
 from passhat.sandbox.domain import CustomerScript
 
@@ -48,7 +49,8 @@ class ScriptedCustomer:
     """A deterministic customer driven by a CustomerScript.
 
     It reveals a fact only when the agent asks for it (by key in `Message.asks`), says so when it does not
-    know one, gives its fallback choice when the first one failed, answers "yes" to a confirmation request,
+    know one, gives its fallback choice when the first one failed, answers "yes" to a confirmation request
+    (and records that turn's consent: the action the agent's turn `proposes`, else any action it proposed),
     and ends the conversation only after a final agent turn (an action, a refusal or an answer): a
     confirmation request is not the end.
     """
@@ -81,10 +83,12 @@ class ScriptedCustomer:
             return Message("customer", f"Could you help me with this? {self._script.goal}")
         parts: list[str] = []
         facts: dict[str, Any] = {}
+        consent: str | None = None
         for key in asks:
             if key == "confirm":
                 parts.append("Yes, please go ahead.")
                 facts["confirm"] = True
+                consent = last.proposes or ANY_ACTION
             elif key == "fallback":
                 if self._script.fallback:
                     facts.update(self._script.fallback)
@@ -96,4 +100,4 @@ class ScriptedCustomer:
                 parts.append(_say(key, self._script.facts[key]))
             else:
                 parts.append(f"Sorry, I don't know my {key.replace('_', ' ')}.")
-        return Message("customer", " ".join(parts), facts=facts)
+        return Message("customer", " ".join(parts), facts=facts, consent=consent)

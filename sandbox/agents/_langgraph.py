@@ -3,11 +3,15 @@
 `langgraph_agent(build)` is an AgentFactory; `build(tools, context)` returns your compiled graph (or any
 runnable taking and returning `{"messages": [...]}`) wired with `tools`, the trial's MCP tools as LangChain
 `StructuredTool`s whose calls go through the trial's Toolbox (recorded and graded). Each turn invokes the graph
-on the conversation so far; the agent's reply is the last AI message.
+on the conversation so far; the agent's reply is the last AI message. The team's compiled graph is taken as it
+is too: `langgraph_agent(graph)` copies it per trial with the trial's tools in its tool nodes in place of its own
+tools of the same names.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -78,12 +82,44 @@ class LangGraphAdapter:
         return agent_reply(_text(replies[-1]) if replies else "")
 
 
-def langgraph_agent(build: GraphBuilder) -> AgentFactory:
-    """An AgentFactory for the graph `build(tools, context)` returns (built once per trial, with its tools)."""
+def with_trial_tools(graph: Any) -> GraphBuilder:
+    """A builder for the team's compiled graph as it is: per trial, a copy of its graph whose `ToolNode`s run the
+    trial's tools in place of their tools of the same names (their other tools stay), compiled again.
+
+    The graph's model nodes are left as they are: the model asks for the tools by the names it knows, and the
+    tool node runs the trial's tool of that name (recorded and graded) instead of the production one.
+    """
+    from langgraph.prebuilt import ToolNode
+
+    builder = getattr(graph, "builder", None)
+    if builder is None or not hasattr(builder, "nodes"):
+        raise TypeError(f"langgraph_agent: {type(graph).__name__} is not a compiled StateGraph (graph.compile())")
+
+    def build(tools: list[Any], context: TrialContext) -> Any:
+        served = {tool.name for tool in tools}
+        copied = copy.copy(builder)
+        copied.nodes = dict(builder.nodes)
+        for name, spec in builder.nodes.items():
+            node = spec.runnable
+            if isinstance(node, ToolNode):
+                own = [tool for tool_name, tool in node.tools_by_name.items() if tool_name not in served]
+                replaced = ToolNode([*own, *tools], name=node.name or name, handle_tool_errors=node._handle_tool_errors)
+                copied.nodes[name] = dataclasses.replace(spec, runnable=replaced)
+        return copied.compile(checkpointer=graph.checkpointer, name=graph.name)
+
+    build.__name__ = str(getattr(graph, "name", None) or "graph")
+    return build
+
+
+def langgraph_agent(build: GraphBuilder | Any) -> AgentFactory:
+    """An AgentFactory for the graph `build(tools, context)` returns (built once per trial, with its tools), or for
+    the team's compiled graph as it is (its tool nodes run the trial's tools in place of theirs, by name)."""
     require("langgraph", EXTRA)
+    if hasattr(build, "builder") and hasattr(build, "invoke"):
+        build = with_trial_tools(build)
     if not callable(build):
         raise TypeError(
-            "langgraph_agent takes a function (tools, context) -> graph: a compiled graph's tools are fixed, "
-            "so passhat builds it per trial with the trial's own tools"
+            "langgraph_agent takes a compiled graph (graph.compile(): passhat builds it per trial with the trial's "
+            f"tools in place of its own) or a function (tools, context) -> graph, got {type(build).__name__}"
         )
     return lambda context: LangGraphAdapter(build, context)

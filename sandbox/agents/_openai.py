@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from passhat import semconv
-from passhat.sandbox.agents._anthropic import END_TOKEN, customer_prompt, opening_prompt
+from passhat.sandbox.agents._anthropic import customer_message, customer_prompt, opening_prompt
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
 from passhat.sandbox.domain import DomainError
 
@@ -191,8 +191,7 @@ class OpenAICustomer:
         if not text:
             raise DomainError("the customer model returned no text")
         self._messages.append({"role": "assistant", "content": text})
-        stop = END_TOKEN in text
-        return Message("customer", text.replace(END_TOKEN, "").strip() or "Thanks, bye.", stop=stop)
+        return customer_message(text)
 
     async def opening(self) -> Message:
         """The customer's first message, in their own words."""

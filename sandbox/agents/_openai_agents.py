@@ -1,8 +1,9 @@
 """OpenAI Agents SDK agents in a trial: the trial's tools as `FunctionTool`s, the policy as the instructions.
 
 `openai_agents_agent(agent)` (or a factory `(TrialContext) -> Agent`) is an AgentFactory. Each turn runs the
-agent (a copy with the trial's tools added, the domain's policy as its instructions unless it has its own) with
-`Runner.run` on the conversation so far; the tools' calls go through the trial's Toolbox (recorded and graded).
+agent (a copy with the trial's tools in place of its own tools of the same names, the domain's policy as its
+instructions unless it has its own) with `Runner.run` on the conversation so far; the trial's tools' calls go
+through the trial's Toolbox (recorded and graded).
 The SDK's own tracing stays off: the trial is traced by passhat.
 """
 
@@ -62,9 +63,9 @@ class OpenAIAgentsAdapter:
 
         if self._ready is None:
             added = function_tools(tools, await tools.list_tools())
-            self._ready = self._agent.clone(
-                tools=[*self._agent.tools, *added], instructions=self._agent.instructions or self._policy
-            )
+            served = {tool.name for tool in added}
+            own = [tool for tool in self._agent.tools if getattr(tool, "name", None) not in served]
+            self._ready = self._agent.clone(tools=[*own, *added], instructions=self._agent.instructions or self._policy)
         self._input.append({"role": "user", "content": customer_since(conversation, self._seen)})
         self._seen = len(conversation)
         result = await Runner.run(self._ready, self._input, run_config=RunConfig(tracing_disabled=True))

@@ -12,7 +12,7 @@ from typing import Any
 
 from passhat.sandbox.agents._conversation import ToolResult
 from passhat.sandbox.agents._reference import ReferenceRun
-from passhat.sandbox.domain import DomainError, Factor, IdentityCheck, one_factor
+from passhat.sandbox.domain import DomainError, Factor, IdentityCheck
 
 
 def mangle(value: str) -> str:
@@ -93,19 +93,6 @@ async def identify(run: ReferenceRun, check: IdentityCheck | None = None) -> str
     return str(granted.data[authority.id_field])
 
 
-async def identify_customer(
-    run: ReferenceRun,
-    by_email: tuple[str, str] = ("find_customer_by_email", "email"),
-    by_name: tuple[str, tuple[str, ...]] = ("find_customer_by_name_zip", ("first_name", "last_name", "zip")),
-    id_key: str = "customer_id",
-) -> str | None:
-    """Identify the customer by email, else by name and zip (a one-factor check); None when skipped (a flaw)."""
-    email_tool, email_key = by_email
-    name_tool, name_keys = by_name
-    check = one_factor(Factor(email_tool, (email_key,), id_key), Factor(name_tool, name_keys, id_key))
-    return await identify(run, check)
-
-
 async def lookup(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], *, typed: str, missing: str) -> ToolResult:
     """One lookup by an identifier the customer gave (`typed`, an argument name): a chance of `empty_lookup`.
 
@@ -122,20 +109,12 @@ async def lookup(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], *, 
     return found
 
 
-def _broken(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The same call with one argument the tool rejects as invalid (not a missing row: that is a lookup)."""
-    broken = dict(arguments)
-    if isinstance(broken.get("item_ids"), list) and broken["item_ids"]:
-        broken["item_ids"] = [broken["item_ids"][0], broken["item_ids"][0]]
-    elif "reason" in broken:
-        broken["reason"] = "changed my mind"
-    elif "zip" in broken:
-        broken["zip"] = ""
-    elif "payment_method_id" in broken:
-        broken["payment_method_id"] = ""
-    else:
-        raise DomainError("no argument to break for the error_not_retried flaw: give perform_write(broken=...)")
-    return broken
+def proposal(run: ReferenceRun, tool: str, arguments: Mapping[str, Any], summary: str) -> str:
+    """The summary of a write as proposed to the customer, with the key values the domain's consent rule names
+    (`Domain.consent`) that the summary does not already state."""
+    keys = run.context.domain.consent.get(tool, ())
+    stated = [f"{key.replace('_', ' ')} {arguments[key]}" for key in keys if str(arguments.get(key, "")) not in summary]
+    return f"{summary} ({', '.join(stated)})" if stated else summary
 
 
 async def perform_write(
@@ -155,15 +134,16 @@ async def perform_write(
     `skip_precondition` flaw skips it and the write is rejected by the backend. Without one, the write's
     precondition is the caller's identification (`identify` offers that chance). `no_write` confirms and then
     closes without writing; `wrong_entity` writes `sibling` (the same kind of change to another row of the same
-    customer); `error_not_retried` sends `broken` (the same call with an argument the tool rejects; derived
-    for retail's arguments when not given) and repeats it identically. After a skipped identification the
+    customer); `error_not_retried` sends `broken` (the same call with an argument the tool rejects as invalid,
+    which the domain's plan supplies: it knows its tools' arguments) and repeats it identically. A write given
+    no `sibling` or no `broken` offers no chance of that mode. After a skipped identification the
     confirmation is skipped too. `confirm=False` skips this write's own confirmation when the plan has already
     confirmed a whole chain of writes with the customer (a long chain asks once, not once per step; the
     conversation's turn limit would cut a per-step chain short). Returns the successful result; every failure
     path ends the plan.
     """
     skipping = run.injected == "skip_precondition"
-    if confirm and not skipping and not await run.confirm(summary):
+    if confirm and not skipping and not await run.confirm(proposal(run, tool, arguments, summary), tool):
         await run.finish("Understood, I have not changed anything.")
     if precondition is not None and not run.take_flaw("skip_precondition"):
         await precondition()
@@ -171,8 +151,8 @@ async def perform_write(
         await run.finish("Thank you for confirming. Everything is in order now. Is there anything else?")
     if sibling is not None and run.take_flaw("wrong_entity"):
         arguments = sibling
-    if run.take_flaw("error_not_retried"):
-        arguments = dict(broken) if broken is not None else _broken(arguments)
+    if broken is not None and run.take_flaw("error_not_retried"):
+        arguments = dict(broken)
         first = await run.call(tool, arguments)
         if not first.ok:
             await run.call(tool, arguments)

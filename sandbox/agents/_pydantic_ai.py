@@ -3,6 +3,11 @@
 `pydantic_ai_agent(agent)` (or a factory `(TrialContext) -> Agent`) is an AgentFactory. Each turn runs the
 pydantic-ai agent on what the customer said, with the conversation so far as its message history and the
 domain's MCP tools as a `FunctionToolset` whose calls go through the trial's Toolbox (recorded and graded).
+
+The team's own agent is taken as it is, with its own tools: a tool the domain serves takes the place of the
+agent's tool of the same name (that call is the trial's, recorded and graded); the agent's other tools stay, and
+`deps` binds them to the trial's backend (`deps=lambda context, tools: Clinic(tools.engine)`: a tool reading
+`ctx.deps` then reads the trial's database, never production). See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -36,32 +41,56 @@ def toolset(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> Any:
     )
 
 
+DepsFactory = Callable[[TrialContext, Toolbox], Any]
+"""Builds the agent's `deps` for one trial from its context and its Toolbox (`tools.engine`: its database)."""
+
+
 class PydanticAIAdapter:
     """One trial of a pydantic-ai agent."""
 
-    def __init__(self, agent: Any, context: TrialContext) -> None:
+    def __init__(self, agent: Any, context: TrialContext, deps: DepsFactory | None = None) -> None:
         self.label = f"pydantic-ai:{getattr(agent, 'name', None) or 'agent'}"
         self._agent = agent
+        self._context = context
         self._policy = context.policy
+        self._make_deps = deps
+        self._deps: Any = None
         self._history: list[Any] = []
         self._seen = 0
-        self._toolset: Any = None
+        self._toolsets: list[Any] | None = None
+
+    def _with_trial_tools(self, trial: Any, names: frozenset[str]) -> list[Any]:
+        """The agent's own toolsets without the tools the trial serves, then the trial's: no name is defined twice."""
+        own = [
+            each.filtered(lambda ctx, definition: definition.name not in names) if names else each
+            for each in self._agent.toolsets
+        ]
+        return [*own, trial]
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
-        """Run the agent on the customer's new message, its tools being the trial's."""
-        if self._toolset is None:
-            self._toolset = toolset(tools, await tools.list_tools())
+        """Run the agent on the customer's new message, the trial's tools in place of its own of the same names."""
+        if self._toolsets is None:
+            listed = await tools.list_tools()
+            self._toolsets = self._with_trial_tools(toolset(tools, listed), frozenset(t["name"] for t in listed))
+            if self._make_deps is not None:
+                self._deps = self._make_deps(self._context, tools)
         said = customer_since(conversation, self._seen)
         self._seen = len(conversation)
-        result = await self._agent.run(
-            said, message_history=self._history, toolsets=[self._toolset], instructions=self._policy
-        )
+        options: dict[str, Any] = {"message_history": self._history, "instructions": self._policy}
+        if self._make_deps is not None:
+            options["deps"] = self._deps
+        with self._agent.override(toolsets=self._toolsets, tools=[]):
+            result = await self._agent.run(said, **options)
         self._history = list(result.all_messages())
         return agent_reply(str(result.output))
 
 
-def pydantic_ai_agent(agent: Any) -> AgentFactory:
-    """An AgentFactory for a pydantic-ai `Agent`, or for a function `(TrialContext) -> Agent` building one per trial."""
+def pydantic_ai_agent(agent: Any, *, deps: DepsFactory | None = None) -> AgentFactory:
+    """An AgentFactory for a pydantic-ai `Agent`, or for a function `(TrialContext) -> Agent` building one per trial.
+
+    The agent keeps its own tools; those the domain serves are replaced by the trial's of the same name.
+    ``deps(context, tools)`` builds the run's `deps` per trial, so the agent's own tools use the trial's backend.
+    """
     pydantic_ai = require("pydantic_ai", EXTRA)
     built: Callable[[TrialContext], Any]
     if isinstance(agent, pydantic_ai.Agent):
@@ -70,4 +99,6 @@ def pydantic_ai_agent(agent: Any) -> AgentFactory:
         built = agent
     else:
         raise TypeError(f"pydantic_ai_agent takes a pydantic_ai.Agent or a factory for one, got {type(agent).__name__}")
-    return lambda context: PydanticAIAdapter(built(context), context)
+    if deps is not None and not callable(deps):
+        raise TypeError(f"pydantic_ai_agent: deps must be a function (context, tools) -> deps: {type(deps).__name__}")
+    return lambda context: PydanticAIAdapter(built(context), context, deps)

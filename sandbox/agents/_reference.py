@@ -7,7 +7,8 @@ and its statistics are known in advance. It is a simulation and is labelled as o
 
 Failures are injected **per step** under rates (`FlawConfig(rates=...)`, `FlawConfig.default()`): every
 point of a plan where a mode can happen (each write can skip its precondition, go to a sibling row, send a
-broken argument or not happen; each lookup can be mistyped and given up on) is one chance, drawn on its own
+broken argument or not happen, and each confirmation can be put off until after the write; each lookup can be
+mistyped and given up on) is one chance, drawn on its own
 with the mode's rate; the first that fires is the trial's flaw, and a trial has at most one. A chain of n
 writes therefore has n chances per write-side mode, and a longer chain fails more often by construction.
 A forced mode or a mixture (`FlawConfig.forced`, `FlawConfig.from_mixture`) picks the trial's mode up front
@@ -35,6 +36,7 @@ DEFAULT_RATES: Mapping[str, float] = {
     "wrong_entity": 0.015,
     "unresolved": 0.01,
     "no_write": 0.005,
+    "act_before_confirm": 0.015,
 }
 """Per-mode injection rates for `--flaws default`, before the scenario's difficulty factor."""
 
@@ -174,13 +176,15 @@ class ReferenceRun:
         self._chosen = flaw
         self._flaws = flaws or FlawConfig.off()
         self._task_type = context.scenario.task_type
-        self._applicable = context.domain.task_type(self._task_type).failure_modes
+        self._applicable = context.domain.failure_modes_of(self._task_type)
         self._per_step = self._flaws.per_step(self._task_type)
         self._chances: dict[str, int] = {}
         self._outbox = outbox
         self._inbox: asyncio.Queue[Message] = asyncio.Queue()
         self.injected: str | None = None
         """The mode that fired in this trial (at most one), once it has."""
+        self._unasked: list[str] = []
+        """Proposals the agent acted on before asking (the act_before_confirm flaw): asked after the next write."""
 
     @property
     def flaw(self) -> str | None:
@@ -224,9 +228,9 @@ class ReferenceRun:
         self.facts.update(message.facts)
         return message
 
-    async def say(self, text: str, *asks: str) -> Message:
+    async def say(self, text: str, *asks: str, proposes: str | None = None) -> Message:
         """Send an agent turn and wait for the customer's answer."""
-        await self._outbox.put(Message("agent", text, asks=tuple(asks)))
+        await self._outbox.put(Message("agent", text, asks=tuple(asks), proposes=proposes))
         return await self.next_customer_message()
 
     async def ask(self, text: str, *keys: str) -> dict[str, Any]:
@@ -234,16 +238,28 @@ class ReferenceRun:
         await self.say(text, *keys)
         return self.facts
 
-    async def confirm(self, summary: str) -> bool:
-        """List the action and ask for an explicit yes."""
-        await self.say(f"{summary} Shall I go ahead? Please confirm with yes.", "confirm")
+    async def confirm(self, summary: str, action: str | None = None) -> bool:
+        """List the action (`action`: the tool it names, if one) and ask for an explicit yes.
+
+        One chance of `act_before_confirm`: the agent takes the yes for granted, makes its next write, and only
+        then asks (so every confirmation until that write is put off too).
+        """
+        if self._unasked or self.take_flaw("act_before_confirm"):
+            self._unasked.append(summary)
+            return True
+        await self.say(f"{summary} Shall I go ahead? Please confirm with yes.", "confirm", proposes=action)
         return bool(self.facts.pop("confirm", False))
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """Call a tool on the trial's server."""
         if self.tools is None:
             raise RuntimeError("the plan has no tools yet")
-        return await self.tools.call(name, arguments)
+        result = await self.tools.call(name, arguments)
+        if self._unasked and result.ok and self.tools.kind_of(name) == "write":
+            proposal, self._unasked = " ".join(self._unasked), []
+            await self.say(f"{proposal} Shall I go ahead? Please confirm with yes.", "confirm")
+            self.facts.pop("confirm", None)
+        return result
 
     async def finish(self, text: str) -> None:
         """The final turn (an action done, a refusal or an answer); the plan ends here."""
@@ -269,7 +285,8 @@ class ReferenceAgent:
                 "run it: give TaskType(reference=...) or replay your own agent (agent.factory = module:function)"
             )
         self.flaws = flaws or FlawConfig.off()
-        self._chosen = self.flaws.choose(task.name, task.failure_modes, context.scenario.scenario_id, context.attempt)
+        applicable = context.domain.failure_modes_of(task.name)
+        self._chosen = self.flaws.choose(task.name, applicable, context.scenario.scenario_id, context.attempt)
         self._plan: ReferencePlan = task.reference
         self._outbox: asyncio.Queue[Message | BaseException] = asyncio.Queue()
         self._run = ReferenceRun(context, self._chosen, self._outbox, self.flaws)

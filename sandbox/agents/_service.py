@@ -67,10 +67,10 @@ class ServiceAgent:
         try:
             response = await self._http.post(self._url, json=request)
         except httpx2.HTTPError as exc:
-            raise DomainError(f"agent service {self._url} could not be reached: {exc!r}") from None
+            raise DomainError(f"the agent at {self._url} could not be reached: {exc!r}") from None
         if response.status_code != 200:
-            raise DomainError(f"agent service {self._url} answered {response.status_code}: {response.text[:300]}")
-        return parse_reply(response.content, self._url)
+            raise DomainError(f"the agent at {self._url} answered {response.status_code}: {_described(response)}")
+        return parse_reply(response.content, self._url, content_type=response.headers.get("content-type", ""))
 
     async def aclose(self) -> None:
         """Close the HTTP client (the runner calls this when the trial ends)."""
@@ -79,15 +79,37 @@ class ServiceAgent:
             self._http = None
 
 
-def parse_reply(body: bytes, source: str) -> Message:
+BODY_SHOWN = 200
+"""How many characters of a bad answer's body a trial's error quotes."""
+
+
+def _described(response: Any) -> str:
+    """A bad answer as the trial's error shows it: content type and the first bytes of the body."""
+    kind = response.headers.get("content-type") or "no content type"
+    return f"{kind}, body {_first_bytes(response.content)}"
+
+
+def _first_bytes(body: bytes) -> str:
+    text = body[:BODY_SHOWN].decode("utf-8", errors="replace")
+    return repr(text) + (f" (first {BODY_SHOWN} of {len(body)} bytes)" if len(body) > BODY_SHOWN else "")
+
+
+def parse_reply(body: bytes, source: str, *, content_type: str = "application/json") -> Message:
     """The agent's message from a service's JSON answer, or a DomainError saying what is wrong with it."""
+    kind = content_type or "no content type"
     try:
         data = json.loads(body)
     except ValueError:
-        raise DomainError(f"agent service {source} did not answer JSON: {body[:200]!r}") from None
+        raise DomainError(
+            f"the agent at {source} did not answer JSON (content type {kind}, body {_first_bytes(body)}): "
+            'it must answer {"text": str, "final": bool}'
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("text"), str):
-        raise DomainError(f'agent service {source} must answer {{"text": str, "final": bool}}, got {str(data)[:200]}')
+        raise DomainError(
+            f'the agent at {source} must answer {{"text": str, "final": bool}}, got content type {kind}, '
+            f"body {_first_bytes(body)}"
+        )
     final, stop = data.get("final", False), data.get("stop", False)
     if not isinstance(final, bool) or not isinstance(stop, bool):
-        raise DomainError(f'agent service {source}: "final" and "stop" must be true or false')
+        raise DomainError(f'the agent at {source}: "final" and "stop" must be true or false, got {_first_bytes(body)}')
     return Message("agent", data["text"], final=final, stop=stop)

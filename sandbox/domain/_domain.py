@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any, Literal
 
-from passhat.checks import ERROR_CATEGORIES
+from passhat.checks import ERROR_CATEGORIES, with_consent
 from passhat.sandbox.domain._identity import IdentityCheck
+from passhat.sandbox.domain._intent import IntentField
 from passhat.sandbox.domain._systems import System, SystemsServer
 from passhat.sandbox.domain._toolkit import STANDARD_ERRORS
 
@@ -41,8 +42,22 @@ FAILURE_MODES: tuple[str, ...] = (
     "wrong_entity",
     "unresolved",
     "no_write",
+    "act_before_confirm",
 )
-"""The failure modes the ReferenceAgent can inject, in the order the paper lists them."""
+"""The failure modes the ReferenceAgent can inject, in the order the paper lists them (and acting before the
+customer's yes, which applies by itself to every write task of a domain whose policy asks for consent)."""
+
+CONVERSATIONAL_MODES: frozenset[str] = frozenset({"empty_lookup", "unresolved"})
+"""The modes of a task with no write: give up after a mistyped lookup, or close without an answer."""
+
+KIND_FAILURE_MODES: Mapping[TaskKind, frozenset[str]] = {
+    "write": frozenset(FAILURE_MODES),
+    "chain": frozenset(FAILURE_MODES),
+    "read_only": CONVERSATIONAL_MODES,
+    "refuse": CONVERSATIONAL_MODES,
+    "confidentiality": CONVERSATIONAL_MODES,
+}
+"""A task type's failure modes by its kind: every mode where the agent writes, the conversational ones elsewhere."""
 
 EXPECTED_SIGNATURE: Mapping[str, str] = {
     "skip_precondition": "tool_usage.precondition",
@@ -51,6 +66,7 @@ EXPECTED_SIGNATURE: Mapping[str, str] = {
     "wrong_entity": "wrong_entity",
     "unresolved": "unresolved",
     "no_write": "no_write",
+    "act_before_confirm": "policy_violation",
 }
 """The failure signature the classifier should name for a trial where a mode was injected."""
 
@@ -118,12 +134,33 @@ class TaskType:
     reference: ReferencePlan | None = None
     """The ReferenceAgent's procedure: needed only to run this task type with the offline ReferenceAgent."""
     failure_modes: frozenset[str] = frozenset()
-    """The modes the ReferenceAgent may inject here (see `FAILURE_MODES`); only used with the ReferenceAgent."""
+    """The modes the ReferenceAgent may inject here (see `FAILURE_MODES`); only used with the ReferenceAgent.
+    Left out (or empty), they follow from `kind` (`KIND_FAILURE_MODES`), less `without_modes`."""
     write_tables: frozenset[str] = frozenset()
     needs_initial: bool = True
     """Whether checks get `CheckContext.initial` (the starting snapshot): on by default, since primitives such
     as `updated` and `no_other_writes` use it to tell the right row from a sibling. A task type whose checks
     carry every expected value (computed at scenario generation) may turn it off to grade a little faster."""
+    intent_fields: Mapping[str, IntentField] = field(default_factory=dict)
+    """The intent's fields by path (``in_column`` / ``in_enum`` / ``free_text`` / ``derived`` of
+    ``passhat.sandbox.domain``): what
+    lets the collector infer the intent of a ticket that recorded none. Empty: such tickets are not replayable."""
+
+    without_modes: frozenset[str] = frozenset()
+    """Modes the kind implies that cannot happen here, e.g. `wrong_entity` when every row the task touches is
+    the only one of its kind (no sibling to confuse it with)."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KIND_FAILURE_MODES:
+            raise DomainError(f"task type {self.name!r} has kind {self.kind!r}; known: {', '.join(KIND_FAILURE_MODES)}")
+        unknown = sorted((self.failure_modes | self.without_modes) - set(FAILURE_MODES))
+        if unknown:
+            raise DomainError(
+                f"task type {self.name!r} names unknown failure modes {unknown}; known: {', '.join(FAILURE_MODES)}"
+            )
+        modes = self.failure_modes or KIND_FAILURE_MODES[self.kind]
+        # Frozen: the derived modes are set once, here.
+        object.__setattr__(self, "failure_modes", frozenset(modes - self.without_modes))
 
     def scenarios(self, domain: str, connection: Connection, count: int, *, seed: int = 0) -> list[Scenario]:
         """Draw `count` distinct scenarios (fewer if the data has fewer), reproducibly from `seed`."""
@@ -160,7 +197,10 @@ class Domain:
     says how a caller is verified (one factor, two factors, or a requester's authority over the subject); the
     ReferenceAgent's `identify` follows it. `grade` is `benchmark` (every contract property, reference plans
     included) or `light` (a user's own domain without reference plans: the properties that need no
-    ReferenceAgent).
+    ReferenceAgent). `consent` is the policy's rule "change nothing before the customer's yes": each write tool
+    that needs consent, with the arguments whose values the agent must state when it proposes the action (values the
+    customer recognises: an order number, an amount; empty when any proposal will do); every task type is then
+    graded with `confirmed_before`.
     """
 
     name: str
@@ -176,6 +216,7 @@ class Domain:
     errors: Mapping[str, str] = field(default_factory=lambda: dict(STANDARD_ERRORS))
     identity: IdentityCheck | None = None
     grade: Literal["benchmark", "light"] = "benchmark"
+    consent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     instructions: str = ""
     policy_resource: tuple[str, str] | None = None
     policy_text: str = ""
@@ -236,6 +277,22 @@ class Domain:
         package, name = self.policy_resource
         return resources.files(package).joinpath(name).read_text(encoding="utf-8")
 
+    def check_for(self, task_type: str, intent: Mapping[str, Any]) -> Check:
+        """The check a trial of `task_type` is graded with: the task type's own check for this intent and, when
+        the policy asks for consent (`consent`), the customer's yes before each of those writes."""
+        own = self.task_type(task_type).check(intent)
+        if not self.consent:
+            return own
+        return with_consent(own, {tool: list(keys) for tool, keys in self.consent.items()})
+
+    def failure_modes_of(self, task_type: str) -> frozenset[str]:
+        """The modes the ReferenceAgent may inject in `task_type`: its own, and acting before the customer's yes
+        in every write task of a domain whose policy asks for consent."""
+        task = self.task_type(task_type)
+        if self.consent and task.kind in ("write", "chain"):
+            return task.failure_modes | {"act_before_confirm"}
+        return task.failure_modes
+
     def task_type(self, name: str) -> TaskType:
         """The task type called `name`, or a DomainError listing the ones that exist."""
         try:
@@ -243,6 +300,19 @@ class Domain:
         except KeyError:
             known = ", ".join(sorted(self.task_types))
             raise DomainError(f"domain {self.name!r} has no task type {name!r}; known: {known}") from None
+
+
+def declare_intents(
+    task_types: Mapping[str, TaskType], fields: Mapping[str, Mapping[str, IntentField]]
+) -> dict[str, TaskType]:
+    """``task_types`` with each one's intent fields from ``fields`` (task type name -> field path -> field)."""
+    unknown = sorted(set(fields) - set(task_types))
+    if unknown:
+        raise DomainError(f"intent fields declared for unknown task types {unknown}; known: {sorted(task_types)}")
+    return {
+        name: replace(task, intent_fields=dict(fields[name])) if name in fields else task
+        for name, task in task_types.items()
+    }
 
 
 def available_domains() -> list[str]:

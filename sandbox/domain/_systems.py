@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
     from mcp_types import ListToolsResult
-    from sqlalchemy import Connection, Engine
+    from sqlalchemy import Connection, Engine, Select, Table
 
     from passhat.sandbox.domain._in_process import InProcessTools
 
@@ -99,12 +99,43 @@ class Session:
         self.requester: str | None = None
 
 
+_LOOKUPS: dict[tuple[Table, tuple[str, ...], bool], Select[Any]] = {}
+
+
+def _lookup(table: Table, columns: tuple[str, ...], ordered: bool) -> Select[Any]:
+    """`SELECT * FROM table WHERE a = :a AND ...`, built once per (table, columns): building is not free."""
+    key = (table, columns, ordered)
+    statement = _LOOKUPS.get(key)
+    if statement is None:
+        from sqlalchemy import bindparam, select
+
+        statement = select(table).where(*(table.c[name] == bindparam(name) for name in columns))
+        if ordered:
+            statement = statement.order_by(*table.primary_key.columns)
+        statement = _LOOKUPS[key] = statement
+    return statement
+
+
 class SystemBackend:
-    """Base of a system's backend: one trial's database connection and the shared session."""
+    """Base of a system's backend: one trial's database connection and the shared session.
+
+    `row(table, column=value, ...)` and `rows(...)` look rows up by column values, the lookup nearly every tool
+    starts with.
+    """
 
     def __init__(self, connection: Connection, session: Session) -> None:
         self.db = connection
         self.session = session
+
+    def row(self, table: Table, **where: Any) -> dict[str, Any] | None:
+        """The row of `table` whose columns have the given values (the first, if several do); None if none does."""
+        found = self.db.execute(_lookup(table, tuple(where), False), where).mappings().first()
+        return dict(found) if found is not None else None
+
+    def rows(self, table: Table, **where: Any) -> list[dict[str, Any]]:
+        """Every row of `table` whose columns have the given values (every row when none is given), in primary
+        key order."""
+        return [dict(found) for found in self.db.execute(_lookup(table, tuple(where), True), where).mappings()]
 
 
 @dataclass(frozen=True)

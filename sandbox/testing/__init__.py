@@ -18,20 +18,24 @@ from passhat.sandbox.testing._contract import (
     PropertyResult,
     check_domain,
 )
+from passhat.sandbox.testing._mutations import MUTATIONS, Mutated, mutate_scenario
 
 __all__ = [
     "LIGHT_PROPERTIES",
+    "MUTATIONS",
     "NAMED_SHARE",
     "PROBES",
     "PROPERTIES",
     "CollateralDamageError",
     "DomainContractError",
+    "Mutated",
     "Probe",
     "ProbeResult",
     "PropertyResult",
     "Write",
     "check_collateral",
     "check_domain",
+    "mutate_scenario",
     "plan_writes",
     "probe_scenario",
 ]

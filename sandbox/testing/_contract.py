@@ -16,10 +16,16 @@ Properties, each reported by name (`PROPERTIES`):
   by the classifier as `EXPECTED_SIGNATURE[mode]` in at least 95% of (task type, mode, scenario) trials.
 - `errors_declared`: every error type the tools returned during those trials is in the domain's vocabulary.
 - `collateral`: `check_collateral` holds (the checks catch every unrequested write).
+- `intent_fields`: every task type declares its intent's fields (name, type, where a value lives), and every
+  field its scenarios' intents hold is declared with the type it holds (a light domain may declare none).
+- `mutations`: for every task type, the reference path passes and each mutation of it (a sibling entity, a
+  dropped write, an extra write, a wrong value, a write before the customer's yes) fails with the expected
+  signature, while an order the policy leaves free passes (see `passhat.sandbox.testing.MUTATIONS`). The
+  agreement is printed per domain, and must be 100%.
 
 A `benchmark` domain must have them all; a `light` one (a user's own domain without reference plans) is checked
 for the properties that need no ReferenceAgent: policy, systems, deterministic, write_checks_guard,
-do_nothing_fails, tools_never_raise.
+do_nothing_fails, tools_never_raise, intent_fields.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from typing import Any
 from passhat.sandbox.agents import FlawConfig, Message, ReferenceAgent, Toolbox
 from passhat.sandbox.domain import EXPECTED_SIGNATURE, FAILURE_MODES, Domain, Scenario, parse_error
 from passhat.sandbox.testing._collateral import CollateralDamageError, check_collateral
+from passhat.sandbox.testing._intent_fields import intent_field_problems
+from passhat.sandbox.testing._mutations import Mutated, mutate_scenario
 from passhat.sandbox.trial import Sandbox, TrialResult, connect, run_trials
 
 PROPERTIES: tuple[str, ...] = (
@@ -45,8 +53,10 @@ PROPERTIES: tuple[str, ...] = (
     "failure_modes",
     "errors_declared",
     "collateral",
+    "intent_fields",
+    "mutations",
 )
-LIGHT_PROPERTIES: frozenset[str] = frozenset(PROPERTIES[:6])
+LIGHT_PROPERTIES: frozenset[str] = frozenset((*PROPERTIES[:6], "intent_fields"))
 """The properties a light domain (no reference plans) is held to."""
 
 NAMED_SHARE = 0.95
@@ -78,6 +88,14 @@ class _DoNothing:
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         return Message("agent", "Thank you for reaching out. Everything is in order.", final=True)
+
+
+def _intent_fields(domain: Domain, sandbox: Sandbox, count: int, seed: int) -> PropertyResult:
+    scenarios = [s for name in domain.task_types for s in sandbox.scenarios(name, count, seed=seed)]
+    problems = intent_field_problems(domain, scenarios)
+    shown = "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else "")
+    held = f"{sum(1 for t in domain.task_types.values() if t.intent_fields)} task types declare their intent's fields"
+    return PropertyResult("intent_fields", not problems, shown or held)
 
 
 def _policy(domain: Domain) -> PropertyResult:
@@ -186,7 +204,7 @@ def _reference(results: Sequence[TrialResult]) -> PropertyResult:
 
 
 def _named(domain: Domain, forced: dict[str, list[TrialResult]]) -> PropertyResult:
-    reachable = set().union(*(task.failure_modes for task in domain.task_types.values()))
+    reachable = set().union(*(domain.failure_modes_of(name) for name in domain.task_types))
     unreachable = sorted(set(FAILURE_MODES) - reachable)
     total = sum(len(results) for results in forced.values())
     misnamed = [
@@ -216,6 +234,28 @@ def _collateral(sandbox: Sandbox, count: int, seed: int) -> PropertyResult:
     except CollateralDamageError as broken:
         return PropertyResult("collateral", False, "; ".join(r.describe() for r in broken.broken[:5]))
     return PropertyResult("collateral", True, f"{len(probes)} probes hold")
+
+
+def _mutations(sandbox: Sandbox, seed: int) -> PropertyResult:
+    async def run_all() -> list[Mutated]:
+        found: list[Mutated] = []
+        for name in sorted(sandbox.domain.task_types):
+            for scenario in sandbox.scenarios(name, 1, seed=seed):
+                found.extend(await mutate_scenario(sandbox, scenario))
+        return found
+
+    mutated = asyncio.run(run_all())
+    kinds = list(dict.fromkeys(m.mutation for m in mutated))
+    counts = ", ".join(
+        f"{kind} {sum(m.agrees for m in mutated if m.mutation == kind)}/{sum(m.mutation == kind for m in mutated)}"
+        for kind in kinds
+    )
+    share = sum(m.agrees for m in mutated) / len(mutated) if mutated else 0.0
+    summary = f"agreement {share:.1%} of {len(mutated)} trials ({counts})"
+    print(f"mutation agreement, {sandbox.domain.name}: {summary}")
+    disagree = [m.describe() for m in mutated if not m.agrees]
+    detail = summary + ("; " + "; ".join(disagree[:5]) if disagree else "")
+    return PropertyResult("mutations", bool(mutated) and not disagree, detail)
 
 
 def check_domain(
@@ -250,6 +290,10 @@ def check_domain(
         results = asyncio.run(_run(domain, sandbox, wanted, scenarios_per_task_type, seed, size))
         if "collateral" in wanted:
             results.append(_collateral(sandbox, min(scenarios_per_task_type, 2), seed))
+        if "intent_fields" in wanted:
+            results.append(_intent_fields(domain, sandbox, scenarios_per_task_type, seed))
+        if "mutations" in wanted:
+            results.append(_mutations(sandbox, seed))
     broken = [result for result in results if not result.held]
     if broken:
         raise DomainContractError(domain.name, broken)
@@ -283,7 +327,7 @@ async def _run(
     if wanted & {"failure_modes", "errors_declared"}:
         forced: dict[str, list[TrialResult]] = {}
         for mode in FAILURE_MODES:
-            applicable = [s for s in scenarios if mode in domain.task_type(s.task_type).failure_modes]
+            applicable = [s for s in scenarios if mode in domain.failure_modes_of(s.task_type)]
             forced[mode] = await run_trials(sandbox, applicable, 1, ReferenceAgent.factory(FlawConfig.forced(mode)))
             observed.extend(forced[mode])
         if "failure_modes" in wanted:

@@ -18,7 +18,8 @@ from passhat.sandbox.agents import Usage
 
 @dataclass(frozen=True)
 class TrialDetails:
-    """A trial's record beyond its row: backend changes, final response, tool calls, transcript, usage, agent.
+    """A trial's record beyond its row: backend changes, final response, tool calls (each with its turn), transcript
+    and the customer's consents, usage, agent.
 
     `to_json()` and `from_json()` round-trip exactly; `from_json` also reads documents written by older versions
     (missing keys take their defaults, keys it does not know are ignored).
@@ -28,6 +29,8 @@ class TrialDetails:
     final_response: str = ""
     tool_calls: tuple[ToolCallRecord, ...] = ()
     transcript: tuple[tuple[str, str], ...] = ()
+    consents: tuple[tuple[int, str], ...] = ()
+    """The customer's consents: (transcript index of the turn that agreed, the action agreed to)."""
     usage: Usage = field(default_factory=Usage)
     agent: str = ""
     agent_version: str = ""
@@ -45,6 +48,7 @@ class TrialDetails:
             final_response=record.final_response,
             tool_calls=tuple(record.tool_calls),
             transcript=tuple((role, text) for role, text in record.transcript),
+            consents=tuple(sorted(record.consents.items())),
             usage=usage,
             agent=agent,
             injected=injected,
@@ -57,6 +61,7 @@ class TrialDetails:
             "final_response": self.final_response,
             "tool_calls": [_call_to_json(call) for call in self.tool_calls],
             "transcript": [[role, text] for role, text in self.transcript],
+            "consents": [[index, action] for index, action in self.consents],
             "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
             "agent": self.agent,
             "agent_version": self.agent_version,
@@ -79,6 +84,7 @@ class TrialDetails:
             final_response=str(data.get("final_response") or ""),
             tool_calls=tuple(_call_from_json(call) for call in data.get("tool_calls") or ()),
             transcript=tuple((str(role), str(text)) for role, text in data.get("transcript") or ()),
+            consents=tuple((int(index), str(action)) for index, action in data.get("consents") or ()),
             usage=Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
             agent=str(data.get("agent") or ""),
             agent_version=str(data.get("agent_version") or ""),
@@ -96,6 +102,7 @@ def _call_to_json(call: ToolCallRecord) -> dict[str, Any]:
         "error_type": call.error_type,
         "error_message": call.error_message,
         "is_write": call.is_write,
+        "turn": call.turn,
     }
 
 
@@ -110,4 +117,5 @@ def _call_from_json(call: Mapping[str, Any]) -> ToolCallRecord:
         error_type=call.get("error_type"),
         error_message=call.get("error_message"),
         is_write=bool(call.get("is_write", False)),
+        turn=None if call.get("turn") is None else int(call["turn"]),
     )

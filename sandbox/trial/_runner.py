@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 import uuid
@@ -15,7 +16,15 @@ from opentelemetry.trace import SpanKind
 
 import passhat
 from passhat import semconv
-from passhat.checks import CheckContext, FailureSignature, TrialRecord, classify_failure
+from passhat.checks import (
+    NOT_AGENT_FAULT,
+    CheckContext,
+    FailureSignature,
+    ToolCallRecord,
+    TrialRecord,
+    Turn,
+    classify_failure,
+)
 from passhat.sandbox.agents import (
     Agent,
     AgentFactory,
@@ -51,6 +60,11 @@ class RunConfig:
     max_tool_errors: int = 10
     timeout: float = 300.0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    harness_retries: int = 2  # times a trial the harness broke is run again (`run_trial_with_retries`)
+
+    def __post_init__(self) -> None:
+        if self.harness_retries < 0:
+            raise ValueError(f"harness_retries must be 0 or more, got {self.harness_retries}")
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,8 @@ class TrialResult:
     usage: Usage
     trace_id: str
     agent: str = ""
+    harness_retries: tuple[str, ...] = ()  # why earlier runs of this trial were lost to the harness
+    lost_trace_ids: tuple[str, ...] = ()  # their traces
 
     @property
     def passed(self) -> bool:
@@ -92,9 +108,15 @@ class TrialResult:
         return None if self.signature is None else self.signature.label
 
     @property
+    def failure_evidence(self) -> str | None:
+        """What the failure signature found (for a harness failure: the error's own type and message)."""
+        return None if self.signature is None else self.signature.evidence
+
+    @property
     def details(self) -> TrialDetails:
         """What the trial's stored record holds beyond its row (derived from the record, never kept twice)."""
-        return TrialDetails.of_record(self.record, usage=self.usage, injected=self.injected, agent=self.agent)
+        details = TrialDetails.of_record(self.record, usage=self.usage, injected=self.injected, agent=self.agent)
+        return dataclasses.replace(details, infra_retries=self.harness_retries)
 
 
 class _Trace:
@@ -143,6 +165,7 @@ async def _converse(
     messages.append(opening)
     trace.message(opening)
     for _ in range(config.max_turns):
+        tools.turn = len(messages)  # calls made while the agent answers belong to its coming turn
         try:
             turn = await agent.respond(messages, tools)
         except ToolTransportError as exc:
@@ -210,7 +233,7 @@ async def run_trial(
     infra_error: str | None = None
     simulator_error: str | None = None
     messages: list[Message] = []
-    calls: list[Any] = []
+    calls: list[ToolCallRecord] = []
     with ticket:
         trace = _Trace(runtime, ticket)
         try:
@@ -250,7 +273,9 @@ async def run_trial(
             if closer is not None:
                 await closer()
         grading_started = time.perf_counter()
-        verdict, diff = _grade(sandbox, database, task.check(scenario.intent), messages, task.needs_initial)
+        consents = {index: m.consent for index, m in enumerate(messages) if m.consent is not None}
+        grading = domain.check_for(scenario.task_type, scenario.intent)
+        verdict, diff = _grade(sandbox, database, grading, messages, calls, task.needs_initial)
         agent_texts = [m.text for m in messages if m.role == "agent"]
         record = TrialRecord(
             passed=verdict.passed and infra_error is None and simulator_error is None,
@@ -264,6 +289,7 @@ async def run_trial(
             infra_error=infra_error,
             expected_write_tables=set(scenario.expected_write_tables),
             error_categories=domain.errors,
+            consents=consents,
         )
         signature = classify_failure(record)
         _record_outcome(runtime, ticket, record, signature, diff, production=production)
@@ -286,7 +312,12 @@ async def run_trial(
 
 
 def _grade(
-    sandbox: Sandbox, database: TrialDatabase, check: Any, messages: Sequence[Message], needs_initial: bool
+    sandbox: Sandbox,
+    database: TrialDatabase,
+    check: Any,
+    messages: Sequence[Message],
+    calls: Sequence[ToolCallRecord],
+    needs_initial: bool,
 ) -> tuple[Verdict, Any]:
     diff = database.diff(sandbox.initial, sandbox.domain.metadata, sandbox.rowids)
     agent_texts = [m.text for m in messages if m.role == "agent"]
@@ -296,6 +327,8 @@ def _grade(
         agent_messages=agent_texts,
         # Retail's checks carry their expected values; the starting state is for checks that compute them.
         initial=sandbox.initial if needs_initial else None,
+        conversation=tuple(Turn(m.role, m.text, m.consent) for m in messages),
+        tool_calls=tuple(calls),
     )
     return check(context), diff
 
@@ -364,8 +397,10 @@ async def run_trials(
     limit = asyncio.Semaphore(max(1, config.parallel))
 
     async def one(scenario: Scenario, attempt: int) -> TrialResult:
+        from passhat.sandbox.trial._retry import run_trial_with_retries  # it builds on run_trial, above
+
         async with limit:
-            return await run_trial(
+            return await run_trial_with_retries(
                 sandbox,
                 scenario,
                 attempt,
@@ -392,8 +427,8 @@ async def _run_curtailed(
         async def attempt(a: int) -> bool | None:
             result = await one(scenarios[index], a)
             by_scenario[index][a] = result
-            usable = result.record.simulator_error is None and result.record.infra_error is None
-            return result.passed if usable else None
+            broken = result.signature is not None and result.signature.label in NOT_AGENT_FAULT
+            return None if broken else result.passed
 
         await run_curtailed(attempt, k, curtailment)
 

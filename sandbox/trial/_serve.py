@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hmac
 import json
 import os
 import secrets
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +34,7 @@ path for agents in the trial's own process, and the default), ``memory`` over MC
 TRANSPORTS: tuple[str, ...] = ("direct", "memory", "stdio", "http")
 
 
-def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "default") -> MCPServer:
+def open_server(domain: Domain, database: Path, *, seed: int = 0, size: str = "small") -> MCPServer:
     """A tool server on the SQLite file `database`, building and seeding it first if it does not exist."""
     if domain.build_server is None:
         raise DomainError(f"domain {domain.name!r} serves no MCP tools (its Domain has no build_server)")
@@ -90,7 +91,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     seed: int = 0,
-    size: str = "default",
+    size: str = "small",
     token: str | None = None,
 ) -> None:
     """Serve a domain until interrupted (blocking); over HTTP only to requests bearing `token`."""
@@ -139,14 +140,72 @@ async def serve_toolbox(tools: Toolbox) -> AsyncIterator[McpEndpoint]:
         yield McpEndpoint(url, token)
 
 
+SHUTDOWN_GRACE_S = 2
+"""How long a trial's HTTP tool server waits at the trial's end for its clients' open streams before closing them."""
+
+
+def _embedded_server(config: Any) -> Any:
+    """A uvicorn server that runs inside a process it does not own: it never takes the process's signals.
+
+    `uvicorn.Server.serve` installs its own SIGINT/SIGTERM handlers and restores the previous ones when it
+    stops. With one tool server per trial, many run at once in one event loop, so that goes wrong twice:
+
+    - sse-starlette (the SSE responses of streamable HTTP) finds "the" uvicorn server through the SIGTERM
+      handler and, once that server's ``should_exit`` is set, ends every SSE stream of the thread. The handler
+      belongs to whichever trial's server started last, so one trial ending closed the open response streams of
+      every other trial: tool calls in flight there never got an answer (an MCP client's "Request timed out").
+    - Servers stop in another order than they start, so the restored handler can be a stopped server's, whose
+      ``should_exit`` stays true: from then on every new SSE stream in the process ends at once.
+
+    A trial's server stops when its trial ends (``should_exit``), never on a signal: the process's own
+    handlers (a Ctrl-C of `passhat replay`, the graded-sessions server) stay where they are.
+    """
+    import uvicorn
+
+    class EmbeddedServer(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            # A connection the listener accepted just before it closed joins after uvicorn asked the open ones
+            # to close, and an idle one would hold the trial's end: ask again until the server is down.
+            async def keep_closing() -> None:
+                while True:
+                    for connection in list(self.server_state.connections):
+                        connection.shutdown()
+                    await asyncio.sleep(0.05)
+
+            closing = asyncio.ensure_future(keep_closing())
+            try:
+                await super().shutdown(sockets)
+            finally:
+                closing.cancel()
+
+    return EmbeddedServer(config)
+
+
 @asynccontextmanager
 async def _http_server(server: Any, token: str) -> AsyncIterator[str]:
     """Run `server` over streamable HTTP on a free loopback port in this process; yields its URL."""
     import uvicorn
 
+    class EmbeddedServer(uvicorn.Server):
+        """Leaves the process's signal handlers alone. A plain uvicorn.Server sets its own for SIGINT and SIGTERM
+        and puts back what it found when it stops: with trials' servers starting and stopping out of order, a
+        stopped server's handler would end up installed and the process would ignore SIGTERM."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
     app = require_bearer(server.streamable_http_app(), token)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    http = uvicorn.Server(config)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on",
+        # Streams a client left open (a session never closed) do not hold the trial's end for long.
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+    )  # fmt: skip
+    http = _embedded_server(config)
     task = asyncio.ensure_future(http.serve())
     try:
         while not http.started:

@@ -20,6 +20,7 @@ from passhat.sandbox.agents import (
     Message,
     ScriptedCustomer,
     Toolbox,
+    ToolTransportError,
     TrialContext,
 )
 from passhat.sandbox.domain import Scenario
@@ -29,6 +30,11 @@ from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial
 ENDED_TEXT = ""
 """What the agent 'says' when it ends the session before the conversation ended: nothing (the runner's final
 response is the last thing the agent did say)."""
+
+
+class SessionShutDownError(ToolTransportError):
+    """The server ended the session before the agent or the customer did: an infrastructure error, never the
+    agent's failure (the trial is graded and kept with this as its `infra_error`)."""
 
 
 @dataclass(frozen=True)
@@ -45,12 +51,15 @@ class _DrivenAgent:
     def __init__(self, label: str) -> None:
         self.label = label
         self.heard: asyncio.Queue[tuple[str, McpEndpoint]] = asyncio.Queue()
-        self.said: asyncio.Queue[Message] = asyncio.Queue()
+        self.said: asyncio.Queue[Message | SessionShutDownError] = asyncio.Queue()
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         endpoint = await tools.http_endpoint()
         await self.heard.put((conversation[-1].text, endpoint))
-        return await self.said.get()
+        said = await self.said.get()
+        if isinstance(said, SessionShutDownError):
+            raise said
+        return said
 
 
 class GradedSession:
@@ -139,6 +148,12 @@ class GradedSession:
         if self._task is None:
             raise RuntimeError("start the session first")
         return await asyncio.shield(self._task)
+
+    def shut_down(self, why: str) -> None:
+        """End the session now because its server stops (`why`): the trial ends at the agent's next turn as an
+        infrastructure error and is graded as usual; `result()` gives it."""
+        if self._task is not None and not self._task.done():
+            self._agent.said.put_nowait(SessionShutDownError(why))
 
     async def cancel(self) -> None:
         """Abandon the session without waiting for its grade (server shutdown)."""

@@ -29,7 +29,7 @@ def test_four_attempts_pass_exactly_one_and_name_the_others(tmp_path: pathlib.Pa
     assert labels == {
         "closes_without_writing": "no_write",
         "refunds_the_wrong_order": "wrong_entity",
-        "refunds_the_wrong_amount": "policy_violation",
+        "refunds_the_wrong_amount": "wrong_value",
     }
     wrong_order = attempts["refunds_the_wrong_order"].signature
     assert wrong_order is not None and "orders id='O-1002' updated" in wrong_order.evidence

@@ -142,10 +142,10 @@ def test_wrong_entity_from_a_guarded_row_of_the_target_table() -> None:
     assert _label(TrialRecord(False, verdict, diff, [REFUND_OK], "agent_stop", [])) == "wrong_entity"
 
 
-def test_policy_violation_wrong_amount_on_the_right_row() -> None:
+def test_a_wrong_amount_on_the_right_row_is_a_wrong_value() -> None:
     record = _trial([_refund(ORDER_O1, status="refunded", refunded=Decimal("50.00"))], [LOOKUP, REFUND_OK])
     signature = classify_failure(record)
-    assert signature == _sig("policy_violation", "orders id='O-1': refunded is 50.00, expected 45.50")
+    assert signature == _sig("wrong_value", "orders id='O-1': refunded is 50.00, expected 45.50")
 
 
 def test_policy_violation_confidential_value_revealed() -> None:
@@ -233,6 +233,7 @@ def test_every_label_is_listed_in_precedence_order() -> None:
         "infra_error",
         "simulator_error",
         "wrong_entity",
+        "wrong_value",
         "policy_violation",
         "tool_usage.precondition",
         "tool_usage.empty_lookup",
@@ -243,7 +244,7 @@ def test_every_label_is_listed_in_precedence_order() -> None:
     assert {"infra_error", "simulator_error"} == NOT_AGENT_FAULT
 
 
-@pytest.mark.parametrize("label", ["wrong_entity", "policy_violation", "no_write", "unresolved"])
+@pytest.mark.parametrize("label", ["wrong_entity", "wrong_value", "policy_violation", "no_write", "unresolved"])
 def test_agent_labels_count_against_the_agent(label: str) -> None:
     assert FailureSignature(label, "").is_agent_failure
 
@@ -262,7 +263,7 @@ def test_a_write_on_a_missing_row_is_not_an_empty_lookup() -> None:
     assert _label(_trial([], [LOOKUP, missing])) == "tool_usage.error_not_retried"
 
 
-def _inquiry(calls: list[ToolCallRecord], final: str) -> TrialRecord:
+def _inquiry(calls: list[ToolCallRecord], final: str, termination: str = "customer_stop") -> TrialRecord:
     # A read-only inquiry: nothing may change and the reply must carry the tracking number.
     from passhat.checks import response_contains
 
@@ -274,15 +275,20 @@ def _inquiry(calls: list[ToolCallRecord], final: str) -> TrialRecord:
         verdict=verdict,
         diff=diff,
         tool_calls=calls,
-        termination_reason="customer_stop",
+        termination_reason=termination,
         transcript=[("customer", "Where is my order?"), ("agent", final)],
         final_response=final,
     )
 
 
-def test_an_inquiry_closed_without_the_answer_is_unresolved_not_a_policy_violation() -> None:
-    record = _inquiry([LOOKUP], "Thanks for reaching out, have a nice day.")
+def test_an_inquiry_the_agent_left_without_the_answer_is_unresolved() -> None:
+    record = _inquiry([LOOKUP], "A colleague will follow up.", termination="agent_stop")
     assert _label(record) == "unresolved"
+
+
+def test_an_inquiry_answered_without_the_fact_after_good_lookups_is_a_wrong_reply() -> None:
+    record = _inquiry([LOOKUP], "Your parcel is on its way, tracking 1Z111.")
+    assert _label(record) == "policy_violation"
 
 
 def test_an_inquiry_that_lost_its_lookup_is_an_empty_lookup() -> None:

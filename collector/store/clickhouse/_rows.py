@@ -10,6 +10,7 @@ from operator import attrgetter
 from typing import Any, cast
 
 from passhat import semconv, ticket_hash
+from passhat.checks import NOT_AGENT_FAULT
 from passhat.collector.store._codec import columns, dumps, dumps_opt, fields_of, from_us_opt, utc_day
 from passhat.collector.store._rows import (
     AlertEvent,
@@ -80,7 +81,7 @@ def day_of(time_ns: int) -> dt.date:
 
 # --- spans -------------------------------------------------------------------------------------------------
 #: The columns a read needs to rebuild a NormalizedSpan (the wide columns are for queries only).
-SPAN_READ_COLUMNS = fields_of(NormalizedSpan, without=("ticket", "tool_call", "state_writes"))
+SPAN_READ_COLUMNS = fields_of(NormalizedSpan, without=("ticket", "tool_call", "state_writes", "duplicate_of"))
 _JSON_FIELDS = ("attributes", "resource_attributes", "events")
 _SCALARS = tuple(name for name in SPAN_READ_COLUMNS if name not in _JSON_FIELDS)
 #: What a span row adds to the span's own fields: partition and sampling keys before them, typed copies of the
@@ -275,6 +276,12 @@ def run_from_row(row: Sequence[Any]) -> ReplayRun:
         error=error,
     )
 
+
+#: A trial that speaks about the agent: the harness did not break it (`reliability.is_harness_failure`).
+COUNTED_BY_AGENT = (
+    "ifNull(simulator_error, '') = '' AND ifNull(infra_error, '') = ''"
+    f" AND ifNull(failure_label, '') NOT IN ({', '.join(repr(s) for s in sorted(NOT_AGENT_FAULT))})"
+)
 
 TRIAL_COLUMNS = fields_of(TrialRow)
 TRIAL_SELECT = ", ".join(micros_col(c) if c == "started_at" else c for c in TRIAL_COLUMNS)

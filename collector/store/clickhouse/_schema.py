@@ -262,6 +262,24 @@ def _migration_1(db: str, retention: Retention, durable: bool) -> list[str]:
     ]
 
 
+def _production_verdicts(db: str, durable: bool) -> str:
+    # One row per ticket id; grading again inserts a newer version (graded_at), read with FINAL.
+    return f"""CREATE TABLE IF NOT EXISTS {db}.production_verdicts (
+        project LowCardinality(String),
+        ticket_id String,
+        trace_id String,
+        task_type LowCardinality(String),
+        start_time_ns Int64,
+        passed Bool,
+        graded_at DateTime64(6, 'UTC'),
+        domain Nullable(String),
+        signature LowCardinality(Nullable(String)),
+        evidence Nullable(String),
+        verdict Nullable(String) CODEC(ZSTD(3)),
+        graded_by String
+    ) ENGINE = ReplacingMergeTree(graded_at) ORDER BY (project, ticket_id) {_settings(durable)}"""
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     """One schema version: idempotent statements (IF NOT EXISTS), so a migration cut short re-runs cleanly."""
@@ -274,12 +292,15 @@ class Migration:
             return _migration_1(db, retention, durable)
         if self.version == 2:
             return [f"ALTER TABLE {db}.trials ADD COLUMN IF NOT EXISTS details Nullable(String) CODEC(ZSTD(3))"]
+        if self.version == 3:
+            return [_production_verdicts(db, durable)]
         raise AssertionError(f"no statements for schema version {self.version}")
 
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, spans, tickets, tool calls, state writes, traffic view, runs, trials, alerts"),
     Migration(2, "trials: the trial record's details (changes, final response, tool calls, transcript)"),
+    Migration(3, "production verdicts: each production ticket's own changes graded by its task type's check"),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -28,6 +28,7 @@ from passhat.collector.store._rows import (
     TrafficDay,
     WriteResult,
 )
+from passhat.collector.store._tool_twins import merge_tool_twins
 from passhat.collector.store.clickhouse._client import ClickHouseConnection
 from passhat.collector.store.clickhouse._rows import (
     SPAN_COLUMNS,
@@ -209,6 +210,7 @@ class SpanTables:
                     state_writes=sorted(writes.get(span_id, []), key=lambda w: w.seq),
                 )
             )
+        merge_tool_twins(spans)  # a tool call traced by its framework and by @passhat.tool is one call
         return spans
 
     def _tickets_of_traces(self, project: str, trace_ids: Sequence[str]) -> list[TicketRow]:

@@ -17,24 +17,30 @@ from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
     NormalizedSpan,
+    ProductionVerdict,
     Project,
     ReplayRun,
+    ReplaysFilter,
     RunStatus,
     Source,
     SpanBatch,
     StatusCode,
     TicketDetail,
     TicketRow,
+    TicketTally,
     TrafficDay,
     TrialRow,
+    VerdictFilter,
     WriteResult,
 )
+from passhat.collector.store._tally import MASK_ATTEMPTS, tallies_from_rows
 from passhat.collector.store.clickhouse._client import ClickHouseConnection, ClickHouseTarget, parse_url
 from passhat.collector.store.clickhouse._rows import (
     ALERT_COLUMNS,
     ALERT_SELECT,
     API_KEY_COLUMNS,
     API_KEY_SELECT,
+    COUNTED_BY_AGENT,
     RUN_COLUMNS,
     RUN_SELECT,
     TICKET_COLUMNS,
@@ -60,6 +66,10 @@ from passhat.collector.store.clickhouse._schema import (
     migrations_table_ddl,
 )
 from passhat.collector.store.clickhouse._spans import SpanTables
+from passhat.collector.store.clickhouse._verdicts import VerdictTable
+
+#: Trial keys bound into one duplicate check (a batch of 8,000 exceeded the default maximum query size).
+_KEY_CHUNK = 2_000
 
 
 class ClickHouseStore(Store):
@@ -79,6 +89,7 @@ class ClickHouseStore(Store):
         self._db = target.database
         self._conn = ClickHouseConnection(target)
         self._spans = SpanTables(self._conn)
+        self._verdicts = VerdictTable(self._conn, self._db)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -302,21 +313,58 @@ class ClickHouseStore(Store):
             if missing:
                 raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
             keys = [(t.run_id, t.ticket_id, t.attempt) for t in trials]
-            stored = self._conn.query(
-                f"SELECT run_id, ticket_id, attempt FROM {self._db}.trials"
-                " WHERE project = %(p)s AND (run_id, ticket_id, attempt) IN %(k)s LIMIT 1",
-                {"p": project, "k": keys},
-            )
+            stored: list[tuple[Any, ...]] = []
+            # The keys are bound into the query text: in chunks, so a batch of any size stays under the server's
+            # maximum query size.
+            for start in range(0, len(keys), _KEY_CHUNK):
+                stored = self._conn.query(
+                    f"SELECT run_id, ticket_id, attempt FROM {self._db}.trials"
+                    " WHERE project = %(p)s AND (run_id, ticket_id, attempt) IN %(k)s LIMIT 1",
+                    {"p": project, "k": keys[start : start + _KEY_CHUNK]},
+                )
+                if stored:
+                    break
             if stored or len(set(keys)) != len(keys):
                 clash = stored[0] if stored else next(k for k in keys if keys.count(k) > 1)
                 raise StoreError(f"a trial was already recorded (run, ticket, attempt) = {tuple(clash)!r}")
             self._conn.insert("trials", [trial_values(project, t) for t in trials], ("project", *TRIAL_COLUMNS))
 
-    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
+    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+        counted = COUNTED_BY_AGENT
+        low = f"{counted} AND attempt < {MASK_ATTEMPTS}"
+        bit = "bitShiftLeft(toUInt64(1), attempt)"
+        where = "project = %(p)s AND run_id = %(r)s"
+        params = {"p": project, "r": run_id}
         rows = self._conn.query(
-            f"SELECT {TRIAL_SELECT} FROM {self._db}.trials FINAL WHERE project = %(p)s AND run_id = %(r)s"
+            f"SELECT any(domain), any(task_type), ticket_id, countIf({counted}), countIf({counted} AND passed),"
+            f" sumIf({bit}, {low}), sumIf({bit}, {low} AND passed), countIf(NOT ({counted}))"
+            f" FROM {self._db}.trials FINAL WHERE {where} GROUP BY ticket_id",
+            params,
+        )
+        signatures = self._conn.query(
+            f"SELECT ticket_id, failure_label, count() FROM {self._db}.trials FINAL"
+            f" WHERE {where} AND {counted} AND NOT passed GROUP BY ticket_id, failure_label",
+            params,
+        )
+        later: dict[str, list[tuple[int, bool]]] = {}
+        if any(row[3] and int(row[5] or 0).bit_count() < int(row[3]) for row in rows):
+            for ticket_id, attempt, passed in self._conn.query(
+                f"SELECT ticket_id, attempt, passed FROM {self._db}.trials FINAL"
+                f" WHERE {where} AND {counted} AND attempt >= {MASK_ATTEMPTS}",
+                params,
+            ):
+                later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
+        return tallies_from_rows(rows, signatures, later)
+
+    def list_trials(
+        self, project: str, run_id: str, *, ticket_id: str | None = None, harness_only: bool = False
+    ) -> list[TrialRow]:
+        one = "" if ticket_id is None else " AND ticket_id = %(t)s"
+        one += f" AND NOT ({COUNTED_BY_AGENT})" if harness_only else ""
+        rows = self._conn.query(
+            f"SELECT {TRIAL_SELECT} FROM {self._db}.trials FINAL WHERE project = %(p)s AND run_id = %(r)s{one}"
             " ORDER BY ticket_id, attempt",
-            {"p": project, "r": run_id},
+            {"p": project, "r": run_id, "t": ticket_id},
         )
         return [trial_from_row(r) for r in rows]
 
@@ -422,6 +470,61 @@ class ClickHouseStore(Store):
             {"p": project, "t": ticket_id},
         )
         return [trial_from_row(r) for r in rows]
+
+    # --- production verdicts -----------------------------------------------------------------------
+    def put_production_verdicts(self, project: str, verdicts: Sequence[ProductionVerdict]) -> None:
+        self._verdicts.put(project, verdicts)
+
+    def production_verdicts(self, project: str, ticket_ids: Sequence[str]) -> dict[str, ProductionVerdict]:
+        return self._verdicts.of(project, ticket_ids)
+
+    def list_production_verdicts(
+        self,
+        project: str,
+        *,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 10_000,
+        offset: int = 0,
+    ) -> list[ProductionVerdict]:
+        return self._verdicts.listed(
+            project, task_type=task_type, since_ns=since_ns, until_ns=until_ns, limit=limit, offset=offset
+        )
+
+    def search_tickets_by_verdict(
+        self,
+        project: str,
+        verdict: VerdictFilter | None,
+        *,
+        signature: str | None = None,
+        replays: ReplaysFilter | None = None,
+        ticket_id_prefix: str | None = None,
+        status: StatusCode | None = None,
+        outcome: str | None = None,
+        task_type: str | None = None,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TicketRow]:
+        return self._verdicts.tickets(
+            project,
+            verdict,
+            signature=signature,
+            replays=replays,
+            ticket_id_prefix=ticket_id_prefix,
+            status=status,
+            outcome=outcome,
+            task_type=task_type,
+            since_ns=since_ns,
+            until_ns=until_ns,
+            limit=limit,
+            offset=offset,
+        )
+
+    def trial_tallies(self, project: str, ticket_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        return self._verdicts.tallies(project, ticket_ids)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

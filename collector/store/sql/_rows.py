@@ -25,7 +25,7 @@ RENAMED = {"start_time_ns": "start_ns", "end_time_ns": "end_ns", "table": "table
 #: The shift that puts the unsigned `ticket_hash` into a signed BIGINT (see `TicketRow`).
 HASH_SHIFT = 2**63
 #: The derived rows a span carries, stored in their own tables.
-_DERIVED = ("ticket", "tool_call", "state_writes")
+_DERIVED = ("ticket", "tool_call", "state_writes", "duplicate_of")
 #: Every row of a span table starts with the id of its span (`id` in `spans`, `span_ref` elsewhere), given by the
 #: writer once it holds the write lock, then the project.
 SPAN_COLUMNS = ("id", "project", *columns(NormalizedSpan, RENAMED, without=_DERIVED))

@@ -279,5 +279,63 @@ def _migrate_v4(conn: sa.Connection) -> None:
             index.create(conn, checkfirst=True)
 
 
+# --- version 5: production tickets' verdicts (their own changes graded by their task type's check) --------
+production_verdicts = sa.Table(
+    "production_verdicts",
+    _v1,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("ticket_id", sa.String(400), primary_key=True),
+    sa.Column("trace_id", sa.String(32), nullable=False),
+    sa.Column("task_type", sa.String(200), nullable=False),
+    sa.Column("start_ns", sa.BigInteger, nullable=False),
+    sa.Column("passed", sa.Boolean, nullable=False),
+    sa.Column("graded_at_us", sa.BigInteger, nullable=False),
+    sa.Column("domain", sa.Text),
+    sa.Column("signature", sa.String(64)),
+    sa.Column("evidence", sa.Text),
+    sa.Column("verdict", sa.Text),
+    sa.Column("graded_by", sa.String(200), nullable=False),
+    sa.Index("ix_production_verdicts_project_start", "project", "start_ns"),
+)
+
+
+# A ticket's trials in every run (its page, the ticket list's replay tallies and filter), found by ticket id.
+trials_by_ticket = sa.Index("ix_trials_project_ticket", trials.c.project, trials.c.ticket_id)
+
+
+def _migrate_v5(conn: sa.Connection) -> None:
+    """The production verdicts table, and trials found by ticket (a new database has both from version 1)."""
+    production_verdicts.create(conn, checkfirst=True)
+    trials_by_ticket.create(conn, checkfirst=True)
+
+
+# --- version 6: a finished run's per-ticket tallies, kept (the figures are read from them, never every trial) ---
+_v6 = sa.MetaData()
+
+ticket_tallies = sa.Table(
+    "ticket_tallies",
+    _v6,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("run_id", sa.String(200), primary_key=True),
+    sa.Column("ticket_id", sa.String(400), primary_key=True),
+    sa.Column("domain", sa.Text),
+    sa.Column("task_type", sa.String(200), nullable=False),
+    sa.Column("trials", sa.Integer, nullable=False),
+    sa.Column("passes", sa.Integer, nullable=False),
+    # Bit sets of the counted attempts below 62 (the rest are read from the trials when a ticket has any).
+    sa.Column("attempts", sa.BigInteger, nullable=False),
+    sa.Column("passed", sa.BigInteger, nullable=False),
+    sa.Column("harness_errors", sa.Integer, nullable=False),
+    sa.Column("signatures", sa.Text, nullable=False),  # {failure label: failed trials}, JSON
+)
+
+
+def _migrate_v6(conn: sa.Connection) -> None:
+    """Runs finished before this version get their tallies kept on their next read (`SqlStore.ticket_tallies`)."""
+    _v6.create_all(conn)
+
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
-MIGRATIONS: list[Callable[[sa.Connection], None]] = [_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4]
+MIGRATIONS: list[Callable[[sa.Connection], None]] = [
+    _migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
+]  # fmt: skip

@@ -36,13 +36,17 @@ from passhat.collector.store._rows import (
     StatusCode,
     TicketDetail,
     TicketRow,
+    TicketTally,
     ToolCallRow,
     TrafficDay,
     TrialRow,
     WriteResult,
 )
+from passhat.collector.store._tally import tallies_from_rows
+from passhat.collector.store._tool_twins import merge_tool_twins
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._connect import postgres_parameters, sqlite_begin, sqlite_pragmas
+from passhat.collector.store.sql._graded import VerdictQueries
 from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, write_group
 from passhat.collector.store.sql._rows import (
     HASH_SHIFT,
@@ -56,6 +60,15 @@ from passhat.collector.store.sql._rows import (
     trial_from_row,
     trial_values,
 )
+from passhat.collector.store.sql._tally import (
+    counted_by_agent,
+    kept_query,
+    kept_values,
+    later_attempts_query,
+    signature_query,
+    tallies_from_kept,
+    tally_query,
+)
 from passhat.collector.store.sql._ui_queries import search_tickets_query, ticket_trials_query
 
 
@@ -68,7 +81,7 @@ def _int64(value: int) -> int:
     return min(max(value, -(2**63)), 2**63 - 1)
 
 
-class SqlStore(Store):
+class SqlStore(VerdictQueries, Store):
     """A Store in any SQLAlchemy database; writes are serialised in-process (one writer, group commits)."""
 
     def __init__(self, url: str) -> None:
@@ -270,6 +283,7 @@ class SqlStore(Store):
             span_from_row(r, ticket=tickets.get(r.id), tool_call=calls.get(r.id), state_writes=writes.get(r.id, []))
             for r in span_rows
         ]
+        merge_tool_twins(spans)  # a tool call traced by its framework and by @passhat.tool is one call
         return sorted(spans, key=lambda sp: (sp.start_time_ns, sp.span_id))
 
     # --- tickets and traffic -----------------------------------------------------------------------
@@ -407,12 +421,61 @@ class SqlStore(Store):
                 if missing:
                     raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
                 conn.execute(sa.insert(schema.trials), [trial_values(project, t) for t in trials])
+                kept = schema.ticket_tallies
+                conn.execute(sa.delete(kept).where(kept.c.project == project, kept.c.run_id.in_(wanted)))
         except IntegrityError as exc:
             raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
 
-    def list_trials(self, project: str, run_id: str) -> list[TrialRow]:
+    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+        """A finished run's kept tallies (kept when it finished); counted from the trials otherwise."""
+        r = schema.replay_runs
+        with self._engine.connect() as conn:
+            status = conn.scalar(sa.select(r.c.status).where(r.c.project == project, r.c.run_id == run_id))
+            kept = conn.execute(kept_query(project, run_id)).all() if status == "finished" else []
+            if kept:
+                return tallies_from_kept(kept, self._later_attempts(conn, project, run_id, kept))
+            tallies = self._count_tallies(conn, project, run_id)
+        if status == "finished" and tallies:  # finished before its tallies were kept (schema 5): keep them now
+            with self._writing() as conn:
+                # Trials added since the read began would make these stale: keep them only if the count holds.
+                t = schema.trials
+                count = conn.scalar(sa.select(sa.func.count()).where(t.c.project == project, t.c.run_id == run_id))
+                if count == sum(t.trials + t.harness_errors for t in tallies):
+                    self._keep_tallies(conn, project, run_id, tallies)
+        return tallies
+
+    @staticmethod
+    def _keep_tallies(conn: sa.Connection, project: str, run_id: str, tallies: Sequence[TicketTally]) -> None:
+        kept = schema.ticket_tallies
+        conn.execute(sa.delete(kept).where(kept.c.project == project, kept.c.run_id == run_id))
+        if tallies:
+            conn.execute(sa.insert(kept), [kept_values(project, run_id, t) for t in tallies])
+
+    def _count_tallies(self, conn: sa.Connection, project: str, run_id: str) -> list[TicketTally]:
+        counted = conn.execute(tally_query(project, run_id)).all()
+        signatures = conn.execute(signature_query(project, run_id)).all()
+        return tallies_from_rows(counted, signatures, self._later_attempts(conn, project, run_id, counted))
+
+    @staticmethod
+    def _later_attempts(
+        conn: sa.Connection, project: str, run_id: str, rows: Sequence[Any]
+    ) -> dict[str, list[tuple[int, bool]]]:
+        """(attempt, passed) of counted trials past the bit sets' reach, for the tickets that have any."""
+        later: dict[str, list[tuple[int, bool]]] = {}
+        if any(row[3] and int(row[5] or 0).bit_count() < int(row[3]) for row in rows):
+            for ticket_id, attempt, passed in conn.execute(later_attempts_query(project, run_id)):
+                later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
+        return later
+
+    def list_trials(
+        self, project: str, run_id: str, *, ticket_id: str | None = None, harness_only: bool = False
+    ) -> list[TrialRow]:
         t = schema.trials
         query = sa.select(t).where(t.c.project == project, t.c.run_id == run_id).order_by(t.c.ticket_id, t.c.attempt)
+        if ticket_id is not None:
+            query = query.where(t.c.ticket_id == ticket_id)
+        if harness_only:
+            query = query.where(sa.not_(counted_by_agent()))
         with self._engine.connect() as conn:
             return [trial_from_row(row) for row in conn.execute(query)]
 
@@ -438,6 +501,8 @@ class SqlStore(Store):
                     finished_at_us=to_us(at or _utcnow()),
                 )
             )
+            if result.rowcount and status == "finished":  # a finished run keeps its figures' counts
+                self._keep_tallies(conn, project, run_id, self._count_tallies(conn, project, run_id))
         if result.rowcount == 0:
             raise StoreError(f"no replay run {run_id!r} in project {project!r}")
 

@@ -17,8 +17,8 @@ from passhat.sandbox.agents import ReferenceRun, perform_write
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.banking import models as m
 from passhat.sandbox.domains.banking.data import Intent, bank_script, data_for, facts_of, identity
-from passhat.sandbox.domains.banking.desk import card_by_digits, other_active_card, verified_profile
 from passhat.sandbox.domains.banking.rules import today
+from passhat.sandbox.domains.banking.steps import card_by_digits, other_active_card, verified_profile
 
 _DESTINATIONS = ("Portugal", "Japan", "Mexico", "Canada", "Italy", "Kenya", "Peru", "Iceland")
 

@@ -31,14 +31,6 @@ from passhat.sandbox.domains.banking.data import (
     facts_of,
     identity,
 )
-from passhat.sandbox.domains.banking.desk import (
-    disputed_ids,
-    find_charge,
-    find_charges,
-    money,
-    sibling_charge,
-    verified_profile,
-)
 from passhat.sandbox.domains.banking.rules import (
     CHARGEBACK_KINDS,
     balance_after_credit,
@@ -47,6 +39,14 @@ from passhat.sandbox.domains.banking.rules import (
     decision_due,
     is_twin,
     within_dispute_window,
+)
+from passhat.sandbox.domains.banking.steps import (
+    disputed_ids,
+    find_charge,
+    find_charges,
+    money,
+    sibling_charge,
+    verified_profile,
 )
 
 _STORIES: Mapping[str, str] = {
@@ -252,7 +252,8 @@ def dispute_check(intent: Mapping[str, Any]) -> Check:
 
 
 def expired_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"60 days"]))
+    # The refusal carries its fact: the statement the charge appeared on, from which the 60 days run.
+    return all_of(no_other_writes(), response_contains(intent["statement_date"], patterns=[REFUSAL, r"60 days"]))
 
 
 _SIBLING_TESTS: Mapping[str, Callable[[Row, Mapping[str, Any]], bool]] = {

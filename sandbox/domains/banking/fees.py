@@ -27,8 +27,8 @@ from passhat.sandbox.domains.banking.data import (
     facts_of,
     identity,
 )
-from passhat.sandbox.domains.banking.desk import find_charge, money, verified_profile
 from passhat.sandbox.domains.banking.rules import balance_after_credit, recent_waiver
+from passhat.sandbox.domains.banking.steps import find_charge, money, verified_profile
 
 
 def _fees(data: BankData, account_id: str, *, overdraft: bool | None = None) -> list[Row]:
@@ -155,7 +155,8 @@ def overdraft_check(intent: Mapping[str, Any]) -> Check:
 
 
 def second_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"12 months"]))
+    # The refusal carries a fact: the date of the last waiver, which the customer can check.
+    return all_of(no_other_writes(), response_contains(intent["last_waived_on"], patterns=[REFUSAL, r"12 months"]))
 
 
 async def waive(run: ReferenceRun) -> None:

@@ -17,7 +17,8 @@ from passhat.sandbox.agents import ReferenceRun, perform_write
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.banking import models as m
 from passhat.sandbox.domains.banking.data import Intent, bank_script, charge_of, data_for, facts_of, identity
-from passhat.sandbox.domains.banking.desk import (
+from passhat.sandbox.domains.banking.rules import balance_after_credit, credit_amount_allowed, decision_due
+from passhat.sandbox.domains.banking.steps import (
     card_by_digits,
     disputed_ids,
     find_charge,
@@ -26,7 +27,6 @@ from passhat.sandbox.domains.banking.desk import (
     sibling_charge,
     verified_profile,
 )
-from passhat.sandbox.domains.banking.rules import balance_after_credit, credit_amount_allowed, decision_due
 
 
 def candidates(connection: Connection) -> list[Intent]:

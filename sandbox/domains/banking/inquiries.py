@@ -11,7 +11,7 @@ from passhat.checks import Check, all_of, no_other_writes, response_contains
 from passhat.sandbox.agents import ReferenceRun, lookup
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.banking.data import Intent, bank_script, charge_of, data_for, facts_of, identity
-from passhat.sandbox.domains.banking.desk import money, verified_profile
+from passhat.sandbox.domains.banking.steps import money, verified_profile
 
 STATUS_WORDS: Mapping[str, str] = {
     "open": "open",

@@ -15,7 +15,7 @@ from passhat.checks import Check, all_of, no_other_writes, response_contains, re
 from passhat.sandbox.agents import ReferenceRun
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.banking.data import REFUSAL, Intent, bank_script, data_for, facts_of, identity
-from passhat.sandbox.domains.banking.desk import verified_profile
+from passhat.sandbox.domains.banking.steps import verified_profile
 
 
 def candidates(connection: Connection) -> list[Intent]:

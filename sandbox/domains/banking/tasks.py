@@ -9,12 +9,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from passhat.sandbox.domain import FAILURE_MODES, TaskType
+from passhat.sandbox.domain import TaskType
 from passhat.sandbox.domains.banking import card_services, charges, fees, fraud, inquiries, privacy
-
-ALL_MODES = frozenset(FAILURE_MODES)
-CONVERSATIONAL_MODES = frozenset({"empty_lookup", "unresolved"})
-"""Modes that fit a task with no write: give up after a mistyped lookup, or close without an answer."""
 
 _DISPUTE_TABLES = frozenset({"disputes", "chargebacks", "provisional_credits", "accounts"})
 _WAIVER_TABLES = frozenset({"transactions", "fee_waivers", "accounts"})
@@ -31,7 +27,6 @@ def _dispute(
         script=charges.dispute_script,
         check=charges.dispute_check,
         reference=partial(charges.dispute, reason=reason),
-        failure_modes=ALL_MODES,
         write_tables=_DISPUTE_TABLES,
     )
 
@@ -48,7 +43,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=fraud.script,
             check=fraud.check,
             reference=fraud.unauthorized_charge,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"cards", "fraud_flags", "card_replacements"}) | _DISPUTE_TABLES,
         ),
         _dispute(
@@ -83,7 +77,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=fees.reversal_script,
             check=fees.reversal_check,
             reference=fees.waive,
-            failure_modes=ALL_MODES,
             write_tables=_WAIVER_TABLES,
         ),
         TaskType(
@@ -94,7 +87,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=fees.overdraft_script,
             check=fees.overdraft_check,
             reference=fees.waive,
-            failure_modes=ALL_MODES,
             write_tables=_WAIVER_TABLES,
         ),
         TaskType(
@@ -105,7 +97,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=card_services.lock_script,
             check=card_services.lock_check,
             reference=card_services.lock,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"cards"}),
         ),
         TaskType(
@@ -116,7 +107,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=card_services.replace_script,
             check=card_services.replace_check,
             reference=card_services.replace,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"card_replacements"}),
         ),
         TaskType(
@@ -127,7 +117,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=card_services.travel_script,
             check=card_services.travel_check,
             reference=card_services.travel,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"travel_notices"}),
         ),
         TaskType(
@@ -138,7 +127,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=inquiries.status_script,
             check=inquiries.status_check,
             reference=inquiries.dispute_status,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="dispute_window_expired",
@@ -148,7 +136,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=charges.dispute_script,
             check=charges.expired_check,
             reference=partial(charges.dispute, reason="refund_not_received"),
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="second_fee_waiver",
@@ -158,7 +145,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=fees.reversal_script,
             check=fees.second_check,
             reference=fees.waive,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="joint_holder_details",
@@ -168,7 +154,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=privacy.script,
             check=privacy.check,
             reference=privacy.joint_holder_details,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
     )
 }

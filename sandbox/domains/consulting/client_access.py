@@ -23,7 +23,7 @@ from passhat.sandbox.domains.consulting.data import (
     script_for,
 )
 from passhat.sandbox.domains.consulting.effects import Call, call, intent_check
-from passhat.sandbox.domains.consulting.procedure import read, run_steps, subject
+from passhat.sandbox.domains.consulting.steps import read, run_steps, subject
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -242,7 +242,8 @@ check = intent_check
 
 
 def cross_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"approv"]))
+    # The refusal names the client whose documents are refused.
+    return all_of(no_other_writes(), response_contains(intent["client_name"], patterns=[REFUSAL, r"approv"]))
 
 
 async def grant_access(run: ReferenceRun) -> None:

@@ -12,7 +12,7 @@ from passhat.checks import Check, all_of, no_other_writes, response_contains, re
 from passhat.sandbox.agents import ReferenceRun, identify
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.consulting.data import REFUSAL, Intent, data_for, identity, requester_for, script_for
-from passhat.sandbox.domains.consulting.procedure import read, subject
+from passhat.sandbox.domains.consulting.steps import read, subject
 
 
 def inquiry_candidates(connection: Connection) -> list[Intent]:

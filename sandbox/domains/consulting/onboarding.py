@@ -16,7 +16,7 @@ from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.consulting import models as m
 from passhat.sandbox.domains.consulting.data import FirmData, Intent, data_for, identity, requester_for, script_for
 from passhat.sandbox.domains.consulting.effects import Call, call, intent_check
-from passhat.sandbox.domains.consulting.procedure import read, run_steps, subject
+from passhat.sandbox.domains.consulting.steps import read, run_steps, subject
 
 
 def member(employee_id: str, group_id: str, sibling: str | None = None) -> Call:

@@ -7,15 +7,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from passhat.checks import Check
-from passhat.sandbox.domain import FAILURE_MODES, CustomerScript, ReferencePlan, TaskType
+from passhat.sandbox.domain import CustomerScript, ReferencePlan, TaskType
 from passhat.sandbox.domains.consulting import changes, client_access, equipment, inquiries, offboarding, onboarding
 
-ALL_MODES = frozenset(FAILURE_MODES)
-CONVERSATIONAL_MODES = frozenset({"empty_lookup", "unresolved"})
-"""Modes that fit a task with no write: give up after a mistyped lookup, or close without an answer."""
-NO_SIBLING = ALL_MODES - {"wrong_entity"}
+NO_SIBLING = frozenset({"wrong_entity"})
 """For chains where every row the task touches is the employee's only one of its kind (nothing to confuse)."""
-NO_IDLE_FIRST_STEP = ALL_MODES - {"no_write"}
+NO_IDLE_FIRST_STEP = frozenset({"no_write"})
 """For a chain whose first write needs an earlier write: confirming and stopping there is no longer `no_write`."""
 
 Kind = Literal["write", "read_only", "refuse", "confidentiality", "chain"]
@@ -29,9 +26,10 @@ def _task(
     script: Callable[[Mapping[str, Any]], CustomerScript],
     check: Callable[[Mapping[str, Any]], Check],
     reference: ReferencePlan,
-    modes: frozenset[str],
+    *,
+    without: frozenset[str] = frozenset(),
 ) -> TaskType:
-    return TaskType(name, kind, description, candidates, script, check, reference, modes)
+    return TaskType(name, kind, description, candidates, script, check, reference, without_modes=without)
 
 
 TASK_TYPES: dict[str, TaskType] = {
@@ -46,7 +44,6 @@ TASK_TYPES: dict[str, TaskType] = {
             onboarding.onboarding_script,
             onboarding.check,
             onboarding.onboard,
-            ALL_MODES,
         ),
         _task(
             "onboard_contractor",
@@ -57,7 +54,6 @@ TASK_TYPES: dict[str, TaskType] = {
             onboarding.onboarding_script,
             onboarding.check,
             onboarding.onboard,
-            ALL_MODES,
         ),
         _task(
             "offboard_employee",
@@ -68,7 +64,7 @@ TASK_TYPES: dict[str, TaskType] = {
             offboarding.offboarding_script,
             offboarding.check,
             offboarding.offboard,
-            NO_SIBLING,
+            without=NO_SIBLING,
         ),
         _task(
             "role_change",
@@ -78,7 +74,6 @@ TASK_TYPES: dict[str, TaskType] = {
             changes.role_script,
             changes.check,
             changes.change_role,
-            ALL_MODES,
         ),
         _task(
             "department_transfer",
@@ -88,7 +83,6 @@ TASK_TYPES: dict[str, TaskType] = {
             changes.transfer_script,
             changes.check,
             changes.transfer,
-            ALL_MODES,
         ),
         _task(
             "contractor_extension",
@@ -98,7 +92,7 @@ TASK_TYPES: dict[str, TaskType] = {
             changes.extension_script,
             changes.check,
             changes.extend,
-            NO_SIBLING,
+            without=NO_SIBLING,
         ),
         _task(
             "client_project_access",
@@ -109,7 +103,6 @@ TASK_TYPES: dict[str, TaskType] = {
             client_access.access_script,
             client_access.check,
             client_access.grant_access,
-            ALL_MODES,
         ),
         _task(
             "revoke_client_access",
@@ -120,7 +113,6 @@ TASK_TYPES: dict[str, TaskType] = {
             client_access.revoke_script,
             client_access.check,
             client_access.revoke_access,
-            ALL_MODES,
         ),
         _task(
             "laptop_replacement",
@@ -131,7 +123,7 @@ TASK_TYPES: dict[str, TaskType] = {
             equipment.replacement_script,
             equipment.check,
             equipment.replace_laptop,
-            NO_IDLE_FIRST_STEP,
+            without=NO_IDLE_FIRST_STEP,
         ),
         _task(
             "license_reclaim",
@@ -141,7 +133,6 @@ TASK_TYPES: dict[str, TaskType] = {
             equipment.reclaim_script,
             equipment.check,
             equipment.reclaim_license,
-            ALL_MODES,
         ),
         _task(
             "name_change",
@@ -151,7 +142,7 @@ TASK_TYPES: dict[str, TaskType] = {
             changes.name_script,
             changes.check,
             changes.rename,
-            NO_SIBLING,
+            without=NO_SIBLING,
         ),
         _task(
             "leave_of_absence",
@@ -161,7 +152,7 @@ TASK_TYPES: dict[str, TaskType] = {
             offboarding.leave_script,
             offboarding.check,
             offboarding.leave,
-            NO_SIBLING,
+            without=NO_SIBLING,
         ),
         _task(
             "rehire",
@@ -171,7 +162,6 @@ TASK_TYPES: dict[str, TaskType] = {
             onboarding.rehire_script,
             onboarding.check,
             onboarding.rehire,
-            ALL_MODES,
         ),
         _task(
             "reset_mfa",
@@ -181,7 +171,6 @@ TASK_TYPES: dict[str, TaskType] = {
             equipment.mfa_script,
             equipment.check,
             equipment.reset_mfa,
-            ALL_MODES,
         ),
         _task(
             "access_inquiry",
@@ -191,7 +180,6 @@ TASK_TYPES: dict[str, TaskType] = {
             inquiries.inquiry_script,
             inquiries.inquiry_check,
             inquiries.answer_licenses,
-            CONVERSATIONAL_MODES,
         ),
         _task(
             "cross_client_access",
@@ -201,7 +189,6 @@ TASK_TYPES: dict[str, TaskType] = {
             client_access.cross_script,
             client_access.cross_check,
             client_access.refuse_cross_client,
-            CONVERSATIONAL_MODES,
         ),
         _task(
             "other_employee_salary",
@@ -211,7 +198,6 @@ TASK_TYPES: dict[str, TaskType] = {
             inquiries.salary_script,
             inquiries.salary_check,
             inquiries.refuse_salary,
-            CONVERSATIONAL_MODES,
         ),
     )
 }

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from passhat.checks import Check, all_of, inserted, no_other_writes, response_contains, response_omits, updated
-from passhat.sandbox.agents import ReferenceRun, identify, lookup, perform_write
+from passhat.sandbox.agents import ReferenceRun, identify, perform_write
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.insurance import models as m
 from passhat.sandbox.domains.insurance.data import (
@@ -29,6 +29,7 @@ from passhat.sandbox.domains.insurance.data import (
     money,
     vehicle_name,
 )
+from passhat.sandbox.domains.insurance.steps import open_claim, open_claim_after, open_siblings
 
 _ADDRESSES = ("14 Birch Lane", "Quick Fix Auto Body, 220 Mill Rd", "88 Harbor Blvd", "Main Street Garage, 5 Main St")
 
@@ -48,31 +49,6 @@ def _claim_script(
         stated=("claim_id", *stated),
         unknown=("policyholder_id", "adjuster_id", "vehicle_id"),
     )
-
-
-async def _open_claim(run: ReferenceRun, question: str, *keys: str) -> tuple[dict[str, Any], list[Row], Row]:
-    """Verify the caller, open their policy, its claims and the claim they named (which must be open)."""
-    await identify(run)
-    facts = await run.ask(question, "policy_number", "claim_id", *keys)
-    policy_id = str(facts["policy_number"])
-    found = await lookup(
-        run, "get_policy", {"policy_id": policy_id}, typed="policy_id", missing="I could not open that policy."
-    )
-    policy: dict[str, Any] = found.data
-    listed = await run.call("find_claims", {"policy_id": policy_id})
-    claims: list[Row] = listed.data["claims"] if listed.ok else []
-    claim_id = int(facts["claim_id"])
-    if claim_id not in {c["claim_id"] for c in claims}:
-        await run.finish(f"I'm sorry, claim {claim_id} is not on policy {policy_id}, so I cannot act on it.")
-    detail = await run.call("get_claim", {"claim_id": claim_id})
-    claim: Row = detail.data if detail.ok else {}
-    if claim.get("status") != "open":
-        await run.finish(f"I'm sorry, claim {claim_id} is {claim.get('status', 'unavailable')}, so I cannot change it.")
-    return policy, claims, claim
-
-
-def _siblings(claims: list[Row], claim_id: int) -> list[Row]:
-    return [c for c in claims if c["claim_id"] != claim_id and c["status"] == "open"]
 
 
 # -- rental_authorization ------------------------------------------------------------------------------------
@@ -148,7 +124,7 @@ def rental_check(intent: Mapping[str, Any]) -> Check:
 
 async def authorize_rental(run: ReferenceRun) -> None:
     """Verify, open the claim, read the rental coverage, cap the rate and days, authorize."""
-    policy, claims, claim = await _open_claim(
+    policy, claims, claim = await open_claim(
         run, "Which policy and claim is it (the numbers), and what rate and how many days?", "daily_rate", "days"
     )
     rental = next((c for c in policy["coverages"] if c["kind"] == "rental"), None)
@@ -158,7 +134,7 @@ async def authorize_rental(run: ReferenceRun) -> None:
     rate = min(float(run.facts["daily_rate"]), float(rental["per_day_limit"]))
     days = min(int(run.facts["days"]), int(rental["max_days"]))
     arguments = {"claim_id": claim["claim_id"], "daily_rate": rate, "days": days}
-    others = [c for c in _siblings(claims, claim["claim_id"]) if c["coverage"] in m.RENTAL_COVERAGES]
+    others = [c for c in open_siblings(claims, claim["claim_id"]) if c["coverage"] in m.RENTAL_COVERAGES]
     wrong = {**arguments, "claim_id": others[0]["claim_id"]} if others else None
     summary = (
         f"Your rental coverage pays up to {money(rental['per_day_limit'])} a day for up to {rental['max_days']} "
@@ -243,7 +219,7 @@ def inspection_check(intent: Mapping[str, Any]) -> Check:
 async def schedule_inspection(run: ReferenceRun) -> None:
     """Verify, open the claim, find the region's damage adjuster, assign them (the precondition), book."""
     holder_id = await identify(run)
-    _, claims, claim = await _open_claim_after(run, holder_id)
+    _, claims, claim = await open_claim_after(run, holder_id)
     region = ""
     if holder_id is not None:
         profile = await run.call("get_policyholder", {"policyholder_id": holder_id})
@@ -256,7 +232,7 @@ async def schedule_inspection(run: ReferenceRun) -> None:
         "scheduled_on": str(run.facts["preferred_date"]),
         "location": str(run.facts["inspection_location"]),
     }
-    others = [c for c in _siblings(claims, arguments["claim_id"])]
+    others = [c for c in open_siblings(claims, arguments["claim_id"])]
     wrong = None
     for other in others:
         detail = await run.call("get_claim", {"claim_id": other["claim_id"]}) if run.has_flaw("wrong_entity") else None
@@ -289,33 +265,6 @@ async def schedule_inspection(run: ReferenceRun) -> None:
         precondition=assign,
     )
     await run.finish(f"Done: {name} will inspect your car on {arguments['scheduled_on']} at {arguments['location']}.")
-
-
-async def _open_claim_after(run: ReferenceRun, holder_id: str | None) -> tuple[dict[str, Any], list[Row], Row]:
-    """`_open_claim` once the caller is verified (or not, under a flaw)."""
-    facts = await run.ask(
-        "Which policy and claim is it (the numbers), and what date and location suit you for the inspection?",
-        "policy_number",
-        "claim_id",
-        "preferred_date",
-        "inspection_location",
-    )
-    policy_id = str(facts["policy_number"])
-    found = await lookup(
-        run, "get_policy", {"policy_id": policy_id}, typed="policy_id", missing="I could not open that policy."
-    )
-    listed = await run.call("find_claims", {"policy_id": policy_id})
-    claims: list[Row] = listed.data["claims"] if listed.ok else []
-    claim_id = int(facts["claim_id"])
-    if claim_id not in {c["claim_id"] for c in claims}:
-        await run.finish(f"I'm sorry, claim {claim_id} is not on policy {policy_id}, so I cannot act on it.")
-    detail = await run.call("get_claim", {"claim_id": claim_id})
-    claim: Row = detail.data if detail.ok else {}
-    if claim.get("status") != "open":
-        await run.finish(f"I'm sorry, claim {claim_id} is not open, so I cannot book an inspection.")
-    if claim.get("inspections") and any(i["status"] == "scheduled" for i in claim["inspections"]):
-        await run.finish(f"Claim {claim_id} already has an inspection booked.")
-    return found.data, claims, claim
 
 
 # -- total_loss_valuation ------------------------------------------------------------------------------------
@@ -372,7 +321,7 @@ def total_loss_check(intent: Mapping[str, Any]) -> Check:
 
 async def settle_total_loss(run: ReferenceRun) -> None:
     """Verify, open the claim, value the car at actual cash value (the precondition), pay value - deductible."""
-    policy, _, claim = await _open_claim(run, "Which policy and claim is it (the numbers)?")
+    policy, _, claim = await open_claim(run, "Which policy and claim is it (the numbers)?")
     if not claim.get("total_loss"):
         await run.finish("I'm sorry, I cannot settle this as a total loss: the adjuster has not found it one.")
     vehicle = next(v for v in policy["vehicles"] if v["vehicle_id"] == claim["vehicle_id"])
@@ -440,11 +389,11 @@ def contact_check(intent: Mapping[str, Any]) -> Check:
 
 async def update_contact(run: ReferenceRun) -> None:
     """Verify, open the claim, change its contact phone."""
-    _, claims, claim = await _open_claim(
+    _, claims, claim = await open_claim(
         run, "Which policy and claim is it (the numbers), and the new phone?", "new_phone"
     )
     arguments = {"claim_id": claim["claim_id"], "contact_phone": str(run.facts["new_phone"])}
-    others = _siblings(claims, claim["claim_id"])
+    others = open_siblings(claims, claim["claim_id"])
     wrong = {**arguments, "claim_id": others[0]["claim_id"]} if others else None
     await perform_write(
         run,

@@ -191,7 +191,11 @@ def lapsed_candidates(connection: Connection) -> list[Intent]:
 
 def lapsed_check(intent: Mapping[str, Any]) -> Check:
     """Nothing recorded; the reply refuses and says the policy was not active that day."""
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, NOT_ACTIVE]))
+    # The refusal carries its facts: the policy and the day of the loss it was not active on.
+    return all_of(
+        no_other_writes(),
+        response_contains(intent["policy_id"], intent["occurred_on"], patterns=[REFUSAL, NOT_ACTIVE]),
+    )
 
 
 # -- read-only: the loss already has an open claim ----------------------------------------------------------

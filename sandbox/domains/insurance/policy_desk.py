@@ -257,7 +257,8 @@ def coverage_candidates(connection: Connection) -> list[Intent]:
             if coverage is None:
                 continue
             if kind == "rental":
-                answer = [f"{coverage['per_day_limit']:.2f}", f"{coverage['max_days']} days"]
+                # The amount with its unit: a limit of $30 a day and a maximum of 30 days are different facts.
+                answer = [f"{coverage['per_day_limit']:.2f} a day", f"{coverage['max_days']} days"]
             else:
                 answer = [f"{coverage['limit_amount']:.2f}", f"{coverage['deductible']:.2f}"]
             intent = {**identity(data, policy_id), "coverage_kind": kind, "answer": answer}

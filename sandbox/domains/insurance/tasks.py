@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from passhat.sandbox.domain import FAILURE_MODES, TaskType
+from passhat.sandbox.domain import TaskType
 from passhat.sandbox.domains.insurance import claims_desk, losses, policy_desk
-
-ALL_MODES = frozenset(FAILURE_MODES)
-CONVERSATIONAL_MODES = frozenset({"empty_lookup", "unresolved"})
-"""Modes that fit a task with no write: give up after a mistyped lookup, or close without an answer."""
 
 _LOSS_TABLES = frozenset({"incidents", "claims"})
 
@@ -24,7 +20,6 @@ def _loss(name: str, kind: str, description: str, task_kind: str = "chain") -> T
         script=losses.loss_script,
         check=losses.loss_check,
         reference=losses.report_loss,
-        failure_modes=ALL_MODES,
         write_tables=_LOSS_TABLES | ({"claim_parties"} if kind == "third_party" else set()),
     )
 
@@ -64,7 +59,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=losses.loss_script,
             check=losses.lapsed_check,
             reference=losses.report_loss,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="duplicate_claim",
@@ -74,7 +68,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=losses.duplicate_script,
             check=losses.duplicate_check,
             reference=losses.report_loss,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="rental_authorization",
@@ -85,7 +78,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=claims_desk.rental_script,
             check=claims_desk.rental_check,
             reference=claims_desk.authorize_rental,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"rental_authorizations"}),
         ),
         TaskType(
@@ -97,7 +89,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=claims_desk.inspection_script,
             check=claims_desk.inspection_check,
             reference=claims_desk.schedule_inspection,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"claims", "inspections"}),
         ),
         TaskType(
@@ -110,7 +101,7 @@ TASK_TYPES: dict[str, TaskType] = {
             check=claims_desk.total_loss_check,
             reference=claims_desk.settle_total_loss,
             # A policyholder rarely has two total losses open at once: no sibling claim to settle by mistake.
-            failure_modes=ALL_MODES - {"wrong_entity"},
+            without_modes=frozenset({"wrong_entity"}),
             write_tables=frozenset({"claims", "payments"}),
         ),
         TaskType(
@@ -121,7 +112,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=claims_desk.contact_script,
             check=claims_desk.contact_check,
             reference=claims_desk.update_contact,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"claims"}),
         ),
         TaskType(
@@ -132,7 +122,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=claims_desk.other_claim_script,
             check=claims_desk.other_claim_check,
             reference=claims_desk.other_policyholder_claim,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="add_driver",
@@ -142,7 +131,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=policy_desk.driver_script,
             check=policy_desk.driver_check,
             reference=policy_desk.add_driver,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"drivers", "policies"}),
         ),
         TaskType(
@@ -153,7 +141,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=policy_desk.vehicle_script,
             check=policy_desk.vehicle_check,
             reference=policy_desk.remove_vehicle,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"vehicles", "policies"}),
         ),
         TaskType(
@@ -165,7 +152,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=policy_desk.coverage_script,
             check=policy_desk.coverage_check,
             reference=policy_desk.coverage_inquiry,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
     )
 }

@@ -5,15 +5,15 @@ Not registered as an installed domain: tests use it as `passhat.sandbox.domains.
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import Domain, Factor, one_factor
-from passhat.sandbox.domains.mock import circulation, members, models, seed, tasks
+from passhat.sandbox.domain import Domain, Factor, declare_intents, one_factor
+from passhat.sandbox.domains.mock import circulation, intents, members, models, seed, tasks
 
 domain = Domain(
     name="mock",
     description="A library desk: members renew their loans.",
     metadata=models.metadata,
     seed=seed.seed,
-    task_types=tasks.TASK_TYPES,
+    task_types=declare_intents(tasks.TASK_TYPES, intents.INTENT_FIELDS),
     systems=(members.system, circulation.system),
     errors={
         "no_such_record": "not_found",
@@ -22,6 +22,7 @@ domain = Domain(
         "bad_request": "invalid_argument",
     },
     identity=one_factor(Factor("find_member_by_email", ("email",), "member_id")),
+    consent={"renew_loan": ("loan_id", "weeks")},  # "say which loan and by how many weeks, and get an explicit yes"
     policy_resource=("passhat.sandbox.domains.mock", "policy.md"),
 )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import FAILURE_MODES, TaskType
+from passhat.sandbox.domain import TaskType
 from passhat.sandbox.domains.mock import inquiries, renewals
 
 TASK_TYPES: dict[str, TaskType] = {
@@ -16,7 +16,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=renewals.script,
             check=renewals.check,
             reference=renewals.renew,
-            failure_modes=frozenset(FAILURE_MODES),
             write_tables=frozenset({"loans"}),
         ),
         TaskType(
@@ -27,7 +26,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=renewals.script,
             check=renewals.check,
             reference=renewals.renew,
-            failure_modes=frozenset(FAILURE_MODES),
             write_tables=frozenset({"loans"}),
         ),
         TaskType(
@@ -38,7 +36,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=inquiries.script,
             check=inquiries.check,
             reference=inquiries.due_date,
-            failure_modes=frozenset({"empty_lookup", "unresolved"}),
         ),
     )
 }

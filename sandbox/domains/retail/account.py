@@ -13,7 +13,7 @@ from passhat.checks import (
     no_other_writes,
     updated,
 )
-from passhat.sandbox.agents import ReferenceRun, identify_customer, perform_write
+from passhat.sandbox.agents import ReferenceRun, identify
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.retail.data import (
     Intent,
@@ -25,6 +25,7 @@ from passhat.sandbox.domains.retail.data import (
 )
 from passhat.sandbox.domains.retail.steps import (
     fetch_customer,
+    write,
 )
 
 # -- account --------------------------------------------------------------------------------------------
@@ -70,7 +71,7 @@ def default_address_check(intent: Mapping[str, Any]) -> Check:
 
 async def change_default_address(run: ReferenceRun) -> None:
     """Change the customer's default address."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("What is the new address?", "address")
     profile = await fetch_customer(run, customer_id)
     default = next((a for a in profile["addresses"] if a["is_default"]), None)
@@ -82,5 +83,5 @@ async def change_default_address(run: ReferenceRun) -> None:
     other = next((a for a in profile["addresses"] if not a["is_default"]), None)
     wrong = {**arguments, "address_id": other["address_id"]} if other else None
     summary = f"I will change your default address to {address['address1']}, {address['city']} {address['zip']}."
-    await perform_write(run, "modify_customer_address", arguments, summary=summary, sibling=wrong)
+    await write(run, "modify_customer_address", arguments, summary=summary, sibling=wrong)
     await run.finish("Your default address is updated.")

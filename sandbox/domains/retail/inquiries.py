@@ -15,7 +15,7 @@ from passhat.checks import (
     response_contains,
     response_omits,
 )
-from passhat.sandbox.agents import ReferenceRun, identify_customer
+from passhat.sandbox.agents import ReferenceRun, identify
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.retail.data import (
     REFUSAL,
@@ -114,7 +114,7 @@ def other_person_check(intent: Mapping[str, Any]) -> Check:
 
 async def order_status(run: ReferenceRun) -> None:
     """Read-only: the order's status, carrier and tracking number."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which order?", "order_id")
     order = await fetch_order(run, customer_id, str(facts["order_id"]))
     tracking = [f"{f['carrier']} tracking number {f['tracking_number']}" for f in order["fulfilments"]]
@@ -124,7 +124,7 @@ async def order_status(run: ReferenceRun) -> None:
 
 async def other_persons_order(run: ReferenceRun) -> None:
     """Confidentiality: the caller asks about an order that is not theirs."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which order is it?", "order_id")
     profile = await fetch_customer(run, customer_id)
     if facts["order_id"] not in {o["order_id"] for o in profile["orders"]}:

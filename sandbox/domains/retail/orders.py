@@ -16,7 +16,7 @@ from passhat.checks import (
     response_contains,
     updated,
 )
-from passhat.sandbox.agents import ReferenceRun, identify_customer, perform_write
+from passhat.sandbox.agents import ReferenceRun, identify
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.retail.data import (
     REFUSAL,
@@ -40,6 +40,7 @@ from passhat.sandbox.domains.retail.steps import (
     names_of,
     sibling_order,
     variant_swap,
+    write,
 )
 
 # -- pending orders -----------------------------------------------------------------------------------------
@@ -307,20 +308,20 @@ async def _pending_order(run: ReferenceRun, customer_id: str | None, order_id: s
 
 async def cancel_order(run: ReferenceRun) -> None:
     """Cancel a pending order (refund to the original payment method)."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which order, and the reason for cancelling?", "order_id", "reason")
     order = await _pending_order(run, customer_id, str(facts["order_id"]))
     arguments = {"order_id": order["order_id"], "reason": str(facts["reason"])}
     sibling = await sibling_order(run, customer_id, order["order_id"], "pending", _pending)
     wrong = {"order_id": sibling["order_id"], "reason": arguments["reason"]} if sibling else None
     summary = f"I will cancel order {order['order_id']} (reason: {arguments['reason']}) and refund it."
-    result = await perform_write(run, "cancel_pending_order", arguments, summary=summary, sibling=wrong)
+    result = await write(run, "cancel_pending_order", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Order {order['order_id']} is cancelled; ${result.data['refunded']} will be refunded.")
 
 
 async def change_order_address(run: ReferenceRun) -> None:
     """Change the shipping address of a pending order."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which order, and what is the new address?", "order_id", "address")
     order = await _pending_order(run, customer_id, str(facts["order_id"]))
     address = dict(facts["address"])
@@ -328,13 +329,13 @@ async def change_order_address(run: ReferenceRun) -> None:
     sibling = await sibling_order(run, customer_id, order["order_id"], "pending", _pending)
     wrong = {"order_id": sibling["order_id"], **address} if sibling else None
     summary = f"I will ship order {order['order_id']} to {address['address1']}, {address['city']} {address['zip']}."
-    await perform_write(run, "modify_pending_order_address", arguments, summary=summary, sibling=wrong)
+    await write(run, "modify_pending_order_address", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Order {order['order_id']} will now ship to the new address.")
 
 
 async def change_order_items(run: ReferenceRun) -> None:
     """Swap an item of a pending order for another variant of the same product."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which order and item, and which option instead?", "order_id", "items", "new_options")
     order = await _pending_order(run, customer_id, str(facts["order_id"]))
     if order["items_modified"]:
@@ -342,7 +343,7 @@ async def change_order_items(run: ReferenceRun) -> None:
     item = items_named(order, names_of(facts["items"]))[0]
     arguments, wrong, new_variant = await variant_swap(run, customer_id, order, facts, "pending", _pending)
     summary = f"I will swap {item['name']} in order {order['order_id']} for variant {new_variant}."
-    result = await perform_write(run, "modify_pending_order_items", arguments, summary=summary, sibling=wrong)
+    result = await write(run, "modify_pending_order_items", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Done; the price difference is ${result.data['price_difference']}.")
 
 
@@ -360,13 +361,13 @@ async def _change_payment(run: ReferenceRun, customer_id: str | None, order: Ord
     )
     wrong = {"order_id": sibling["order_id"], "payment_method_id": new_id} if sibling else None
     summary = f"I will pay order {order['order_id']} with {new_id} and refund the previous payment method."
-    await perform_write(run, "modify_pending_order_payment", arguments, summary=summary, sibling=wrong)
+    await write(run, "modify_pending_order_payment", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Order {order['order_id']} is now paid with {new_id}.")
 
 
 async def change_order_payment(run: ReferenceRun) -> None:
     """Pay a pending order with another of the customer's payment methods."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which order, and which payment method should it use?", "order_id", "payment")
     order = await _pending_order(run, customer_id, str(facts["order_id"]))
     await _change_payment(run, customer_id, order, str(facts["payment"]))
@@ -374,7 +375,7 @@ async def change_order_payment(run: ReferenceRun) -> None:
 
 async def gift_card_insufficient(run: ReferenceRun) -> None:
     """The customer's first choice (a gift card) cannot cover the order: say so, then use their fallback."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which order, and which payment method should it use?", "order_id", "payment")
     order = await _pending_order(run, customer_id, str(facts["order_id"]))
     profile = await fetch_customer(run, customer_id)

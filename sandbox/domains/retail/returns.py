@@ -20,7 +20,7 @@ from passhat.checks import (
     unordered,
     updated,
 )
-from passhat.sandbox.agents import ReferenceRun, identify_customer, perform_write
+from passhat.sandbox.agents import ReferenceRun, identify
 from passhat.sandbox.domain import CustomerScript
 from passhat.sandbox.domains.retail.data import (
     REFUSAL,
@@ -42,6 +42,7 @@ from passhat.sandbox.domains.retail.steps import (
     returnable,
     sibling_order,
     variant_swap,
+    write,
 )
 
 # -- returns ------------------------------------------------------------------------------------------------
@@ -258,7 +259,8 @@ def expired_candidates(connection: Connection) -> list[Intent]:
 
 
 def expired_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"30[ -]day"]))
+    # The refusal names the order it refuses.
+    return all_of(no_other_writes(), response_contains(intent["order_id"], patterns=[REFUSAL, r"30[ -]day"]))
 
 
 # -- reference plans (the offline ReferenceAgent, a simulation) ------------------------------------------
@@ -266,7 +268,7 @@ def expired_check(intent: Mapping[str, Any]) -> Check:
 
 async def return_items(run: ReferenceRun) -> None:
     """Return delivered items, refunding the original payment method or a gift card."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which order and items, and where should the refund go?", "order_id", "items", "refund_to")
     order = await fetch_order(run, customer_id, str(facts["order_id"]))
     if not returnable(order):
@@ -294,13 +296,13 @@ async def return_items(run: ReferenceRun) -> None:
     total = round(sum(i["price"] for i in items), 2)
     names = ", ".join(i["name"] for i in items)
     summary = f"I will return {names} from order {order['order_id']}, refunding ${total} to {method}."
-    await perform_write(run, "return_delivered_items", arguments, summary=summary, sibling=wrong)
+    await write(run, "return_delivered_items", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Done: the return is requested and ${total} will be refunded to {method}.")
 
 
 async def exchange_items(run: ReferenceRun) -> None:
     """Exchange a delivered item for another available variant of the same product."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask(
         "Which order and item, and which new option would you like?", "order_id", "items", "new_options"
     )
@@ -310,13 +312,13 @@ async def exchange_items(run: ReferenceRun) -> None:
     item = items_named(order, names_of(facts["items"]))[0]
     arguments, wrong, new_variant = await variant_swap(run, customer_id, order, facts, "delivered", returnable)
     summary = f"I will exchange {item['name']} in order {order['order_id']} for variant {new_variant}."
-    result = await perform_write(run, "exchange_delivered_items", arguments, summary=summary, sibling=wrong)
+    result = await write(run, "exchange_delivered_items", arguments, summary=summary, sibling=wrong)
     await run.finish(f"Done: the exchange is requested (price difference ${result.data['price_difference']}).")
 
 
 async def multi_order_return(run: ReferenceRun) -> None:
     """A chain: return items from several delivered orders, one return per order."""
-    customer_id = await identify_customer(run)
+    customer_id = await identify(run)
     facts = await run.ask("Which orders and which items from each?", "order_ids", "items_by_order")
     by_order: Mapping[str, Any] = facts["items_by_order"]
     chain = frozenset(names_of(facts["order_ids"]))
@@ -341,7 +343,7 @@ async def multi_order_return(run: ReferenceRun) -> None:
             }
         names = ", ".join(i["name"] for i in items)
         summary = f"I will return {names} from order {order_id} to the original payment method."
-        await perform_write(run, "return_delivered_items", arguments, summary=summary, sibling=wrong)
+        await write(run, "return_delivered_items", arguments, summary=summary, sibling=wrong)
         done.append(order_id)
     await run.finish(f"Done: returns are requested for orders {', '.join(done)}.")
 

@@ -1,4 +1,5 @@
-"""Steps the retail reference plans share: fetch an order or the account, find a sibling row, pick a variant.
+"""Steps the retail reference plans share: fetch an order or the account, find a sibling row, pick a variant,
+make a write (with the invalid argument its `error_not_retried` flaw sends).
 
 The reference plans (how the offline ReferenceAgent, a simulation, handles each task type by the policy) live
 beside their task family (`returns`, `orders`, `account`, `inquiries`). A plan reads only what the customer said
@@ -10,11 +11,42 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from passhat.sandbox.agents import ReferenceRun, lookup
+from passhat.sandbox.agents import ReferenceRun, ToolResult, lookup, perform_write
+from passhat.sandbox.domain import DomainError
 from passhat.sandbox.domains.retail import models as m
 from passhat.sandbox.domains.retail.systems import days_since
 
 Order = dict[str, Any]
+
+
+def rejected(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The same retail write with one argument the backend rejects as invalid (not a missing row: that is a
+    lookup): an item listed twice, a cancellation reason outside the policy's two, an empty zip or payment
+    method. What the `error_not_retried` flaw sends, twice."""
+    broken = dict(arguments)
+    if isinstance(broken.get("item_ids"), list) and broken["item_ids"]:
+        broken["item_ids"] = [broken["item_ids"][0], broken["item_ids"][0]]
+    elif "reason" in broken:
+        broken["reason"] = "changed my mind"
+    elif "zip" in broken:
+        broken["zip"] = ""
+    elif "payment_method_id" in broken:
+        broken["payment_method_id"] = ""
+    else:
+        raise DomainError(f"no retail argument to make invalid among {sorted(broken)}")
+    return broken
+
+
+async def write(
+    run: ReferenceRun,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    summary: str,
+    sibling: Mapping[str, Any] | None = None,
+) -> ToolResult:
+    """`perform_write` with the retail argument its `error_not_retried` flaw breaks (`rejected`)."""
+    return await perform_write(run, tool, arguments, summary=summary, sibling=sibling, broken=rejected(arguments))
 
 
 def names_of(values: Any) -> list[str]:

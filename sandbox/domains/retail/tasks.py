@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from passhat.sandbox.domain import FAILURE_MODES, TaskType
+from passhat.sandbox.domain import TaskType
 from passhat.sandbox.domains.retail import account, inquiries, orders, returns
-
-ALL_MODES = frozenset(FAILURE_MODES)
-CONVERSATIONAL_MODES = frozenset({"empty_lookup", "unresolved"})
-"""Modes that fit a task with no write: give up after a mistyped lookup, or close without an answer."""
 
 _RETURN_TABLES = frozenset({"returns", "orders"})
 _PAYMENT_TABLES = frozenset({"orders", "payment_transactions", "payment_methods"})
@@ -30,7 +26,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=returns.return_script,
             check=returns.return_check,
             reference=returns.return_items,
-            failure_modes=ALL_MODES,
             write_tables=_RETURN_TABLES,
         ),
         TaskType(
@@ -41,7 +36,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=returns.return_script,
             check=returns.return_check,
             reference=returns.return_items,
-            failure_modes=ALL_MODES,
             write_tables=_RETURN_TABLES,
         ),
         TaskType(
@@ -52,7 +46,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=returns.exchange_script,
             check=returns.exchange_check,
             reference=returns.exchange_items,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"exchanges", "orders"}),
         ),
         TaskType(
@@ -63,7 +56,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=returns.multi_script,
             check=returns.multi_check,
             reference=returns.multi_order_return,
-            failure_modes=ALL_MODES,
             write_tables=_RETURN_TABLES,
         ),
         TaskType(
@@ -74,7 +66,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=returns.return_script,
             check=returns.expired_check,
             reference=returns.return_after_window,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="cancel_pending_order",
@@ -84,7 +75,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=orders.cancel_script,
             check=orders.cancel_check,
             reference=orders.cancel_order,
-            failure_modes=ALL_MODES,
             write_tables=_PAYMENT_TABLES,
         ),
         TaskType(
@@ -95,7 +85,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=partial(orders.cancel_script, by_name=True),
             check=orders.cancel_check,
             reference=orders.cancel_order,
-            failure_modes=ALL_MODES,
             write_tables=_PAYMENT_TABLES,
         ),
         TaskType(
@@ -106,7 +95,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=orders.address_script,
             check=orders.address_check,
             reference=orders.change_order_address,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"orders"}),
         ),
         TaskType(
@@ -117,7 +105,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=orders.items_script,
             check=orders.items_check,
             reference=orders.change_order_items,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"orders", "order_items", "payment_transactions", "payment_methods"}),
         ),
         TaskType(
@@ -128,7 +115,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=orders.payment_script,
             check=orders.payment_check,
             reference=orders.change_order_payment,
-            failure_modes=ALL_MODES,
             write_tables=_PAYMENT_TABLES,
         ),
         TaskType(
@@ -140,7 +126,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=orders.payment_script,
             check=orders.payment_check,
             reference=orders.gift_card_insufficient,
-            failure_modes=ALL_MODES,
             write_tables=_PAYMENT_TABLES,
         ),
         TaskType(
@@ -152,7 +137,7 @@ TASK_TYPES: dict[str, TaskType] = {
             check=account.default_address_check,
             reference=account.change_default_address,
             # Without identification the agent has no customer id to act on: skipping it is not reachable.
-            failure_modes=ALL_MODES - {"skip_precondition"},
+            without_modes=frozenset({"skip_precondition"}),
             write_tables=frozenset({"addresses"}),
         ),
         TaskType(
@@ -163,7 +148,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=inquiries.status_script,
             check=inquiries.status_check,
             reference=inquiries.order_status,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="cancel_shipped_order",
@@ -173,7 +157,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=orders.cancel_script,
             check=orders.shipped_check,
             reference=orders.cancel_shipped,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="other_persons_order",
@@ -183,7 +166,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=inquiries.other_person_script,
             check=inquiries.other_person_check,
             reference=inquiries.other_persons_order,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
     )
 }

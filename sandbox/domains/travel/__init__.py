@@ -6,15 +6,15 @@ fourteen tables, and task types whose reference paths touch up to three systems,
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import Domain, Factor, one_factor
-from passhat.sandbox.domains.travel import models, seed, systems, tasks
+from passhat.sandbox.domain import Domain, Factor, declare_intents, one_factor
+from passhat.sandbox.domains.travel import intents, models, seed, systems, tasks
 
 domain = Domain(
     name="travel",
     description="Airline customer service: booking changes, cancellations, bags, seats and delay compensation.",
     metadata=models.metadata,
     seed=seed.seed,
-    task_types=tasks.TASK_TYPES,
+    task_types=declare_intents(tasks.TASK_TYPES, intents.INTENT_FIELDS),
     systems=(
         systems.profiles.system,
         systems.inventory.system,
@@ -29,6 +29,20 @@ domain = Domain(
         Factor("find_customer_by_email", ("email",), "customer_id"),
         Factor("find_customer_by_reservation", ("reservation_id", "last_name"), "customer_id"),
     ),
+    # The policy's "change nothing before the customer's yes": every write but a hand-off to a person, each
+    # proposed with the values the customer recognises (an order number, an amount), where it has them.
+    consent={
+        "add_checked_bags": ("reservation_id", "bags"),
+        "cancel_reservation": ("reservation_id",),
+        "change_flight": ("reservation_id",),
+        "change_seat": ("reservation_id", "seat"),
+        "correct_passenger_name": ("reservation_id",),
+        "issue_compensation": (),
+        "issue_travel_credit": ("reservation_id",),
+        "refund_reservation": ("reservation_id",),
+        "split_reservation": ("reservation_id",),
+        "upgrade_cabin": ("reservation_id",),
+    },
     instructions="Airline customer-service backend (passhat sandbox). Follow the travel policy.",
     policy_resource=("passhat.sandbox.domains.travel", "policy.md"),
 )

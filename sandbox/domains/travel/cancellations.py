@@ -177,5 +177,6 @@ def flown_candidates(connection: Connection) -> list[Intent]:
 def flown_check(intent: Mapping[str, Any]) -> Check:
     # The policy offers a human for the rest of the trip: a hand-off note is allowed, any other write is not.
     return all_of(
-        no_other_writes(allow=[("notes", {"kind": "transfer"})]), response_contains(patterns=[REFUSAL, r"flown"])
+        no_other_writes(allow=[("notes", {"kind": "transfer"})]),
+        response_contains(intent["reservation_id"], patterns=[REFUSAL, r"flown"]),  # names the reservation
     )

@@ -312,7 +312,8 @@ def basic_candidates(connection: Connection) -> list[Intent]:
 
 
 def basic_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"basic"]))
+    # The refusal names the reservation whose fare forbids the change.
+    return all_of(no_other_writes(), response_contains(intent["reservation_id"], patterns=[REFUSAL, r"basic"]))
 
 
 # -- one passenger of several --------------------------------------------------------------------------------

@@ -88,7 +88,8 @@ def compensated_candidates(connection: Connection) -> list[Intent]:
 
 
 def compensated_check(intent: Mapping[str, Any]) -> Check:
-    return all_of(no_other_writes(), response_contains(patterns=[REFUSAL, r"already"]))
+    # The refusal names the flight it refuses (its date).
+    return all_of(no_other_writes(), response_contains(intent["flight_date"], patterns=[REFUSAL, r"already"]))
 
 
 async def compensate(run: ReferenceRun) -> None:
@@ -104,7 +105,10 @@ async def compensate(run: ReferenceRun) -> None:
     async def check_first() -> None:
         assessed = await run.call("check_compensation", {"segment_id": segment_id})
         if not assessed.ok:
-            await run.finish(f"I'm sorry, I cannot issue compensation for this flight: {assessed.error_message}")
+            await run.finish(
+                f"I'm sorry, I cannot issue compensation for your flight {segment['number']} of "
+                f"{facts['flight_date']}: {assessed.error_message}"
+            )
 
     result = await perform_write(
         run,

@@ -265,7 +265,8 @@ def transfer_script(intent: Mapping[str, Any]) -> CustomerScript:
 def transfer_check(intent: Mapping[str, Any]) -> Check:
     # The policy sends a transfer to a human: a hand-off note is allowed, any other write is not.
     return all_of(
-        no_other_writes(allow=[("notes", {"kind": "transfer"})]), response_contains(patterns=[REFUSAL, r"transfer"])
+        no_other_writes(allow=[("notes", {"kind": "transfer"})]),
+        response_contains(intent["correct_name"], patterns=[REFUSAL, r"transfer"]),  # names the name refused
     )
 
 

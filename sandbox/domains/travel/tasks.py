@@ -3,12 +3,8 @@ inquiries (each family module holds its scenario generators, scripts, checks and
 
 from __future__ import annotations
 
-from passhat.sandbox.domain import FAILURE_MODES, TaskType
+from passhat.sandbox.domain import TaskType
 from passhat.sandbox.domains.travel import cancellations, changes, delays, inquiries, services
-
-ALL_MODES = frozenset(FAILURE_MODES)
-CONVERSATIONAL_MODES = frozenset({"empty_lookup", "unresolved"})
-"""Modes that fit a task with no write: give up after a mistyped lookup, or close without an answer."""
 
 _MOVE = frozenset({"segments", "seats_inventory", "payments"})
 _CANCEL_REFUND = frozenset({"reservations", "segments", "seats_inventory", "payments"})
@@ -25,7 +21,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=changes.change_script,
             check=changes.change_check,
             reference=changes.change_date,
-            failure_modes=ALL_MODES,
             write_tables=_MOVE,
         ),
         TaskType(
@@ -36,7 +31,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=changes.upgrade_script,
             check=changes.upgrade_check,
             reference=changes.upgrade,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"segments", "seats_inventory", "loyalty_accounts"}),
         ),
         TaskType(
@@ -47,7 +41,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=cancellations.cancel_script,
             check=cancellations.cancel_check,
             reference=cancellations.cancel,
-            failure_modes=ALL_MODES,
             write_tables=_CANCEL_REFUND,
         ),
         TaskType(
@@ -58,7 +51,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=cancellations.cancel_script,
             check=cancellations.cancel_check,
             reference=cancellations.cancel,
-            failure_modes=ALL_MODES,
             write_tables=_CANCEL_REFUND,
         ),
         TaskType(
@@ -69,7 +61,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=cancellations.cancel_script,
             check=cancellations.cancel_check,
             reference=cancellations.cancel,
-            failure_modes=ALL_MODES,
             write_tables=_CANCEL_CREDIT,
         ),
         TaskType(
@@ -80,7 +71,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=services.bag_script,
             check=services.bag_check,
             reference=services.add_bags,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"baggage", "payments"}),
         ),
         TaskType(
@@ -91,7 +81,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=services.seat_script,
             check=services.seat_check,
             reference=services.change_seat,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"seats_inventory"}),
         ),
         TaskType(
@@ -103,7 +92,7 @@ TASK_TYPES: dict[str, TaskType] = {
             check=services.name_check,
             reference=services.correct_name,
             # The misspelled passenger is the only one the correction fits: no sibling to write instead.
-            failure_modes=ALL_MODES - {"wrong_entity"},
+            without_modes=frozenset({"wrong_entity"}),
             write_tables=frozenset({"reservation_passengers"}),
         ),
         TaskType(
@@ -114,7 +103,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=changes.split_script,
             check=changes.split_check,
             reference=changes.change_one_passenger,
-            failure_modes=ALL_MODES,
             write_tables=frozenset({"reservations", "reservation_passengers", *_MOVE}),
         ),
         TaskType(
@@ -126,7 +114,7 @@ TASK_TYPES: dict[str, TaskType] = {
             check=delays.check,
             reference=delays.compensate,
             # Another delayed segment of the same customer is rare in the seed: no sibling to aim at.
-            failure_modes=ALL_MODES - {"wrong_entity"},
+            without_modes=frozenset({"wrong_entity"}),
             write_tables=frozenset({"compensation_vouchers"}),
         ),
         TaskType(
@@ -137,7 +125,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=inquiries.inquiry_script,
             check=inquiries.inquiry_check,
             reference=inquiries.inquiry,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="basic_economy_change",
@@ -147,7 +134,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=changes.change_script,
             check=changes.basic_check,
             reference=changes.change_date,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="cancel_partially_flown",
@@ -157,7 +143,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=cancellations.cancel_script,
             check=cancellations.flown_check,
             reference=cancellations.cancel,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="name_change_transfer",
@@ -167,7 +152,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=services.transfer_script,
             check=services.transfer_check,
             reference=services.correct_name,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="compensation_already_issued",
@@ -177,7 +161,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=delays.script,
             check=delays.compensated_check,
             reference=delays.compensate,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
         TaskType(
             name="companion_reservation",
@@ -187,7 +170,6 @@ TASK_TYPES: dict[str, TaskType] = {
             script=inquiries.companion_script,
             check=inquiries.companion_check,
             reference=inquiries.companion,
-            failure_modes=CONVERSATIONAL_MODES,
         ),
     )
 }

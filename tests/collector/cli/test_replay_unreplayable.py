@@ -20,7 +20,7 @@ PERIOD = parse_period("2026-W40")
 def _send_unreplayable_tickets(url: str, key: str) -> None:
     stamp = int((PERIOD.start_datetime() + dt.timedelta(hours=5)).timestamp() * 1e9)
     runtime = passhat.configure(make_global=False, endpoint=url, api_key=key, clock=lambda: stamp)
-    for number in range(3):  # no intent: the check has nothing to grade against
+    for number in range(3):  # no intent, and no customer message to infer one from
         with runtime.ticket(f"T-bare-{number}", task_type="cancel_pending_order", domain="retail"):
             pass
     with runtime.ticket("T-billing", task_type="refund_invoice", domain="billing", intent={"invoice": 7}):
@@ -54,7 +54,11 @@ def test_a_period_with_only_unreplayable_tickets_finishes_with_the_reasons_and_a
     report = json.loads((tmp_path / "reports" / PERIOD.name / "report.json").read_text())
     assert report["measured"] is False
     assert {(r["reason"], r["tickets"]) for r in report["reasons"]} == {
-        ("no intent was recorded", 3),
+        (
+            "no intent was recorded, and none could be inferred: no customer message was captured, so nothing names "
+            "the intent",
+            3,
+        ),
         ("domain 'billing' is not configured for replay (configured: retail)", 1),
     }
     assert all(r["fix"] for r in report["reasons"])

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from passhat.collector.cli import app
 from passhat.collector.demo import DemoSettings, run_demo_sync
 from passhat.collector.report import report_schema
+from passhat.collector.store import open_store
 
 
 @pytest.mark.slow
@@ -34,6 +35,13 @@ def test_demo_runs_two_weeks_and_the_regression_alert_reaches_the_webhook(tmp_pa
         data = json.loads(week.result.report_paths["json"].read_text())
         jsonschema.validate(data, report_schema())
         assert data["k"] == 5
+        # Sandbox fidelity: every production ticket graded on its own writes and replies, as its own run graded
+        # it when it happened; the sandbox replays the same agent, so its pass@1 agrees with production.
+        fidelity = data["sandbox_fidelity"]["task_types"]
+        assert sum(row["production_tickets"] for row in fidelity) == week.production_tickets
+        graded_failed = sum(row["production_tickets"] - row["production_passed"] for row in fidelity)
+        assert graded_failed == week.production_failed
+        assert [row["task_type"] for row in fidelity if row["agrees"] is not True] == []
     html = outcome.weeks[1].result.report_paths["html"].read_text()
     assert "simulat" in html.lower()
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -51,12 +59,9 @@ def test_demo_command_prints_a_summary(tmp_path: pathlib.Path) -> None:
     assert (tmp_path / "reports").is_dir()
 
 
-@pytest.mark.slow
-def test_demo_keep_prints_the_web_ui_and_serves_the_demos_data_until_ctrl_c(tmp_path: pathlib.Path) -> None:
-    command = [
-        sys.executable, "-c", "from passhat.collector.cli import main; main()", "demo", "--keep",
-        "--out", str(tmp_path), "--tickets-per-week", "100", "--k", "3", "--tickets-per-task-type", "2",
-    ]  # fmt: skip
+def _browse_until_ctrl_c(command: list[str]) -> tuple[list[str], str]:
+    """Run `passhat demo --keep ...` until it prints the web UI, check the UI serves the demo's data, stop it with
+    Ctrl-C; what it printed before and after."""
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
@@ -84,4 +89,62 @@ def test_demo_keep_prints_the_web_ui_and_serves_the_demos_data_until_ctrl_c(tmp_
             raise
     assert process.returncode == 0, rest
     assert "collector stopped" in rest
-    assert (tmp_path / "summary.json").exists()
+    return lines, rest
+
+
+@pytest.mark.slow
+def test_demo_keep_serves_the_web_ui_until_ctrl_c_and_later_serves_the_finished_demo_without_rerunning(
+    tmp_path: pathlib.Path,
+) -> None:
+    command = [
+        sys.executable, "-c", "from passhat.collector.cli import main; main()", "demo", "--keep",
+        "--out", str(tmp_path), "--tickets-per-week", "100", "--k", "3", "--tickets-per-task-type", "2",
+    ]  # fmt: skip
+    lines, _ = _browse_until_ctrl_c(command)
+    assert "serving the finished demo" not in "".join(lines)
+    summary = tmp_path / "summary.json"
+    assert summary.exists()
+    written = summary.stat().st_mtime_ns
+    reports = sorted(p.relative_to(tmp_path) for p in (tmp_path / "reports").rglob("*") if p.is_file())
+
+    # Again on the same folder: the finished demo is served as it is, nothing runs again.
+    lines, _ = _browse_until_ctrl_c(command)
+    printed = "".join(lines)
+    assert f"serving the finished demo in {tmp_path}" in printed
+    assert "Two simulated weeks" in printed and "production traffic" not in printed  # its summary, no new run
+    assert summary.stat().st_mtime_ns == written
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "reports").rglob("*") if p.is_file()) == reports
+    with open_store(f"sqlite:///{tmp_path / 'data' / 'passhat.sqlite'}") as store:
+        visits = [k for k in store.list_api_keys() if k.label == "passhat demo --keep"]
+    assert len(visits) == 1 and visits[0].revoked_at is not None  # the visit's key ends with the visit
+
+    # --fresh runs it again.
+    process = subprocess.Popen(
+        [*command, "--fresh"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+    finally:
+        process.kill()
+        process.communicate()
+    assert first.startswith("passhat demo: the whole loop, offline"), first
+
+
+def test_the_demo_says_how_to_run_passhat_from_the_virtual_environment(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passhat.collector.cli._demo import _command
+
+    script = tmp_path / ".venv" / "bin" / "passhat"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr(sys, "argv", [".venv/bin/passhat", "demo"])
+    assert _command() == ".venv/bin/passhat"  # as `make demo` runs it: passhat is not on PATH
+    monkeypatch.setenv("PATH", f"{script.parent}:/usr/bin:/bin")
+    monkeypatch.setattr(sys, "argv", [str(script), "demo"])
+    assert _command() == "passhat"  # the virtual environment is activated

@@ -1,13 +1,21 @@
 """`/metrics` business gauges: today's tickets per project and task type, and the latest finished run's pass@1 and
-pass^k per task type (k as a label), read from a real store through a real collector."""
+pass^k per task type (k as a label), read from a real store through a real collector. Project names and task types
+are shown only to a scrape authorised for them (the metrics token, or a project's key for its own project)."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 
-from passhat.collector.store import ReplayRun, TrialRow
+import pytest
+
+from passhat.collector import CollectorSettings
+from passhat.collector.store import ReplayRun, Store, TrialRow
 from tests.collector.ingest.otlp_payloads import passhat_ticket, request
-from tests.collector.server import Collector
+from tests.collector.server import Collector, new_key, running_collector
+
+TOKEN = "metrics-token-for-prometheus"
+SECRET_TASK = "merger_talks_acme"
 
 
 def gauge(text: str, name: str, **labels: str) -> float:
@@ -22,7 +30,15 @@ def gauge(text: str, name: str, **labels: str) -> float:
     raise AssertionError(f"no {name} sample with labels {labels} in /metrics")
 
 
-def test_metrics_expose_tickets_today_and_the_latest_runs_pass_rates(collector: Collector) -> None:
+@pytest.fixture
+def collector(sql_store: Store) -> Iterator[Collector]:
+    """A collector whose /metrics token is set, with two projects."""
+    shop_key, bank_key = new_key(sql_store, "shop"), new_key(sql_store, "bank")
+    with running_collector(sql_store, CollectorSettings(key_cache_s=0.0, metrics_token=TOKEN)) as running:
+        yield Collector(running.url, sql_store, shop_key, bank_key)
+
+
+def _traffic(collector: Collector) -> None:
     store = collector.store
     now = dt.datetime.now(dt.UTC)
     # ticket A passes both trials, ticket B one of two: pass@1 = 0.75, pass^2 = 0.5
@@ -41,8 +57,57 @@ def test_metrics_expose_tickets_today_and_the_latest_runs_pass_rates(collector: 
             assert client.post(
                 "/v1/traces", content=body, headers={"content-type": "application/x-protobuf"}
             ).is_success
-    with collector.client(None) as client:
+    with collector.client(collector.bank_key) as client:
+        body = request(passhat_ticket("B-1", task_type=SECRET_TASK, tools=1)).SerializeToString()
+        assert client.post("/v1/traces", content=body, headers={"content-type": "application/x-protobuf"}).is_success
+
+
+def test_metrics_expose_tickets_today_and_the_latest_runs_pass_rates(collector: Collector) -> None:
+    _traffic(collector)
+    with collector.client(TOKEN) as client:
         text = client.get("/metrics").text
+    assert gauge(text, "passhat_tickets_today", project="bank", task_type=SECRET_TASK, source="production") == 1
     assert gauge(text, "passhat_tickets_today", project="shop", task_type="refund", source="production") == 2
     assert gauge(text, "passhat_pass_at_1", project="shop", task_type="refund") == 0.75
     assert gauge(text, "passhat_pass_hat_k", project="shop", task_type="refund", k="2") == 0.5
+
+
+def test_metrics_without_a_credential_name_no_project_or_task_type(collector: Collector) -> None:
+    _traffic(collector)
+    for key in (None, "phk_deadbeef_forged", "not-the-token"):
+        with collector.client(key) as client:
+            response = client.get("/metrics")
+        assert response.status_code == 200
+        text = response.text
+        assert "shop" not in text and "bank" not in text, key
+        assert "refund" not in text and SECRET_TASK not in text, key
+        assert "passhat_pass_hat_k" not in text
+        assert gauge(text, "passhat_tickets_today", source="production") == 3  # all projects together
+        assert "passhat_spans_accepted_total" in text  # the collector's own counters stay public
+
+
+def test_a_project_key_sees_its_own_projects_gauges_only(collector: Collector) -> None:
+    _traffic(collector)
+    with collector.client(collector.shop_key) as client:
+        text = client.get("/metrics").text
+    assert gauge(text, "passhat_tickets_today", project="shop", task_type="refund", source="production") == 2
+    assert gauge(text, "passhat_pass_hat_k", project="shop", task_type="refund", k="2") == 0.5
+    assert "bank" not in text and SECRET_TASK not in text
+
+
+def test_without_a_metrics_token_configured_no_bearer_sees_every_project(sql_store: Store) -> None:
+    shop_key = new_key(sql_store, "shop")
+    new_key(sql_store, "bank")
+    with running_collector(sql_store, CollectorSettings(key_cache_s=0.0)) as running:
+        collector = Collector(running.url, sql_store, shop_key, "")
+        _traffic_shop_only(collector)
+        with collector.client("") as anonymous, collector.client(TOKEN) as guessing:
+            for client in (anonymous, guessing):
+                text = client.get("/metrics").text
+                assert "shop" not in text and "refund" not in text
+
+
+def _traffic_shop_only(collector: Collector) -> None:
+    with collector.client(collector.shop_key) as client:
+        body = request(passhat_ticket("T-9", task_type="refund", tools=1)).SerializeToString()
+        assert client.post("/v1/traces", content=body, headers={"content-type": "application/x-protobuf"}).is_success

@@ -3,6 +3,7 @@ endpoint), gets the verdict, and the trial is stored with its trace like any rep
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
@@ -74,8 +75,11 @@ async def _call(session: dict[str, Any], name: str, arguments: dict[str, Any]) -
     return json.loads(text)
 
 
-async def _drive(served: Served, ticket: CancelTicket, *, wrong_entity: bool) -> tuple[list[dict[str, Any]], Any]:
-    """Play the scripted path through the session API: each turn's tool calls over MCP, then its text."""
+async def _drive(
+    served: Served, ticket: CancelTicket, *, wrong_entity: bool, early: bool = False
+) -> tuple[list[dict[str, Any]], Any]:
+    """Play the scripted path through the session API: each turn's tool calls over MCP, then its text (with
+    `early`, the cancellation is made in the turn that proposes it, before the customer's yes)."""
     async with httpx.AsyncClient(base_url=served.url, headers=AUTH, timeout=60) as http:
         opened = await http.post("/v1/sessions", json={"task_type": "cancel_pending_order", "scenario": 0})
         assert opened.status_code == 200, opened.text
@@ -84,6 +88,9 @@ async def _drive(served: Served, ticket: CancelTicket, *, wrong_entity: bool) ->
         assert ticket.order_id in session["customer"]
         replies = []
         turns = ticket.turns(wrong_entity=wrong_entity)
+        if early:
+            turns[1] = dataclasses.replace(turns[1], calls=(*turns[1].calls, *turns[2].calls))
+            turns[2] = dataclasses.replace(turns[2], calls=())
         for number, turn in enumerate(turns):
             for step in turn.calls:
                 await _call(session, step.name, step.arguments)
@@ -109,8 +116,12 @@ async def test_a_session_driven_over_http_is_graded_and_stored_with_its_trace(
     assert verdict["passed"] is True and verdict["signature"] is None
     assert verdict["diagnostics"]["passed"] is True
     assert [c["name"] for c in verdict["tool_calls"]] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+    # Each call has its place in the conversation, and the customer's yes (turn 4) is a recorded fact.
+    assert [c["turn"] for c in verdict["tool_calls"]] == [3, 3, 5]
     trials = served.store.list_trials("shop", served.service.run_id)
     mine = [t for t in trials if t.trace_id == verdict["trace_id"]]
+    assert mine[0].details.consents == ((4, "*"),)
+    assert verdict["consents"] == [{"turn": 4, "action": "*"}]
     assert [(t.ticket_id, t.attempt, t.passed) for t in mine] == [
         (ticket.scenario.scenario_id, verdict["attempt"], True)
     ]
@@ -133,6 +144,14 @@ async def test_a_session_that_cancels_the_other_order_is_graded_wrong_entity(
     assert second["attempt"] == first["attempt"] + 1
     trials = {t.attempt: t for t in served.store.list_trials("shop", served.service.run_id)}
     assert (trials[first["attempt"]].passed, trials[second["attempt"]].failure_label) == (True, "wrong_entity")
+
+
+async def test_a_session_that_cancels_before_the_customers_yes_is_a_policy_violation(
+    served: Served, ticket: CancelTicket
+) -> None:
+    _, verdict = await _drive(served, ticket, wrong_entity=False, early=True)
+    assert verdict["passed"] is False and verdict["signature"] == "policy_violation"
+    assert [c["turn"] for c in verdict["tool_calls"]] == [3, 3, 3]
 
 
 def test_sessions_need_the_bearer_token_and_say_what_is_wrong(served: Served) -> None:

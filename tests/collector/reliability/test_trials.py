@@ -86,6 +86,7 @@ def test_the_json_row_names_the_figures_the_cli_prints() -> None:
         "pass_hat_k_half_width",
         "sample_size",
         "unsettled_tickets",
+        "harness_failures",
         "signatures",
     ]
 

@@ -1,16 +1,19 @@
-"""Two runs on the same tickets: per task type paired differences, and the CI gate `passhat.testing` offers."""
+"""Two runs on the same tickets: per task type paired differences, and the CI gate `passhat.collector.testing`
+offers (a function, and a pytest fixture of the same name)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import pathlib
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 import passhat.testing
-from passhat.collector.replay import compare_trials
+from passhat.collector.replay import RunComparison, compare_trials
 from passhat.collector.store import ReplayRun, TrialRow, open_store
+from passhat.collector.testing import assert_no_regression as gate
 
 K, TRIALS, TICKETS = 3, 6, 60
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
@@ -66,7 +69,11 @@ def test_an_identical_candidate_is_flagged_on_no_task_type_at_the_stated_rate() 
     assert flags / (runs * len(TYPES)) <= 0.06
 
 
-def test_the_pytest_gate_fails_a_regressed_candidate_and_passes_the_other_task_type(tmp_path: pathlib.Path) -> None:
+def test_the_pytest_gate_fails_a_regressed_candidate_and_passes_the_other_task_type(
+    tmp_path: pathlib.Path, assert_no_regression: Callable[..., RunComparison]
+) -> None:
+    # The fixture comes from the collector's pytest plugin (entry point pytest11); it is the importable gate.
+    assert assert_no_regression is gate
     url = f"sqlite:///{tmp_path / 'gate.db'}"
     base, worse = _pair(np.random.default_rng(13), regressed="cancel_pending_order", drop=0.4, candidate="worse")
     store = open_store(url)
@@ -78,6 +85,12 @@ def test_the_pytest_gate_fails_a_regressed_candidate_and_passes_the_other_task_t
         store.close()
 
     with pytest.raises(AssertionError, match=r"worse is credibly worse than base:\ncancel_pending_order: pass\^3"):
-        passhat.testing.assert_no_regression(url, "shop", "base", "worse")
-    comparison = passhat.testing.assert_no_regression(url, "shop", "base", "worse", task_type="order_status_inquiry")
+        assert_no_regression(url, "shop", "base", "worse")
+    comparison = assert_no_regression(url, "shop", "base", "worse", task_type="order_status_inquiry")
     assert comparison.regressed == ["cancel_pending_order"]
+
+
+def test_the_sdk_points_at_the_collector_for_the_gate() -> None:
+    # The light SDK does not carry the gate: asking it for one says where the gate is and what to install.
+    with pytest.raises(AttributeError, match=r"from passhat.collector.testing import assert_no_regression"):
+        passhat.testing.assert_no_regression  # noqa: B018

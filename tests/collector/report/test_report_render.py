@@ -238,3 +238,20 @@ def test_the_header_names_the_agent_version_and_the_run_shown() -> None:
     assert report.to_json()["run"] == {"run_id": "run-W48-1", "role": "official"}
     assert "agent support-agent version 2.1" in render_markdown(report)
     assert "support-agent 2.1 · official run run-W48-1" in render_html(report)
+
+
+def test_trials_the_harness_broke_are_listed_by_cause_in_json_markdown_and_html() -> None:
+    from passhat.collector.reliability import HarnessFailure
+
+    broken = HarnessFailure(
+        "infra_error", "UserError", "a tool name conflicts with existing tool: 'get_order'", 3,
+        "the agent already has a tool named get_order: ...",
+    )  # fmt: skip
+    report = build_report(dataclasses.replace(synthetic_input(), harness_failures=[broken]))
+    document = _round_trip(report)
+    _validator().validate(document)
+    assert document["harness_failures"] == [broken.to_dict()]
+    markdown, page = render_markdown(report), render_html(report)
+    assert "## Trials the harness broke (3)" in markdown and "the agent already has a tool named get_order" in markdown
+    assert 'id="harness-failures"' in page and "UserError: a tool name conflicts with existing tool" in page
+    assert "harness broke" not in render_markdown(build_report(synthetic_input()))  # only when there were any

@@ -73,7 +73,13 @@ def _decode_body(data: bytes, encoding: str | None) -> bytes:
     if encoding == "lz4":
         import lz4.frame
 
-        return bytes(lz4.frame.decompress(data))
+        # clickhouse-connect sends one frame per block: a large insert is several frames back to back.
+        out = bytearray()
+        while data:
+            decompressor = lz4.frame.LZ4FrameDecompressor()
+            out += decompressor.decompress(data)
+            data = decompressor.unused_data
+        return bytes(out)
     if encoding == "zstd":
         from backports import zstd
 

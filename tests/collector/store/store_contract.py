@@ -30,6 +30,7 @@ from passhat.collector.store import (
     TicketRow,
     ToolCallRow,
     TrialRow,
+    tallies_of_trials,
 )
 from passhat.sandbox import TrialDetails
 
@@ -544,6 +545,7 @@ class StoreContract:
         assert [(t.ticket_id, t.attempt) for t in listed] == [(t, a) for t in ("T-1", "T-2") for a in range(3)]
         assert listed[0] == trials[3]
         assert store.list_trials("shop", "run-2") == []
+        assert [t.attempt for t in store.list_trials("shop", "run-1", ticket_id="T-2")] == [0, 1, 2]
         summary = {"refund": {"tickets": 2, "pass_hat_k": 0.0}}
         store.finish_replay_run("shop", "run-1", summary=summary, at=created + dt.timedelta(minutes=2))
         done = store.get_replay_run("shop", "run-1")
@@ -563,6 +565,60 @@ class StoreContract:
             store.finish_replay_run("shop", "run-404")
         with pytest.raises(StoreError):
             store.add_trials("shop", [_trial("run-404", "T-1", 0)])
+
+    def test_ticket_tallies_count_each_ticket_as_its_trials_do(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.ensure_project("bank")
+        store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=4))
+        store.create_replay_run("bank", ReplayRun("run-1", utcnow(), k=4))
+        trials = [
+            *[_trial("run-1", "T-1", a, passed=a % 2 == 0) for a in range(4)],
+            *[_trial("run-1", "T-2", a) for a in (0, 2, 3)],
+            dataclasses.replace(_trial("run-1", "T-2", 1, passed=False), infra_error="ConnectionError: refused"),
+            dataclasses.replace(
+                _trial("run-1", "T-3", 0, passed=False), task_type="exchange", simulator_error="customer broke"
+            ),
+            dataclasses.replace(_trial("run-1", "T-4", 70, passed=True), task_type="exchange"),  # beyond 62 bits
+            dataclasses.replace(_trial("run-1", "T-4", 3, passed=False), task_type="exchange", failure_label="other"),
+        ]
+        store.add_trials("shop", trials)
+        store.add_trials("bank", [_trial("run-1", "T-1", 0, passed=False)])
+        tallies = store.ticket_tallies("shop", "run-1")
+        assert tallies == tallies_of_trials(trials)
+        by_id = {t.ticket_id: t for t in tallies}
+        assert (by_id["T-1"].trials, by_id["T-1"].passes, by_id["T-1"].signatures) == (4, 2, {"wrong_entity": 2})
+        assert (by_id["T-2"].trials, by_id["T-2"].harness_errors, by_id["T-2"].passes_in_first(2)) == (3, 1, 2)
+        assert (by_id["T-3"].trials, by_id["T-3"].harness_errors) == (0, 1)
+        assert by_id["T-4"].attempts == (1 << 70) | (1 << 3)
+        assert (by_id["T-4"].passes_in_first(1), by_id["T-4"].passes_in_first(2)) == (0, 1)
+        assert [t.ticket_id for t in store.ticket_tallies("bank", "run-1")] == ["T-1"]
+        assert store.ticket_tallies("shop", "run-404") == []
+
+    def test_a_finished_run_counts_trials_added_after_it_finished(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=2))
+        store.add_trials("shop", [_trial("run-1", "T-1", a) for a in range(2)])
+        store.finish_replay_run("shop", "run-1")
+        first = store.ticket_tallies("shop", "run-1")
+        assert store.ticket_tallies("shop", "run-1") == first  # read again (kept, where the store keeps them)
+        store.add_trials("shop", [_trial("run-1", "T-1", 2, passed=False), _trial("run-1", "T-2", 0)])
+        again = {t.ticket_id: (t.trials, t.passes) for t in store.ticket_tallies("shop", "run-1")}
+        assert again == {"T-1": (3, 2), "T-2": (1, 1)}
+
+    def test_a_batch_of_twenty_thousand_trials_is_written_whole(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.create_replay_run("shop", ReplayRun("big", utcnow(), k=20))
+        template = _trial("big", "T-0", 0)
+        trials = [
+            dataclasses.replace(template, ticket_id=f"T-{i // 20:05d}", attempt=i % 20, passed=i % 3 != 0)
+            for i in range(20_000)
+        ]
+        store.add_trials("shop", trials)
+        tallies = store.ticket_tallies("shop", "big")
+        assert (len(tallies), sum(t.trials for t in tallies)) == (1_000, 20_000)
+        assert sum(t.passes for t in tallies) == sum(t.passed for t in trials)
+        with pytest.raises(StoreError):
+            store.add_trials("shop", trials[-5:])
 
     # --- alerts --------------------------------------------------------------------------------------
     def test_alert_events_are_listed_newest_first_with_filters(self, store: Store) -> None:

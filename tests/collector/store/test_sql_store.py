@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from passhat.collector.store import NormalizedSpan, SpanBatch, Store, StoreError, WriteResult, open_store
+from passhat.collector.store import NormalizedSpan, ReplayRun, SpanBatch, Store, StoreError, WriteResult, open_store
+from passhat.collector.store.sql import _schema
 from passhat.collector.store.sql._schema import MIGRATIONS
 from passhat.collector.store.sql._store import SqlStore
 from tests.collector.store.sql_v2 import check_migration_from_v2, three_traces
-from tests.collector.store.store_contract import StoreContract, ticket_span, tool_span
+from tests.collector.store.store_contract import StoreContract, _trial, ticket_span, tool_span, utcnow
 from tests.sandbox.trial.old_details import OLD_DETAILS, OLD_DETAILS_READ
 
 
@@ -259,7 +260,7 @@ def test_row_builders_give_each_field_under_its_column() -> None:
     )
 
     encoded = {"attributes", "resource_attributes", "events", "intent", "ticket_hash", "key", "before", "after"}
-    encoded |= {"changed", "ticket", "tool_call", "state_writes"}
+    encoded |= {"changed", "ticket", "tool_call", "state_writes", "duplicate_of"}  # duplicate_of: set when read
 
     def check(row: dict[str, Any], value: Any) -> None:
         for f in fields(value):
@@ -343,7 +344,7 @@ def test_a_version_3_database_gains_the_ticket_filter_indexes(sqlite_url: str) -
     store = SqlStore(sqlite_url)
     try:
         assert store.schema_version() == 3
-        assert store.migrate() == len(MIGRATIONS) == 4
+        assert store.migrate() == len(MIGRATIONS)
     finally:
         store.close()
     engine = sa.create_engine(sqlite_url)
@@ -351,3 +352,27 @@ def test_a_version_3_database_gains_the_ticket_filter_indexes(sqlite_url: str) -
         names = {row[0] for row in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
     engine.dispose()
     assert {"ix_tickets_project_status_start", "ix_tickets_project_outcome_start"} <= names
+
+
+def test_a_finished_runs_tallies_are_kept_and_read_back(tmp_path: pathlib.Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/kept.db")
+    store.ensure_project("shop")
+    store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=2))
+    trials = [_trial("run-1", "T-1", a, passed=a == 0) for a in range(2)] + [_trial("run-1", "T-2", 70)]
+    store.add_trials("shop", trials)
+    live = store.ticket_tallies("shop", "run-1")
+    assert isinstance(store, SqlStore)
+
+    def kept_rows() -> int:
+        with store._engine.connect() as conn:
+            return int(conn.scalar(sa.select(sa.func.count()).select_from(_schema.ticket_tallies)) or 0)
+
+    assert kept_rows() == 0  # a running run is counted afresh
+    store.finish_replay_run("shop", "run-1")
+    assert kept_rows() == 2  # kept when it finished
+    assert store.ticket_tallies("shop", "run-1") == live  # read from the kept rows (attempt 70 from its trial)
+    store.add_trials("shop", [_trial("run-1", "T-3", 0)])
+    assert kept_rows() == 0  # dropped: the run has new trials
+    assert len(store.ticket_tallies("shop", "run-1")) == 3
+    assert kept_rows() == 3  # a finished run's tallies are kept again on the next read
+    store.close()

@@ -39,7 +39,7 @@ async def test_claude_cancels_an_order_over_mcp_with_a_claude_customer(retail: S
     customer_turns = [
         text_turn(f"Hi, please cancel my order {order_id}, it's {reason}."),
         text_turn(f"It's {intent['email']}."),
-        text_turn("Yes, please go ahead."),
+        text_turn("Yes, please go ahead. ###CONSENT###"),
         text_turn("Thank you! ###STOP###"),
     ]
     exporter = InMemorySpanExporter()
@@ -75,6 +75,11 @@ async def test_claude_cancels_an_order_over_mcp_with_a_claude_customer(retail: S
     assert result.passed, result.record.verdict
     assert result.record.termination_reason == "customer_stop"
     assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+    # The customer model's yes is a recorded fact of its turn (the marker is not left in the text), and the
+    # cancellation came in the agent turn after it.
+    yes = next(index for index, (role, text) in enumerate(result.record.transcript) if text == "Yes, please go ahead.")
+    assert result.record.consents == {yes: "*"}
+    assert result.record.tool_calls[-1].turn == yes + 1
     assert result.usage.input_tokens == 100 * len(api.requests)
     agent_requests = [r for r in api.requests if "You are a customer talking" not in str(r["system"])]
     assert agent_requests[0]["system"] == retail.domain.policy
@@ -165,3 +170,39 @@ def test_replay_runs_claude_from_the_command_line(retail: Sandbox, monkeypatch: 
     assert payload["agent"] == "anthropic" and row["pass_at_1"] == 1.0
     assert row["input_tokens"] == 100 * len(agent_turns)
     assert all(request["model"] == "claude-test" for request in api.requests)
+
+
+async def test_a_write_before_the_customer_models_yes_fails_as_a_policy_violation(retail: Sandbox) -> None:
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    intent = scenario.intent
+    order_id, reason = intent["order_id"], intent["reason"]
+    agent_turns = [
+        text_turn("Happy to help. What is the email address on your account?"),
+        tool_turn("toolu_01", "find_customer_by_email", {"email": intent["email"]}),
+        tool_turn("toolu_02", "get_order", {"order_id": order_id}),
+        tool_turn("toolu_03", "cancel_pending_order", {"order_id": order_id, "reason": reason}),
+        text_turn(f"I have cancelled order {order_id} ({reason}). Is that all right?"),
+        text_turn("Great, have a nice day."),
+    ]
+    customer_turns = [
+        text_turn(f"Hi, please cancel my order {order_id}, it's {reason}."),
+        text_turn(f"It's {intent['email']}."),
+        text_turn("Yes, that's fine. ###CONSENT###"),
+        text_turn("Thank you! ###STOP###"),
+    ]
+    with messages_api(agent_turns, customer_turns) as api:
+        client = AsyncAnthropic(api_key="test-key", base_url=api.url, max_retries=0)
+        result = await run_trial(
+            retail,
+            scenario,
+            0,
+            lambda context: AnthropicAgent(context, model="claude-test", client=client),
+            customer_factory=lambda context: LLMCustomer(context, model="claude-test", client=client),
+        )
+        await client.close()
+    customer_prompt = next(r["system"] for r in api.requests if "You are a customer talking" in str(r["system"]))
+    assert "###CONSENT###" in str(customer_prompt)  # the model is told how to mark its yes
+    assert result.record.consents  # the yes came, but after the write
+    assert not result.passed and result.signature is not None
+    assert result.signature.label == "policy_violation"
+    assert "without the customer's yes" in result.signature.evidence

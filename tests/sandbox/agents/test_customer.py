@@ -93,3 +93,18 @@ async def test_a_free_text_question_about_an_unknown_fact_is_admitted() -> None:
 def test_the_requester_and_the_subject_can_differ() -> None:
     assert IT_REQUEST.subject == {"name": "Bo Chen"}
     assert SCRIPT.subject == {}
+
+
+async def test_a_yes_to_a_proposed_action_is_recorded_with_the_action() -> None:
+    customer = ScriptedCustomer(SCRIPT)
+    proposal = Message("agent", "I will cancel #W1. Shall I go ahead?", asks=("confirm",), proposes="cancel_order")
+    reply = await customer.respond([proposal])
+    assert reply.consent == "cancel_order" and "yes" in reply.text.lower()
+
+
+async def test_a_yes_to_a_free_text_question_consents_to_whatever_it_proposed() -> None:
+    customer = ScriptedCustomer(SCRIPT)
+    reply = await customer.respond([Message("agent", "I can cancel order #W1 now. Shall I proceed?")])
+    assert reply.consent == "*"
+    answer = await customer.respond([Message("agent", "What is your email?", asks=("email",))])
+    assert answer.consent is None  # only a yes is a consent

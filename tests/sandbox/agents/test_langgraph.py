@@ -93,3 +93,36 @@ async def test_the_tool_result_reaches_the_graph_as_a_tool_message(retail: Sandb
     assert returned[0].tool_call_id == "call_1"
     assert json.loads(str(returned[0].content)) == {"customer_id": ticket.scenario.intent["customer_id"]}
     assert adapters[0].messages[0].content == retail.domain.policy  # the policy is the system message
+
+
+async def test_the_team_s_compiled_graph_with_its_own_tools_runs_the_trial_s_in_their_place(retail: Sandbox) -> None:
+    from langchain_core.tools import tool
+
+    production: list[str] = []
+
+    @tool
+    def find_customer_by_email(email: str) -> str:
+        """The team's own lookup, against production."""
+        production.append(email)
+        return "production"
+
+    @tool
+    def get_order(order_id: str) -> str:
+        """The team's own lookup, against production."""
+        production.append(order_id)
+        return "production"
+
+    @tool
+    def cancel_pending_order(order_id: str, reason: str) -> str:
+        """The team's own write, against production."""
+        production.append(order_id)
+        return "production"
+
+    ticket = cancel_ticket(retail)
+    graph = support_graph(
+        scripted_model(ticket.turns()), [find_customer_by_email, get_order, cancel_pending_order]
+    )  # compiled, as the team runs it in production
+    result = await run_trial(retail, ticket.scenario, 0, langgraph_agent(graph))
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    assert production == []
+    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]

@@ -111,7 +111,7 @@ async def test_an_openai_compatible_model_can_play_the_customer(retail: Sandbox)
     customer_turns = [
         text_turn(f"Hi, please cancel my order {ticket.order_id}, it's {intent['reason']}."),
         text_turn(f"It's {intent['email']}."),
-        text_turn("Yes, please go ahead."),
+        text_turn("Yes, please go ahead. ###CONSENT###"),
         text_turn("Thank you! ###STOP###"),
     ]
     with chat_completions_api(chat_turns(ticket.turns()), customer_turns) as api:
@@ -127,6 +127,8 @@ async def test_an_openai_compatible_model_can_play_the_customer(retail: Sandbox)
     assert result.passed, result.record.verdict
     assert result.record.termination_reason == "customer_stop"
     assert result.record.transcript[-1] == ("customer", "Thank you!")
+    yes = result.record.transcript.index(("customer", "Yes, please go ahead."))
+    assert result.record.consents == {yes: "*"}  # the marker is a recorded fact, not left in the text
     customer_requests = [r for r in api.requests if is_customer(r)]
     assert len(customer_requests) == 4
     assert intent["email"] in customer_requests[0]["messages"][0]["content"]  # the customer knows its facts

@@ -67,3 +67,31 @@ async def test_an_agents_sdk_agent_on_a_chat_completions_server_is_graded_like_a
     assert tool_replies[0]["tool_call_id"] == "call_1"
     assert json.loads(tool_replies[0]["content"]) == {"customer_id": ticket.scenario.intent["customer_id"]}
     assert api.requests[0]["messages"][0]["content"] == retail.domain.policy
+
+
+async def test_the_team_s_agent_with_its_own_tools_gets_the_trial_s_in_their_place(retail: Sandbox) -> None:
+    from agents import function_tool
+
+    production: list[str] = []
+
+    @function_tool
+    def get_order(order_id: str) -> str:
+        """The team's own lookup, against production."""
+        production.append(order_id)
+        return "production"
+
+    @function_tool
+    def store_hours() -> str:
+        """A tool the domain does not serve: kept."""
+        return "9 to 5"
+
+    ticket = cancel_ticket(retail)
+    model = scripted(ticket.turns())
+    agent = Agent(name="support", model=model, tools=[get_order, store_hours])
+    result = await run_trial(retail, ticket.scenario, 0, openai_agents_agent(agent))
+    assert result.record.infra_error is None and result.passed
+    assert production == []
+    first = model.first_call
+    assert first is not None
+    names = [tool.name for tool in first.tools]
+    assert names.count("get_order") == 1 and "store_hours" in names

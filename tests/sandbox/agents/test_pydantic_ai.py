@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from sqlalchemy import text
 
+import passhat
 from passhat.sandbox import Sandbox, TrialResult, run_trial
 from passhat.sandbox.agents import pydantic_ai_agent
 from tests.sandbox.retail_paths import CancelTicket, Turn, cancel_ticket
@@ -78,3 +80,71 @@ async def test_a_factory_builds_one_pydantic_ai_agent_per_trial(retail: Sandbox)
 
     result = await run_trial(retail, ticket.scenario, 0, pydantic_ai_agent(make))
     assert result.passed and built == [ticket.scenario.scenario_id]
+
+
+async def test_the_team_s_agent_with_its_own_tools_is_replayed_with_the_trial_s_in_their_place(
+    retail: Sandbox,
+) -> None:
+    """The agent as the team wrote it: tools of the same names as the domain's, bound to production. Each is
+    replaced by the trial's of the same name (recorded and graded); production is never called."""
+
+    ticket = cancel_ticket(retail)
+    production: list[str] = []
+    agent = Agent(FunctionModel(ScriptedModel(ticket.turns())), name="support")
+
+    @agent.tool_plain
+    def find_customer_by_email(email: str) -> str:
+        production.append("find_customer_by_email")
+        return "production"
+
+    @agent.tool_plain
+    @passhat.tool  # monitored too: the trial's tool still takes its place
+    def get_order(order_id: str) -> str:
+        production.append("get_order")
+        return "production"
+
+    @agent.tool_plain
+    def cancel_pending_order(order_id: str, reason: str) -> str:
+        production.append("cancel_pending_order")
+        return "production"
+
+    @agent.tool
+    def count_orders(ctx: RunContext[Any]) -> int:  # not served by the domain: bound to the trial's database
+        with ctx.deps.connect() as connection:
+            return int(connection.execute(text("SELECT count(*) FROM orders")).scalar_one())
+
+    result = await run_trial(
+        retail, ticket.scenario, 0, pydantic_ai_agent(agent, deps=lambda context, tools: tools.engine)
+    )
+    assert result.record.infra_error is None
+    assert result.passed, result.record.verdict
+    assert production == []
+    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+
+
+async def test_deps_bind_the_agent_s_own_tools_to_the_trial_s_database(retail: Sandbox) -> None:
+
+    ticket = cancel_ticket(retail)
+    counted: list[int] = []
+    answers = iter(
+        [
+            ModelResponse(parts=[ToolCallPart("count_pending", {}, tool_call_id="own_1")]),
+            *ScriptedModel(ticket.turns()).answers,
+        ]
+    )
+    agent = Agent(FunctionModel(lambda messages, info: next(answers)), name="support")
+
+    @agent.tool
+    def count_pending(ctx: RunContext[Any]) -> int:
+        with ctx.deps.connect() as connection:
+            found = int(connection.execute(text("SELECT count(*) FROM orders WHERE status = 'pending'")).scalar_one())
+        counted.append(found)
+        return found
+
+    result = await run_trial(
+        retail, ticket.scenario, 0, pydantic_ai_agent(agent, deps=lambda context, tools: tools.engine)
+    )
+    assert result.record.infra_error is None and result.passed
+    with retail.memory_copy().engine.connect() as connection:  # the seeded state the trial started from
+        seeded = int(connection.execute(text("SELECT count(*) FROM orders WHERE status = 'pending'")).scalar_one())
+    assert counted == [seeded]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import pathlib
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
+from typing import ClassVar
 
 import pytest
 
@@ -99,6 +102,33 @@ def test_passhat_replay_grades_the_javascript_agent_from_the_command_line(js_age
     assert row["pass_hat_k_ci"][0] < 1.0  # two tickets: the interval says how little that is
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("parallel", "scenarios"), [(8, 20), (16, 40)])
+def test_no_trial_of_the_javascript_agent_is_lost_however_many_run_at_once(
+    js_agent: str, parallel: int, scenarios: int
+) -> None:
+    """Hundreds of trials, each with its own MCP endpoint, many ending while others' tool calls are in flight."""
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", str(scenarios),
+            "--k", "4", "--parallel", str(parallel), "--agent", js_agent, "--json",
+        ],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    report = json.loads(outcome.stdout)
+    assert report["trials"] == 4 * scenarios
+    (row,) = report["task_types"]
+    # Not one tool call went unanswered: no trial broken, and none needed a harness retry (which would hide it).
+    assert report["harness_failures"] == [] and report["harness_retries"] == 0, report["harness_failures"]
+    assert row["signatures"] == {} and row["harness_failures"] == 0, row
+    assert row["tickets"] == scenarios and row["pass_at_1"] == 1.0
+
+
 async def test_an_agent_service_that_answers_an_error_is_an_infrastructure_error(retail: Sandbox) -> None:
     scenario = retail.scenarios("cancel_pending_order", 1)[0]
     # Nothing listens on port 9 of the loopback: the service cannot be reached.
@@ -106,6 +136,85 @@ async def test_an_agent_service_that_answers_an_error_is_an_infrastructure_error
     assert result.record.termination_reason == "infra_error"
     assert "could not be reached" in str(result.record.infra_error)
     assert result.signature is not None and not result.signature.is_agent_failure
+
+
+class BadService(http.server.BaseHTTPRequestHandler):
+    """An agent service that answers each turn wrongly, as its path says: 404, a wrong JSON shape, plain text."""
+
+    answers: ClassVar[dict[str, tuple[int, str, bytes]]] = {
+        "/missing": (404, "text/html", b"<h1>Not Found</h1>"),
+        "/shape": (200, "application/json", b'{"message": "hello", "done": true}'),
+        "/plain": (200, "text/plain; charset=utf-8", b"Hello! How can I help you today?"),
+    }
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        status, kind, body = self.answers.get(self.path, (500, "text/plain", b"unexpected path"))
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+
+@pytest.fixture(scope="module")
+def bad_service() -> Iterator[str]:
+    """A real HTTP server on a free loopback port answering badly; yields its base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BadService)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/missing", ["answered 404", "text/html", "<h1>Not Found</h1>"]),
+        ("/shape", ['must answer {"text": str, "final": bool}', "application/json", '"message": "hello"']),
+        ("/plain", ["did not answer JSON", "text/plain; charset=utf-8", "Hello! How can I help you today?"]),
+    ],
+)
+async def test_a_service_answering_badly_gets_its_status_content_type_and_body_in_the_trials_error(
+    retail: Sandbox, bad_service: str, path: str, expected: list[str]
+) -> None:
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    result = await run_trial(retail, scenario, 0, resolve_agent(bad_service + path))
+    assert result.record.termination_reason == "infra_error"
+    error = str(result.record.infra_error)
+    assert f"the agent at {bad_service}{path}" in error
+    for part in expected:
+        assert part in error.replace("\\'", "'"), error
+
+
+def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(bad_service: str) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    url = bad_service + "/missing"
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "2", "--k", "2",
+            "--agent", url, "--json",
+        ],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert f"the agent at {url} answered 404" in outcome.stderr
+    report = json.loads(outcome.stdout)
+    assert report["task_types"] == []  # no trial speaks about the agent: no figure at all, never pass@1 0%
+    (group,) = report["harness_failures"]
+    assert group["trials"] == 4 and group["signature"] == "infra_error" and group["error_type"] == "DomainError"
+    assert f"the agent at {url} answered 404: text/html" in group["message"]
+    assert "answered 404" in group["fix"] and url in group["fix"]
+    assert report["harness_retries"] == 4 * 2  # each trial was run again twice before it was given up
 
 
 def test_a_malformed_answer_says_what_shape_is_expected() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from sqlalchemy import Column, MetaData, String, Table
+from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, insert
 
 from passhat.checks import ERROR_CATEGORIES
 from passhat.sandbox import (
@@ -20,7 +20,7 @@ from passhat.sandbox import (
     load_domain,
     tool,
 )
-from passhat.sandbox.domain import SYSTEM_META_KEY, SystemsServer, declared_tools
+from passhat.sandbox.domain import SYSTEM_META_KEY, Session, SystemsServer, declared_tools
 from passhat.sandbox.domains.mock import domain as mock
 
 
@@ -126,3 +126,34 @@ def test_a_system_table_must_exist_and_belong_to_one_system() -> None:
 
     result = _systems(domain)
     assert not result.held and "'ghosts', which is not in the metadata" in result.detail
+
+
+def test_a_backend_looks_rows_up_by_column_values() -> None:
+    metadata = MetaData()
+    loans = Table(
+        "loans",
+        metadata,
+        Column("loan_id", Integer, primary_key=True),
+        Column("member", String),
+        Column("status", String),
+    )
+    engine = create_engine("sqlite://")
+    metadata.create_all(engine)
+    with engine.begin() as connection:
+        # Inserted out of key order: `rows` answers in key order all the same.
+        connection.execute(
+            insert(loans),
+            [
+                {"loan_id": 3, "member": "m1", "status": "open"},
+                {"loan_id": 1, "member": "m1", "status": "open"},
+                {"loan_id": 2, "member": "m1", "status": "returned"},
+                {"loan_id": 4, "member": "m2", "status": "open"},
+            ],
+        )
+    with engine.connect() as connection:
+        backend = SystemBackend(connection, Session())
+        assert backend.row(loans, loan_id=2) == {"loan_id": 2, "member": "m1", "status": "returned"}
+        assert backend.row(loans, member="m2", status="returned") is None
+        assert [r["loan_id"] for r in backend.rows(loans, member="m1", status="open")] == [1, 3]
+        assert [r["loan_id"] for r in backend.rows(loans)] == [1, 2, 3, 4]
+        assert backend.rows(loans, member="nobody") == []

@@ -10,16 +10,6 @@ from passhat.sandbox.domains.banking import models as m
 from tests.sandbox.domains.banking_trial import call, must, open_trial, verify
 
 
-async def test_the_server_lists_typed_tools_named_by_their_system(banking: Sandbox) -> None:
-    async with open_trial(banking) as (client, _):
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert len(tools) == 14
-    assert tools["open_dispute"].description.startswith("[disputes] Dispute a card purchase")
-    schema = tools["open_dispute"].input_schema["properties"]
-    assert schema["amount"]["type"] == "number" and schema["transaction_id"]["type"] == "string"
-    assert banking.domain.tool_systems["block_card"] == "cards"
-
-
 async def test_every_account_tool_refuses_an_unverified_caller(banking: Sandbox) -> None:
     intent = banking.scenarios("lock_card", 1)[0].intent
     async with open_trial(banking) as (client, _):

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterator
 import pytest
 
 from passhat.sandbox import FlawConfig, ReferenceAgent, ReferenceRun, Sandbox, TrialResult, run_trials
-from passhat.sandbox.domains.consulting import changes, onboarding, procedure
+from passhat.sandbox.domains.consulting import changes, onboarding, steps
 from passhat.sandbox.domains.consulting.effects import Call
 
 Plan = Callable[[ReferenceRun], Awaitable[None]]
@@ -22,10 +22,10 @@ def _with_calls(edit: Callable[[list[Call]], list[Call]]) -> Plan:
     """The onboarding plan, but running `edit(calls)` instead of the policy's calls."""
 
     async def plan(run: ReferenceRun) -> None:
-        employee = await procedure.subject(run)
-        devices = await procedure.read(run, "get_employee_devices", employee_id=employee["employee_id"])
+        employee = await steps.subject(run)
+        devices = await steps.read(run, "get_employee_devices", employee_id=employee["employee_id"])
         calls = onboarding.onboarding_calls(employee, devices["reserved"][0]["device_id"], None)
-        await procedure.run_steps(run, edit(calls), "onboard")
+        await steps.run_steps(run, edit(calls), "onboard")
         await run.finish("Done.")
 
     return plan

@@ -1,4 +1,5 @@
-"""The domain contract: lazy discovery, the file set, package data, and reproducible scenarios."""
+"""The domain contract: lazy discovery, the file set, package data, unknown names, missing extras, and every
+domain's failure modes and collateral damage."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def test_unknown_domain_names_the_installed_ones() -> None:
 def test_every_domain_folder_has_the_same_file_set() -> None:
     for name in available_domains():
         folder = resources.files(f"passhat.sandbox.domains.{name}")
-        for required in ("models.py", "seed.py", "policy.md", "tasks.py"):
+        # steps.py: the plan steps a domain's reference plans share, under one name in every domain.
+        for required in ("models.py", "seed.py", "policy.md", "tasks.py", "steps.py"):
             assert folder.joinpath(required).is_file(), f"{name} lacks {required}"
 
 
@@ -50,43 +52,9 @@ def test_policy_is_package_data() -> None:
     assert "explicit" in policy and "30 days" in policy
 
 
-def test_retail_has_the_required_kinds_of_task_types() -> None:
-    tasks = load_domain("retail").task_types
-    kinds = {task.kind for task in tasks.values()}
-    assert len(tasks) >= 12
-    assert {"write", "read_only", "refuse", "confidentiality", "chain"} <= kinds
-
-
 def test_unknown_task_type_names_the_known_ones(retail: Sandbox) -> None:
     with pytest.raises(DomainError, match=r"no task type 'refund_everything'; known: .*cancel_pending_order"):
         retail.scenarios("refund_everything")
-
-
-def test_every_task_type_has_twenty_distinct_scenarios(retail: Sandbox) -> None:
-    for name in retail.domain.task_types:
-        scenarios = retail.scenarios(name, 20)
-        assert len(scenarios) == 20, name
-        assert len({repr(sorted(s.intent.items())) for s in scenarios}) == 20, name
-
-
-def test_scenarios_are_reproducible_from_the_seed(retail: Sandbox) -> None:
-    first = [s.intent for s in retail.scenarios("exchange_variant", 10, seed=3)]
-    again = [s.intent for s in retail.scenarios("exchange_variant", 10, seed=3)]
-    other = [s.intent for s in retail.scenarios("exchange_variant", 10, seed=4)]
-    assert first == again
-    assert first != other
-
-
-def test_the_seed_generator_is_deterministic(tmp_path: object) -> None:
-    with Sandbox("retail", seed=7) as one, Sandbox("retail", seed=7) as two:
-        assert one.initial == two.initial
-    with Sandbox("retail", seed=8) as three, Sandbox("retail", seed=7) as four:
-        assert three.initial != four.initial
-
-
-def test_unknown_seed_size_is_one_clear_error() -> None:
-    with pytest.raises(DomainError, match="no seed size 'huge'"):
-        Sandbox("retail", size="huge")
 
 
 def test_a_missing_extra_names_the_install_to_run() -> None:

@@ -16,13 +16,17 @@ Steps = Callable[[Toolbox, dict[str, Any]], Awaitable[str]]
 
 
 class CallingAgent:
-    """Makes a fixed sequence of tool calls on its first turn (given the intent), then gives a final answer."""
+    """Asks for the customer's yes, then makes a fixed sequence of tool calls (given the intent) and answers."""
 
     def __init__(self, steps: Steps, intent: dict[str, Any]) -> None:
         self.steps = steps
         self.intent = intent
+        self.asked = False
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        if not self.asked:  # the policy: nothing changes before the customer's yes
+            self.asked = True
+            return Message("agent", "I will take care of this. Shall I go ahead?", asks=("confirm",))
         return Message("agent", await self.steps(tools, self.intent), final=True)
 
 

@@ -12,7 +12,6 @@ from mcp import Client
 from sqlalchemy import select
 
 from passhat.sandbox import Sandbox, TrialDatabase
-from passhat.sandbox.domain import SYSTEM_META_KEY
 from passhat.sandbox.domains.insurance import models as m
 from passhat.sandbox.domains.insurance.data import InsuranceData, data_for
 
@@ -60,17 +59,6 @@ def an_active_policy(data: InsuranceData, *, coverage: str, vehicles: int = 1) -
         and len(data.active_vehicles(p)) >= vehicles
         and not data.open_claims(p)
     )
-
-
-async def test_the_server_lists_twenty_typed_tools_each_naming_its_system(insurance: Sandbox) -> None:
-    async with open_trial(insurance) as (client, _):
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert len(tools) == 20
-    assert tools["file_claim"].input_schema["properties"]["incident_id"]["type"] == "integer"
-    assert tools["authorize_rental"].input_schema["properties"]["daily_rate"]["type"] == "number"
-    assert tools["report_incident"].description.startswith("[claims] Record a loss")
-    assert tools["get_policy"].meta == {SYSTEM_META_KEY: "policy_admin"}
-    assert all(tool.description for tool in tools.values())
 
 
 async def test_nothing_is_shown_or_changed_before_the_caller_is_verified(insurance: Sandbox) -> None:

@@ -1,4 +1,4 @@
-"""Retail's checks grade what the backend holds: regressions found against an independent grader (issue 26)."""
+"""Retail's checks grade what the backend holds: regressions found against an independent grader."""
 
 from __future__ import annotations
 

@@ -39,15 +39,6 @@ def pick(retail: Sandbox, status: str) -> dict[str, Any]:
     return {"order": order, "customer": data.customers[order["customer_id"]], "data": data}
 
 
-async def test_the_server_lists_fifteen_typed_tools(retail: Sandbox) -> None:
-    async with open_trial(retail) as (client, _):
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert len(tools) == 15
-        schema = tools["return_delivered_items"].input_schema
-        assert schema["properties"]["item_ids"]["type"] == "array"
-        assert all(tool.description for tool in tools.values())
-
-
 async def test_writes_need_the_customer_identified_first(retail: Sandbox) -> None:
     async with open_trial(retail) as (client, database):
         picked = pick(retail, "pending")

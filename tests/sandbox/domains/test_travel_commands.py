@@ -1,95 +1,22 @@
-"""The travel domain from the command line: `passhat sandbox list`, `serve` over stdio and HTTP to a real MCP
-client, and `passhat replay --domain travel` with the ReferenceAgent and with Claude through the real
-`anthropic` client against the local Messages-API test server (recorded turns)."""
+"""The travel domain from the command line: `passhat replay --domain travel` with Claude through the real
+`anthropic` client against the local Messages-API test server, recorded turns (listing, serving and the
+ReferenceAgent's replay of every domain: test_every_domain.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from typer.testing import CliRunner
 
 from passhat.collector.cli import app
 from passhat.sandbox import Sandbox
-from tests.collector.cli.test_sandbox_commands import _wait_for_http, free_port
 from tests.sandbox.messages_api import messages_api, text_turn, tool_turn
 
 PASSHAT = shutil.which("passhat", path=str(Path(sys.executable).parent)) or "passhat"
-
-
-def test_sandbox_list_shows_travel_with_its_task_types_and_tools() -> None:
-    result = CliRunner().invoke(app, ["sandbox", "list", "--json"])
-    assert result.exit_code == 0, result.output
-    travel = next(d for d in json.loads(result.output)["domains"] if d["domain"] == "travel")
-    assert len(travel["task_types"]) == 16
-    assert {"split_reservation", "issue_travel_credit", "issue_compensation", "change_seat"} <= set(travel["tools"])
-
-
-@pytest.mark.slow
-async def test_serve_answers_a_real_mcp_client_over_stdio(tmp_path: Path) -> None:
-    args = [
-        "sandbox",
-        "serve",
-        "travel",
-        "--transport",
-        "stdio",
-        "--size",
-        "small",
-        "--database",
-        str(tmp_path / "t.db"),
-    ]
-    params = StdioServerParameters(command=PASSHAT, args=args, env={**os.environ})
-    async with Client(params, read_timeout_seconds=60) as client:
-        tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert len(tools) == 25 and {"quote_change", "change_flight", "refund_reservation"} <= tools
-        found = await client.call_tool("find_customer_by_email", {"email": "nobody@example.com"})
-        assert found.is_error and json.loads(found.content[0].text)["error"] == "no_such_record"  # type: ignore[union-attr]
-        refused = await client.call_tool("cancel_reservation", {"reservation_id": "AAAAAA", "reason": "illness"})
-        assert refused.is_error and "no_such_record" in refused.content[0].text  # type: ignore[union-attr]
-
-
-@pytest.mark.slow
-async def test_serve_answers_a_real_mcp_client_over_http(tmp_path: Path) -> None:
-    port = free_port()
-    command = [PASSHAT, "sandbox", "serve", "travel", "--transport", "http", "--port", str(port), "--size", "small"]
-    env = {**os.environ, "PASSHAT_SANDBOX_TOKEN": "travel-token"}
-    process = subprocess.Popen([*command, "--database", str(tmp_path / "t.db")], stderr=subprocess.PIPE, env=env)
-    try:
-        _wait_for_http(process, port)
-        headers = {"Authorization": "Bearer travel-token"}
-        async with (
-            create_mcp_http_client(headers=headers) as http,
-            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
-        ):
-            listed = (await client.list_tools()).tools
-            assert len(listed) == 25
-            fares = await client.call_tool("list_fares", {})
-            assert {f["fare_class"] for f in json.loads(fares.content[0].text)["fares"]} == {  # type: ignore[union-attr]
-                "basic", "saver", "flex", "premium", "business"
-            }  # fmt: skip
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
-
-
-def test_replay_runs_the_reference_agent_on_travel() -> None:
-    args = ["replay", "--domain", "travel", "--task-type", "cancel_nonrefundable", "--scenarios", "3", "--k", "2"]
-    result = CliRunner().invoke(app, [*args, "--flaws", "off", "--json"])
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.output)
-    (row,) = payload["task_types"]
-    assert payload["agent"] == "reference (offline simulation)"
-    assert (row["domain"], row["task_type"], row["tickets"], row["trials_per_ticket"]) == (
-        "travel", "cancel_nonrefundable", 3, 2
-    )  # fmt: skip
-    assert row["pass_at_1"] == row["pass_hat_k"] == 1.0 and row["pass_hat_k_ci"][0] < 1.0
 
 
 def _replay_claude(task_type: str, agent_turns: list[dict[str, object]], monkeypatch: pytest.MonkeyPatch) -> dict:

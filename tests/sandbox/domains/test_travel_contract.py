@@ -1,18 +1,17 @@
-"""The travel domain against contract v2: the whole contract at benchmark grade, the issue's task types, seed
-sizes, determinism, and chains whose skipped step the backend refuses as a precondition."""
+"""The travel domain's content: its task types and systems, the policy's rules, the default seed's size, and
+chains whose skipped step the backend refuses as a precondition (what every domain must do is tested over all of
+them in test_every_domain.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 
-import pytest
 from sqlalchemy import create_engine, func, select
 
 from passhat.sandbox import FlawConfig, ReferenceAgent, Sandbox, available_domains, load_domain, run_trials
 from passhat.sandbox.domains.travel.models import metadata
 from passhat.sandbox.domains.travel.seed import seed
-from passhat.sandbox.testing import PROPERTIES, check_domain
 
 TASK_TYPES = {
     "change_flight_date": "write",
@@ -34,14 +33,7 @@ TASK_TYPES = {
 }
 
 
-@pytest.mark.slow
-def test_travel_meets_the_whole_contract_at_benchmark_grade() -> None:
-    results = check_domain("travel")
-    assert [result.name for result in results] == list(PROPERTIES)
-    assert all(result.held for result in results)
-
-
-def test_travel_is_installed_with_the_issue_s_task_types() -> None:
+def test_travel_is_installed_with_its_task_types_and_systems() -> None:
     assert "travel" in available_domains()
     domain = load_domain("travel")
     assert {name: task.kind for name, task in domain.task_types.items()} == TASK_TYPES
@@ -51,7 +43,7 @@ def test_travel_is_installed_with_the_issue_s_task_types() -> None:
     assert len(domain.metadata.tables) == 14 and domain.grade == "benchmark"
 
 
-def test_the_policy_is_package_data_with_the_issue_s_rules() -> None:
+def test_the_policy_is_package_data_with_the_fare_and_compensation_rules() -> None:
     policy = " ".join(load_domain("travel").policy.replace("*", "").split()).lower()
     for rule in ("Basic economy fares cannot be changed", "Within 24 hours of booking", "travel credit",
                  "Only once per segment", "3 characters", "partially flown reservation cannot be cancelled",
@@ -59,19 +51,7 @@ def test_the_policy_is_package_data_with_the_issue_s_rules() -> None:
         assert rule.lower() in policy, rule
 
 
-def test_every_task_type_has_twenty_distinct_scenarios(travel: Sandbox) -> None:
-    for name in travel.domain.task_types:
-        scenarios = travel.scenarios(name, 20)
-        assert len({repr(sorted(s.intent.items())) for s in scenarios}) == 20, name
-
-
-def test_the_seed_is_deterministic_and_default_is_larger(travel: Sandbox) -> None:
-    with Sandbox("travel", seed=0) as again, Sandbox("travel", seed=1) as other:
-        assert again.initial == travel.initial
-        assert other.initial != travel.initial
-        assert [s.intent for s in again.scenarios("change_one_passenger", 5, seed=1)] == [
-            s.intent for s in travel.scenarios("change_one_passenger", 5, seed=1)
-        ]
+def test_the_default_seed_holds_more_than_twice_the_reservations(travel: Sandbox) -> None:
     engine = create_engine("sqlite://")
     metadata.create_all(engine)
     with engine.begin() as connection:

@@ -84,3 +84,31 @@ def test_an_undeclared_error_type_is_named() -> None:
 def test_an_unknown_property_is_one_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown contract properties \\['speed'\\]"):
         check_domain(mock, properties=["speed"])
+
+
+def test_the_mutation_property_prints_its_agreement_for_a_users_own_domain(capsys: pytest.CaptureFixture[str]) -> None:
+    # The mock library desk stands for a user's own domain: it gets the mutation property without writing any.
+    results = check_domain(mock, scenarios_per_task_type=1, properties=["mutations"])
+    assert [result.name for result in results] == ["mutations"] and results[0].held
+    printed = capsys.readouterr().out
+    assert "mutation agreement, mock: agreement 100.0% of " in printed
+    for mutation in ("reference", "sibling", "dropped_write", "extra_write", "wrong_value", "before_consent"):
+        assert f"{mutation} " in results[0].detail
+
+
+def test_a_check_that_lets_an_extra_write_pass_breaks_the_mutation_property() -> None:
+    def unguarded(intent: Any) -> Check:
+        loans = intent["loans"]
+        return all_of(*(updated("loans", {"loan_id": loan["loan_id"]}, {"due": loan["due"]}) for loan in loans))
+
+    domain = _with_task(mock, "renew_loan", check=unguarded)
+    with pytest.raises(DomainContractError) as raised:
+        check_domain(domain, scenarios_per_task_type=1, properties=["mutations"])
+    (broken,) = raised.value.broken
+    assert "extra_write: expected wrong_entity, got pass" in broken.detail
+
+
+def test_without_a_consent_rule_a_write_before_the_yes_is_not_a_mutation_to_catch() -> None:
+    unruled = dataclasses.replace(mock, consent={})
+    (result,) = check_domain(unruled, scenarios_per_task_type=1, properties=["mutations"])
+    assert result.held and "before_consent" not in result.detail

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, Table, select
+from sqlalchemy import select
 
 from passhat.sandbox.domain import SystemBackend, ToolError
 from passhat.sandbox.domains.banking import models as m
@@ -49,10 +49,6 @@ class BankSystem(SystemBackend):
             )
         return next(iter(self.session.identified))
 
-    def _row(self, table: Table, column: Column[Any], value: Any) -> dict[str, Any] | None:
-        row = self.db.execute(select(table).where(column == value)).mappings().first()
-        return dict(row) if row is not None else None
-
     def _holds(self, customer_id: str, account_id: str) -> str | None:
         """The caller's role on an account (primary or joint), None when they do not hold it."""
         role = self.db.execute(
@@ -65,7 +61,7 @@ class BankSystem(SystemBackend):
     def _account(self, account_id: str) -> dict[str, Any]:
         """An account the verified caller holds (others do not exist, as far as the caller can tell)."""
         caller = self._caller()
-        account = self._row(m.accounts, m.accounts.c.account_id, account_id)
+        account = self.row(m.accounts, account_id=account_id)
         if account is None or self._holds(caller, account_id) is None:
             raise ToolError("no_such_account", f"no account {account_id!r} among the caller's accounts")
         return account
@@ -73,7 +69,7 @@ class BankSystem(SystemBackend):
     def _transaction(self, transaction_id: str) -> dict[str, Any]:
         """A transaction on an account the verified caller holds."""
         caller = self._caller()
-        found = self._row(m.transactions, m.transactions.c.transaction_id, transaction_id)
+        found = self.row(m.transactions, transaction_id=transaction_id)
         if found is None or self._holds(caller, found["account_id"]) is None:
             raise ToolError("no_such_transaction", f"no transaction {transaction_id!r} on the caller's accounts")
         return found
@@ -81,7 +77,7 @@ class BankSystem(SystemBackend):
     def _card(self, card_id: str) -> dict[str, Any]:
         """A card of the verified caller."""
         caller = self._caller()
-        card = self._row(m.cards, m.cards.c.card_id, card_id)
+        card = self.row(m.cards, card_id=card_id)
         if card is None or card["customer_id"] != caller:
             raise ToolError("no_such_card", f"no card {card_id!r} among the caller's cards")
         return card

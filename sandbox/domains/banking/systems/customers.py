@@ -61,7 +61,7 @@ class Customers(BankSystem):
         caller = self._caller()
         if customer_id != caller:
             raise ToolError("no_such_customer", f"no customer {customer_id!r}: only the verified caller's own profile")
-        customer = self._row(m.customers, m.customers.c.customer_id, caller) or {}
+        customer = self.row(m.customers, customer_id=caller) or {}
         held = self.db.execute(
             select(m.accounts, m.account_holders.c.role)
             .join(m.account_holders, m.account_holders.c.account_id == m.accounts.c.account_id)

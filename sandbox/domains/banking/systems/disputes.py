@@ -106,7 +106,7 @@ class Disputes(BankSystem):
         """Credit the disputed amount while an open dispute is investigated (unauthorized, duplicate and ATM
         disputes of at most 500.00; once per dispute)."""
         self._caller()
-        dispute = self._row(m.disputes, m.disputes.c.dispute_id, dispute_id)
+        dispute = self.row(m.disputes, dispute_id=dispute_id)
         if dispute is None or dispute["customer_id"] != self._caller():
             raise ToolError("no_such_dispute", f"no dispute {dispute_id} of the caller")
         same_amount(amount, dispute["amount"], "dispute")

@@ -43,7 +43,7 @@ class Badges(PersonAccounts):
         employee = self._subject(employee_id)
         if site != employee["location"]:
             raise ToolError("invalid_request", f"HRIS places {employee_id} at {employee['location']}, not {site}")
-        if self._row(m.badges, employee_id=employee["employee_id"]) is not None:
+        if self.row(m.badges, employee_id=employee["employee_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} already has a badge")
         expires = employee["end_date"] if employee["employment_type"] == "contractor" else None
         values = {"site": site, "printed_name": display_name(employee), "status": "active", "expires_on": expires}

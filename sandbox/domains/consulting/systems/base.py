@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from sqlalchemy import Executable, Table, insert, select, update
+from sqlalchemy import Executable, Table, insert, update
 
 from passhat.sandbox.domain import SystemBackend, ToolError
 from passhat.sandbox.domains.consulting import models as m
@@ -60,16 +60,8 @@ class ConsultingSystem(SystemBackend):
     NAME: ClassVar[str] = ""
     """The system's name, as written in the audit log."""
 
-    def _row(self, table: Table, **where: Any) -> dict[str, Any] | None:
-        row = self.db.execute(select(table).filter_by(**where)).mappings().first()
-        return dict(row) if row is not None else None
-
-    def _rows(self, table: Table, **where: Any) -> list[dict[str, Any]]:
-        key = next(iter(table.primary_key.columns))
-        return [dict(r) for r in self.db.execute(select(table).filter_by(**where).order_by(key)).mappings()]
-
     def _found(self, table: Table, what: str, **where: Any) -> dict[str, Any]:
-        row = self._row(table, **where)
+        row = self.row(table, **where)
         if row is None:
             described = ", ".join(f"{k} {v}" for k, v in where.items())
             raise ToolError("no_such_record", f"no {what} with {described}")
@@ -77,7 +69,7 @@ class ConsultingSystem(SystemBackend):
 
     def _employee(self, employee_id: str) -> dict[str, Any]:
         require(employee_id=employee_id)
-        row = self._row(m.employees, employee_id=employee_id.strip())
+        row = self.row(m.employees, employee_id=employee_id.strip())
         if row is None:
             raise ToolError("no_such_employee", f"no employee with id {employee_id}")
         return row
@@ -90,7 +82,7 @@ class ConsultingSystem(SystemBackend):
         return employee
 
     def _account_of(self, employee_id: str) -> dict[str, Any]:
-        account = self._row(m.accounts, employee_id=employee_id)
+        account = self.row(m.accounts, employee_id=employee_id)
         if account is None:
             raise ToolError(
                 "no_directory_account", f"{employee_id} has no directory account: create_directory_account first"
@@ -128,7 +120,7 @@ class PersonAccounts(ConsultingSystem):
 
     def _get_record(self, employee_id: str) -> dict[str, Any]:
         employee = self._subject(employee_id)
-        row = self._row(self.TABLE, employee_id=employee["employee_id"])
+        row = self.row(self.TABLE, employee_id=employee["employee_id"])
         if row is None:
             raise ToolError("no_such_record", f"{employee_id} has no {self.WHAT}")
         return row
@@ -168,7 +160,7 @@ def create_named(
     """Create a person's account row shown under their HRIS name (chat, issue tracker); needs a directory account."""
     employee = system._subject(employee_id)
     account = system._account_of(employee["employee_id"])
-    if system._row(table, employee_id=employee["employee_id"]) is not None:
+    if system.row(table, employee_id=employee["employee_id"]) is not None:
         raise ToolError("already_exists", f"{employee_id} already has an account in {system.NAME}")
     values: dict[str, Any] = {"display_name": display_name(employee), "status": "active"}
     if handle:

@@ -22,7 +22,7 @@ class CodeHosting(ConsultingSystem):
         employee = self._subject(employee_id)
         return {
             "employee_id": employee["employee_id"],
-            "access": self._rows(m.repo_access, employee_id=employee["employee_id"]),
+            "access": self.rows(m.repo_access, employee_id=employee["employee_id"]),
         }
 
     @tool("write")
@@ -34,7 +34,7 @@ class CodeHosting(ConsultingSystem):
         self._account_of(employee["employee_id"])
         if not m.ROLES[employee["role"]]["engineering"]:
             raise ToolError("not_permitted", f"code hosting is for engineering roles; HRIS shows {employee['role']}")
-        if self._row(m.repo_access, employee_id=employee["employee_id"], status="active") is not None:
+        if self.row(m.repo_access, employee_id=employee["employee_id"], status="active") is not None:
             raise ToolError("already_exists", f"{employee_id} already has code-hosting access")
         values = {
             "employee_id": employee["employee_id"],
@@ -49,7 +49,7 @@ class CodeHosting(ConsultingSystem):
     async def revoke_repo_access(self, employee_id: str, access_id: int) -> dict[str, Any]:
         """Revoke one code-hosting grant (offboarding, or a move out of engineering)."""
         employee = self._subject(employee_id)
-        grant = self._row(m.repo_access, access_id=access_id, employee_id=employee["employee_id"], status="active")
+        grant = self.row(m.repo_access, access_id=access_id, employee_id=employee["employee_id"], status="active")
         if grant is None:
             raise ToolError("no_such_record", f"{employee_id} has no active code-hosting grant {access_id}")
         change = update(m.repo_access).where(m.repo_access.c.access_id == access_id).values(status="revoked")

@@ -36,7 +36,7 @@ class Crm(ConsultingSystem):
         """A client account by id, with its projects."""
         require(client_id=client_id)
         client = self._found(m.client_accounts, "client", client_id=client_id.strip())
-        return {**client, "projects": self._rows(m.projects, client_id=client["client_id"])}
+        return {**client, "projects": self.rows(m.projects, client_id=client["client_id"])}
 
 
 system = System("crm", "CRM: client accounts.", ("client_accounts",), Crm)

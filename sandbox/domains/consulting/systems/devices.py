@@ -24,13 +24,13 @@ class Devices(ConsultingSystem):
         where: dict[str, Any] = {"status": status}
         if model.strip():
             where["model"] = model.strip()
-        return {"devices": self._rows(m.devices, **where)}
+        return {"devices": self.rows(m.devices, **where)}
 
     @tool("lookup")
     async def get_employee_devices(self, employee_id: str) -> dict[str, Any]:
         """The devices an employee holds now, and any device reserved for them."""
         employee = self._subject(employee_id)
-        held = self._rows(m.device_assignments, employee_id=employee["employee_id"], status="active")
+        held = self.rows(m.device_assignments, employee_id=employee["employee_id"], status="active")
         devices = [
             {**self._found(m.devices, "device", device_id=a["device_id"]), "assigned_at": a["assigned_at"]}
             for a in held
@@ -38,7 +38,7 @@ class Devices(ConsultingSystem):
         return {
             "employee_id": employee["employee_id"],
             "devices": devices,
-            "reserved": self._rows(m.devices, reserved_for=employee["employee_id"]),
+            "reserved": self.rows(m.devices, reserved_for=employee["employee_id"]),
         }
 
     @tool("write")
@@ -53,7 +53,7 @@ class Devices(ConsultingSystem):
         if not free:
             raise ToolError("not_permitted", f"device {device_id} is {device['status']} and cannot be assigned")
         if device["kind"] == "laptop":
-            for held in self._rows(m.device_assignments, employee_id=employee["employee_id"], status="active"):
+            for held in self.rows(m.device_assignments, employee_id=employee["employee_id"], status="active"):
                 if self._found(m.devices, "device", device_id=held["device_id"])["kind"] == "laptop":
                     raise ToolError(
                         "laptop_still_assigned",
@@ -82,7 +82,7 @@ class Devices(ConsultingSystem):
         require(employee_id=employee_id, device_id=device_id, condition=condition)
         one_of("condition", condition, ("working", "broken"))
         employee = self._subject(employee_id)
-        held = self._row(
+        held = self.row(
             m.device_assignments, employee_id=employee["employee_id"], device_id=device_id.strip(), status="active"
         )
         if held is None:

@@ -31,7 +31,7 @@ class Directory(ConsultingSystem):
         """An employee's sign-in account (username, display name, status, expiry) and their MFA devices."""
         employee = self._subject(employee_id)
         account = self._account_of(employee["employee_id"])
-        return {**account, "mfa_devices": self._rows(m.mfa_devices, employee_id=employee["employee_id"])}
+        return {**account, "mfa_devices": self.rows(m.mfa_devices, employee_id=employee["employee_id"])}
 
     @tool("write")
     async def create_directory_account(self, employee_id: str) -> dict[str, Any]:
@@ -40,7 +40,7 @@ class Directory(ConsultingSystem):
         employee = self._subject(employee_id)
         if employee["status"] not in ("pending_start", "active"):
             raise ToolError("hris_not_updated", f"HRIS shows {employee_id} as {employee['status']}")
-        if self._row(m.accounts, employee_id=employee["employee_id"]) is not None:
+        if self.row(m.accounts, employee_id=employee["employee_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} already has a directory account")
         values = {
             "account_id": f"acc-{employee['employee_id']}",
@@ -113,7 +113,7 @@ class Directory(ConsultingSystem):
     async def revoke_mfa_device(self, employee_id: str, mfa_id: int) -> dict[str, Any]:
         """Revoke one of an employee's MFA devices (a lost phone); their other devices keep working."""
         employee = self._subject(employee_id)
-        device = self._row(m.mfa_devices, mfa_id=mfa_id, employee_id=employee["employee_id"])
+        device = self.row(m.mfa_devices, mfa_id=mfa_id, employee_id=employee["employee_id"])
         if device is None or device["status"] != "active":
             raise ToolError("no_such_record", f"{employee_id} has no active MFA device {mfa_id}")
         change = update(m.mfa_devices).where(m.mfa_devices.c.mfa_id == mfa_id).values(status="revoked")
@@ -141,7 +141,7 @@ class Directory(ConsultingSystem):
         employee = self._subject(employee_id)
         return {
             "employee_id": employee["employee_id"],
-            "entries": self._rows(m.audit_log, employee_id=employee["employee_id"]),
+            "entries": self.rows(m.audit_log, employee_id=employee["employee_id"]),
         }
 
 

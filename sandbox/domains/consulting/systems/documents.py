@@ -26,14 +26,14 @@ class Documents(ConsultingSystem):
     async def list_client_shares(self, client_id: str) -> dict[str, Any]:
         """A client's document shares: the id and name of each."""
         require(client_id=client_id)
-        return {"client_id": client_id, "shares": self._rows(m.shares, client_id=client_id.strip())}
+        return {"client_id": client_id, "shares": self.rows(m.shares, client_id=client_id.strip())}
 
     @tool("lookup")
     async def get_share_permissions(self, employee_id: str) -> dict[str, Any]:
         """An employee's share permissions, each with its share's client."""
         employee = self._subject(employee_id)
         clients = dict(self.db.execute(select(m.shares.c.share_id, m.shares.c.client_id)).all())
-        rows = self._rows(m.share_permissions, employee_id=employee["employee_id"])
+        rows = self.rows(m.share_permissions, employee_id=employee["employee_id"])
         return {
             "employee_id": employee["employee_id"],
             "permissions": [{**r, "client_id": clients.get(r["share_id"])} for r in rows],
@@ -59,7 +59,7 @@ class Documents(ConsultingSystem):
             raise ToolError(
                 "not_staffed_on_client", f"{employee_id} is not staffed on any project of client {share['client_id']}"
             )
-        if self._row(
+        if self.row(
             m.share_permissions, employee_id=employee["employee_id"], share_id=share["share_id"], status="active"
         ):
             raise ToolError("already_exists", f"{employee_id} can already open {share_id}")
@@ -81,7 +81,7 @@ class Documents(ConsultingSystem):
     async def revoke_share_permission(self, employee_id: str, permission_id: int) -> dict[str, Any]:
         """Revoke one of an employee's share permissions."""
         employee = self._subject(employee_id)
-        row = self._row(
+        row = self.row(
             m.share_permissions, permission_id=permission_id, employee_id=employee["employee_id"], status="active"
         )
         if row is None:

@@ -37,7 +37,7 @@ class Email(PersonAccounts):
         """Create a new hire's mailbox at their HRIS work email; needs their directory account."""
         employee = self._subject(employee_id)
         self._account_of(employee["employee_id"])
-        if self._row(m.mailboxes, employee_id=employee["employee_id"]) is not None:
+        if self.row(m.mailboxes, employee_id=employee["employee_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} already has a mailbox")
         address = employee["work_email"]
         insert = new_account(
@@ -58,7 +58,7 @@ class Email(PersonAccounts):
             raise ToolError(
                 "hris_not_updated", f"HRIS records the name {employee['first_name']} {employee['last_name']}"
             )
-        if self._row(m.mailboxes, address=expected) is not None:
+        if self.row(m.mailboxes, address=expected) is not None:
             raise ToolError("already_exists", f"the address {expected} is taken")
         aliases = ",".join(a for a in (mailbox["aliases"], mailbox["address"]) if a)
         change = (

@@ -50,7 +50,7 @@ class Expenses(PersonAccounts):
         if employee["employment_type"] == "contractor":
             raise ToolError("not_permitted", "contractors invoice their expenses and get no expense profile")
         _matches_hris(employee, cost_center, approver_id)
-        if self._row(m.expense_profiles, employee_id=employee["employee_id"]) is not None:
+        if self.row(m.expense_profiles, employee_id=employee["employee_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} already has an expense profile")
         values = {"cost_center": cost_center, "approver_id": approver_id, "status": "active"}
         statement = new_account(m.expense_profiles, "profile_id", "exp", employee["employee_id"], **values)

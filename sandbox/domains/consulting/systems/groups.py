@@ -20,7 +20,7 @@ class Groups(ConsultingSystem):
     async def list_groups(self, kind: str) -> dict[str, Any]:
         """Groups of a kind: everyone, role, department or project."""
         require(kind=kind)
-        return {"kind": kind, "groups": self._rows(m.groups, kind=kind.strip())}
+        return {"kind": kind, "groups": self.rows(m.groups, kind=kind.strip())}
 
     @tool("lookup")
     async def get_group_memberships(self, employee_id: str) -> dict[str, Any]:
@@ -28,7 +28,7 @@ class Groups(ConsultingSystem):
         employee = self._subject(employee_id)
         return {
             "employee_id": employee["employee_id"],
-            "memberships": self._rows(m.group_memberships, employee_id=employee["employee_id"]),
+            "memberships": self.rows(m.group_memberships, employee_id=employee["employee_id"]),
         }
 
     @tool("write")
@@ -38,7 +38,7 @@ class Groups(ConsultingSystem):
         employee = self._subject(employee_id)
         self._account_of(employee["employee_id"])
         group = self._found(m.groups, "group", group_id=group_id.strip())
-        if self._row(m.group_memberships, employee_id=employee["employee_id"], group_id=group["group_id"]):
+        if self.row(m.group_memberships, employee_id=employee["employee_id"], group_id=group["group_id"]):
             raise ToolError("already_exists", f"{employee_id} is already in {group_id}")
         values = {"group_id": group["group_id"], "employee_id": employee["employee_id"], "added_at": m.TODAY}
         self._write(
@@ -51,7 +51,7 @@ class Groups(ConsultingSystem):
         """Remove an employee from a group."""
         require(employee_id=employee_id, group_id=group_id)
         employee = self._subject(employee_id)
-        row = self._row(m.group_memberships, employee_id=employee["employee_id"], group_id=group_id.strip())
+        row = self.row(m.group_memberships, employee_id=employee["employee_id"], group_id=group_id.strip())
         if row is None:
             raise ToolError("no_such_record", f"{employee_id} is not in {group_id}")
         statement = delete(m.group_memberships).where(m.group_memberships.c.membership_id == row["membership_id"])
@@ -62,10 +62,10 @@ class Groups(ConsultingSystem):
     async def get_access_requests(self, employee_id: str) -> dict[str, Any]:
         """An employee's access requests to client projects, each with its approvals."""
         employee = self._subject(employee_id)
-        requests = self._rows(m.access_requests, employee_id=employee["employee_id"])
+        requests = self.rows(m.access_requests, employee_id=employee["employee_id"])
         return {
             "employee_id": employee["employee_id"],
-            "requests": [{**r, "approvals": self._rows(m.approvals, request_id=r["request_id"])} for r in requests],
+            "requests": [{**r, "approvals": self.rows(m.approvals, request_id=r["request_id"])} for r in requests],
         }
 
     @tool("write")
@@ -73,7 +73,7 @@ class Groups(ConsultingSystem):
         """Mark an approved access request fulfilled, once the access it asked for is in place."""
         require(employee_id=employee_id, request_id=request_id)
         employee = self._subject(employee_id)
-        request = self._row(m.access_requests, request_id=request_id.strip(), employee_id=employee["employee_id"])
+        request = self.row(m.access_requests, request_id=request_id.strip(), employee_id=employee["employee_id"])
         if request is None:
             raise ToolError("no_such_record", f"{employee_id} has no access request {request_id}")
         if request["status"] != "approved":

@@ -41,7 +41,7 @@ class Hris(ConsultingSystem):
 
         Required before anything else; returns the requester's id, name and whether they work in HR."""
         require(employee_id=employee_id, work_email=work_email)
-        row = self._row(m.employees, employee_id=employee_id.strip(), work_email=work_email.strip().lower())
+        row = self.row(m.employees, employee_id=employee_id.strip(), work_email=work_email.strip().lower())
         if row is None:
             raise ToolError("no_such_employee", "no employee with that employee id and work email")
         if row["status"] != "active":
@@ -86,7 +86,7 @@ class Hris(ConsultingSystem):
     async def find_employee(self, work_email: str) -> dict[str, Any]:
         """Look up a colleague's directory entry by work email: id, name, role and department only."""
         require(work_email=work_email)
-        row = self._row(m.employees, work_email=work_email.strip().lower())
+        row = self.row(m.employees, work_email=work_email.strip().lower())
         if row is None:
             raise ToolError("no_such_employee", f"no employee with work email {work_email}")
         return {key: row[key] for key in _PUBLIC}

@@ -20,7 +20,7 @@ class Learning(ConsultingSystem):
     async def list_courses(self, audience: str) -> dict[str, Any]:
         """Courses for an audience: `everyone`, or a role (software_engineer, consultant, ...)."""
         require(audience=audience)
-        return {"audience": audience, "courses": self._rows(m.courses, audience=audience.strip())}
+        return {"audience": audience, "courses": self.rows(m.courses, audience=audience.strip())}
 
     @tool("lookup")
     async def get_enrollments(self, employee_id: str) -> dict[str, Any]:
@@ -28,7 +28,7 @@ class Learning(ConsultingSystem):
         employee = self._subject(employee_id)
         return {
             "employee_id": employee["employee_id"],
-            "enrollments": self._rows(m.enrollments, employee_id=employee["employee_id"]),
+            "enrollments": self.rows(m.enrollments, employee_id=employee["employee_id"]),
         }
 
     @tool("write")
@@ -41,7 +41,7 @@ class Learning(ConsultingSystem):
             raise ToolError(
                 "hris_not_updated", f"{course_id} is for {course['audience']}; HRIS shows {employee['role']}"
             )
-        if self._row(m.enrollments, employee_id=employee["employee_id"], course_id=course["course_id"]) is not None:
+        if self.row(m.enrollments, employee_id=employee["employee_id"], course_id=course["course_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} is already enrolled in {course_id}")
         values = {
             "employee_id": employee["employee_id"],

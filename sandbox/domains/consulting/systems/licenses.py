@@ -31,14 +31,14 @@ class Licenses(ConsultingSystem):
     @tool("lookup")
     async def list_license_pools(self) -> dict[str, Any]:
         """Every license pool: product, seats in use and in total, and the roles it is for."""
-        return {"pools": [{**pool, "seats_used": self._used(pool["pool_id"])} for pool in self._rows(m.license_pools)]}
+        return {"pools": [{**pool, "seats_used": self._used(pool["pool_id"])} for pool in self.rows(m.license_pools)]}
 
     @tool("lookup")
     async def get_license_seats(self, employee_id: str) -> dict[str, Any]:
         """An employee's license seats, each with its product."""
         employee = self._subject(employee_id)
         products = dict(self.db.execute(select(m.license_pools.c.pool_id, m.license_pools.c.product)).all())
-        seats = self._rows(m.license_seats, employee_id=employee["employee_id"])
+        seats = self.rows(m.license_seats, employee_id=employee["employee_id"])
         return {
             "employee_id": employee["employee_id"],
             "seats": [{**s, "product": products.get(s["pool_id"])} for s in seats],
@@ -55,7 +55,7 @@ class Licenses(ConsultingSystem):
             raise ToolError(
                 "hris_not_updated", f"{pool_id} is for roles {pool['eligible_roles']}; HRIS shows {employee['role']}"
             )
-        if self._row(m.license_seats, employee_id=employee["employee_id"], pool_id=pool["pool_id"], status="active"):
+        if self.row(m.license_seats, employee_id=employee["employee_id"], pool_id=pool["pool_id"], status="active"):
             raise ToolError("already_exists", f"{employee_id} already holds a {pool['product']} seat")
         if self._used(pool["pool_id"]) >= pool["total_seats"]:
             raise ToolError("not_permitted", f"no free seats in {pool_id}")
@@ -74,7 +74,7 @@ class Licenses(ConsultingSystem):
     async def reclaim_license_seat(self, employee_id: str, seat_id: int) -> dict[str, Any]:
         """Reclaim one of an employee's seats back to its pool."""
         employee = self._subject(employee_id)
-        seat = self._row(m.license_seats, seat_id=seat_id, employee_id=employee["employee_id"], status="active")
+        seat = self.row(m.license_seats, seat_id=seat_id, employee_id=employee["employee_id"], status="active")
         if seat is None:
             raise ToolError("no_such_record", f"{employee_id} holds no active seat {seat_id}")
         change = update(m.license_seats).where(m.license_seats.c.seat_id == seat_id).values(status="reclaimed")

@@ -26,7 +26,7 @@ class Staffing(ConsultingSystem):
     async def get_staffing(self, employee_id: str) -> dict[str, Any]:
         """An employee's staffing assignments, each with its project's client."""
         employee = self._subject(employee_id)
-        rows = self._rows(m.staffing_assignments, employee_id=employee["employee_id"])
+        rows = self.rows(m.staffing_assignments, employee_id=employee["employee_id"])
         clients = dict(self.db.execute(select(m.projects.c.project_id, m.projects.c.client_id)).all())
         return {
             "employee_id": employee["employee_id"],
@@ -39,13 +39,13 @@ class Staffing(ConsultingSystem):
         require(employee_id=employee_id, project_id=project_id, request_id=request_id)
         employee = self._subject(employee_id)
         project = self._found(m.projects, "project", project_id=project_id.strip())
-        request = self._row(
+        request = self.row(
             m.access_requests,
             request_id=request_id.strip(),
             employee_id=employee["employee_id"],
             project_id=project["project_id"],
         )
-        approved = request is not None and self._row(
+        approved = request is not None and self.row(
             m.approvals, request_id=request["request_id"], approver_id=project["lead_id"], decision="approved"
         )
         if not approved:
@@ -53,7 +53,7 @@ class Staffing(ConsultingSystem):
                 "approval_missing",
                 f"no approval by {project['project_id']}'s lead {project['lead_id']} for this access request",
             )
-        if self._row(
+        if self.row(
             m.staffing_assignments,
             employee_id=employee["employee_id"],
             project_id=project["project_id"],
@@ -79,7 +79,7 @@ class Staffing(ConsultingSystem):
     async def end_staffing_assignment(self, employee_id: str, assignment_id: int) -> dict[str, Any]:
         """End an active staffing assignment today (rolling off a client, or leaving the firm)."""
         employee = self._subject(employee_id)
-        row = self._row(
+        row = self.row(
             m.staffing_assignments, assignment_id=assignment_id, employee_id=employee["employee_id"], status="active"
         )
         if row is None:

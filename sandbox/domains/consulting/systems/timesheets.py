@@ -20,7 +20,7 @@ class Timesheets(ConsultingSystem):
     async def list_timesheet_codes(self, project_id: str) -> dict[str, Any]:
         """The time codes of a project."""
         require(project_id=project_id)
-        return {"project_id": project_id, "codes": self._rows(m.timesheet_projects, project_id=project_id.strip())}
+        return {"project_id": project_id, "codes": self.rows(m.timesheet_projects, project_id=project_id.strip())}
 
     @tool("lookup")
     async def get_timesheet_lines(self, employee_id: str) -> dict[str, Any]:
@@ -28,7 +28,7 @@ class Timesheets(ConsultingSystem):
         employee = self._subject(employee_id)
         return {
             "employee_id": employee["employee_id"],
-            "lines": self._rows(m.timesheet_entries, employee_id=employee["employee_id"]),
+            "lines": self.rows(m.timesheet_entries, employee_id=employee["employee_id"]),
         }
 
     @tool("write")
@@ -38,7 +38,7 @@ class Timesheets(ConsultingSystem):
         employee = self._subject(employee_id)
         project = self._found(m.timesheet_projects, "time code", code=code.strip())
         if (
-            self._row(
+            self.row(
                 m.staffing_assignments,
                 employee_id=employee["employee_id"],
                 project_id=project["project_id"],
@@ -50,7 +50,7 @@ class Timesheets(ConsultingSystem):
                 "not_staffed_on_client", f"{employee_id} is not staffed on {project['project_id']}: staff them first"
             )
         if (
-            self._row(m.timesheet_entries, employee_id=employee["employee_id"], code=project["code"], status="open")
+            self.row(m.timesheet_entries, employee_id=employee["employee_id"], code=project["code"], status="open")
             is not None
         ):
             raise ToolError("already_exists", f"{employee_id} already has an open line on {code}")
@@ -70,7 +70,7 @@ class Timesheets(ConsultingSystem):
     async def close_timesheet_line(self, employee_id: str, entry_id: int) -> dict[str, Any]:
         """Close an open timesheet line (the employee leaves the project or the firm)."""
         employee = self._subject(employee_id)
-        line = self._row(m.timesheet_entries, entry_id=entry_id, employee_id=employee["employee_id"], status="open")
+        line = self.row(m.timesheet_entries, entry_id=entry_id, employee_id=employee["employee_id"], status="open")
         if line is None:
             raise ToolError("no_such_record", f"{employee_id} has no open timesheet line {entry_id}")
         change = update(m.timesheet_entries).where(m.timesheet_entries.c.entry_id == entry_id).values(status="closed")

@@ -40,7 +40,7 @@ class Vpn(PersonAccounts):
             raise ToolError("not_permitted", "contractors do not get VPN access")
         if region != m.SITES[employee["location"]]:
             raise ToolError("invalid_request", f"{employee['location']} is in region {m.SITES[employee['location']]}")
-        if self._row(m.vpn_profiles, employee_id=employee["employee_id"]) is not None:
+        if self.row(m.vpn_profiles, employee_id=employee["employee_id"]) is not None:
             raise ToolError("already_exists", f"{employee_id} already has a VPN profile")
         statement = new_account(
             m.vpn_profiles, "profile_id", "vpn", employee["employee_id"], region=region, status="active"

@@ -43,7 +43,7 @@ class Adjusting(InsuranceSystem):
         if not today() < day <= today() + dt.timedelta(days=INSPECTION_WINDOW_DAYS) or day.weekday() >= 5:
             raise ToolError("invalid_value", "scheduled_on must be a weekday within the next 30 days")
         place = required(location, "location")
-        if any(i["status"] == "scheduled" for i in self._rows(m.inspections.c.claim_id, claim_id)):
+        if any(i["status"] == "scheduled" for i in self.rows(m.inspections, claim_id=claim_id)):
             raise ToolError("already_recorded", f"claim {claim_id} already has an inspection scheduled")
         result = self.db.execute(
             insert(m.inspections).values(

@@ -51,18 +51,18 @@ class Claims(InsuranceSystem):
         Any verified caller can look a claim up; share it only with the policyholder it belongs to.
         """
         self._caller()
-        claim = self._row(m.claims.c.claim_id, claim_id)
+        claim = self.row(m.claims, claim_id=claim_id)
         if claim is None:
             raise ToolError("claim_not_found", f"no claim {claim_id}")
-        policy = self._row(m.policies.c.policy_id, claim["policy_id"]) or {}
+        policy = self.row(m.policies, policy_id=claim["policy_id"]) or {}
         return {
             **claim,
             "policyholder_id": policy.get("policyholder_id"),
-            "incident": self._row(m.incidents.c.incident_id, claim["incident_id"]),
-            "parties": self._rows(m.claim_parties.c.claim_id, claim_id),
-            "inspections": self._rows(m.inspections.c.claim_id, claim_id),
-            "rental_authorizations": self._rows(m.rental_authorizations.c.claim_id, claim_id),
-            "payments": self._rows(m.payments.c.claim_id, claim_id),
+            "incident": self.row(m.incidents, incident_id=claim["incident_id"]),
+            "parties": self.rows(m.claim_parties, claim_id=claim_id),
+            "inspections": self.rows(m.inspections, claim_id=claim_id),
+            "rental_authorizations": self.rows(m.rental_authorizations, claim_id=claim_id),
+            "payments": self.rows(m.payments, claim_id=claim_id),
         }
 
     @tool("write")
@@ -84,7 +84,7 @@ class Claims(InsuranceSystem):
         """
         policy = self._policy(policy_id)
         key = policy["policy_id"]
-        vehicle = self._row(m.vehicles.c.vehicle_id, vehicle_id)
+        vehicle = self.row(m.vehicles, vehicle_id=vehicle_id)
         if vehicle is None or vehicle["policy_id"] != key:
             raise ToolError("vehicle_not_found", f"no vehicle {vehicle_id} on policy {key}")
         if kind not in LOSS_KINDS:
@@ -98,8 +98,8 @@ class Claims(InsuranceSystem):
         report = police_report_number.strip()
         if kind == "theft" and not report:
             raise ToolError("police_report_required", "a theft needs the police report number")
-        for claim in self._rows(m.claims.c.vehicle_id, vehicle_id):
-            incident = self._row(m.incidents.c.incident_id, claim["incident_id"]) or {}
+        for claim in self.rows(m.claims, vehicle_id=vehicle_id):
+            incident = self.row(m.incidents, incident_id=claim["incident_id"]) or {}
             if claim["status"] == "open" and incident.get("occurred_on") == day.isoformat():
                 raise ToolError(
                     "open_claim_exists",
@@ -131,7 +131,7 @@ class Claims(InsuranceSystem):
         """
         policy = self._policy(policy_id)
         key = policy["policy_id"]
-        incident = self._row(m.incidents.c.incident_id, incident_id)
+        incident = self.row(m.incidents, incident_id=incident_id)
         if incident is None or incident["policy_id"] != key:
             raise ToolError(
                 "incident_not_recorded", f"no incident {incident_id} on policy {key}: record it with report_incident"
@@ -146,9 +146,9 @@ class Claims(InsuranceSystem):
             offered = [kind for kind in applies if kind in held]
             hint = f"; it can go under: {', '.join(offered)}" if offered else "; the policy has no coverage for it"
             raise ToolError("coverage_not_applicable", f"{coverage!r} does not cover a {incident['kind']} loss{hint}")
-        if any(c["status"] == "open" for c in self._rows(m.claims.c.incident_id, incident_id)):
+        if any(c["status"] == "open" for c in self.rows(m.claims, incident_id=incident_id)):
             raise ToolError("open_claim_exists", f"incident {incident_id} already has an open claim")
-        holder = self._row(m.policyholders.c.policyholder_id, policy["policyholder_id"]) or {}
+        holder = self.row(m.policyholders, policyholder_id=policy["policyholder_id"]) or {}
         deductible = 0.0 if coverage == "glass" else float(held[coverage]["deductible"])
         result = self.db.execute(
             insert(m.claims).values(
@@ -220,10 +220,10 @@ class Claims(InsuranceSystem):
         """Assign an adjuster of the policyholder's region to an open claim that has none (auto_damage
         adjusters inspect damage; total_loss adjusters handle total losses)."""
         claim, policy = self._claim(claim_id)
-        adjuster = self._row(m.adjusters.c.adjuster_id, adjuster_id)
+        adjuster = self.row(m.adjusters, adjuster_id=adjuster_id)
         if adjuster is None:
             raise ToolError("adjuster_not_found", f"no adjuster {adjuster_id}")
-        holder = self._row(m.policyholders.c.policyholder_id, policy["policyholder_id"]) or {}
+        holder = self.row(m.policyholders, policyholder_id=policy["policyholder_id"]) or {}
         if adjuster["region"] != holder.get("region"):
             raise ToolError(
                 "adjuster_out_of_region",
@@ -241,7 +241,7 @@ class Claims(InsuranceSystem):
         claim, _ = self._claim(claim_id)
         if not claim["total_loss"]:
             raise ToolError("not_total_loss", f"claim {claim_id} has no total-loss finding from the adjuster")
-        vehicle = self._row(m.vehicles.c.vehicle_id, claim["vehicle_id"]) or {}
+        vehicle = self.row(m.vehicles, vehicle_id=claim["vehicle_id"]) or {}
         value = float(vehicle.get("actual_cash_value") or 0.0)
         if round(float(valuation), 2) != round(value, 2):
             raise ToolError(

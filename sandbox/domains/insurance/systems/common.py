@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from sqlalchemy import CursorResult, Select, bindparam, select
+from sqlalchemy import CursorResult
 
 from passhat.sandbox.domain import SystemBackend, ToolError
 from passhat.sandbox.domains.insurance import models as m
@@ -43,16 +43,6 @@ ERRORS: dict[str, str] = {
     "amount_mismatch": "invalid_argument",
 }
 """The insurance error vocabulary: each error type the tools raise -> the classifier's category."""
-
-_LOOKUPS: dict[tuple[str, str], Select[Any]] = {}
-
-
-def _lookup(column: Any) -> Select[Any]:
-    key = (column.table.name, column.name)
-    statement = _LOOKUPS.get(key)
-    if statement is None:
-        statement = _LOOKUPS[key] = select(column.table).where(column == bindparam("value"))
-    return statement
 
 
 def parse_date(value: str, name: str) -> dt.date:
@@ -98,13 +88,6 @@ def required(value: str, name: str) -> str:
 class InsuranceSystem(SystemBackend):
     """Base of the insurance systems: one trial's connection, the shared session, and the backend's rules."""
 
-    def _row(self, column: Any, value: Any) -> dict[str, Any] | None:
-        row = self.db.execute(_lookup(column), {"value": value}).mappings().first()
-        return dict(row) if row is not None else None
-
-    def _rows(self, column: Any, value: Any) -> list[dict[str, Any]]:
-        return [dict(row) for row in self.db.execute(_lookup(column), {"value": value}).mappings()]
-
     def _caller(self) -> None:
         if not self.session.identified:
             raise ToolError(
@@ -120,7 +103,7 @@ class InsuranceSystem(SystemBackend):
 
     def _policy(self, policy_id: str) -> dict[str, Any]:
         """A policy of the verified caller."""
-        policy = self._row(m.policies.c.policy_id, str(policy_id).strip().upper())
+        policy = self.row(m.policies, policy_id=str(policy_id).strip().upper())
         if policy is None:
             self._caller()
             raise ToolError("policy_not_found", f"no policy {policy_id}")
@@ -134,15 +117,15 @@ class InsuranceSystem(SystemBackend):
         return policy
 
     def _coverages(self, policy_id: str) -> dict[str, dict[str, Any]]:
-        return {c["kind"]: c for c in self._rows(m.coverages.c.policy_id, policy_id)}
+        return {c["kind"]: c for c in self.rows(m.coverages, policy_id=policy_id)}
 
     def _claim(self, claim_id: int, *, open_only: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
         """A claim of the verified caller, and its policy (refused unless open, when `open_only`)."""
-        claim = self._row(m.claims.c.claim_id, claim_id)
+        claim = self.row(m.claims, claim_id=claim_id)
         if claim is None:
             self._caller()
             raise ToolError("claim_not_found", f"no claim {claim_id}")
-        policy = self._row(m.policies.c.policy_id, claim["policy_id"]) or {}
+        policy = self.row(m.policies, policy_id=claim["policy_id"]) or {}
         self._own(str(policy.get("policyholder_id")), f"claim {claim_id}")
         if open_only and claim["status"] != "open":
             raise ToolError("claim_not_open", f"claim {claim_id} is {claim['status']}")

@@ -17,7 +17,7 @@ class Customers(InsuranceSystem):
     @tool("lookup")
     async def find_policyholder_by_email(self, email: str) -> dict[str, Any]:
         """Find a policyholder by email and verify them as the caller of this session. Returns policyholder_id."""
-        row = self._row(m.policyholders.c.email, email.strip().lower())
+        row = self.row(m.policyholders, email=email.strip().lower())
         if row is None:
             raise ToolError("policyholder_not_found", f"no policyholder with email {email}")
         self.session.identified.add(row["policyholder_id"])
@@ -43,14 +43,14 @@ class Customers(InsuranceSystem):
     @tool("lookup")
     async def get_policyholder(self, policyholder_id: str) -> dict[str, Any]:
         """Profile of the verified policyholder: contact details, region and their policies."""
-        row = self._row(m.policyholders.c.policyholder_id, policyholder_id)
+        row = self.row(m.policyholders, policyholder_id=policyholder_id)
         if row is None:
             self._caller()
             raise ToolError("policyholder_not_found", f"no policyholder {policyholder_id}")
         self._own(row["policyholder_id"], f"policyholder {policyholder_id}")
         policies = [
             {k: p[k] for k in ("policy_id", "status", "term_start", "term_end", "lapsed_on")}
-            for p in self._rows(m.policies.c.policyholder_id, policyholder_id)
+            for p in self.rows(m.policies, policyholder_id=policyholder_id)
         ]
         return {**row, "policies": sorted(policies, key=lambda p: p["policy_id"])}
 

@@ -24,9 +24,9 @@ class Payments(InsuranceSystem):
         due = round(float(claim["valuation"]) - float(claim["deductible"]), 2)
         if round(float(amount), 2) != due:
             raise ToolError("amount_mismatch", "the payment is the valuation minus the claim's deductible")
-        if any(p["kind"] == "total_loss" for p in self._rows(m.payments.c.claim_id, claim_id)):
+        if any(p["kind"] == "total_loss" for p in self.rows(m.payments, claim_id=claim_id)):
             raise ToolError("already_recorded", f"claim {claim_id} was already paid")
-        holder = self._row(m.policyholders.c.policyholder_id, policy["policyholder_id"]) or {}
+        holder = self.row(m.policyholders, policyholder_id=policy["policyholder_id"]) or {}
         result = self.db.execute(
             insert(m.payments).values(
                 claim_id=claim_id,

@@ -28,8 +28,8 @@ class PolicyAdmin(InsuranceSystem):
         actual cash value), drivers and coverages (limits, deductibles, rental per-day limit and max days)."""
         policy = self._policy(policy_id)
         key = policy["policy_id"]
-        vehicles = sorted(self._rows(m.vehicles.c.policy_id, key), key=lambda v: v["vehicle_id"])
-        drivers = sorted(self._rows(m.drivers.c.policy_id, key), key=lambda d: d["driver_id"])
+        vehicles = sorted(self.rows(m.vehicles, policy_id=key), key=lambda v: v["vehicle_id"])
+        drivers = sorted(self.rows(m.drivers, policy_id=key), key=lambda d: d["driver_id"])
         coverages = sorted(self._coverages(key).values(), key=lambda c: c["kind"])
         return {**policy, "vehicles": vehicles, "drivers": drivers, "coverages": coverages}
 
@@ -56,7 +56,7 @@ class PolicyAdmin(InsuranceSystem):
         if relationship not in m.RELATIONSHIPS:
             raise ToolError("invalid_value", f"relationship must be one of: {', '.join(m.RELATIONSHIPS)}")
         key = policy["policy_id"]
-        if any(d["license_number"] == license_number for d in self._rows(m.drivers.c.policy_id, key)):
+        if any(d["license_number"] == license_number for d in self.rows(m.drivers, policy_id=key)):
             raise ToolError("already_recorded", f"license {license_number} is already a driver on {key}")
         surcharge = driver_surcharge(born.isoformat())
         premium = round(policy["premium"] + surcharge, 2)
@@ -85,7 +85,7 @@ class PolicyAdmin(InsuranceSystem):
         """
         policy = self._active_policy(policy_id)
         key = policy["policy_id"]
-        vehicles = {v["vehicle_id"]: v for v in self._rows(m.vehicles.c.policy_id, key) if v["status"] == "active"}
+        vehicles = {v["vehicle_id"]: v for v in self.rows(m.vehicles, policy_id=key) if v["status"] == "active"}
         vehicle = vehicles.get(vehicle_id)
         if vehicle is None:
             raise ToolError("vehicle_not_found", f"no active vehicle {vehicle_id} on policy {key}")
@@ -93,7 +93,7 @@ class PolicyAdmin(InsuranceSystem):
             raise ToolError("invalid_value", f"reason must be one of: {', '.join(m.REMOVAL_REASONS)}")
         if len(vehicles) == 1:
             raise ToolError("last_vehicle", f"{vehicle_id} is the only vehicle on {key}; cancel the policy instead")
-        if any(c["status"] == "open" for c in self._rows(m.claims.c.vehicle_id, vehicle_id)):
+        if any(c["status"] == "open" for c in self.rows(m.claims, vehicle_id=vehicle_id)):
             raise ToolError("vehicle_has_open_claim", f"{vehicle_id} has an open claim; it stays until it is settled")
         premium = round(policy["premium"] - vehicle["annual_premium"], 2)
         self.db.execute(

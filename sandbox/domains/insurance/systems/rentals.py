@@ -33,7 +33,7 @@ class Rentals(InsuranceSystem):
                 "rental_limit_exceeded",
                 f"rental coverage pays up to ${rental['per_day_limit']:.0f} a day for up to {rental['max_days']} days",
             )
-        if self._rows(m.rental_authorizations.c.claim_id, claim_id):
+        if self.rows(m.rental_authorizations, claim_id=claim_id):
             raise ToolError("already_recorded", f"claim {claim_id} already has a rental authorization")
         total = round(float(daily_rate) * int(days), 2)
         result = self.db.execute(

@@ -17,7 +17,7 @@ class Accounts(RetailSystem):
     @tool("lookup")
     async def find_customer_by_email(self, email: str) -> dict[str, Any]:
         """Find a customer by email and identify them for this session. Returns the customer_id."""
-        row = self._row(m.customers, m.customers.c.email, email.strip().lower())
+        row = self.row(m.customers, email=email.strip().lower())
         if row is None:
             raise ToolError("not_found", f"no customer with email {email}")
         self.session.identified.add(row["customer_id"])
@@ -46,15 +46,15 @@ class Accounts(RetailSystem):
     @tool("lookup")
     async def get_customer(self, customer_id: str) -> dict[str, Any]:
         """Profile of an identified customer: contact details, addresses, payment methods and order ids."""
-        row = self._row(m.customers, m.customers.c.customer_id, customer_id)
+        row = self.row(m.customers, customer_id=customer_id)
         if row is None:
             raise ToolError("not_found", f"customer {customer_id} not found")
         if customer_id not in self.session.identified:
             raise ToolError(
                 "precondition_failed", "identify the customer first (find_customer_by_email or _by_name_zip)"
             )
-        addresses = self._rows(m.addresses.c.customer_id, customer_id)
-        methods = self._rows(m.payment_methods.c.customer_id, customer_id)
+        addresses = self.rows(m.addresses, customer_id=customer_id)
+        methods = self.rows(m.payment_methods, customer_id=customer_id)
         orders = self.db.execute(
             select(m.orders.c.order_id, m.orders.c.status).where(m.orders.c.customer_id == customer_id)
         )
@@ -78,13 +78,13 @@ class Accounts(RetailSystem):
         zip: str,
     ) -> dict[str, Any]:
         """Change one of an identified customer's saved addresses (orders keep their shipping address)."""
-        if self._row(m.customers, m.customers.c.customer_id, customer_id) is None:
+        if self.row(m.customers, customer_id=customer_id) is None:
             raise ToolError("not_found", f"customer {customer_id} not found")
         if customer_id not in self.session.identified:
             raise ToolError(
                 "precondition_failed", "identify the customer first (find_customer_by_email or _by_name_zip)"
             )
-        address = self._row(m.addresses, m.addresses.c.address_id, address_id)
+        address = self.row(m.addresses, address_id=address_id)
         if address is None or address["customer_id"] != customer_id:
             raise ToolError("not_found", f"address {address_id} not found for customer {customer_id}")
         if not (address1.strip() and city.strip() and zip.strip()):

@@ -18,10 +18,10 @@ class Catalog(RetailSystem):
     @tool("lookup")
     async def get_product(self, product_id: str) -> dict[str, Any]:
         """A product and all its variants (options, price, availability)."""
-        product = self._row(m.products, m.products.c.product_id, product_id)
+        product = self.row(m.products, product_id=product_id)
         if product is None:
             raise ToolError("not_found", f"product {product_id} not found")
-        rows = self._rows(m.variants.c.product_id, product_id)
+        rows = self.rows(m.variants, product_id=product_id)
         variants = [{**v, "options": json.loads(v["options"])} for v in rows]
         return {**product, "variants": variants}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import Select, bindparam, insert, select, update
+from sqlalchemy import insert, select, update
 
 from passhat.sandbox.domain import SystemBackend, ToolError
 from passhat.sandbox.domains.retail import models as m
@@ -22,30 +22,11 @@ def days_since(date: str) -> int:
     return (dt.date.fromisoformat(m.TODAY) - dt.date.fromisoformat(date[:10])).days
 
 
-_LOOKUPS: dict[tuple[str, str], Select[Any]] = {}
-
-
-def _lookup(column: Any) -> Select[Any]:
-    """`SELECT * FROM table WHERE column = :value`, built once per column (statement building is not free)."""
-    key = (column.table.name, column.name)
-    statement = _LOOKUPS.get(key)
-    if statement is None:
-        statement = _LOOKUPS[key] = select(column.table).where(column == bindparam("value"))
-    return statement
-
-
 class RetailSystem(SystemBackend):
     """Base of the retail systems: one trial's connection, the shared session, and the backend's rules."""
 
-    def _row(self, table: Any, column: Any, value: Any) -> dict[str, Any] | None:
-        row = self.db.execute(_lookup(column), {"value": value}).mappings().first()
-        return dict(row) if row is not None else None
-
-    def _rows(self, column: Any, value: Any) -> list[dict[str, Any]]:
-        return [dict(row) for row in self.db.execute(_lookup(column), {"value": value}).mappings()]
-
     def _order(self, order_id: str, statuses: tuple[str, ...]) -> dict[str, Any]:
-        order = self._row(m.orders, m.orders.c.order_id, order_id)
+        order = self.row(m.orders, order_id=order_id)
         if order is None:
             raise ToolError("not_found", f"order {order_id} not found")
         if order["customer_id"] not in self.session.identified:
@@ -59,10 +40,10 @@ class RetailSystem(SystemBackend):
         return order
 
     def _items(self, order_id: str) -> dict[str, dict[str, Any]]:
-        return {row["item_id"]: row for row in self._rows(m.order_items.c.order_id, order_id)}
+        return {row["item_id"]: row for row in self.rows(m.order_items, order_id=order_id)}
 
     def _method(self, customer_id: str, payment_method_id: str) -> dict[str, Any]:
-        method = self._row(m.payment_methods, m.payment_methods.c.payment_method_id, payment_method_id)
+        method = self.row(m.payment_methods, payment_method_id=payment_method_id)
         if method is None or method["customer_id"] != customer_id:
             raise ToolError("not_found", f"payment method {payment_method_id} not found for this customer")
         return method
@@ -83,7 +64,7 @@ class RetailSystem(SystemBackend):
             raise ToolError("invalid_argument", "new_variant_ids must have one variant per item in item_ids")
         chosen = []
         for item, variant_id in zip(picked.values(), new_variant_ids, strict=True):
-            variant = self._row(m.variants, m.variants.c.variant_id, variant_id)
+            variant = self.row(m.variants, variant_id=variant_id)
             if variant is None:
                 raise ToolError("not_found", f"variant {variant_id} not found")
             if variant["product_id"] != item["product_id"]:

@@ -18,15 +18,15 @@ class Orders(RetailSystem):
     @tool("lookup")
     async def get_order(self, order_id: str) -> dict[str, Any]:
         """Details of an order: status, items with variant options and prices, payment method, shipping."""
-        order = self._row(m.orders, m.orders.c.order_id, order_id)
+        order = self.row(m.orders, order_id=order_id)
         if order is None:
             raise ToolError("not_found", f"order {order_id} not found")
         items = []
         for item in self._items(order_id).values():
-            variant = self._row(m.variants, m.variants.c.variant_id, item["variant_id"]) or {}
-            product = self._row(m.products, m.products.c.product_id, item["product_id"]) or {}
+            variant = self.row(m.variants, variant_id=item["variant_id"]) or {}
+            product = self.row(m.products, product_id=item["product_id"]) or {}
             items.append({**item, "name": product.get("name"), "options": json.loads(variant.get("options", "{}"))})
-        fulfilments = self._rows(m.fulfilments.c.order_id, order_id)
+        fulfilments = self.rows(m.fulfilments, order_id=order_id)
         return {**order, "items": items, "fulfilments": fulfilments}
 
     @tool("write")

@@ -25,7 +25,7 @@ class Baggage(TravelSystem):
             raise ToolError("already_flown", f"reservation {code} has no segment left to fly")
         if passenger_id not in {p["passenger_id"] for p in self._passengers(code)}:
             raise ToolError("no_such_record", f"passenger {passenger_id} is not on reservation {code}")
-        before = sum(1 for b in self._rows(m.baggage.c.reservation_id, code) if b["passenger_id"] == passenger_id)
+        before = sum(1 for b in self.rows(m.baggage, reservation_id=code) if b["passenger_id"] == passenger_id)
         if before + bags > rules.MAX_BAGS:
             raise ToolError("bag_limit", f"a passenger may check {rules.MAX_BAGS} bags; {passenger_id} has {before}")
         cabin = self._fare(reservation["fare_id"])["cabin"]

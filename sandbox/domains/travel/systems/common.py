@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select, update
+from sqlalchemy import select, update
 
 from passhat.sandbox.domain import SystemBackend, ToolError
 from passhat.sandbox.domains.travel import models as m
@@ -36,17 +36,6 @@ ERRORS: dict[str, str] = {
 }
 """The travel backend's error vocabulary, mapped onto the classifier's categories."""
 
-_LOOKUPS: dict[tuple[str, str], Select[Any]] = {}
-
-
-def _lookup(column: Any) -> Select[Any]:
-    """`SELECT * FROM table WHERE column = :value`, built once per column."""
-    key = (column.table.name, column.name)
-    statement = _LOOKUPS.get(key)
-    if statement is None:
-        statement = _LOOKUPS[key] = select(column.table).where(column == bindparam("value"))
-    return statement
-
 
 def required(**values: object) -> None:
     """Refuse a call whose required text argument is empty (what a careless agent sends)."""
@@ -57,13 +46,6 @@ def required(**values: object) -> None:
 
 class TravelSystem(SystemBackend):
     """Base of the travel systems: one trial's connection, the shared session, and the backend's rules."""
-
-    def _row(self, column: Any, value: Any) -> dict[str, Any] | None:
-        row = self.db.execute(_lookup(column), {"value": value}).mappings().first()
-        return dict(row) if row is not None else None
-
-    def _rows(self, column: Any, value: Any) -> list[dict[str, Any]]:
-        return [dict(row) for row in self.db.execute(_lookup(column), {"value": value}).mappings()]
 
     @property
     def quotes(self) -> dict[tuple[str, str], dict[str, Any]]:
@@ -87,7 +69,7 @@ class TravelSystem(SystemBackend):
 
     def _customer(self, customer_id: str) -> dict[str, Any]:
         required(customer_id=customer_id)
-        row = self._row(m.customers.c.customer_id, customer_id)
+        row = self.row(m.customers, customer_id=customer_id)
         if row is None:
             raise ToolError("no_such_record", f"customer {customer_id} not found")
         self._identified(customer_id)
@@ -96,7 +78,7 @@ class TravelSystem(SystemBackend):
     def _reservation(self, reservation_id: str, *, confirmed: bool = False) -> dict[str, Any]:
         """The reservation, once its owner is identified and (for a change) it is still confirmed."""
         required(reservation_id=reservation_id)
-        reservation = self._row(m.reservations.c.reservation_id, reservation_id.strip().upper())
+        reservation = self.row(m.reservations, reservation_id=reservation_id.strip().upper())
         if reservation is None:
             raise ToolError("no_such_record", f"reservation {reservation_id} not found")
         if reservation["customer_id"] not in self.session.identified:
@@ -112,24 +94,24 @@ class TravelSystem(SystemBackend):
         return reservation
 
     def _fare(self, fare_id: str) -> dict[str, Any]:
-        fare = self._row(m.fares.c.fare_id, fare_id)
+        fare = self.row(m.fares, fare_id=fare_id)
         assert fare is not None, fare_id  # a reservation's fare always exists (a foreign key)
         return fare
 
     def _tier(self, customer_id: str) -> str:
-        account = self._row(m.loyalty_accounts.c.customer_id, customer_id)
+        account = self.row(m.loyalty_accounts, customer_id=customer_id)
         return str(account["tier"]) if account else "member"
 
     def _passengers(self, reservation_id: str) -> list[dict[str, Any]]:
-        rows = self._rows(m.reservation_passengers.c.reservation_id, reservation_id)
+        rows = self.rows(m.reservation_passengers, reservation_id=reservation_id)
         return sorted(rows, key=lambda p: p["passenger_id"])
 
     def _segments(self, reservation_id: str) -> list[dict[str, Any]]:
-        return sorted(self._rows(m.segments.c.reservation_id, reservation_id), key=lambda s: s["sequence"])
+        return sorted(self.rows(m.segments, reservation_id=reservation_id), key=lambda s: s["sequence"])
 
     def _segment(self, reservation: dict[str, Any], segment_id: str, *, booked: bool = True) -> dict[str, Any]:
         required(segment_id=segment_id)
-        segment = self._row(m.segments.c.segment_id, segment_id)
+        segment = self.row(m.segments, segment_id=segment_id)
         if segment is None or segment["reservation_id"] != reservation["reservation_id"]:
             raise ToolError(
                 "no_such_record", f"segment {segment_id} is not in reservation {reservation['reservation_id']}"
@@ -142,13 +124,13 @@ class TravelSystem(SystemBackend):
 
     def _flight(self, flight_id: str) -> dict[str, Any]:
         required(flight_id=flight_id)
-        flight = self._row(m.flights.c.flight_id, flight_id.strip().upper())
+        flight = self.row(m.flights, flight_id=flight_id.strip().upper())
         if flight is None:
             raise ToolError("no_such_record", f"flight {flight_id} not found")
         return flight
 
     def _seats(self, flight_id: str) -> list[dict[str, Any]]:
-        return self._rows(m.seats_inventory.c.flight_id, flight_id)
+        return self.rows(m.seats_inventory, flight_id=flight_id)
 
     def _move_seats(self, old_flight: str, new_flight: str, cabin: str, passenger_ids: list[str]) -> dict[str, str]:
         """Release the passengers' seats on `old_flight` and give them the first free seats of `cabin` on

@@ -17,14 +17,14 @@ class Compensation(TravelSystem):
 
     def _assess(self, segment_id: str) -> tuple[dict[str, Any], dict[str, Any], float]:
         required(segment_id=segment_id)
-        segment = self._row(m.segments.c.segment_id, segment_id.strip().upper())
+        segment = self.row(m.segments, segment_id=segment_id.strip().upper())
         if segment is None:
             raise ToolError("no_such_record", f"segment {segment_id} not found")
         reservation = self._reservation(segment["reservation_id"])
         flight = self._flight(segment["flight_id"])
         if segment["status"] == "cancelled" or flight["status"] not in ("landed", "cancelled"):
             raise ToolError("not_eligible", f"segment {segment_id} was not flown (or its flight has not landed yet)")
-        if self._rows(m.compensation_vouchers.c.segment_id, segment["segment_id"]):
+        if self.rows(m.compensation_vouchers, segment_id=segment["segment_id"]):
             raise ToolError("already_compensated", f"segment {segment_id} was already compensated (once per segment)")
         passengers = len(self._passengers(reservation["reservation_id"]))
         amount = rules.compensation(

@@ -72,7 +72,7 @@ class Inventory(TravelSystem):
         segment = self._segment(reservation, segment_id)
         if passenger_id not in {p["passenger_id"] for p in self._passengers(reservation["reservation_id"])}:
             raise ToolError("no_such_record", f"passenger {passenger_id} is not on reservation {reservation_id}")
-        wanted = self._row(m.seats_inventory.c.seat_id, rules.seat_id(segment["flight_id"], seat.strip().upper()))
+        wanted = self.row(m.seats_inventory, seat_id=rules.seat_id(segment["flight_id"], seat.strip().upper()))
         if wanted is None:
             raise ToolError("no_such_record", f"flight {segment['flight_id']} has no seat {seat}")
         if wanted["cabin"] != segment["cabin"]:

@@ -40,7 +40,7 @@ class Payments(TravelSystem):
         code = reservation["reservation_id"]
         if reservation["status"] != "cancelled":
             raise ToolError("not_cancelled", f"reservation {code} is not cancelled: cancel_reservation comes first")
-        if self._paid(code) <= 0 or self._row(m.travel_credits.c.source_reservation_id, code) is not None:
+        if self._paid(code) <= 0 or self.row(m.travel_credits, source_reservation_id=code) is not None:
             raise ToolError("already_settled", f"reservation {code} was already refunded or credited")
         return reservation
 

@@ -19,7 +19,7 @@ class Profiles(TravelSystem):
         """Find a customer by the email on their profile and identify them for this session. Returns the
         customer_id."""
         required(email=email)
-        row = self._row(m.customers.c.email, email.strip().lower())
+        row = self.row(m.customers, email=email.strip().lower())
         if row is None:
             raise ToolError("no_such_record", f"no customer with email {email}")
         self.session.identified.add(row["customer_id"])
@@ -49,7 +49,7 @@ class Profiles(TravelSystem):
         """An identified customer's profile: contact details, loyalty tier and miles, and their reservations
         (code and status)."""
         row = self._customer(customer_id)
-        account = self._row(m.loyalty_accounts.c.customer_id, customer_id) or {}
+        account = self.row(m.loyalty_accounts, customer_id=customer_id) or {}
         reservations = self.db.execute(
             select(m.reservations.c.reservation_id, m.reservations.c.status)
             .where(m.reservations.c.customer_id == customer_id)

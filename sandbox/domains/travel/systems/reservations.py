@@ -22,7 +22,7 @@ class Reservations(TravelSystem):
         reservation = self._reservation(reservation_id)
         code = reservation["reservation_id"]
         passengers = self._passengers(code)
-        bags = self._rows(m.baggage.c.reservation_id, code)
+        bags = self.rows(m.baggage, reservation_id=code)
         segments = []
         for segment in self._segments(code):
             flight = self._flight(segment["flight_id"])
@@ -145,7 +145,7 @@ class Reservations(TravelSystem):
         segment = self._segment(reservation, segment_id)
         self._quoted(reservation, segment_id, "upgrade", new_cabin)
         quote = self._price_change(reservation, segment, "", new_cabin)
-        account = self._row(m.loyalty_accounts.c.customer_id, reservation["customer_id"])
+        account = self.row(m.loyalty_accounts, customer_id=reservation["customer_id"])
         if account is None or account["miles"] < quote["miles"]:
             have = account["miles"] if account else 0
             raise ToolError("insufficient_miles", f"the upgrade costs {quote['miles']} miles; the account has {have}")
@@ -201,7 +201,7 @@ class Reservations(TravelSystem):
         together); a bigger change is a transfer of the ticket, which this tool refuses."""
         required(passenger_id=passenger_id, first_name=first_name, last_name=last_name)
         reservation = self._reservation(reservation_id, confirmed=True)
-        passenger = self._row(m.reservation_passengers.c.passenger_id, passenger_id)
+        passenger = self.row(m.reservation_passengers, passenger_id=passenger_id)
         if passenger is None or passenger["reservation_id"] != reservation["reservation_id"]:
             raise ToolError("no_such_record", f"passenger {passenger_id} is not on reservation {reservation_id}")
         old = f"{passenger['first_name']} {passenger['last_name']}"

@@ -1,14 +1,15 @@
 """A CI gate: fail a test when a candidate agent's pass^k is credibly below the baseline's on the same tickets.
 
-The comparison lives in the collector (``pip install passhat[collector]``), which this light SDK package does not
-depend on: it is imported by name when the helper is called, so importing ``passhat.testing`` stays cheap and
-works without the collector installed.
+The store and the comparison are imported when the gate is called, so loading this package as a pytest plugin
+stays cheap and works where the collector's extras (SQLAlchemy, numpy) are not installed.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from passhat.collector.replay import RunComparison
 
 
 def assert_no_regression(
@@ -20,7 +21,7 @@ def assert_no_regression(
     task_type: str | None = None,
     k: int | None = None,
     confidence: float = 0.95,
-) -> Any:
+) -> RunComparison:
     """Fail (``AssertionError``) when the candidate run's pass^k on a task type (or on ``task_type`` only) is
     credibly below the baseline run's: the whole paired interval at ``confidence`` lies below zero.
 
@@ -29,13 +30,15 @@ def assert_no_regression(
     ``passhat runs compare --json`` prints) when nothing regressed.
     """
     try:
-        replay = importlib.import_module("passhat.collector.replay")
-        stores = importlib.import_module("passhat.collector.store")
+        from passhat.collector.replay import compare_runs
+        from passhat.collector.store import open_store
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise RuntimeError(f"assert_no_regression needs the passhat collector installed ({exc})") from None
-    opened = stores.open_store(store)
+        raise RuntimeError(
+            f"assert_no_regression needs the collector's extras: pip install 'passhat[collector]' ({exc})"
+        ) from None
+    opened = open_store(store)
     try:
-        comparison = replay.compare_runs(opened, project, baseline_run, candidate_run, k=k, level=confidence)
+        comparison = compare_runs(opened, project, baseline_run, candidate_run, k=k, level=confidence)
     finally:
         opened.close()
     rows = [row for row in comparison.task_types if task_type is None or row.task_type == task_type]
@@ -43,13 +46,15 @@ def assert_no_regression(
         raise AssertionError(f"the runs {baseline_run} and {candidate_run} share no ticket of task type {task_type!r}")
     worse = [row for row in rows if row.pass_hat_k.credibly_lower]
     if worse:
-        lines = [
-            f"{row.task_type}: pass^{comparison.k} {100 * row.pass_hat_k.baseline:.1f}% -> "
-            f"{100 * row.pass_hat_k.candidate:.1f}% ({100 * row.pass_hat_k.difference:+.1f} pp, "
-            f"{100 * confidence:g}% paired interval [{100 * row.pass_hat_k.interval[0]:+.1f}, "
-            f"{100 * row.pass_hat_k.interval[1]:+.1f}] pp over {row.pass_hat_k.tickets} tickets)"
-            for row in worse
-        ]
+        lines = []
+        for row in worse:
+            low, high = row.pass_hat_k.interval or (0.0, 0.0)  # credibly lower: the interval exists
+            lines.append(
+                f"{row.task_type}: pass^{comparison.k} {100 * row.pass_hat_k.baseline:.1f}% -> "
+                f"{100 * row.pass_hat_k.candidate:.1f}% ({100 * row.pass_hat_k.difference:+.1f} pp, "
+                f"{100 * confidence:g}% paired interval [{100 * low:+.1f}, {100 * high:+.1f}] pp "
+                f"over {row.pass_hat_k.tickets} tickets)"
+            )
         raise AssertionError(
             f"candidate run {candidate_run} is credibly worse than {baseline_run}:\n" + "\n".join(lines)
         )

@@ -21,7 +21,7 @@ def _broken(arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _describe(expected: Call) -> str:
-    detail = ", ".join(f"{k} {v}" for k, v in expected["args"].items() if k != "employee_id")
+    detail = ", ".join(f"{k} {v}" for k, v in expected["args"].items())
     return f"{expected['tool']}({detail})" if detail else str(expected["tool"])
 
 

@@ -1,0 +1,117 @@
+"""`passhat grade`: production tickets graded on their own changes, on demand (the period's run does it too)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+
+from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.cli._loop import ConfigPath, ProjectOption, StoreOption, load_loop_config, open_loop_store
+from passhat.collector.cli._loop import period_from as _period_from
+
+if TYPE_CHECKING:
+    from passhat.collector.replay import GradingOutcome
+
+
+def _by_task_type(outcome: GradingOutcome) -> list[dict[str, Any]]:
+    from passhat.collector.reliability import wilson_interval
+
+    groups: dict[str, list[Any]] = {}
+    for verdict in outcome.verdicts:
+        groups.setdefault(verdict.task_type, []).append(verdict)
+    rows = []
+    for task_type in sorted(groups | {u.task_type: [] for u in outcome.ungradable}):
+        graded = groups.get(task_type, [])
+        passed = sum(v.passed for v in graded)
+        failed: dict[str, int] = {}
+        for verdict in graded:
+            if not verdict.passed:
+                failed[verdict.label] = failed.get(verdict.label, 0) + 1
+        rows.append(
+            {
+                "task_type": task_type,
+                "graded": len(graded),
+                "passed": passed,
+                "pass_rate": passed / len(graded) if graded else None,
+                "pass_rate_ci": list(wilson_interval(passed, len(graded))) if graded else None,
+                "signatures": dict(sorted(failed.items())),
+                "ungradable": sum(u.task_type == task_type for u in outcome.ungradable),
+            }
+        )
+    return rows
+
+
+def grade(
+    period: Annotated[str | None, typer.Option("--period", help="The period whose tickets to grade: 2026-W48.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Grade the tickets since this day (2026-11-20).")] = None,
+    ticket: Annotated[
+        list[str] | None, typer.Option("--ticket", help="Grade only this production ticket (repeatable).")
+    ] = None,
+    config_path: ConfigPath = None,
+    store_url: StoreOption = None,
+    project: ProjectOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+) -> None:
+    """Grade production tickets on their own changes: each ticket's task-type check on what it really wrote.
+
+    A ticket is graded when its intent and its state writes (with before-images) were captured; its verdict and
+    failure signature show in the web UI's ticket list and page, in `GET /api/tickets`, and beside the replays'
+    pass@1 in the period's report (sandbox fidelity). Grading again replaces a ticket's verdict."""
+    from passhat.collector.loop import replay_targets
+    from passhat.collector.replay import TicketGrader, grade_tickets, production_tickets
+    from passhat.collector.store import StoreError
+    from passhat.sandbox import DomainError, load_domain
+
+    config = load_loop_config(config_path)
+    if ticket and (period or since):
+        fail("give --ticket, or one of --period and --since, not both")
+    if not ticket and (period is None) == (since is None):
+        fail("give one of --period, --since or --ticket")
+    chosen = None if ticket else _period_from(period, since)
+    name = project or config.project
+    try:
+        targets = replay_targets(config)
+    except DomainError as exc:
+        fail(str(exc))
+    store = open_loop_store(config, store_url)
+    grader = TicketGrader(targets.domains or {"retail": load_domain("retail")}, adapters=targets.adapters)
+    try:
+        if chosen is not None:
+            tickets = production_tickets(store, name, chosen)
+            if not tickets:
+                fail(f"no production tickets of {chosen.name} in project {name!r}: nothing to grade")
+        else:
+            tickets = []
+            for ticket_id in ticket or []:
+                detail = store.get_ticket(name, ticket_id, source="production")
+                if detail is None:
+                    fail(f"no production ticket {ticket_id!r} in project {name!r}")
+                tickets.extend(detail.attempts)
+        outcome = grade_tickets(store, name, tickets, grader)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        grader.close()
+        store.close()
+    rows = _by_task_type(outcome)
+    where = chosen.name if chosen is not None else ", ".join(ticket or [])
+    if as_json:
+        emit_json({"period": None if chosen is None else chosen.name, **outcome.to_dict(), "task_types": rows})
+        return
+    table = Table(title=f"{where}: {len(outcome.verdicts)} production tickets graded on their own changes")
+    for column in ("task type", "graded", "pass rate", "95% CI", "failures", "ungradable"):
+        table.add_column(column)
+    for row in rows:
+        failures = ", ".join(f"{label} {count}" for label, count in row["signatures"].items()) or "-"
+        interval = ci_text(row["pass_rate_ci"]) if row["pass_rate_ci"] else "-"
+        table.add_row(
+            row["task_type"], str(row["graded"]), pct(row["pass_rate"]), interval, failures, str(row["ungradable"])
+        )
+    console.print(table)
+    reasons: dict[str, int] = {}
+    for item in outcome.ungradable:
+        reasons[item.reason] = reasons.get(item.reason, 0) + 1
+    for reason, count in sorted(reasons.items(), key=lambda r: -r[1]):
+        console.print(f"{count} ungradable: {reason}")

@@ -1,0 +1,169 @@
+"""The one rule for trials the harness broke: never the agent's failure, left out of every figure, shown by cause.
+
+A trial whose failure signature is `infra_error` (the harness, a tool server, the agent's service or a check
+broke) or `simulator_error` (the simulated customer failed) says nothing about the agent. Every estimator
+(pass@1, pass@k, pass^k, curves, mixture, traffic, alerts, comparisons) reads trials through `agent_trials`;
+what was left out is reported by `harness_failures`, grouped by the error's type and message with a fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from passhat.checks import NOT_AGENT_FAULT
+
+HARNESS_SIGNATURES: frozenset[str] = frozenset(NOT_AGENT_FAULT)
+"""The failure signatures of trials the harness broke: `infra_error` and `simulator_error`."""
+
+
+class SignedTrial(Protocol):
+    """What the rule reads of a trial: its failure signature and the signature's evidence (the error)."""
+
+    @property
+    def failure_label(self) -> str | None: ...
+
+    @property
+    def failure_evidence(self) -> str | None: ...
+
+
+T = TypeVar("T", bound=SignedTrial)
+
+
+def is_harness_failure(trial: SignedTrial) -> bool:
+    """Whether the harness, not the agent, ended this trial (signature `infra_error` or `simulator_error`).
+
+    A stored row also says so by its error columns (``infra_error``, ``simulator_error``), which its signature
+    always matches when the runner wrote it; either is enough.
+    """
+    if trial.failure_label in HARNESS_SIGNATURES:
+        return True
+    return bool(getattr(trial, "infra_error", None) or getattr(trial, "simulator_error", None))
+
+
+def agent_trials(trials: Iterable[T]) -> list[T]:
+    """The trials that speak about the agent: every estimator's input."""
+    return [trial for trial in trials if not is_harness_failure(trial)]
+
+
+@dataclass(frozen=True)
+class HarnessFailure:
+    """Trials the harness broke for one cause: the signature, the error's type and message, and what fixes it."""
+
+    signature: str
+    error_type: str
+    message: str
+    trials: int
+    fix: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "signature": self.signature,
+            "error_type": self.error_type,
+            "message": self.message,
+            "trials": self.trials,
+            "fix": self.fix,
+        }
+
+    @property
+    def summary(self) -> str:
+        """One line: how many trials, the error's type and message."""
+        return f"{self.trials} trial(s), {self.signature}: {self.error_type}: {self.message}"
+
+
+_RAISED = re.compile(
+    r"^(?P<where>[\w ]+?)(?: raised|: raised| failed(?: to open)?(?: on \w+)?:)\s*"
+    r"(?P<type>[A-Za-z_][\w.]*)\((?P<args>.*)\)\s*$",
+    re.S,
+)
+_QUOTED = re.compile(r"^(['\"])(?P<text>.*)\1$", re.S)
+_VOLATILE = re.compile(r"\b[0-9a-f]{8,}\b|(?<=[:#/])\d{2,}\b|\b\d+(?:\.\d+)?\s*(?:ms|s)\b")
+
+
+def parse_error(signature: str, evidence: str | None) -> tuple[str, str]:
+    """(error type, message) of a harness failure's evidence, e.g. ``agent raised UserError('...')``."""
+    text = (evidence or "").strip()
+    if not text:
+        return ("unknown", "no message was recorded")
+    found = _RAISED.match(text)
+    if found is not None:
+        args = found.group("args").strip()
+        quoted = _QUOTED.match(args)
+        message = quoted.group("text") if quoted else args
+        return found.group("type").rsplit(".", 1)[-1], _unescape(message) or found.group("where")
+    named = re.match(r"^(?P<type>[A-Z]\w*(?:Error|Exception|Timeout))\s*[:(]\s*(?P<message>.*?)\)?$", text, re.S)
+    if named is not None:
+        return named.group("type"), named.group("message").strip()
+    return ("SimulatorError" if signature == "simulator_error" else "InfrastructureError"), text
+
+
+def _column_of(trial: SignedTrial) -> str:
+    return "infra_error" if getattr(trial, "infra_error", None) else "simulator_error"
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\'", "'").replace('\\"', '"').replace("\\n", "\n").strip()
+
+
+def harness_failures(trials: Iterable[SignedTrial], *, limit: int = 500) -> list[HarnessFailure]:
+    """The trials the harness broke, grouped by (signature, error type, message), the most frequent first.
+
+    Parts of a message that differ from trial to trial (ports, ids, durations) do not split a group; the
+    message shown is the first trial's. ``limit`` caps the characters of a message shown.
+    """
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    for trial in trials:
+        if not is_harness_failure(trial):
+            continue
+        stored = getattr(trial, "infra_error", None) or getattr(trial, "simulator_error", None)
+        signature = str(trial.failure_label if trial.failure_label in HARNESS_SIGNATURES else _column_of(trial))
+        error_type, message = parse_error(signature, stored or trial.failure_evidence)
+        key = (signature, error_type, _VOLATILE.sub("…", message))
+        entry = groups.setdefault(key, [message, 0])
+        entry[1] += 1
+    found = [
+        HarnessFailure(signature, error_type, message[:limit], count, error_fix(signature, error_type, message))
+        for (signature, error_type, _), (message, count) in groups.items()
+    ]
+    return sorted(found, key=lambda group: (-group.trials, group.signature, group.error_type, group.message))
+
+
+_URL = re.compile(r"(https?://[^\s'\",)]+[^\s'\",):.])")
+_TOOL_NAME = re.compile(r"conflicts with existing tool[^:]*:\s*'(?P<name>[^']+)'")
+
+
+def error_fix(signature: str, error_type: str, message: str) -> str:
+    """What to do about a harness failure, from its type and message."""
+    text = f"{error_type}: {message}"
+    lowered = text.lower()
+    url = _URL.search(message)
+    where = url.group(1) if url else "its URL"
+    conflict = _TOOL_NAME.search(message)
+    if conflict is not None or ("usererror" in lowered and "conflict" in lowered):
+        name = conflict.group("name") if conflict else "the same name"
+        return (
+            f"the agent already has a tool named {name}: give the framework adapter the agent without its own "
+            "tools, or let the trial's tools replace them by name (docs/agents.md)"
+        )
+    if "could not be reached" in lowered or "connection refused" in lowered or "connecterror" in lowered:
+        return f"is the agent service running at {where}? Start it, or pass the URL it listens on with --agent"
+    if re.search(r"answered 404\b", lowered):
+        return f"the agent at {where} answered 404: passhat POSTs each turn to the URL given, check its path"
+    if re.search(r"answered [45]\d\d\b", lowered):
+        return f"the agent at {where} answered an error status: its own log says why (the body is quoted above)"
+    if "did not answer json" in lowered or "must answer" in lowered or "content type" in lowered:
+        return 'the agent service must answer each turn with JSON {"text": str, "final": bool} (docs/agents.md)'
+    if "timed out" in lowered or "timeout" in lowered:
+        return (
+            "something the trial waited on never answered: the agent service, its model, or a tool call over "
+            "MCP; check the agent's log, lower --parallel, or raise the agent's own timeout"
+        )
+    if signature == "simulator_error":
+        return "the simulated customer failed: check the customer model's key, endpoint and quota (--customer)"
+    if "tool server" in lowered:
+        return "the trial's tool server failed: run the domain's tools alone (passhat sandbox serve) to see why"
+    if "check" in lowered and "error" in lowered:
+        return "the task type's check raised: fix the check (the message names it)"
+    return "the agent's setup failed before it could work: the message says what; fix it and replay again"

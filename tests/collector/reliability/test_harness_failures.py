@@ -1,0 +1,127 @@
+"""Trials the harness broke: in no figure whatever path reads them, and reported by cause with a fitting fix."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from passhat.collector.alerts import counts_from_trials
+from passhat.collector.reliability import agent_trials, error_fix, harness_failures, summarize_trials
+from passhat.collector.store import TrialRow
+
+TASK_TYPES = ("refund", "cancel", "exchange")
+WHEN = dt.datetime(2026, 11, 23, tzinfo=dt.UTC)
+CAUSES = (
+    ("infra_error", "agent raised DomainError('agent service http://127.0.0.1:8787/turn answered 404: not here')"),
+    ("infra_error", "tool server failed: ExceptionGroup('unhandled errors in a TaskGroup', [ConnectError()])"),
+    ("simulator_error", "customer failed: APIConnectionError('Connection error.')"),
+)
+
+
+def _row(task_type: str, ticket: str, attempt: int, passed: bool, label: str | None, evidence: str | None) -> TrialRow:
+    return TrialRow(
+        run_id="run-1", ticket_id=ticket, task_type=task_type, attempt=attempt, passed=passed,
+        termination_reason=label or "customer_stop", started_at=WHEN, duration_s=1.0, domain="retail",
+        failure_label=label, failure_evidence=evidence,
+        infra_error=evidence if label == "infra_error" else None,
+        simulator_error=evidence if label == "simulator_error" else None,
+    )  # fmt: skip
+
+
+tickets = st.lists(
+    st.tuples(st.sampled_from(TASK_TYPES), st.lists(st.booleans(), min_size=1, max_size=6)), min_size=1, max_size=12
+)
+planted = st.lists(
+    st.tuples(st.sampled_from(TASK_TYPES), st.integers(0, 14), st.integers(0, 9), st.sampled_from(CAUSES)),
+    max_size=25,
+)
+
+
+def _agent_rows(drawn: list[tuple[str, list[bool]]]) -> list[TrialRow]:
+    rows = []
+    for index, (task_type, outcomes) in enumerate(drawn):
+        for attempt, passed in enumerate(outcomes):
+            # Agent trials take even attempts: planted failures may come before, between or after them.
+            rows.append(_row(task_type, f"T-{index}", 2 * attempt, passed, None if passed else "no_write", None))
+    return rows
+
+
+def _planted_rows(drawn: list[tuple[str, int, int, tuple[str, str]]]) -> list[TrialRow]:
+    # A planted failure joins an existing ticket or makes a new one (indices beyond the drawn tickets).
+    return [
+        _row(task_type, f"T-{ticket}", 2 * attempt + 1, False, label, evidence)
+        for task_type, ticket, attempt, (label, evidence) in drawn
+    ]
+
+
+def _figures(rows: list[TrialRow], k: int, min_trials: int | None) -> list[dict[str, object]]:
+    found = []
+    for row in summarize_trials(rows, k, min_trials=min_trials):
+        figures = row.to_dict()
+        figures.pop("harness_failures")
+        found.append(figures)
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(tickets, planted, st.integers(1, 4), st.sampled_from([None, 1, 2]))
+def test_planted_infrastructure_failures_leave_every_figure_unchanged(
+    agent: list[tuple[str, list[bool]]], broken: list[tuple[str, int, int, tuple[str, str]]], k: int, first: int | None
+) -> None:
+    clean = _agent_rows(agent)
+    # Same-ticket rows keep their task type: a planted row of another task type on a drawn ticket is a new ticket.
+    noisy = clean + [
+        row if row.ticket_id not in {r.ticket_id for r in clean} else _retype(row, clean)
+        for row in _planted_rows(broken)
+    ]
+    assert _figures(noisy, k, first) == _figures(clean, k, first)
+    counts_clean, counts_noisy = counts_from_trials("2026-W48", clean), counts_from_trials("2026-W48", noisy)
+    assert counts_noisy == counts_clean  # the alerts', traffic's and mixture's input
+    assert len(agent_trials(noisy)) == len(clean)
+    assert sum(group.trials for group in harness_failures(noisy)) == len(noisy) - len(clean)
+    shown = {r.task_type: r.harness_failures for r in summarize_trials(noisy, k, min_trials=first)}
+    for task_type, count in shown.items():
+        assert count == sum(1 for row in noisy[len(clean) :] if row.task_type == task_type)
+
+
+def _retype(row: TrialRow, clean: list[TrialRow]) -> TrialRow:
+    owner = next(r for r in clean if r.ticket_id == row.ticket_id)
+    return _row(owner.task_type, row.ticket_id, row.attempt, False, row.failure_label, row.failure_evidence)
+
+
+def test_harness_failures_are_grouped_by_error_type_and_message_whatever_differs_between_trials() -> None:
+    rows = [
+        _row("refund", "T-1", 0, False, "infra_error", "agent raised ReadTimeout('timed out after 120 s on :41003')"),
+        _row("refund", "T-2", 0, False, "infra_error", "agent raised ReadTimeout('timed out after 118 s on :38221')"),
+        _row("refund", "T-3", 0, False, "simulator_error", "customer failed: RateLimitError('429 too many requests')"),
+        _row("refund", "T-4", 0, False, "no_write", "retrieved everything and never wrote"),
+    ]
+    groups = harness_failures(rows)
+    assert [(g.trials, g.signature, g.error_type) for g in groups] == [
+        (2, "infra_error", "ReadTimeout"),
+        (1, "simulator_error", "RateLimitError"),
+    ]
+    assert groups[0].message == "timed out after 120 s on :41003"  # the first trial's own words
+    assert groups[1].message == "429 too many requests"
+
+
+def test_a_conflicting_tool_name_is_explained_as_the_agents_own_tool() -> None:
+    evidence = (
+        'agent raised UserError("Function toolset defines a tool whose name conflicts with existing tool from '
+        "the agent: 'get_order'. Rename the tool.\")"
+    )
+    [group] = harness_failures([_row("refund", "T-1", 0, False, "infra_error", evidence)])
+    assert group.error_type == "UserError"
+    assert "the agent already has a tool named get_order" in group.fix
+
+
+def test_each_kind_of_harness_failure_gets_a_fix_that_names_it() -> None:
+    assert "is the agent service running at http://127.0.0.1:9/turn?" in error_fix(
+        "infra_error", "DomainError", "agent service http://127.0.0.1:9/turn could not be reached: ConnectError()"
+    )
+    assert "answered 404" in error_fix("infra_error", "DomainError", "the agent at http://h/turn answered 404")
+    assert "timed out" not in error_fix("simulator_error", "APIError", "quota exceeded")
+    assert "never answered" in error_fix("infra_error", "McpError", "MCP error -32001: Request timed out")
+    assert "simulated customer" in error_fix("simulator_error", "APIConnectionError", "Connection error.")

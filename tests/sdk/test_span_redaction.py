@@ -1,0 +1,185 @@
+"""Every span passhat exports is redacted, whoever made it: each convention's message attributes and events, JSON
+held in a string value by value, the same keyed pseudonyms as the SDK's own, blanks where configured; passhat's
+own spans and the ticket's identifiers pass as they are."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Status, StatusCode
+
+import passhat
+from passhat._span_redaction import RedactingSpanExporter
+from passhat.testing import OtlpReceiver
+
+EMAIL = "ada.lovelace@clinic-mail.org"
+PHONE = "+44 20 7946 0958"
+KEY_TEXT = "a-test-key-of-sixteen-chars"
+KEY = passhat.PseudonymKey(KEY_TEXT)
+
+
+@pytest.fixture
+def redactor() -> passhat.Redactor:
+    return passhat.Redactor(key=KEY)
+
+
+def _exported(redactor: passhat.Redactor, write: object) -> Iterator[ReadableSpan]:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(RedactingSpanExporter(memory, redactor)))
+    tracer = provider.get_tracer("some.framework")
+    with tracer.start_as_current_span("framework span") as span:
+        write(span)  # type: ignore[operator]
+    provider.shutdown()
+    yield from memory.get_finished_spans()
+
+
+def _one(redactor: passhat.Redactor, attributes: dict[str, object]) -> ReadableSpan:
+    [span] = _exported(redactor, lambda s: s.set_attributes(attributes))
+    return span
+
+
+def test_every_convention_s_content_attributes_are_pseudonymised(redactor: passhat.Redactor) -> None:
+    said = f"I am {EMAIL}, phone {PHONE}"
+    attributes: dict[str, object] = {
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": said}]}]),
+        "pydantic_ai.all_messages": json.dumps([{"role": "user", "parts": [{"content": said}]}]),
+        "gen_ai.tool.call.arguments": json.dumps({"email": EMAIL}),
+        "gen_ai.tool.call.result": said,
+        "input.value": json.dumps({"messages": [{"content": said}]}),  # OpenInference
+        "output.value": said,
+        "llm.input_messages.0.message.content": said,
+        "gen_ai.prompt.0.content": said,  # OpenLLMetry
+        "gen_ai.completion.0.content": said,
+        "traceloop.entity.input": json.dumps({"inputs": {"email": EMAIL}, "kwargs": {}}),
+        "traceloop.entity.output": json.dumps({"outputs": said}),
+        "tags": [said, "kept"],
+    }
+    span = _one(redactor, attributes)
+    assert span.attributes is not None
+    text = json.dumps(dict(span.attributes))
+    assert EMAIL not in text and PHONE not in text
+    pseudonym = redactor.text(EMAIL)
+    assert json.loads(str(span.attributes["gen_ai.tool.call.arguments"])) == {"email": pseudonym}
+    assert span.attributes["output.value"] == redactor.text(said)  # the SDK's own pseudonyms: replay still links
+    assert span.attributes["tags"] == (redactor.text(said), "kept")
+
+
+def test_json_inside_json_is_redacted_value_by_value(redactor: passhat.Redactor) -> None:
+    inner = json.dumps({"email": EMAIL, "note": "call me"})
+    outer = json.dumps([{"role": "assistant", "tool_calls": [{"function": {"arguments": inner}}]}])
+    span = _one(redactor, {"llm.output_messages": outer})
+    assert span.attributes is not None
+    [message] = json.loads(str(span.attributes["llm.output_messages"]))
+    arguments = json.loads(message["tool_calls"][0]["function"]["arguments"])
+    assert arguments == {"email": redactor.text(EMAIL), "note": "call me"}
+
+
+def test_events_links_and_status_messages_are_redacted(redactor: passhat.Redactor) -> None:
+    def write(span: object) -> None:
+        span.add_event("gen_ai.user.message", {"content": f"I am {EMAIL}"})  # type: ignore[attr-defined]
+        span.add_event("gen_ai.choice", {"message": json.dumps({"content": PHONE})})  # type: ignore[attr-defined]
+        span.set_status(Status(StatusCode.ERROR, f"no patient {EMAIL}"))  # type: ignore[attr-defined]
+
+    [span] = _exported(redactor, write)
+    dumped = json.dumps([dict(e.attributes or {}) for e in span.events]) + str(span.status.description)
+    assert EMAIL not in dumped and PHONE not in dumped
+    assert span.status.description == f"no patient {redactor.text(EMAIL)}"
+
+
+def test_blank_mode_and_blanked_fields_hold_for_framework_spans() -> None:
+    blank = passhat.Redactor(key=KEY, mode="blank")
+    span = _one(blank, {"gen_ai.tool.call.arguments": json.dumps({"email": EMAIL})})
+    assert span.attributes is not None
+    assert json.loads(str(span.attributes["gen_ai.tool.call.arguments"])) == {"email": "[REDACTED:email]"}
+    by_field = passhat.Redactor(key=KEY, blank=frozenset({"notes"}))
+    span = _one(by_field, {"input.value": json.dumps({"notes": f"phone {PHONE}", "email": EMAIL})})
+    assert span.attributes is not None
+    value = json.loads(str(span.attributes["input.value"]))
+    assert value == {"notes": "phone [REDACTED:phone]", "email": by_field.text(EMAIL)}
+
+
+def test_user_patterns_and_callbacks_apply_to_framework_spans() -> None:
+    custom = passhat.Redactor.build(patterns=[r"MRN-\w+"], callback=lambda s: s.replace("secret", "******"), key=KEY)
+    span = _one(custom, {"output.value": "patient MRN-ABC has a secret"})
+    assert span.attributes is not None
+    assert "MRN-ABC" not in str(span.attributes["output.value"])
+    assert "secret" not in str(span.attributes["output.value"])
+
+
+def test_the_ticket_s_identifiers_and_plain_values_are_kept(redactor: passhat.Redactor) -> None:
+    attributes: dict[str, object] = {
+        "passhat.ticket.id": EMAIL,  # a ticket id is the app's own identifier: passhat copies it, never rewrites it
+        "gen_ai.usage.input_tokens": 41,
+        "gen_ai.request.model": "gpt-4o-mini-2024-07-18",
+        "gen_ai.tool.call.id": "call_1",
+    }
+    span = _one(redactor, attributes)
+    assert dict(span.attributes or {}) == attributes
+
+
+def test_passhat_s_own_spans_pass_as_made() -> None:
+    """The SDK redacted them when it made them; a second pass would change a phone number's pseudonym."""
+    memory = InMemorySpanExporter()
+    redactor = passhat.Redactor(key=KEY)
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(RedactingSpanExporter(memory, redactor)))
+    sdk = passhat.configure(tracer_provider=provider, capture_content=True, make_global=False, pseudonym_key=KEY_TEXT)
+    with sdk.ticket("T-1", task_type="intake", intent={"phone": PHONE}) as ticket:
+        ticket.customer_says(f"call {PHONE}")
+    provider.shutdown()
+    [span] = memory.get_finished_spans()
+    intent = json.loads(str((span.attributes or {})["passhat.intent"]))
+    assert intent == {"phone": passhat.Redactor(key=passhat.PseudonymKey(KEY_TEXT)).text(PHONE)}
+
+
+def test_configure_redacts_the_spans_it_sends(receiver: OtlpReceiver) -> None:
+    """`configure()` puts the redaction in front of its own exporter (the receiver is a real OTLP endpoint)."""
+    sdk = passhat.configure(endpoint=receiver.url, make_global=False, pseudonym_key=KEY_TEXT)
+    try:
+        with sdk.tracer_provider.get_tracer("some.framework").start_as_current_span("chat") as span:
+            span.set_attribute("gen_ai.input.messages", json.dumps([{"content": f"I am {EMAIL}"}]))
+        assert sdk.flush(10)
+    finally:
+        sdk.shutdown()
+    body = json.dumps([s.attributes for s in receiver.spans], default=str)
+    assert EMAIL not in body
+    assert passhat.Redactor(key=passhat.PseudonymKey(KEY_TEXT)).text(EMAIL) in body
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        f"line one\n{PHONE}",  # an escape right before the value: found as in the decoded text
+        f'he said "{EMAIL}" twice: {EMAIL}',
+        f"a path C:\\temp\\ then {EMAIL}",  # an escaped backslash: redacted value by value
+        f"tab\t{PHONE}\tend, unicode é {EMAIL}",
+    ],
+)
+def test_strings_with_escapes_inside_json_are_redacted(redactor: passhat.Redactor, said: str) -> None:
+    document = {"messages": [{"role": "user", "content": said, "n": 123456789012}], "count": 14155550199}
+    for encoded in (json.dumps(document), json.dumps(document, ensure_ascii=False), json.dumps(document, indent=2)):
+        span = _one(redactor, {"gen_ai.input.messages": encoded})
+        assert span.attributes is not None
+        value = json.loads(str(span.attributes["gen_ai.input.messages"]))
+        assert value["messages"][0]["content"] == redactor.text(said)
+        assert value["count"] == 14155550199 and value["messages"][0]["n"] == 123456789012  # numbers are kept
+
+
+def test_a_span_that_cannot_be_redacted_leaves_without_its_text(caplog: pytest.LogCaptureFixture) -> None:
+    """Fail closed: a redactor that breaks must neither leak the text nor stop the export."""
+
+    def broken(text: str) -> str:
+        raise RuntimeError("boom")
+
+    exporter = RedactingSpanExporter(InMemorySpanExporter(), passhat.Redactor(key=KEY))
+    exporter.redaction.text = broken  # type: ignore[assignment,method-assign]
+    [span] = _exported(passhat.Redactor(key=KEY), lambda s: s.set_attribute("output.value", EMAIL))
+    [withheld] = exporter.redacted([span])
+    assert dict(withheld.attributes or {}) == {"output.value": "[REDACTED:redaction_error]"}
+    assert "redacting a span failed" in caplog.text
