@@ -114,7 +114,12 @@ def test_shutdown_takes_at_most_the_export_timeout(receiver: OtlpReceiver, colle
     instance.shutdown()
     assert time.monotonic() - started < 0.5 + 0.5
     if collector == "healthy":
-        assert len(receiver.wait_for_spans(600)) == 600
+        # A batch whose answer came after export_timeout is sent again (the collector de-duplicates by span id),
+        # so on a loaded machine the receiver may see some spans twice: every span arrives, and none is invented.
+        deadline = time.monotonic() + 10
+        while len({s.span_id for s in receiver.spans}) < 600 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len({s.span_id for s in receiver.spans}) == 600
 
 
 def test_shutdown_flushes_what_is_queued(receiver: OtlpReceiver) -> None:
