@@ -8,6 +8,11 @@ OTLP exporter to a local receiver (decoding off), once as it is and once through
 Reported: the median CPU time per span of the exporting thread (the SDK's export worker) and their ratio.
 
 Run: ``.venv/bin/python benchmarks/bench_redaction.py`` (``--quick`` for a short run, ``--json`` for JSON).
+
+On a busy machine the CPU times move with the other processes; ``--instructions`` counts instructions instead
+(valgrind's callgrind, the same count whatever else runs): the spans are written to a file, then read back by
+three runs under callgrind (read only; read and encode; read, redact and encode, each twice with a fresh
+redaction) and the differences give the instructions of the encoding and of the redaction alone.
 """
 
 from __future__ import annotations
@@ -16,9 +21,15 @@ import argparse
 import asyncio
 import gzip
 import json
+import os
+import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -95,6 +106,90 @@ def timed(export: Callable[[Sequence[ReadableSpan]], Any], batches: list[list[Re
     return time.thread_time() - start
 
 
+def _dump(spans: list[ReadableSpan], path: Path) -> None:
+    rows = [
+        {
+            "name": span.name,
+            "trace": span.context.trace_id if span.context else 0,
+            "span": span.context.span_id if span.context else 0,
+            "parent": span.parent.span_id if span.parent else None,
+            "attributes": dict(span.attributes or {}),
+            "events": [[event.name, dict(event.attributes or {}), event.timestamp] for event in span.events],
+            "start": span.start_time,
+            "end": span.end_time,
+            "scope": span.instrumentation_scope.name if span.instrumentation_scope else "framework",
+        }
+        for span in spans
+    ]
+    path.write_text(json.dumps(rows))
+
+
+def _load(path: Path) -> list[ReadableSpan]:
+    from opentelemetry.sdk.trace import Event
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext, TraceFlags
+
+    spans = []
+    for row in json.loads(path.read_text()):
+        context = SpanContext(row["trace"], row["span"], False, TraceFlags(1))
+        parent = SpanContext(row["trace"], row["parent"], False, TraceFlags(1)) if row["parent"] else None
+        attributes = {key: tuple(v) if isinstance(v, list) else v for key, v in row["attributes"].items()}
+        spans.append(
+            ReadableSpan(
+                name=row["name"],
+                context=context,
+                parent=parent,
+                attributes=attributes,
+                events=[Event(name, attrs, stamp) for name, attrs, stamp in row["events"]],
+                start_time=row["start"],
+                end_time=row["end"],
+                instrumentation_scope=InstrumentationScope(row["scope"]),
+            )
+        )
+    return spans
+
+
+def _callgrind_part(mode: str, path: Path, batch: int) -> None:
+    """One of the three runs ``--instructions`` counts (see the module's docstring)."""
+    from passhat._span_redaction import SpanRedaction
+
+    spans = _load(path)
+    redactor = passhat.Redactor(key=passhat.PseudonymKey("benchmark-pseudonym-key"))
+    for _ in range(2):
+        sent = spans
+        if mode == "redact":
+            redaction = SpanRedaction(redactor)
+            sent = [redaction.span(span) for span in spans]
+        if mode != "read":
+            for start in range(0, len(sent), batch):
+                EncodeOnly().export(sent[start : start + batch])
+
+
+def instructions(spans: list[ReadableSpan], batch: int) -> dict[str, Any]:
+    """Instructions per span of encoding and of redaction, counted by callgrind (deterministic)."""
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "spans.json"
+        _dump(spans, path)
+        for mode in ("read", "encode", "redact"):
+            done = subprocess.run(
+                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/out.{mode}", sys.executable,
+                 __file__, "--callgrind-part", mode, "--spans-file", str(path), "--batch", str(batch)],
+                capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
+            )  # fmt: skip
+            found = re.search(r"Collected : (\d+)", done.stderr)
+            if found is None:
+                raise SystemExit(f"callgrind printed no count: {done.stderr[-400:]}")
+            counts[mode] = int(found.group(1))
+    encode = (counts["encode"] - counts["read"]) / (2 * len(spans))
+    redact = (counts["redact"] - counts["encode"]) / (2 * len(spans))
+    return {
+        "spans": len(spans),
+        "instructions_per_span": {"encode": round(encode), "redaction": round(redact)},
+        "ratio_encode": round((encode + redact) / encode, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tickets", type=int, default=200, help="pydantic-ai runs whose spans are exported")
@@ -102,10 +197,27 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=512, help="spans per export (passhat's default batch size)")
     parser.add_argument("--quick", action="store_true", help="40 tickets, 5 rounds")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind instead")
+    parser.add_argument("--callgrind-part", choices=("read", "encode", "redact"), help=argparse.SUPPRESS)
+    parser.add_argument("--spans-file", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.callgrind_part:
+        _callgrind_part(options.callgrind_part, options.spans_file, options.batch)
+        return
     if options.quick:
         options.tickets, options.rounds = 40, 5
     spans = pydantic_ai_spans(options.tickets)
+    if options.instructions:
+        counted = instructions(spans, options.batch)
+        if options.json:
+            print(json.dumps(counted, indent=2))
+            return
+        per_span = counted["instructions_per_span"]
+        print(f"{counted['spans']} pydantic-ai spans ({options.tickets} runs), instructions counted by callgrind")
+        print(f"  encode + gzip        {per_span['encode']:>10,} instructions per span")
+        print(f"  redaction            {per_span['redaction']:>10,} instructions per span")
+        print(f"  CPU work alone (encode + gzip), with / without: {counted['ratio_encode']}×")
+        return
     batches = [spans[i : i + options.batch] for i in range(0, len(spans), options.batch)]
     redactor = passhat.Redactor(key=passhat.PseudonymKey("benchmark-pseudonym-key"))
     with OtlpReceiver(decode=False) as receiver:

@@ -9,13 +9,13 @@ value, and it never leaves the process (it is not an attribute, not a resource, 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import logging
 import os
 import re
 import secrets
 import threading
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger("passhat")
 
@@ -26,6 +26,10 @@ _CACHE_LIMIT = 8192
 
 _EMAIL_PSEUDONYM = re.compile(r"([0-9a-f]{12})([0-9a-f]{4})@example\.com")
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_NON_DIGIT = re.compile(r"\D")
+_COUNTRY_CODE = re.compile(r"\+(\d{1,3})(?!\d)")
+_INNER_PAD = bytes(byte ^ 0x36 for byte in range(256))
+_OUTER_PAD = bytes(byte ^ 0x5C for byte in range(256))
 
 
 def default_key_file() -> Path:
@@ -102,9 +106,22 @@ class Pseudonyms:
     def __init__(self, key: PseudonymKey) -> None:
         self.key = key
         self._cache: dict[tuple[str, str], str] = {}
+        self._keyed: tuple[Any, Any] | None = None
 
     def _digest(self, kind: str, value: str) -> bytes:
-        return hmac.new(self.key.secret(), f"{kind}\0{value}".encode(), hashlib.sha256).digest()
+        """HMAC-SHA256 of ``kind\0value`` (RFC 2104), from SHA-256 states keyed once: each value then costs two
+        hash copies instead of setting up an HMAC (a third of the time; the same bytes as ``hmac.digest``)."""
+        if self._keyed is None:
+            secret = self.key.secret()
+            if len(secret) > 64:
+                secret = hashlib.sha256(secret).digest()
+            block = secret.ljust(64, b"\0")
+            self._keyed = (hashlib.sha256(block.translate(_INNER_PAD)), hashlib.sha256(block.translate(_OUTER_PAD)))
+        inner, outer = self._keyed[0].copy(), self._keyed[1].copy()
+        inner.update(f"{kind}\0{value}".encode())
+        outer.update(inner.digest())
+        digest: bytes = outer.digest()
+        return digest
 
     def _digits(self, kind: str, value: str, count: int) -> str:
         number = int.from_bytes(self._digest(kind, value), "big")
@@ -129,7 +146,7 @@ class Pseudonyms:
             found = _EMAIL_PSEUDONYM.fullmatch(value)
             return found is not None and self._digest("email-tag", found.group(1)).hex()[:4] == found.group(2)
         if kind == "card":
-            digits = re.sub(r"\D", "", value)
+            digits = _NON_DIGIT.sub("", value)
             if not digits.startswith(CARD_PREFIX) or len(digits) < 13:
                 return False
             body = digits[len(CARD_PREFIX) : -3]
@@ -144,17 +161,17 @@ class Pseudonyms:
 
     def phone(self, value: str) -> str:
         """The same layout and length; a leading ``+`` country code kept, every other digit replaced."""
-        digits = re.sub(r"\D", "", value)
+        digits = _NON_DIGIT.sub("", value)
         keep = 1
         if value.startswith("+"):
-            country = re.match(r"\+(\d{1,3})(?!\d)", value)
+            country = _COUNTRY_CODE.match(value)
             keep = len(country.group(1)) if country else 1
         fresh = digits[:keep] + self._digits("phone", digits, len(digits) - keep)
         return _refill(value, fresh)
 
     def card(self, value: str) -> str:
         """A test-range card number of the same length and grouping that passes the Luhn check."""
-        digits = re.sub(r"\D", "", value)
+        digits = _NON_DIGIT.sub("", value)
         body = self._digits("card", digits, len(digits) - len(CARD_PREFIX) - 3)
         without_check = CARD_PREFIX + body + self._digits("card-tag", body, 2)
         return _refill(value, without_check + _luhn_digit(without_check))
@@ -173,7 +190,7 @@ class Pseudonyms:
 
     def ssn(self, value: str) -> str:
         """``9dd-dd-dddd``: the shape of a US SSN in the 9xx area, which is never issued as one."""
-        digits = self._digits("ssn", re.sub(r"\D", "", value), 8)
+        digits = self._digits("ssn", _NON_DIGIT.sub("", value), 8)
         return f"9{digits[:2]}-{digits[2:4]}-{digits[4:]}"
 
     def shaped(self, value: str) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +26,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import Link, Status
 
 from passhat import semconv
-from passhat._redact import Redactor
+from passhat._redact import DIGIT_RUN, Redactor
 
 # Identifiers passhat copies onto every span of a ticket (from its baggage) or sets itself: never personal data
 # once passhat set them, and a second pass would change a pseudonym already in them (the intent).
@@ -45,14 +44,15 @@ _KEPT = frozenset(
 )
 _OWN_SCOPE = "passhat"
 logger = logging.getLogger("passhat")
-# A superset of what the built-in patterns can match: an @ (email), nine digits or more with at most two of a
-# phone's or card's separators between each (phone, card, SSN), an IBAN's check digits and the eleven after.
-# None of these characters is ever escaped in JSON, so a JSON text holding no such run holds no value with one: a
-# string in which this finds nothing is kept without parsing it or running the patterns (unless the user's own
-# patterns or callback may find something in it). Timestamps, ids and counts do not pass it.
-_DIGIT_RUN = re.compile(r"\d(?:(?:[ .()+-]{0,2}\d){8}|\d(?: ?[A-Z0-9]){11})")  # starts with a digit: scans fast
+# ``DIGIT_RUN`` (see passhat._redact) or an @: a superset of what the built-in patterns can match. None of these
+# characters is ever escaped in JSON, so a JSON text holding no such run holds no value with one: a string in which
+# neither is found is kept without parsing it or running the patterns (unless the user's own patterns or callback
+# may find something in it). Timestamps, ids and counts do not pass it.
+_DIGIT_RUN = DIGIT_RUN
 
 
+_SHORT = 200  # characters: a string this short is scanned at once rather than looked up among those met before
+_LISTS = 16  # JSON lists remembered for the conversations that grow from them
 _REMEMBERED = 4096  # distinct strings whose redaction is kept for the next spans
 _LONGEST_REMEMBERED = 16384  # characters: longer strings (a long conversation) are rarely met twice
 
@@ -99,6 +99,9 @@ class SpanRedaction:
         # A conversation's messages come back in every later model call's input and in the run's span: each
         # distinct string is redacted once (not with a callback, which need not give the same answer twice).
         self._done: dict[tuple[str, str | None], str] | None = None if redactor.callback else {}
+        # The JSON lists redacted last, with their redacted form: a conversation's input messages in one model
+        # call are the previous call's plus the new ones, so only the new ones are scanned (see ``_grown``).
+        self._lists: list[tuple[str, str]] = []
 
     def span(self, span: ReadableSpan) -> ReadableSpan:
         """The span as it may leave the process: itself when nothing in it changes, else a redacted copy."""
@@ -146,6 +149,9 @@ class SpanRedaction:
                 continue
             field = key.rsplit(".", 1)[-1] if self.redactor.blank else None  # a field matters only to blank
             if isinstance(value, str):
+                short = len(value) < _SHORT and not self._every_string and "@" not in value
+                if short and _DIGIT_RUN.search(value) is None:  # an id, a name, a model: nothing to find
+                    continue
                 redacted: Any = self.text(value, field)
             elif isinstance(value, Sequence) and not isinstance(value, bytes):
                 items = [self.text(item, field) if isinstance(item, str) else item for item in value]
@@ -195,6 +201,10 @@ class SpanRedaction:
             first = _next_candidate(value, 0)
             if first is None:
                 return value
+            if value.startswith("[") and not self.redactor.blank:
+                grown = self._grown(value)
+                if grown is not None:
+                    return grown
         if value.lstrip()[:1] in ("{", "["):
             try:
                 data = json.loads(value)
@@ -204,6 +214,8 @@ class SpanRedaction:
                 if first is not None and not self.redactor.blank and isinstance(data, dict | list):
                     in_place = self._json_strings(value, first)
                     if in_place is not None:
+                        if isinstance(data, list):
+                            self._remember_list(value, in_place)
                         return in_place
                 redacted = self._json(data, field)
                 if redacted is data:
@@ -211,6 +223,25 @@ class SpanRedaction:
                 return json.dumps(redacted, ensure_ascii=False)
         redacted_text = self.redactor.text(value, field)
         return value if redacted_text == value else redacted_text
+
+    def _grown(self, value: str) -> str | None:
+        """``value`` redacted when it is a JSON list remembered, grown by more items: the remembered part is
+        taken as it was redacted and only the new items are (a valid list whose items are valid is valid JSON)."""
+        for known, redacted in reversed(self._lists):
+            size = len(known)
+            if size < len(value) and value[size - 1] == "," and known.endswith("]") and value.startswith(known[:-1]):
+                rest = self._text("[" + value[size:], None)
+                if not (rest.startswith("[") and redacted.endswith("]")):
+                    return None
+                combined = f"{redacted[:-1]},{rest[1:]}"
+                self._remember_list(value, combined)
+                return combined
+        return None
+
+    def _remember_list(self, value: str, redacted: str) -> None:
+        if len(self._lists) >= _LISTS:
+            del self._lists[0]
+        self._lists.append((value, redacted))
 
     def _json_strings(self, value: str, hit: tuple[int, int] | None) -> str | None:
         """A valid JSON text with each of its strings that may hold a value redacted in place; None when its text

@@ -118,3 +118,48 @@ def test_any_luhn_valid_card_number_is_redacted_whatever_its_separators(prefix: 
 def test_any_email_address_is_redacted(local: str, domain: str) -> None:
     redacted = passhat.Redactor(mode="blank").text(f"write to {local}@{domain} please")
     assert redacted == "write to [REDACTED:email] please"
+
+
+_PIECES = st.sampled_from(
+    [
+        "4111 1111 1111 1111",
+        "+44 20 7946 0958",
+        "(020) 7946-0958",
+        "078-05-1120",
+        "GB82 WEST 1234 5698 7654 32",
+        "ada@clinic.org",
+        "pyd_ai_44edbfae047e",
+        "2026-12-04",
+        " ",
+        "-",
+        "(",
+        ")",
+        "+",
+        ".",
+        "_",
+        "x",
+        "é",
+        "\n",
+    ]
+)
+
+
+@given(st.lists(st.one_of(_PIECES, st.text(alphabet="0123456789 -+().@abXYZ_", max_size=12)), max_size=12))
+def test_the_scan_that_skips_patterns_never_changes_what_they_find(pieces: list[str]) -> None:
+    """The built-in numeric patterns run only where ``DIGIT_RUN`` finds a run (and the email's only where there
+    is an @): with both checks forced to pass, every string is redacted the same."""
+    import re
+
+    import passhat._redact as redact
+
+    text = "".join(pieces)
+    fast = passhat.Redactor(key=passhat.PseudonymKey("a-test-key-of-sixteen-chars"), mode="blank").text(text)
+    saved = redact.DIGIT_RUN
+    redact.DIGIT_RUN = re.compile("")  # matches everywhere: every pattern runs on every string
+    try:
+        rules = tuple(redact._Rule(r.label, r.pattern, r.accept) for r in redact.BUILTIN_RULES)
+        slow = passhat.Redactor(key=passhat.PseudonymKey("a-test-key-of-sixteen-chars"), mode="blank")
+        object.__setattr__(slow, "_rules", rules)
+        assert slow.text(text) == fast
+    finally:
+        redact.DIGIT_RUN = saved

@@ -183,3 +183,35 @@ def test_a_span_that_cannot_be_redacted_leaves_without_its_text(caplog: pytest.L
     [withheld] = exporter.redacted([span])
     assert dict(withheld.attributes or {}) == {"output.value": "[REDACTED:redaction_error]"}
     assert "redacting a span failed" in caplog.text
+
+
+def test_a_growing_conversation_is_redacted_as_if_each_were_new(redactor: passhat.Redactor) -> None:
+    """Each model call's input repeats the earlier messages: only the new ones are scanned, and the result is the
+    one a fresh redaction of the whole list gives (a tail that is not valid JSON is still redacted as text)."""
+    from passhat._span_redaction import SpanRedaction
+
+    messages: list[dict[str, object]] = [{"role": "user", "content": f"I am {EMAIL}"}]
+    growing = SpanRedaction(redactor)
+    texts = []
+    for turn in range(6):
+        texts.append(json.dumps(messages, separators=(",", ":")))
+        messages.append({"role": "assistant", "content": f"call {PHONE} turn {turn}", "id": 1234567890123})
+    texts.append(texts[-1][:-1] + ',{"content": "call +1 (555) 010-9999", broken]')
+    for text in texts:
+        once = growing.text(text, None)
+        assert once == SpanRedaction(redactor).text(text, None)
+        assert EMAIL not in once and PHONE not in once and "010-9999" not in once
+    assert growing._lists, "the lists were remembered"
+    assert json.loads(growing.text(texts[-2], None))[-1]["id"] == 1234567890123  # numbers are kept
+
+
+def test_pseudonyms_are_keyed_hmac_sha256() -> None:
+    import hmac
+
+    from passhat._pseudonym import Pseudonyms
+
+    for secret in (KEY_TEXT, "k" * 100):  # a key longer than SHA-256's block is hashed first, as RFC 2104 says
+        pseudonyms = Pseudonyms(passhat.PseudonymKey(secret))
+        for value in ("", EMAIL, PHONE, "é" * 300):
+            expected = hmac.digest(secret.encode(), f"email\0{value}".encode(), "sha256")
+            assert pseudonyms._digest("email", value) == expected
