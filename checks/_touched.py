@@ -141,26 +141,35 @@ def _trigger_sql(table: Table) -> list[str]:
 
 
 def _install(connection: sqlite3.Connection, tables: list[Table]) -> dict[str, dict[int, tuple[Any, ...]]]:
-    with connection:
+    # One transaction for the log table and every trigger: sqlite3 runs DDL outside an implicit transaction, so
+    # each CREATE TRIGGER would otherwise be its own commit, each waiting on the disk (seconds per template on a
+    # busy machine, for no durability a template needs: a failure rolls everything back and raises).
+    rowids: dict[str, dict[int, tuple[Any, ...]]] = {}
+    if connection.in_transaction:
+        connection.commit()
+    connection.execute("BEGIN")
+    try:
         connection.execute(f"CREATE TABLE IF NOT EXISTS {TOUCHED} (name TEXT NOT NULL, row INTEGER NOT NULL)")
         connection.execute(f"DELETE FROM {TOUCHED}")
-    rowids: dict[str, dict[int, tuple[Any, ...]]] = {}
-    for table in tables:
-        if not _has_rowid(connection, table):
-            continue  # compared in full at diff time
-        try:
-            with connection:
+        for table in tables:
+            if not _has_rowid(connection, table):
+                continue  # compared in full at diff time
+            try:
                 for statement in _trigger_sql(table):
                     connection.execute(statement)
-        except (sqlite3.DatabaseError, DBAPIError) as exc:
-            raise ChangeLogError(
-                f"cannot watch table {table.name!r}: {exc}; leave it out with exclude=[{table.name!r}]"
-            ) from None
-        name = table.name.replace('"', '""')
-        keys = ", ".join('"{}"'.format(column.name.replace('"', '""')) for column in table.primary_key.columns)
-        rowids[table.name] = {
-            row[0]: tuple(row[1:]) for row in connection.execute(f'SELECT rowid, {keys} FROM "{name}"')
-        }
+            except (sqlite3.DatabaseError, DBAPIError) as exc:
+                raise ChangeLogError(
+                    f"cannot watch table {table.name!r}: {exc}; leave it out with exclude=[{table.name!r}]"
+                ) from None
+            name = table.name.replace('"', '""')
+            keys = ", ".join('"{}"'.format(column.name.replace('"', '""')) for column in table.primary_key.columns)
+            rowids[table.name] = {
+                row[0]: tuple(row[1:]) for row in connection.execute(f'SELECT rowid, {keys} FROM "{name}"')
+            }
+    except BaseException:
+        connection.rollback()
+        raise
+    connection.commit()
     return rowids
 
 

@@ -91,7 +91,9 @@ async def run_trials_of(
     """Run the plan's trials under its design; ``one`` runs and stores each."""
     if settings.stop_early:
         width = settings.parallel if executor is None else executor.slots
-        await _replay_curtailed(ready, stored, settings, domains, pool, one, not_replayable, width)
+        await _replay_curtailed(
+            ready, stored, settings, domains, pool, one, not_replayable, width, remote=executor is not None
+        )
     elif executor is None:
         for item in ready:
             attempts = [a for t, a in todo if t is item]
@@ -117,15 +119,18 @@ async def _replay_curtailed(
     one: TrialRunner,
     not_replayable: list[NotReplayable],
     width: int,
+    *,
+    remote: bool,
 ) -> None:
-    """Replay tickets under the curtailed design, ``width`` tickets at a time (each one's attempts in order)."""
+    """Replay tickets under the curtailed design, ``width`` tickets at a time (each one's attempts in order);
+    ``remote``: the trials run elsewhere, which derives each ticket's sandbox."""
     known: dict[str, dict[int, Outcome]] = {}
     for row in stored:
         known.setdefault(row.ticket_id, {})[row.attempt] = _outcome(row)
     curtailment = Curtailment(min_trials=settings.min_trials)
 
     async def ticket(item: ReplayTicket) -> None:
-        sandbox = _sandbox_for(item, domains, pool, not_replayable)
+        sandbox = _sandbox_for(item, domains, pool, not_replayable, checked_only=remote)
         if sandbox is None:
             return
 
@@ -161,20 +166,29 @@ async def _replay_remote(
     for item in ready:
         if item.ticket_id not in attempts:
             continue
-        sandbox = _sandbox_for(item, domains, pool, not_replayable)
+        sandbox = _sandbox_for(item, domains, pool, not_replayable, checked_only=True)
         if sandbox is None:
             continue
-        pool.release(sandbox)
         sent.extend(one(a, sandbox, item) for a in attempts[item.ticket_id])
     await asyncio.gather(*sent)
 
 
 def _sandbox_for(
-    item: ReplayTicket, domains: Mapping[str, Domain], pool: SandboxPool, not_replayable: list[NotReplayable]
+    item: ReplayTicket,
+    domains: Mapping[str, Domain],
+    pool: SandboxPool,
+    not_replayable: list[NotReplayable],
+    *,
+    checked_only: bool = False,
 ) -> Sandbox | None:
-    """The sandbox a ticket's trials start from, or None (and the ticket noted) when its rows do not fit."""
+    """The sandbox a ticket's trials start from, or None (and the ticket noted) when its rows do not fit.
+
+    ``checked_only``: the trials run elsewhere (worker processes, Ray), which derive the ticket's sandbox
+    themselves; here the rows are only checked to fit, and the domain's base sandbox is returned."""
     domain = domains.get(item.domain) or load_domain(item.domain)
     try:
+        if checked_only:
+            return pool.check_ticket(domain, item.images)
         return pool.for_ticket(domain, item.images)
     except DomainError as exc:  # the captured rows do not fit the sandbox's tables
         not_replayable.append(

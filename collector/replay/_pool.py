@@ -36,6 +36,15 @@ class SandboxPool:
         self._derived.append(derived)
         return derived
 
+    def check_ticket(self, domain: Domain, images: Sequence[RowImage]) -> Sandbox:
+        """The base sandbox, once the ticket's rows are known to fit it (`DomainError` as `for_ticket` raises):
+        for trials that run elsewhere and derive the ticket's own sandbox there."""
+        base = self.base(domain)
+        differing = [image for image in images if not _matches(base, image)]
+        if differing:
+            base.check_overlay(differing)
+        return base
+
     def release(self, sandbox: Sandbox) -> None:
         """Close a ticket's own sandbox once its trials are done (bases stay until `close`)."""
         if sandbox in self._derived:

@@ -250,7 +250,8 @@ async def replay_period(
             executor.close()
         if own_pool:
             active_pool.close()
-    trials = store.list_trials(project, run.run_id)
+    # The run's trials are the ones found stored and the ones written here, in the store's order: not read back.
+    trials = sorted([*stored, *writer.written], key=lambda row: (row.ticket_id, row.attempt))
     outcome = ReplayOutcome(run, trials, not_replayable, population, existing is not None, len(writer.written))
     outcome.notes.extend(notes)
     return outcome
