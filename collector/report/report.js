@@ -125,7 +125,9 @@
     }
     function update() {
       const from = first(), to = Math.min(cards.length, from + shown());
-      setText("attempts-position", "cards " + (from + 1) + "–" + to + " of " + cards.length);
+      setText("attempts-position", to - from > 1
+        ? "cards " + (from + 1) + "–" + to + " of " + cards.length
+        : "card " + (from + 1) + " of " + cards.length);
       prev.disabled = from <= 0;
       next.disabled = to >= cards.length;
     }
