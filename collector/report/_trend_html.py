@@ -16,8 +16,10 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def _direction(change: float | None) -> str:
-    if change is None or change == 0:
+def _direction(change: float | None, interval: tuple[float, float] | None) -> str:
+    """Coloured down or up only when the change's interval lies on one side of zero (a change noise could make is
+    not painted as one)."""
+    if change is None or change == 0 or (interval is not None and interval[0] <= 0.0 <= interval[1]):
         return ""
     return "down" if change < 0 else "up"
 
@@ -27,9 +29,10 @@ def _trend_cell(value: float | None, interval: tuple[float, float] | None) -> st
     return f"<td class='num'>{pct(value)}{extra}</td>"
 
 
-def _change_cell(change: float | None, interval: tuple[float, float] | None, css: str = "") -> str:
+def _change_cell(change: float | None, interval: tuple[float, float] | None, *, coloured: bool = False) -> str:
     extra = f'<span class="ci">{_e(paired_interval(list(interval)))}</span>' if interval else ""
-    return f"<td class='num {css}'>{points(change)}{extra}</td>"
+    css = f" {_direction(change, interval)}" if coloured else ""
+    return f"<td class='num{css}'>{points(change)}{extra}</td>"
 
 
 def _bands(values: list[tuple[float, tuple[float, float] | None]], colour: str) -> tuple[list[float], list[float], str]:
@@ -39,10 +42,10 @@ def _bands(values: list[tuple[float, tuple[float, float] | None]], colour: str) 
 
 def trend_html(report: Report) -> str:
     rows = "".join(
-        f"<tr><td>{_e(p.period)}</td><td class='num'>{p.k}</td>"
+        f"<tr><td class='nowrap'>{_e(p.period)}</td><td class='num'>{p.k}</td>"
         f"<td class='num'>{'–' if p.tickets is None else p.tickets}</td>{_trend_cell(p.pass_at_1, p.pass_at_1_ci)}"
         f"{_change_cell(p.pass_at_1_change, p.pass_at_1_change_ci)}{_trend_cell(p.pass_hat_k, p.pass_hat_k_ci)}"
-        f"{_change_cell(p.pass_hat_k_change, p.pass_hat_k_change_ci, _direction(p.pass_hat_k_change))}"
+        f"{_change_cell(p.pass_hat_k_change, p.pass_hat_k_change_ci, coloured=True)}"
         f"<td class='num'>{volume(p.expected_failed_tickets_per_day)}</td>"
         f"<td>{_e(agent_text(p.agent, p.agent_version))}</td></tr>"
         for p in report.trend

@@ -59,6 +59,14 @@ class Opened:
         )
         return width
 
+    def scrolling_tables(self) -> list[str]:
+        """The sections whose table scrolls sideways inside its box (a last resort: tables should fit)."""
+        found: list[str] = self.page.evaluate(
+            "Array.from(document.querySelectorAll('.table-wrap'))"
+            ".filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.closest('section').id)"
+        )
+        return found
+
     def box(self, selector: str) -> dict[str, float]:
         found: Any = self.page.locator(selector).first.evaluate(
             "e => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; }"
@@ -93,6 +101,7 @@ def test_the_report_fits_the_window_and_its_legends_stay_off_the_plot(
     opened = Opened(browser, report_html, width)
     try:
         assert opened.overflow() <= 0
+        assert opened.scrolling_tables() == []
         for chart in ("#curve svg", "#trend svg"):
             legend, plot = opened.box(f"{chart} g.legend"), opened.box(f"{chart} rect.plot-area")
             assert legend["w"] > 0 and plot["w"] > 0
@@ -165,6 +174,7 @@ def test_long_names_do_not_widen_the_page(browser: Browser, hostile_html: Path, 
     opened = Opened(browser, hostile_html, width)
     try:
         assert opened.overflow() <= 0
+        assert opened.scrolling_tables() == []
         assert opened.errors == []
     finally:
         opened.context.close()
