@@ -319,7 +319,8 @@ def _comparison(report: Report) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{_e(row['task_type'])}</td><td class='num'>{row['tickets']}</td>"
-        f"<td class='num'>{points(row['pass_at_1']['difference'])}</td>"
+        f"<td class='num'>{points(row['pass_at_1']['difference'])}"
+        f"<span class='ci'>{_e(paired_interval(row['pass_at_1']['interval']))}</span></td>"
         f"<td class='num'>{points(row['pass_hat_k']['difference'])}</td>"
         f"<td class='num'>{_e(paired_interval(row['pass_hat_k']['interval']))}</td>"
         f"<td>{verdict(row['pass_hat_k'])}</td></tr>"

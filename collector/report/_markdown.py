@@ -63,7 +63,8 @@ def _comparison(report: Report) -> list[str]:
         ["task type", "tickets", "pass@1 change", f"pass^{k} change", "interval", "verdict"],
         [
             [
-                _user(row["task_type"]), str(row["tickets"]), points(row["pass_at_1"]["difference"]),
+                _user(row["task_type"]), str(row["tickets"]),
+                f"{points(row['pass_at_1']['difference'])} {paired_interval(row['pass_at_1']['interval'])}",
                 points(row["pass_hat_k"]["difference"]), paired_interval(row["pass_hat_k"]["interval"]),
                 verdict(row["pass_hat_k"]),
             ]
