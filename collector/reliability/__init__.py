@@ -31,6 +31,7 @@ from passhat.collector.reliability._harness import (
 )
 from passhat.collector.reliability._intervals import (
     Interval,
+    difference_interval,
     half_width,
     sample_size_note,
     stratified_interval,
@@ -56,6 +57,7 @@ from passhat.collector.reliability._traffic import (
     traffic_impact,
 )
 from passhat.collector.reliability._trials import TABLE_FIELDS, GradedTrial, TaskTypeTrials, summarize_trials
+from passhat.collector.reliability._weighted_curve import CurvePoint, Stratum, WeightedCurve, weighted_curve
 
 __all__ = [
     "HARNESS_SIGNATURES",
@@ -68,6 +70,7 @@ __all__ = [
     "Correction",
     "Curve",
     "CurveBand",
+    "CurvePoint",
     "DropTest",
     "FloatArray",
     "GradedTrial",
@@ -79,11 +82,13 @@ __all__ = [
     "MixtureFit",
     "PairedDifference",
     "PointsFit",
+    "Stratum",
     "TaskTypeSummary",
     "TaskTypeTraffic",
     "TaskTypeTrials",
     "TicketCounted",
     "TrafficImpact",
+    "WeightedCurve",
     "adjust_p_values",
     "agent_trials",
     "as_counts",
@@ -91,6 +96,7 @@ __all__ = [
     "calculate",
     "curve_band",
     "detect_drop",
+    "difference_interval",
     "drop_power",
     "error_fix",
     "fit_mixture",
@@ -116,6 +122,7 @@ __all__ = [
     "tickets_for_half_width",
     "tickets_for_power",
     "traffic_impact",
+    "weighted_curve",
     "wilson_bounds",
     "wilson_interval",
 ]

@@ -20,7 +20,9 @@ import numpy as np
 from passhat.collector.reliability import (
     Curve,
     CurveBand,
+    Stratum,
     TaskTypeTraffic,
+    WeightedCurve,
     curve_band,
     fit_mixture,
     half_width,
@@ -28,6 +30,7 @@ from passhat.collector.reliability import (
     stratified_interval,
     summarize_task_type,
     traffic_impact,
+    weighted_curve,
 )
 from passhat.collector.report._fidelity import TaskTypeFidelity, sandbox_fidelity
 from passhat.collector.report._input import (
@@ -49,8 +52,8 @@ from passhat.collector.report._model import (
     Overall,
     Report,
     TaskTypeReport,
-    TrendPoint,
 )
+from passhat.collector.report._trend import period_trend
 from passhat.collector.store import TicketTally
 
 MIN_CURVE_K = 50
@@ -188,10 +191,24 @@ def _measure(
     return _Measured(report, n, c, curve, curve_band(n, c, max_k, level=level))
 
 
-def _weighted(group: Sequence[_Measured], level: float) -> tuple[Figures, float | None, Interval | None]:
-    """Volume-weighted figures of task types and their expected failed tickets a day (None without traffic)."""
+def _strata(group: Sequence[_Measured], *, by_traffic: bool = True) -> list[Stratum]:
+    return [
+        Stratum(m.curve, m.band, m.report.tickets_sampled, m.report.daily_volume if by_traffic else 1.0) for m in group
+    ]
+
+
+def _weighted(
+    group: Sequence[_Measured], level: float, k: int
+) -> tuple[Figures, float | None, Interval | None, WeightedCurve | None]:
+    """Volume-weighted figures of task types, their expected failed tickets a day and their curve with its band.
+
+    pass@k and pass^k and their intervals are read from the weighted curve at k (`weighted_curve`), so the band
+    drawn at k is the interval printed for k. Under the curtailed design k lies beyond the curve's measured part
+    (some tickets stopped before k); the settled per-ticket values at k then give the figures, stratified alike.
+    None without traffic.
+    """
     if sum(m.report.daily_volume for m in group) <= 0:
-        return Figures(None, None, None), None, None
+        return Figures(None, None, None), None, None, None
     impact = traffic_impact(
         [
             TaskTypeTraffic(
@@ -207,14 +224,26 @@ def _weighted(group: Sequence[_Measured], level: float) -> tuple[Figures, float 
     volumes = np.array([m.report.daily_volume for m in group])
     tickets = np.array([m.report.tickets_sampled for m in group], dtype=np.float64)
 
-    def stratified(name: str) -> Interval:
+    def stratified(name: str) -> tuple[float, Interval]:
         means = np.array([float(getattr(m.report.figures, name) or 0.0) for m in group])
-        return stratified_interval(means, tickets, volumes, level)[1]
+        estimate, interval, _ = stratified_interval(means, tickets, volumes, level)
+        return estimate, interval
 
-    at_1, at_k, hat_k = stratified("pass_at_1"), stratified("pass_at_k"), stratified("pass_hat_k")
-    figures = Figures(_clamp(impact.pass_at_1), _clamp(impact.pass_at_k), _clamp(impact.pass_hat_k), at_1, at_k, hat_k)
+    curve = weighted_curve(_strata(group), level)
+    point = curve.at(k)
+    at_1 = stratified("pass_at_1")[1]
+    if point.extrapolated:
+        (at_k_value, at_k), (hat_k_value, hat_k) = stratified("pass_at_k"), stratified("pass_hat_k")
+    else:
+        at_k_value, at_k, hat_k_value, hat_k = (
+            point.pass_at_k,
+            point.pass_at_k_ci,
+            point.pass_hat_k,
+            point.pass_hat_k_ci,
+        )
+    figures = Figures(_clamp(impact.pass_at_1), _clamp(at_k_value), _clamp(hat_k_value), at_1, at_k, hat_k)
     total = impact.total_daily_volume
-    return figures, impact.expected_failed_tickets_per_day, (total * (1.0 - at_1[1]), total * (1.0 - at_1[0]))
+    return figures, impact.expected_failed_tickets_per_day, (total * (1.0 - at_1[1]), total * (1.0 - at_1[0])), curve
 
 
 def _unweighted(group: Sequence[_Measured], report_input: ReportInput) -> Figures:
@@ -239,39 +268,15 @@ def _unweighted(group: Sequence[_Measured], report_input: ReportInput) -> Figure
     )
 
 
-def _weighted_band(group: Sequence[_Measured]) -> CurveBand:
-    """The volume-weighted average of the task types' bands (as if their errors ran together: conservative)."""
-    shares = np.array([m.report.daily_volume for m in group])
-    shares = shares / shares.sum()
-
-    def mix(name: str) -> np.ndarray:
-        total = sum((w * getattr(m.band, name) for w, m in zip(shares, group, strict=True)), np.zeros(1))
-        mixed: np.ndarray = np.clip(total, 0.0, 1.0)
-        return mixed
-
-    return CurveBand(
-        group[0].band.k,
-        mix("pass_at_k_low"),
-        mix("pass_at_k_high"),
-        mix("pass_hat_k_low"),
-        mix("pass_hat_k_high"),
-        tuple(sorted({model for m in group for model in m.band.models})),
-    )
-
-
-def _weighted_curve(group: Sequence[_Measured]) -> CurveData:
-    volume = sum(m.report.daily_volume for m in group)
-    at = sum((m.report.daily_volume * m.curve.pass_at_k for m in group), np.zeros_like(group[0].curve.pass_at_k))
-    hat = sum((m.report.daily_volume * m.curve.pass_hat_k for m in group), np.zeros_like(group[0].curve.pass_hat_k))
-    extrapolated = np.logical_or.reduce([m.curve.extrapolated for m in group])
-    band = _weighted_band(group)
+def _curve_of(curve: WeightedCurve) -> CurveData:
+    c, b = curve.curve, curve.band
     return CurveData(
-        k=[int(v) for v in group[0].curve.k],
-        pass_at_k=[float(v) for v in np.clip(at / volume, 0.0, 1.0)],
-        pass_hat_k=[float(v) for v in np.clip(hat / volume, 0.0, 1.0)],
-        extrapolated=[bool(v) for v in extrapolated],
-        pass_at_k_band=list(zip(band.pass_at_k_low.tolist(), band.pass_at_k_high.tolist(), strict=True)),
-        pass_hat_k_band=list(zip(band.pass_hat_k_low.tolist(), band.pass_hat_k_high.tolist(), strict=True)),
+        k=[int(v) for v in c.k],
+        pass_at_k=[float(v) for v in c.pass_at_k],
+        pass_hat_k=[float(v) for v in c.pass_hat_k],
+        extrapolated=[bool(v) for v in c.extrapolated],
+        pass_at_k_band=list(zip(b.pass_at_k_low.tolist(), b.pass_at_k_high.tolist(), strict=True)),
+        pass_hat_k_band=list(zip(b.pass_hat_k_low.tolist(), b.pass_hat_k_high.tolist(), strict=True)),
     )
 
 
@@ -307,47 +312,6 @@ def _least_reliable(
     )
 
 
-def _trend(report_input: ReportInput, current: Figures, failed: float | None) -> list[TrendPoint]:
-    rows = sorted(report_input.previous, key=lambda p: report_period(p.period).start)
-    points: list[TrendPoint] = []
-    series = [
-        (
-            report_period(p.period).name, p.k, p.pass_at_1, p.pass_at_k, p.pass_hat_k,
-            p.expected_failed_tickets_per_day, p.agent, p.agent_version,
-        )
-        for p in rows
-    ]  # fmt: skip
-    series.append(
-        (
-            report_period(report_input.period).name, report_input.k, current.pass_at_1, current.pass_at_k,
-            current.pass_hat_k, failed, report_input.agent, report_input.agent_version,
-        )
-    )  # fmt: skip
-    for index, (period, k, at_1, at_k, hat_k, fail, agent, version) in enumerate(series):
-        before = points[index - 1] if index else None
-
-        def change(now: float | None, then: float | None) -> float | None:
-            return None if now is None or then is None else now - then
-
-        same_k = before is not None and before.k == k
-        points.append(
-            TrendPoint(
-                period=period,
-                k=k,
-                pass_at_1=at_1,
-                pass_at_k=at_k,
-                pass_hat_k=hat_k,
-                expected_failed_tickets_per_day=fail,
-                pass_at_1_change=change(at_1, before.pass_at_1) if before else None,
-                # pass^k of a different k is a different quantity: no change is shown across a change of k.
-                pass_hat_k_change=change(hat_k, before.pass_hat_k) if before and same_k else None,
-                agent=agent,
-                agent_version=version,
-            )
-        )
-    return points
-
-
 def build_report(report_input: ReportInput) -> Report:
     """Compute one period's report from its trials, traffic, unreplayable tickets, alerts and history."""
     by_hand = validate(report_input)
@@ -364,12 +328,13 @@ def build_report(report_input: ReportInput) -> Report:
         _measure(key, group, volumes.get(key, 0.0), report_input, rng, max_k) for key, group in sorted(grouped.items())
     ]
     level = report_input.confidence_level
-    weighted, failed, failed_ci = _weighted(measured, level)
+    k = report_input.k
+    weighted, failed, failed_ci, weighted_curve_ = _weighted(measured, level, k)
     unweighted = _unweighted(measured, report_input)
     domains = []
     for domain in sorted({m.report.domain for m in measured}):
         group = [m for m in measured if m.report.domain == domain]
-        domain_weighted, domain_failed, _ = _weighted(group, level)
+        domain_weighted, domain_failed, domain_failed_ci, _ = _weighted(group, level, k)
         domains.append(
             DomainReport(
                 domain=domain,
@@ -379,6 +344,7 @@ def build_report(report_input: ReportInput) -> Report:
                 weighted=domain_weighted,
                 unweighted=_unweighted(group, report_input),
                 expected_failed_tickets_per_day=domain_failed,
+                expected_failed_tickets_per_day_ci=domain_failed_ci,
             )
         )
     measured_volume = sum(m.report.daily_volume for m in measured)
@@ -413,14 +379,14 @@ def build_report(report_input: ReportInput) -> Report:
         ),
         task_types=[m.report for m in measured],
         domains=domains,
-        curve=_weighted_curve(measured) if measured_volume > 0 else unweighted_curve,
+        curve=unweighted_curve if weighted_curve_ is None else _curve_of(weighted_curve_),
         curve_weighting="traffic" if measured_volume > 0 else "tickets",
         unweighted_curve=unweighted_curve,
         task_type_curves=[
             _curve_data(m.curve, m.band, upto=None if m.report.extrapolated else int(m.n.min())) for m in measured
         ],
         least_reliable=_least_reliable(measured, tallies, report_input.k, attempts_of),
-        trend=_trend(report_input, weighted, failed),
+        trend=period_trend(report_input, weighted, failed, int(all_n.size)),
         not_replayable=sorted(report_input.not_replayable, key=lambda r: (r.task_type, r.ticket_id)),
         alerts=sorted(report_input.alerts, key=lambda a: a.fired_at),
         harness_failures=list(report_input.harness_failures),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from passhat.collector.report._format import agent_text, ci, pct, points, volume, volume_interval
+from passhat.collector.report._format import agent_text, ci, paired_interval, pct, points, volume, volume_interval
 from passhat.collector.report._model import Figures, Report, TaskTypeReport
 from passhat.collector.report._unreplayed import UnreplayedReport
 
@@ -84,6 +84,11 @@ def headline_lines(report: Report) -> list[str]:
     return [*lines, sample]
 
 
+def _within(interval: tuple[float, float] | None) -> str:
+    """A change's interval, right after the change ("" when an earlier period recorded none)."""
+    return "" if interval is None else f", change interval {paired_interval(list(interval))}"
+
+
 def change_lines(report: Report) -> list[str]:
     """What changed since the period before (from the report's trend), as short lines."""
     if len(report.trend) < 2:
@@ -91,11 +96,12 @@ def change_lines(report: Report) -> list[str]:
     before, now = report.trend[-2], report.trend[-1]
     lines = [
         f"pass@1 {pct(now.pass_at_1)}, {points(now.pass_at_1_change)} since {before.period} ({pct(before.pass_at_1)})"
+        f"{_within(now.pass_at_1_change_ci)}"
     ]
     if now.pass_hat_k_change is not None:
         lines.append(
             f"pass^{now.k} {pct(now.pass_hat_k)}, {points(now.pass_hat_k_change)} since {before.period} "
-            f"({pct(before.pass_hat_k)})"
+            f"({pct(before.pass_hat_k)}){_within(now.pass_hat_k_change_ci)}"
         )
     else:
         lines.append(f"pass^{now.k} not compared: {before.period} measured pass^{before.k}")

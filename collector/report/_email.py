@@ -93,7 +93,7 @@ def _e(text: object) -> str:
 
 def _section(title: str, body: str) -> str:
     return (
-        f'<tr><td style="padding:18px 24px 4px 24px;{_FONT}"><h2 style="margin:0 0 8px 0;font-size:17px;'
+        f'<tr><td style="padding:18px 16px 4px 16px;{_FONT}"><h2 style="margin:0 0 8px 0;font-size:17px;'
         f'color:#1d2733">{_e(title)}</h2>{body}</td></tr>'
     )
 
@@ -114,17 +114,20 @@ def _bar(value: float | None, interval: tuple[float, float] | None) -> str:
     if upper < 100:
         cells += f'<td style="background:#e9edf1;{cell}">&nbsp;</td>'
     return (
-        '<table role="presentation" width="120" cellpadding="0" cellspacing="0" style="border-collapse:collapse">'
+        '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" '
+        'style="border-collapse:collapse;margin-top:4px;max-width:100px">'
         f"<tr>{cells}</tr></table>"
     )
 
 
 def _card(label: str, value: str, detail: str) -> str:
+    """One figure; cards are inline blocks, three abreast in a 640-pixel client and stacked on a phone."""
     return (
-        f'<td style="padding:10px 12px;background:#f4f6f8;border-radius:6px;{_FONT};width:33%;vertical-align:top">'
+        '<div style="display:inline-block;vertical-align:top;box-sizing:border-box;width:190px;max-width:100%;'
+        f'margin:0 6px 8px 0;padding:10px 12px;background:#f4f6f8;border-radius:6px;{_FONT}">'
         f'<div style="font-size:12px;{_MUTED}">{_e(label)}</div>'
         f'<div style="font-size:24px;font-weight:bold;color:#1d2733">{_e(value)}</div>'
-        f'<div style="font-size:12px;{_MUTED}">{_e(detail)}</div></td>'
+        f'<div style="font-size:12px;{_MUTED}">{_e(detail)}</div></div>'
     )
 
 
@@ -136,9 +139,7 @@ def _headline_html(report: Report) -> str:
         _card(
             f"pass^{k} (all {k} attempts succeed)", pct(figures.pass_hat_k), f"{ci(figures.pass_hat_k_ci)} · {tickets}"
         )
-        + '<td style="width:8px"></td>'
         + _card("pass@1 (one attempt)", pct(figures.pass_at_1), f"{ci(figures.pass_at_1_ci)} · {tickets}")
-        + '<td style="width:8px"></td>'
         + _card(f"pass@{k} (any of {k})", pct(figures.pass_at_k), f"{ci(figures.pass_at_k_ci)} · {tickets}")
     )
     failed = report.overall.expected_failed_tickets_per_day
@@ -149,8 +150,7 @@ def _headline_html(report: Report) -> str:
         else ""
     )
     return (
-        '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="border-collapse:separate">'
-        f"<tr>{cards}</tr></table>"
+        f'<div style="font-size:0">{cards}</div>'
         f'<p style="margin:8px 0 0 0;font-size:13px;{_MUTED}">{extra}{_e(report.overall.tickets_sampled)} tickets '
         f"sampled over {len(report.task_types)} task types, {_e(how)}; {round(100 * report.confidence_level)}% "
         "intervals [low, high] ±half-width in points.</p>"
@@ -161,14 +161,14 @@ def _least_reliable_html(report: Report) -> str:
     k = report.k
     head = "".join(
         f'<th align="left" style="{_CELL};font-size:12px;{_MUTED};font-weight:normal">{_e(c)}</th>'
-        for c in ("task type", f"pass^{k}", "", "pass@1", "tickets")
+        for c in ("task type", f"pass^{k}", "pass@1", "tickets")
     )
     rows = "".join(
         f'<tr><td style="{_CELL};word-break:break-all">{_e(t.name)}</td>'
-        f'<td style="{_CELL};white-space:nowrap"><strong>{_e(pct(t.figures.pass_hat_k))}</strong><br>'
-        f'<span style="font-size:12px;{_MUTED}">{_e(ci(t.figures.pass_hat_k_ci))}</span></td>'
-        f'<td style="{_CELL};padding-top:12px">{_bar(t.figures.pass_hat_k, t.figures.pass_hat_k_ci)}</td>'
-        f'<td style="{_CELL};white-space:nowrap">{_e(pct(t.figures.pass_at_1))}<br>'
+        f'<td style="{_CELL}"><strong>{_e(pct(t.figures.pass_hat_k))}</strong><br>'
+        f'<span style="font-size:12px;{_MUTED}">{_e(ci(t.figures.pass_hat_k_ci))}</span>'
+        f"{_bar(t.figures.pass_hat_k, t.figures.pass_hat_k_ci)}</td>"
+        f'<td style="{_CELL}">{_e(pct(t.figures.pass_at_1))}<br>'
         f'<span style="font-size:12px;{_MUTED}">{_e(ci(t.figures.pass_at_1_ci))}</span></td>'
         f'<td style="{_CELL}">{t.tickets_sampled}</td></tr>'
         for t in least_reliable(report, 5)
@@ -221,7 +221,7 @@ def email_html(digest: ReportDigest) -> str:
     parts.append(_section("Open alerts", _alerts_html(digest.open_alerts)))
     banner = simulated_text(report)
     banner_html = (
-        f'<tr><td style="padding:12px 24px 0 24px;{_FONT}"><div style="background:#fff4ce;border:1px solid #e0b000;'
+        f'<tr><td style="padding:12px 16px 0 16px;{_FONT}"><div style="background:#fff4ce;border:1px solid #e0b000;'
         f'border-radius:6px;padding:10px 12px;font-size:14px;color:#5c4400;{_WRAP}"><strong>Simulated agent.</strong> '
         f"{_e('These' + banner.removeprefix('Simulated agent: these'))}</div></td></tr>"
         if banner
@@ -235,7 +235,7 @@ def email_html(digest: ReportDigest) -> str:
         else ""
     )
     footer = (
-        f'<tr><td style="padding:18px 24px 24px 24px;{_FONT}">{button}<p style="margin:12px 0 0 0;font-size:13px;'
+        f'<tr><td style="padding:18px 16px 24px 16px;{_FONT}">{button}<p style="margin:12px 0 0 0;font-size:13px;'
         f'{_MUTED}">The full report is attached ({_e(attachment_name(report.period))}): open it in a browser for '
         "the pass@k and pass^k curves, the failure signatures and the attempts side by side.</p></td></tr>"
     )
@@ -248,7 +248,7 @@ def email_html(digest: ReportDigest) -> str:
         '<tr><td align="center" style="padding:16px 8px">'
         '<table role="presentation" width="640" cellpadding="0" cellspacing="0" '
         'style="max-width:640px;width:100%;background:#ffffff;border-radius:8px;border-collapse:separate">'
-        f'<tr><td style="padding:20px 24px 0 24px;{_FONT}"><div style="font-size:12px;{_MUTED}">passhat</div>'
+        f'<tr><td style="padding:20px 16px 0 16px;{_FONT}"><div style="font-size:12px;{_MUTED}">passhat</div>'
         f'<h1 style="margin:2px 0 4px 0;font-size:22px;color:#1d2733">{_e(title)}</h1>'
         f'<div style="font-size:13px;{_MUTED};{_WRAP}">{_e(subtitle)}</div></td></tr>'
         f"{banner_html}{''.join(parts)}{footer}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any
@@ -122,3 +123,9 @@ def verdict(difference: dict[str, Any]) -> str:
     if difference.get("credibly_lower"):
         return "worse"
     return "better" if difference.get("credibly_higher") else "no clear change"
+
+
+def when(moment: dt.datetime) -> str:
+    """A moment as a reader reads it, with its time zone: "30 Nov 2026, 06:05 UTC"."""
+    zone = moment.tzname() or "(time zone not recorded)"
+    return f"{moment.day} {moment:%b %Y, %H:%M} {zone}"

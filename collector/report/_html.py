@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from functools import cache
 from html import escape
 from importlib import resources
 
+from passhat.collector.report._attempts_html import attempts_html
 from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS
 from passhat.collector.report._fidelity_text import fidelity_html
 from passhat.collector.report._format import (
     agent_text,
-    change_lines,
     ci,
     paired_interval,
     pct,
@@ -19,9 +20,12 @@ from passhat.collector.report._format import (
     verdict,
     volume,
     volume_interval,
+    when,
 )
 from passhat.collector.report._model import Figures, Report
+from passhat.collector.report._responsive import responsive_tables
 from passhat.collector.report._svg import line_chart
+from passhat.collector.report._trend_html import trend_html
 
 AT_COLOUR, HAT_COLOUR = "#1f6fb5", "#c2352b"
 SIGNATURE_COLOURS = {
@@ -37,7 +41,6 @@ SIGNATURE_COLOURS = {
     "infra_error": "#c5cbd2",
 }
 OTHER_COLOUR = "#d9dde2"
-RESPONSE_CHARS = 280
 # The page loads nothing: inline style and script only, so a stray external reference fails closed.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -56,6 +59,16 @@ def _cell(value: float | None, interval: tuple[float, float] | None = None) -> s
     return f'<td class="num">{pct(value)}{extra}</td>'
 
 
+def _band(band: list[tuple[float, float]] | None, k: int) -> str:
+    """The curve's band at k, as the interval after a figure ("" when the curve has no band or stops before k)."""
+    return ci(band[k - 1]) if band is not None and k <= len(band) else ""
+
+
+def _volume_cell(value: float | None, interval: tuple[float, float] | None) -> str:
+    extra = f'<span class="ci">{volume_interval(interval)}</span>' if interval else ""
+    return f"<td class='num'>{volume(value)}{extra}</td>"
+
+
 def _card(css: str, label: str, value: str, detail: str) -> str:
     return (
         f'<div class="card {css}"><div class="label">{label}</div><div class="value">{value}</div>'
@@ -67,24 +80,25 @@ def _headline(report: Report) -> str:
     o, k = report.overall, report.k
     w, u = o.weighted, o.unweighted
     level = f"{report.confidence_level:.0%} interval"
+    n = f" · {o.tickets_sampled} tickets"
     cards = "".join(
         [
-            _card("at1", "pass@1 · traffic-weighted", pct(w.pass_at_1), f"{level} {ci(w.pass_at_1_ci)}"),
-            _card("hat", f"pass^{k} · traffic-weighted", pct(w.pass_hat_k), f"{level} {ci(w.pass_hat_k_ci)}"),
+            _card("hat", f"pass^{k} · traffic-weighted", pct(w.pass_hat_k), f"{level} {ci(w.pass_hat_k_ci)}{n}"),
+            _card("at1", "pass@1 · traffic-weighted", pct(w.pass_at_1), f"{level} {ci(w.pass_at_1_ci)}{n}"),
             _card(
                 "failed",
                 "expected failed tickets / day",
                 volume(o.expected_failed_tickets_per_day),
                 f"{level} {volume_interval(o.expected_failed_tickets_per_day_ci)} of "
-                f"{volume(o.measured_daily_volume)} tickets a day in measured task types",
+                f"{volume(o.measured_daily_volume)} tickets a day in measured task types{n}",
             ),
-            _card("atk", f"pass@{k} · traffic-weighted", pct(w.pass_at_k), f"{level} {ci(w.pass_at_k_ci)}"),
+            _card("atk", f"pass@{k} · traffic-weighted", pct(w.pass_at_k), f"{level} {ci(w.pass_at_k_ci)}{n}"),
         ]
     )
     notes = [
         f"Weighted by each task type's production tickets per day. The plain mean over the {o.tickets_sampled} "
-        f"sampled tickets, as papers report it: pass@1 {pct(u.pass_at_1)}, pass@{k} {pct(u.pass_at_k)}, "
-        f"pass^{k} {pct(u.pass_hat_k)}."
+        f"sampled tickets, as papers report it: pass@1 {pct(u.pass_at_1)} {ci(u.pass_at_1_ci)}, pass@{k} "
+        f"{pct(u.pass_at_k)} {ci(u.pass_at_k_ci)}, pass^{k} {pct(u.pass_hat_k)} {ci(u.pass_hat_k_ci)}."
     ]
     if w.pass_at_1 is None:
         notes.append(
@@ -130,7 +144,7 @@ def _curve(report: Report) -> str:
             ("pass^k: all k attempts succeed", c.pass_hat_k, HAT_COLOUR),
         ],
         width=640,
-        height=320,
+        height=352,
         y_label="share of tickets",
         dashed_from=reach,
         marker_at=k,
@@ -144,6 +158,7 @@ def _curve(report: Report) -> str:
     weighting = (
         "traffic-weighted" if report.curve_weighting == "traffic" else "over sampled tickets (no traffic recorded)"
     )
+    at_headline = f", at k = {k} the headline's interval" if report.curve_weighting == "traffic" else ""
     dashed = (
         f" Dashed beyond k = {reach}: extrapolated from the fitted mixture. The shaded band is the interval where the"
         f" trials reach and, beyond them, the spread of every mixture the data do not reject (1 to 3 groups, and"
@@ -158,10 +173,13 @@ the chance one of k attempts works (what a human picking the best answer sees); 
 <div class="chart-row">{chart}
 <div class="readout"><label for="k-range">k = <output id="k-value">{k}</output></label>
 <input id="k-range" type="range" min="1" max="{len(c.k)}" step="1" value="{k}">
-<p>any attempt succeeds: <output id="curve-at" class="big at">{pct(c.pass_at_k[k - 1])}</output><br>
-every attempt succeeds: <output id="curve-hat" class="big hat">{pct(c.pass_hat_k[k - 1])}</output><br>
+<p>any attempt succeeds: <output id="curve-at" class="big at">{pct(c.pass_at_k[k - 1])}</output>
+<output id="curve-at-ci" class="ci">{_band(c.pass_at_k_band, k)}</output><br>
+every attempt succeeds: <output id="curve-hat" class="big hat">{pct(c.pass_hat_k[k - 1])}</output>
+<output id="curve-hat-ci" class="ci">{_band(c.pass_hat_k_band, k)}</output><br>
 gap: <output id="curve-gap">{100 * max(0.0, c.pass_at_k[k - 1] - c.pass_hat_k[k - 1]):.1f} pts</output></p>
-<p class="note" id="curve-note"></p></div></div></section>"""
+<p class="note"><span id="curve-note"></span> <span id="curve-count">{report.overall.tickets_sampled} tickets</span>;
+the range after each figure is the shaded band at that k{at_headline}.</p></div></div></section>"""
 
 
 def _domains(report: Report) -> str:
@@ -169,8 +187,9 @@ def _domains(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_e(d.domain)}</td><td class='num'>{d.task_types}</td><td class='num'>{volume(d.daily_volume)}</td>"
         f"<td class='num'>{d.tickets_sampled}</td>{_cell(d.weighted.pass_at_1, d.weighted.pass_at_1_ci)}"
-        f"{_cell(d.weighted.pass_at_k)}{_cell(d.weighted.pass_hat_k, d.weighted.pass_hat_k_ci)}"
-        f"<td class='num'>{volume(d.expected_failed_tickets_per_day)}</td></tr>"
+        f"{_cell(d.weighted.pass_at_k, d.weighted.pass_at_k_ci)}"
+        f"{_cell(d.weighted.pass_hat_k, d.weighted.pass_hat_k_ci)}"
+        f"{_volume_cell(d.expected_failed_tickets_per_day, d.expected_failed_tickets_per_day_ci)}</tr>"
         for d in report.domains
     )
     return f"""<section id="domains"><h2>Domains</h2>
@@ -188,24 +207,25 @@ def _task_types(report: Report) -> str:
         t = report.task_types[i]
         f: Figures = t.figures
         rows.append(
-            f"<tr><td>{_e(t.domain)}/<strong>{_e(t.task_type)}</strong></td>"
+            f"<tr><td>{_e(t.domain)}/<wbr><strong>{_e(t.task_type)}</strong></td>"
             f"<td class='num'>{volume(t.daily_volume)}</td>"
             f"<td class='num'>{t.tickets_sampled}</td><td class='num'>{t.trials_per_ticket}</td>"
             f"{_cell(f.pass_at_1, f.pass_at_1_ci)}{_cell(f.pass_at_k, f.pass_at_k_ci)}"
             f"{_cell(f.pass_hat_k, f.pass_hat_k_ci)}"
-            f"<td class='num hat-at-k' data-row='{i}'>{pct(f.pass_hat_k)}</td>"
-            f"<td class='num'>{volume(t.expected_failed_tickets_per_day)}</td></tr>"
+            f"<td class='num hat-at-k' data-row='{i}'>{pct(f.pass_hat_k)}"
+            f"<span class='ci'>{_band(report.task_type_curves[i].pass_hat_k_band, k)}</span></td>"
+            f"{_volume_cell(t.expected_failed_tickets_per_day, t.expected_failed_tickets_per_day_ci)}</tr>"
         )
     return f"""<section id="task-types"><h2>Task types</h2>
 <table><thead><tr><th>task type</th><th class="num">tickets / day</th><th class="num">tickets sampled</th>
 <th class="num">trials / ticket</th><th class="num">pass@1</th><th class="num">pass@{k}</th>
-<th class="num">pass^{k}</th><th class="num">pass^<span class="k-now">{k}</span></th>
+<th class="num">pass^{k}</th><th class="num" data-label="pass^k at the k above">pass^<span class="k-now">{k}</span></th>
 <th class="num">failed / day</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
 <p class="note">Least reliable first. Intervals: {report.confidence_level:.0%} continuity-corrected Wilson over
 tickets, ± its half-width in points; widest: {_e(report.sample_size)}. The pass^<span class="k-now">{k}</span> column
-follows the k control above (* = extrapolated; – = fewer than {MIN_EXTRAPOLATION_TICKETS} tickets, not
-extrapolated).</p>{_design(report)}</section>"""
+follows the k control above, with its band there (* = extrapolated; – = fewer than {MIN_EXTRAPOLATION_TICKETS}
+tickets, not extrapolated).</p>{_design(report)}</section>"""
 
 
 def _design(report: Report) -> str:
@@ -220,96 +240,45 @@ def _design(report: Report) -> str:
     )
 
 
+def _signature_row(name: str, signatures: dict[str, int], failed: int, trials: int) -> str:
+    bar = "".join(
+        f'<span title="{_e(label)}: {count} of {failed} ({count / failed:.0%})" '
+        f'style="width:{100 * count / failed:.2f}%;background:{SIGNATURE_COLOURS.get(label, OTHER_COLOUR)}"></span>'
+        for label, count in signatures.items()
+    )
+    detail = ", ".join(f"{_e(label)} {count / failed:.0%} ({count})" for label, count in signatures.items())
+    share = f"{failed / trials:.0%} · " if trials else ""
+    return (
+        f"<tr><td>{_e(name)}</td><td class='num'>{share}{failed} of {trials}</td>"
+        f"<td><div class='bar'>{bar}</div><span class='note'>{detail or 'no failed trials'}</span></td></tr>"
+    )
+
+
 def _signatures(report: Report) -> str:
     labels = sorted({label for t in report.task_types for label in t.signatures})
     legend = "".join(
         f'<span><i style="background:{SIGNATURE_COLOURS.get(label, OTHER_COLOUR)}"></i>{_e(label)}</span>'
         for label in labels
     )
-    rows = []
+    overall: Counter[str] = Counter()
     for t in report.task_types:
-        failed = t.failed_trials
-        bar = "".join(
-            f'<span title="{_e(label)}: {count}" style="width:{100 * count / failed:.2f}%;'
-            f'background:{SIGNATURE_COLOURS.get(label, OTHER_COLOUR)}"></span>'
-            for label, count in t.signatures.items()
-        )
-        detail = ", ".join(f"{_e(label)} {count} ({count / failed:.0%})" for label, count in t.signatures.items())
-        rows.append(
-            f"<tr><td>{_e(t.name)}</td><td class='num'>{failed} of {t.trials}</td>"
-            f"<td><div class='bar'>{bar}</div><span class='note'>{detail or 'no failed trials'}</span></td></tr>"
-        )
+        overall.update(t.signatures)
+    rows = [_signature_row(t.name, t.signatures, t.failed_trials, t.trials) for t in report.task_types]
+    rows.append(
+        _signature_row(
+            "all task types",
+            dict(sorted(overall.items(), key=lambda item: (-item[1], item[0]))),
+            sum(t.failed_trials for t in report.task_types),
+            sum(t.trials for t in report.task_types),
+        ).replace("<tr>", '<tr class="total">', 1)
+    )
     return f"""<section id="signatures"><h2>Failure signatures</h2>
+<p class="note">Each failed trial's dominant failure, as a share of that task type's failed trials (the count in
+brackets), so weeks with different numbers of failures compare. The share of trials that failed comes first.</p>
 <p class="legend">{legend}</p>
 <table><thead><tr><th>task type</th><th class="num">failed trials</th>
-<th>dominant failure of each failed trial</th></tr></thead>
+<th>share of failed trials by signature (count)</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table></section>"""
-
-
-def _attempts(report: Report) -> str:
-    side = report.least_reliable
-    if side is None:
-        return ""
-    cards = []
-    for a in side.attempts:
-        verdict = "pass" if a.passed else "fail"
-        changes = "".join(
-            "<li>" + "<br>".join(f"<code>{_e(line)}</code>" for line in change_lines(ch)) + "</li>" for ch in a.changes
-        )
-        response = (
-            a.final_response if len(a.final_response) <= RESPONSE_CHARS else a.final_response[:RESPONSE_CHARS] + "…"
-        )
-        cards.append(
-            f'<div class="attempt {verdict}"><div><strong>attempt {a.attempt}</strong> · '
-            f'<span class="verdict">{verdict.upper()}</span></div>'
-            f"<div>{_e(a.signature or '')}{' · ' if a.signature else ''}ended: {_e(a.termination_reason)}</div>"
-            f"<div>backend changes:</div><ul>{changes or '<li>none</li>'}</ul>"
-            f"<blockquote>{_e(response) or '<em>no final response</em>'}</blockquote></div>"
-        )
-    title = f"{_e(side.domain)}/{_e(side.task_type)}: {len(side.attempts)} attempts side by side"
-    return f"""<section id="attempts"><h2>{title}</h2>
-<p class="note">{_e(side.why)}. Each attempt is the same ticket replayed against a fresh copy of the backend; the
-verdict comes from checks on the backend's final state, not from the closing message.</p>
-<div class="attempts">{"".join(cards)}</div></section>"""
-
-
-def _direction(change: float | None) -> str:
-    if change is None or change == 0:
-        return ""
-    return "down" if change < 0 else "up"
-
-
-def _trend(report: Report) -> str:
-    rows = "".join(
-        f"<tr><td>{_e(p.period)}</td><td class='num'>{p.k}</td><td class='num'>{pct(p.pass_at_1)}</td>"
-        f"<td class='num'>{points(p.pass_at_1_change)}</td><td class='num'>{pct(p.pass_hat_k)}</td>"
-        f"<td class='num {_direction(p.pass_hat_k_change)}'>{points(p.pass_hat_k_change)}</td>"
-        f"<td class='num'>{volume(p.expected_failed_tickets_per_day)}</td>"
-        f"<td>{_e(agent_text(p.agent, p.agent_version))}</td></tr>"
-        for p in report.trend
-    )
-    known = [p for p in report.trend if p.pass_at_1 is not None and p.pass_hat_k is not None]
-    chart = ""
-    if len(known) > 1:
-        chart = line_chart(
-            list(range(len(known))),
-            [
-                ("pass@1", [p.pass_at_1 or 0.0 for p in known], AT_COLOUR),
-                ("pass^k", [p.pass_hat_k or 0.0 for p in known], HAT_COLOUR),
-            ],
-            width=460,
-            height=220,
-            x_label="period",
-            y_label="traffic-weighted share",
-            x_tick_labels=[p.period for p in known],
-        )
-    return f"""<section id="trend"><h2>Week over week</h2><div class="chart-row">
-<table style="width:auto"><thead><tr><th>period</th><th class="num">k</th><th class="num">pass@1</th>
-<th class="num">change</th><th class="num">pass^k</th><th class="num">change</th><th class="num">failed / day</th>
-<th>agent</th></tr>
-</thead><tbody>{rows}</tbody></table>
-{chart}</div><p class="note">Traffic-weighted figures of each period; pass^k changes are shown only between periods
-with the same k.</p></section>"""
 
 
 def _calculator(report: Report) -> str:
@@ -350,7 +319,8 @@ def _comparison(report: Report) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{_e(row['task_type'])}</td><td class='num'>{row['tickets']}</td>"
-        f"<td class='num'>{points(row['pass_at_1']['difference'])}</td>"
+        f"<td class='num'>{points(row['pass_at_1']['difference'])}"
+        f"<span class='ci'>{_e(paired_interval(row['pass_at_1']['interval']))}</span></td>"
         f"<td class='num'>{points(row['pass_hat_k']['difference'])}</td>"
         f"<td class='num'>{_e(paired_interval(row['pass_hat_k']['interval']))}</td>"
         f"<td>{verdict(row['pass_hat_k'])}</td></tr>"
@@ -430,7 +400,8 @@ def _baseline(value: float | None, note: str) -> str:
 
 def _alerts(report: Report) -> str:
     rows = "".join(
-        f"<tr><td>{_e(a.fired_at.isoformat())}</td><td>{_e(a.rule)}</td><td>{_e(a.task_type or 'overall')}</td>"
+        f"<tr><td><time datetime='{_e(a.fired_at.isoformat())}'>{_e(when(a.fired_at))}</time></td>"
+        f"<td>{_e(a.rule)}</td><td>{_e(a.task_type or 'overall')}</td>"
         f"<td>{_e(a.message)}{_baseline(a.baseline, a.baseline_note)}</td></tr>"
         for a in report.alerts
     )
@@ -450,7 +421,7 @@ def render_html(report: Report) -> str:
     agent = f" · agent {_e(agent_text(report.agent, report.agent_version))}" if report.agent else ""
     agent += f" · {_e(report.run_role)} run {_e(report.run_id)}" if report.run_id else ""
     days = f"{report.first_day:%d %b} – {report.last_day:%d %b %Y}"
-    generated = _e(report.generated_at.isoformat())
+    generated = f'<time datetime="{_e(report.generated_at.isoformat())}">{_e(when(report.generated_at))}</time>'
     sections = [
         _simulated(report),
         _headline(report),
@@ -458,8 +429,8 @@ def render_html(report: Report) -> str:
         _domains(report),
         _task_types(report),
         _signatures(report),
-        _attempts(report),
-        _trend(report),
+        attempts_html(report),
+        trend_html(report),
         _calculator(report),
         _comparison(report),
         fidelity_html(report),
@@ -474,7 +445,7 @@ def render_html(report: Report) -> str:
 <title>passhat reliability report {_e(report.period)}</title><style>{_asset("report.css")}</style></head>
 <body><header><h1>Reliability report · {_e(report.period)}</h1>
 <p class="sub">{days}{agent} · k = {report.k} attempts per ticket · generated {generated}</p></header>
-{"".join(sections)}
+{responsive_tables("".join(sections))}
 <footer><p class="note">pass@1: the chance one attempt succeeds. pass@k: the chance at least one of k attempts does.
 pass^k: the chance all k do, the share of requests the agent handles every time. Per-ticket figures are the unbiased
 estimators from n trials with c successes, averaged over sampled tickets; written by passhat.</p></footer>

@@ -140,6 +140,11 @@ class AlertFired:
         return data
 
 
+def _interval(value: Any) -> tuple[float, float] | None:
+    """An interval read back from report.json ([low, high] or null)."""
+    return None if value is None else (float(value[0]), float(value[1]))
+
+
 @dataclass(frozen=True)
 class PeriodFigures:
     """An earlier period's overall (traffic-weighted) figures, for the week-over-week trend."""
@@ -152,6 +157,9 @@ class PeriodFigures:
     expected_failed_tickets_per_day: float | None = None
     agent: str = ""
     agent_version: str = ""
+    pass_at_1_ci: tuple[float, float] | None = None
+    pass_hat_k_ci: tuple[float, float] | None = None
+    tickets: int | None = None  # tickets sampled that period (None: an older report.json did not say)
 
     @classmethod
     def from_report_json(cls, report: dict[str, Any]) -> PeriodFigures:
@@ -167,8 +175,11 @@ class PeriodFigures:
                 expected_failed_tickets_per_day=overall.get("expected_failed_tickets_per_day"),
                 agent=str(report.get("agent") or ""),
                 agent_version=str(report.get("agent_version") or ""),
+                pass_at_1_ci=_interval(overall.get("pass_at_1_ci")),
+                pass_hat_k_ci=_interval(overall.get("pass_hat_k_ci")),
+                tickets=None if overall.get("tickets") is None else int(overall["tickets"]),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise ReportInputError(f"an earlier report.json lacks its period, k or overall figures ({exc})") from None
 
 

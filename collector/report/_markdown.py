@@ -15,6 +15,7 @@ from passhat.collector.report._format import (
     verdict,
     volume,
     volume_interval,
+    when,
 )
 from passhat.collector.report._model import Report
 
@@ -31,6 +32,10 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def _with_ci(value: float | None, interval: tuple[float, float] | None) -> str:
     return f"{pct(value)} {ci(interval)}".strip()
+
+
+def _change(change: float | None, interval: tuple[float, float] | None) -> str:
+    return points(change) + ("" if interval is None else f" {paired_interval(list(interval))}")
 
 
 def _design(report: Report) -> str:
@@ -58,7 +63,8 @@ def _comparison(report: Report) -> list[str]:
         ["task type", "tickets", "pass@1 change", f"pass^{k} change", "interval", "verdict"],
         [
             [
-                _user(row["task_type"]), str(row["tickets"]), points(row["pass_at_1"]["difference"]),
+                _user(row["task_type"]), str(row["tickets"]),
+                f"{points(row['pass_at_1']['difference'])} {paired_interval(row['pass_at_1']['interval'])}",
                 points(row["pass_hat_k"]["difference"]), paired_interval(row["pass_hat_k"]["interval"]),
                 verdict(row["pass_hat_k"]),
             ]
@@ -76,7 +82,7 @@ def render_markdown(report: Report) -> str:
     agent += f" version {_user(report.agent_version)}" if report.agent_version else ""
     run = f" From {_user(report.run_role)} run {_user(report.run_id)}." if report.run_id else ""
     out += [
-        f"{report.first_day} to {report.last_day}{agent}, k = {k}, generated {report.generated_at.isoformat()}.{run}",
+        f"{report.first_day} to {report.last_day}{agent}, k = {k}, generated {when(report.generated_at)}.{run}",
         "",
     ]
     if report.simulated:
@@ -87,8 +93,8 @@ def render_markdown(report: Report) -> str:
         f"- **pass@{k}** (traffic-weighted): {_with_ci(w.pass_at_k, w.pass_at_k_ci)}",
         f"- **expected failed tickets per day**: {volume(o.expected_failed_tickets_per_day)} "
         f"{volume_interval(o.expected_failed_tickets_per_day_ci)} of {volume(o.measured_daily_volume)}",
-        f"- plain mean over {o.tickets_sampled} sampled tickets: pass@1 {pct(u.pass_at_1)}, pass@{k} "
-        f"{pct(u.pass_at_k)}, pass^{k} {pct(u.pass_hat_k)}",
+        f"- plain mean over {o.tickets_sampled} sampled tickets: pass@1 {_with_ci(u.pass_at_1, u.pass_at_1_ci)}, "
+        f"pass@{k} {_with_ci(u.pass_at_k, u.pass_at_k_ci)}, pass^{k} {_with_ci(u.pass_hat_k, u.pass_hat_k_ci)}",
         f"- intervals: {report.confidence_level:.0%} continuity-corrected Wilson over tickets (± half-width in "
         f"points); widest: {_user(report.sample_size)}",
         f"- design: {_design(report)}",
@@ -107,9 +113,9 @@ def render_markdown(report: Report) -> str:
                 volume(d.daily_volume),
                 str(d.tickets_sampled),
                 _with_ci(d.weighted.pass_at_1, d.weighted.pass_at_1_ci),
-                pct(d.weighted.pass_at_k),
+                _with_ci(d.weighted.pass_at_k, d.weighted.pass_at_k_ci),
                 _with_ci(d.weighted.pass_hat_k, d.weighted.pass_hat_k_ci),
-                volume(d.expected_failed_tickets_per_day),
+                f"{volume(d.expected_failed_tickets_per_day)} {volume_interval(d.expected_failed_tickets_per_day_ci)}",
             ]
             for d in report.domains
         ],
@@ -126,19 +132,22 @@ def render_markdown(report: Report) -> str:
                 _with_ci(t.figures.pass_at_1, t.figures.pass_at_1_ci),
                 _with_ci(t.figures.pass_at_k, t.figures.pass_at_k_ci),
                 _with_ci(t.figures.pass_hat_k, t.figures.pass_hat_k_ci),
-                volume(t.expected_failed_tickets_per_day),
+                f"{volume(t.expected_failed_tickets_per_day)} {volume_interval(t.expected_failed_tickets_per_day_ci)}",
             ]
             for t in report.task_types
         ],
     )
     out += ["## Failure signatures", ""]
     out += _table(
-        ["task type", "failed trials", "signatures"],
+        ["task type", "failed trials", "share of failed trials by signature (count)"],
         [
             [
                 _user(t.name),
                 f"{t.failed_trials} of {t.trials}",
-                ", ".join(f"{_user(label)} {count}" for label, count in t.signatures.items()) or "none",
+                ", ".join(
+                    f"{_user(label)} {count / t.failed_trials:.0%} ({count})" for label, count in t.signatures.items()
+                )
+                or "none",
             ]
             for t in report.task_types
         ],
@@ -167,15 +176,16 @@ def render_markdown(report: Report) -> str:
         )
     out += ["## Week over week", ""]
     out += _table(
-        ["period", "k", "pass@1", "change", "pass^k", "change", "failed/day", "agent"],
+        ["period", "k", "tickets", "pass@1", "change", "pass^k", "change", "failed/day", "agent"],
         [
             [
                 _user(p.period),
                 str(p.k),
-                pct(p.pass_at_1),
-                points(p.pass_at_1_change),
-                pct(p.pass_hat_k),
-                points(p.pass_hat_k_change),
+                "–" if p.tickets is None else str(p.tickets),
+                _with_ci(p.pass_at_1, p.pass_at_1_ci),
+                _change(p.pass_at_1_change, p.pass_at_1_change_ci),
+                _with_ci(p.pass_hat_k, p.pass_hat_k_ci),
+                _change(p.pass_hat_k_change, p.pass_hat_k_change_ci),
                 volume(p.expected_failed_tickets_per_day),
                 _user(agent_text(p.agent, p.agent_version)),
             ]
@@ -226,7 +236,7 @@ def render_markdown(report: Report) -> str:
             ["fired at", "rule", "task type", "message"],
             [
                 [
-                    a.fired_at.isoformat(),
+                    when(a.fired_at),
                     _user(a.rule),
                     _user(a.task_type or "overall"),
                     _user(

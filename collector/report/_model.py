@@ -82,6 +82,7 @@ class DomainReport:
     weighted: Figures
     unweighted: Figures
     expected_failed_tickets_per_day: float | None
+    expected_failed_tickets_per_day_ci: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,11 @@ class TrendPoint:
     pass_hat_k_change: float | None
     agent: str = ""
     agent_version: str = ""
+    pass_at_1_ci: Interval | None = None
+    pass_hat_k_ci: Interval | None = None
+    tickets: int | None = None
+    pass_at_1_change_ci: Interval | None = None  # two independent periods: Newcombe's square-and-add
+    pass_hat_k_change_ci: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -281,8 +287,10 @@ class Report:
                     "pass_at_k": d.weighted.pass_at_k,
                     "pass_hat_k": d.weighted.pass_hat_k,
                     "pass_at_1_ci": _ci(d.weighted.pass_at_1_ci),
+                    "pass_at_k_ci": _ci(d.weighted.pass_at_k_ci),
                     "pass_hat_k_ci": _ci(d.weighted.pass_hat_k_ci),
                     "expected_failed_tickets_per_day": d.expected_failed_tickets_per_day,
+                    "expected_failed_tickets_per_day_ci": _ci(d.expected_failed_tickets_per_day_ci),
                     "unweighted": {
                         "pass_at_1": d.unweighted.pass_at_1,
                         "pass_at_k": d.unweighted.pass_at_k,
@@ -317,6 +325,11 @@ class Report:
                     "pass_hat_k_change": p.pass_hat_k_change,
                     "agent": p.agent,
                     "agent_version": p.agent_version,
+                    "pass_at_1_ci": _ci(p.pass_at_1_ci),
+                    "pass_hat_k_ci": _ci(p.pass_hat_k_ci),
+                    "tickets": p.tickets,
+                    "pass_at_1_change_ci": _ci(p.pass_at_1_change_ci),
+                    "pass_hat_k_change_ci": _ci(p.pass_hat_k_change_ci),
                 }
                 for p in self.trend
             ],

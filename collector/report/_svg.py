@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+LEGEND_ROW = 16  # pixels a legend entry takes above the plot
+
 
 def line_chart(
     xs: Sequence[float],
@@ -27,9 +29,13 @@ def line_chart(
     which a page script can move: the root carries the plot's geometry as ``data-*`` attributes, the marker is
     ``.marker`` and the dots are ``.marker-dot`` in series order. ``bands`` are (lows, highs, colour) shaded
     behind the lines (an interval, and beyond the trials the spread of plausible models).
+
+    The legend (``g.legend``) sits above the plot area (``rect.plot-area``), never over the lines.
     """
     # Named ticks (e.g. periods) are wider than numbers: leave room for half a label past the last point.
-    left, right, top, bottom = 48, (36 if x_tick_labels is not None else 16), 16, 40
+    # The legend takes one row per series above the plot.
+    left, right, bottom = 48, (36 if x_tick_labels is not None else 16), 40
+    top = 12 + LEGEND_ROW * len(series)
     plot_w, plot_h = width - left - right, height - top - bottom
     x_min, x_max = min(xs), max(xs)
     span = (x_max - x_min) or 1.0
@@ -48,8 +54,14 @@ def line_chart(
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg"{id_attr} viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" role="img" aria-label="{escape(y_label)} against {escape(x_label)}" {geometry}>',
-        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#ccc"/>',
+        f'<rect class="plot-area" x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#ccc"/>',
     ]
+    legend = "".join(
+        f'<rect x="{left}" y="{4 + LEGEND_ROW * index}" width="10" height="10" fill="{colour}"/>'
+        f'<text x="{left + 16}" y="{13 + LEGEND_ROW * index}" font-size="12">{escape(name)}</text>'
+        for index, (name, _, colour) in enumerate(series)
+    )
+    parts.append(f'<g class="legend">{legend}</g>')
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         parts.append(
             f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#eee"/>'
@@ -72,7 +84,7 @@ def line_chart(
         ]
         path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in outline)
         parts.append(f'<polygon class="band" fill="{colour}" fill-opacity="0.15" stroke="none" points="{path}"/>')
-    for index, (name, ys, colour) in enumerate(series):
+    for _, ys, colour in series:
         solid = [(x, y) for x, y in zip(xs, ys, strict=True) if dashed_from is None or x <= dashed_from]
         dashed = [(x, y) for x, y in zip(xs, ys, strict=True) if dashed_from is not None and x >= dashed_from]
         for points, dash in ((solid, ""), (dashed, ' stroke-dasharray="5 4"')):
@@ -84,10 +96,6 @@ def line_chart(
                 f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{colour}"/>'
                 for x, y in zip(xs, ys, strict=True)
             )
-        parts.append(
-            f'<rect x="{left + 10}" y="{top + 8 + 16 * index}" width="10" height="10" fill="{colour}"/>'
-            f'<text x="{left + 26}" y="{top + 17 + 16 * index}" font-size="12">{escape(name)}</text>'
-        )
     if marker_at is not None:
         parts.append(
             f'<line class="marker" x1="{px(marker_at):.1f}" x2="{px(marker_at):.1f}" y1="{top}" '

@@ -14,6 +14,12 @@
   function count(v) {
     return v >= 10 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1);
   }
+  // An interval as the page prints it: "[low, high] ±h", in percent (h its half-width in points).
+  function interval(band, i) {
+    if (!band || i >= band.length) return "";
+    const low = band[i][0], high = band[i][1];
+    return "[" + (100 * low).toFixed(1) + ", " + (100 * high).toFixed(1) + "] ±" + (50 * (high - low)).toFixed(0);
+  }
   function setText(id, text) {
     const el = document.getElementById(id);
     if (el) el.textContent = text;
@@ -42,19 +48,28 @@
     setText("k-value", String(k));
     setText("curve-at", pct(at));
     setText("curve-hat", pct(hat));
+    setText("curve-at-ci", interval(curve.pass_at_k_band, i));
+    setText("curve-hat-ci", interval(curve.pass_hat_k_band, i));
     // pass@k >= pass^k always; clamp so rounding never prints "-0.0".
     setText("curve-gap", (100 * Math.max(0, at - hat)).toFixed(1) + " pts");
     setText(
       "curve-note",
       curve.extrapolated[i]
-        ? "beyond the trials run: extrapolated from the fitted mixture"
-        : "measured: unbiased estimate from the trials"
+        ? "beyond the trials run: extrapolated from the fitted mixture, over"
+        : "measured: unbiased estimate from the trials of"
     );
     document.querySelectorAll(".k-now").forEach(function (el) { el.textContent = String(k); });
     document.querySelectorAll("td.hat-at-k").forEach(function (td) {
       const row = data.task_type_curves[Number(td.dataset.row)];
       // Task types with too few tickets are not extrapolated: their curve stops at the trials run.
       td.textContent = i < row.pass_hat_k.length ? pct(row.pass_hat_k[i]) + (row.extrapolated[i] ? "*" : "") : "–";
+      const band = interval(row.pass_hat_k_band, i);
+      if (band) {
+        const span = document.createElement("span");
+        span.className = "ci";
+        span.textContent = band;
+        td.appendChild(span);
+      }
     });
     moveMarker(k, [at, hat]);
     const calcK = document.getElementById("calc-k");
@@ -88,8 +103,52 @@
     setText("calc-noticed-out", count(failed * noticed));
     setText("calc-at", pct(1 - Math.pow(1 - rate, k)));
     setText("calc-hat", pct(Math.pow(rate, k)));
-    setText("calc-measured", k <= maxK ? pct(curve.pass_hat_k[k - 1]) : "–");
+    setText("calc-measured", k <= maxK ? (pct(curve.pass_hat_k[k - 1]) + " " + interval(curve.pass_hat_k_band, k - 1)).trim() : "–");
     document.querySelectorAll(".calc-k-now").forEach(function (el) { el.textContent = String(k); });
+  }
+
+  // The attempts strip: previous/next buttons, arrow keys on the focused strip, and where the reader is.
+  function attemptsStrip() {
+    const strip = document.getElementById("attempts-strip");
+    if (!strip) return;
+    const cards = strip.querySelectorAll(".attempt");
+    const prev = document.getElementById("attempts-prev"), next = document.getElementById("attempts-next");
+    if (!cards.length) return;
+    function pitch() {  // one card and the gap after it (fractional pixels: cards are a quarter of the strip)
+      const one = cards[0].getBoundingClientRect();
+      return cards.length > 1 ? cards[1].getBoundingClientRect().left - one.left : one.width;
+    }
+    function first() { return Math.min(cards.length - 1, Math.max(0, Math.round(strip.scrollLeft / pitch()))); }
+    function shown() {
+      const gap = pitch() - cards[0].getBoundingClientRect().width;
+      return Math.max(1, Math.floor((strip.clientWidth + gap + 2) / pitch()));
+    }
+    function update() {
+      const from = first(), to = Math.min(cards.length, from + shown());
+      setText("attempts-position", to - from > 1
+        ? "cards " + (from + 1) + "–" + to + " of " + cards.length
+        : "card " + (from + 1) + " of " + cards.length);
+      prev.disabled = from <= 0;
+      next.disabled = to >= cards.length;
+    }
+    function go(index) {
+      const target = Math.max(0, Math.min(cards.length - shown(), index));
+      strip.scrollLeft = target * pitch();
+      update();
+    }
+    prev.hidden = false;
+    next.hidden = false;
+    prev.addEventListener("click", function () { go(first() - shown()); });
+    next.addEventListener("click", function () { go(first() + shown()); });
+    strip.addEventListener("keydown", function (event) {
+      const moves = { ArrowRight: first() + 1, ArrowLeft: first() - 1, Home: 0, End: cards.length, PageDown: first() + shown(), PageUp: first() - shown() };
+      if (!(event.key in moves)) return;
+      event.preventDefault();
+      go(moves[event.key]);
+    });
+    strip.addEventListener("scroll", update);
+    window.addEventListener("resize", update);
+    update();
   }
 
   document.getElementById("k-range").addEventListener("input", onK);
@@ -98,4 +157,5 @@
   });
   onK();
   onCalc();
+  attemptsStrip();
 })();

@@ -107,8 +107,29 @@ def synthetic_input(
             )
         ],
         previous=[
-            PeriodFigures("2026-W46", k, 0.71, 0.33, 0.93, 420.0),
-            PeriodFigures("2026-W47", k, 0.69, 0.30, 0.92, 460.0),
+            # As the loop reads them back from earlier report.json files: with their intervals and tickets.
+            PeriodFigures(
+                "2026-W46",
+                k,
+                0.71,
+                0.33,
+                0.93,
+                420.0,
+                pass_at_1_ci=(0.60, 0.80),
+                pass_hat_k_ci=(0.23, 0.45),
+                tickets=96,
+            ),
+            PeriodFigures(
+                "2026-W47",
+                k,
+                0.69,
+                0.30,
+                0.92,
+                460.0,
+                pass_at_1_ci=(0.58, 0.78),
+                pass_hat_k_ci=(0.21, 0.42),
+                tickets=98,
+            ),
         ],
         agent="support-agent v1.4 (claude-sonnet)",
         simulated=simulated,

@@ -101,7 +101,11 @@ def test_moving_k_updates_the_readout_the_marker_and_the_table(opened: OpenedPag
     assert page.locator("#curve-chart .marker-dot").nth(1).get_attribute("cy") != dot_before
     assert opened.text("#task-types .k-now") == "3"
     first_row = int(page.locator("td.hat-at-k").first.get_attribute("data-row") or "0")
-    assert opened.text("td.hat-at-k") == _pct(synthetic_report.task_type_curves[first_row].pass_hat_k[2])
+    own_curve = synthetic_report.task_type_curves[first_row]
+    assert opened.text("td.hat-at-k").splitlines()[0] == _pct(own_curve.pass_hat_k[2])
+    assert own_curve.pass_hat_k_band is not None
+    low, high = own_curve.pass_hat_k_band[2]
+    assert opened.text("td.hat-at-k .ci").startswith(f"[{100 * low:.1f}, {100 * high:.1f}]")
 
     # Dragging by keyboard, as a user would: two steps right from k = 3.
     page.locator("#k-range").focus()
@@ -115,7 +119,7 @@ def test_moving_k_updates_the_readout_the_marker_and_the_table(opened: OpenedPag
     assert opened.text("#curve-hat") == _pct(curve.pass_hat_k[49])
     # A task type with fewer tickets than MIN_EXTRAPOLATION_TICKETS is not extrapolated: its cell says so.
     own = synthetic_report.task_type_curves[first_row]
-    assert opened.text("td.hat-at-k") == ("–" if len(own.k) < 50 else _pct(own.pass_hat_k[49]) + "*")
+    assert opened.text("td.hat-at-k").splitlines()[0] == ("–" if len(own.k) < 50 else _pct(own.pass_hat_k[49]) + "*")
     page.locator("#k-range").fill("1")
     assert opened.text("#curve-gap") == "0.0 pts"  # pass@1 and pass^1 are the same number
     assert opened.errors == []

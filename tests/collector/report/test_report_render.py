@@ -22,6 +22,7 @@ from passhat.collector.report import (
     report_schema,
     write_report,
 )
+from passhat.collector.report._format import ci, paired_interval, when
 from tests.collector.report.report_synthetic import synthetic_input
 
 ISSUE_KEYS = {"period", "k", "overall", "unweighted", "task_types", "not_replayable", "alerts"}
@@ -255,3 +256,23 @@ def test_trials_the_harness_broke_are_listed_by_cause_in_json_markdown_and_html(
     assert "## Trials the harness broke (3)" in markdown and "the agent already has a tool named get_order" in markdown
     assert 'id="harness-failures"' in page and "UserError: a tool name conflicts with existing tool" in page
     assert "harness broke" not in render_markdown(build_report(synthetic_input()))  # only when there were any
+
+
+def test_every_figure_has_its_interval_and_count_and_times_read_as_dates(synthetic_report: Report) -> None:
+    html, markdown = render_html(synthetic_report), render_markdown(synthetic_report)
+    assert when(synthetic_report.generated_at) == "30 Nov 2026, 06:05 UTC"
+    assert '<time datetime="2026-11-30T06:05:00+00:00">30 Nov 2026, 06:05 UTC</time>' in html
+    assert "generated 30 Nov 2026, 06:05 UTC" in markdown
+    assert "2026-11-30T06:05:00" not in markdown
+    for domain in synthetic_report.domains:  # pass@k of each domain, with its interval
+        assert ci(domain.weighted.pass_at_k_ci) in html and ci(domain.weighted.pass_at_k_ci) in markdown
+    now = synthetic_report.trend[-1]  # week over week: the figure's interval, the change's interval, the tickets
+    assert now.pass_hat_k_change_ci is not None and now.tickets == synthetic_report.overall.tickets_sampled
+    change = paired_interval(list(now.pass_hat_k_change_ci))
+    assert change in html and change in markdown
+    assert ci(now.pass_hat_k_ci) in html
+    # Signatures as shares of the failed trials with their counts, and an all-task-types row.
+    refund = next(t for t in synthetic_report.task_types if t.task_type == "refund")
+    label, count = next(iter(refund.signatures.items()))
+    assert f"{label} {count / refund.failed_trials:.0%} ({count})" in html
+    assert "all task types" in html
