@@ -101,7 +101,7 @@ def run_command(
     as_json: JsonOption = False,
 ) -> None:
     """Run the suite's tasks k times each with an agent; trials and traces go to the store (resumable)."""
-    from passhat.collector.loop._cycle import store_runtime
+    from passhat.collector.loop import store_runtime
     from passhat.collector.replay import ExecutorError
     from passhat.collector.suite import SUITE_VERSION, SuiteError, SuiteRunSettings, load_suite, run_suite, suite_agent
     from passhat.sandbox import DomainError

@@ -70,7 +70,7 @@ def suite_agent(
     """The agent of a suite run by name, as replay takes it (reference, anthropic, openai, an http(s):// URL, or
     module:function; a module beside ``base_dir`` imports too). ``flaws`` names the reference agent's profile
     (default: default) and applies to it only. Raises ValueError (or `DomainError`) with what to change."""
-    from passhat.collector.config._objects import add_to_import_path
+    from passhat.collector.config import add_to_import_path
     from passhat.sandbox import ReferenceAgent, resolve_agent
 
     if agent == "reference":

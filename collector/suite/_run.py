@@ -9,7 +9,6 @@ unfinished run and runs only the trials it lacks, and a finished one is reused.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import uuid
 from collections.abc import Sequence
@@ -17,13 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import passhat
-from passhat.collector.replay import AgentSpec, ProgressCallback, ReplaySettings, ReplayTicket, SandboxPool, trial_row
-from passhat.collector.replay._execute import open_executor, run_trials_of
-from passhat.collector.replay._plan import design_of, trials_left
-from passhat.collector.replay._run import _TrialWriter
-from passhat.collector.store import ReplayRun, RunParams, Store, TrialRow
+from passhat.collector.replay import AgentSpec, ProgressCallback, ReplaySettings, ReplayTicket, run_tickets
+from passhat.collector.store import ReplayRun, RunDesign, RunParams, Store, TrialRow
 from passhat.collector.suite._tasks import SUITE_VERSION, Suite, SuiteError, load_suite
-from passhat.sandbox import RunConfig, Sandbox, load_domain, run_trial_with_retries
+from passhat.sandbox import load_domain
 
 SUITE_NOTE = "a suite run: the frozen benchmark's tasks, not a period's production tickets"
 
@@ -72,6 +68,10 @@ def suite_of(run: ReplayRun) -> dict[str, Any] | None:
     """The suite block of a stored run (None when the run is not a suite run)."""
     found = run.params.get("suite")
     return dict(found) if isinstance(found, dict) else None
+
+
+def design_of(k: int, stop_early: bool, min_trials: int) -> RunDesign:
+    return RunDesign.curtailed(k, min_trials) if stop_early else RunDesign.fixed(k)
 
 
 def _identity(agent: AgentSpec, settings: SuiteRunSettings, suite: Suite) -> dict[str, Any]:
@@ -148,47 +148,15 @@ async def run_suite(
         run = existing
     ready = [ReplayTicket(t.task_id, t.task_type, t.domain, t.scenario, ()) for t in tasks]
     domains = {name: load_domain(name) for name in sorted({t.domain for t in tasks})}
-    stored = store.list_trials(project, run.run_id)
-    todo = trials_left(ready, stored, settings.k)
-    pool = SandboxPool(seed=suite.spec.data_seed, size=suite.spec.size)
-    writer = _TrialWriter(store, project, replay.flush_every)
-    config = RunConfig(parallel=settings.parallel, run_id=run.run_id, harness_retries=replay.harness_retries)
-    executor, notes = (None, []) if not todo else await open_executor(replay, domains, agent.factory, config, runtime)
-    limit = asyncio.Semaphore(settings.parallel)
-    total, finished = len(stored) + len(todo), len(stored)
-    if progress is not None:
-        progress(finished, total)
-
-    async def one(attempt: int, sandbox: Sandbox, ticket: ReplayTicket) -> TrialRow:
-        nonlocal finished
-        lost: tuple[str, ...] = ()
-        if executor is None:
-            async with limit:
-                result = await run_trial_with_retries(
-                    sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime
-                )
-        else:
-            result, lost = await executor.run(ticket, attempt)
-        row = trial_row(run.run_id, agent, result, infra_retries=lost)
-        writer.add(row)
-        finished += 1
-        if progress is not None:
-            progress(finished, total)
-        return row
-
-    try:
-        await run_trials_of(ready, todo, stored, replay, domains, pool, one, [], executor)
-    finally:
-        writer.flush()
-        if executor is not None:
-            executor.close()
-        pool.close()
+    ran, notes = await run_tickets(
+        store, project, run.run_id, ready, agent, replay, domains, runtime=runtime, progress=progress
+    )
     if runtime is not None:
         runtime.flush()
     trials = store.list_trials(project, run.run_id)
     store.finish_replay_run(project, run.run_id, summary={"trials": len(trials), "tasks": len(tasks)})
     run = store.get_replay_run(project, run.run_id) or run
-    return SuiteOutcome(run, trials, resumed=existing is not None, reused=False, ran=len(writer.written),
+    return SuiteOutcome(run, trials, resumed=existing is not None, reused=False, ran=ran,
                         notes=notes)  # fmt: skip
 
 

@@ -86,7 +86,7 @@ def test_a_suite_run_is_its_own_kind_with_traces_in_the_store(stored_runs: Store
 
 
 def test_traces_of_a_suite_run_reach_the_store(tmp_path: Any) -> None:
-    from passhat.collector.loop._cycle import store_runtime
+    from passhat.collector.loop import store_runtime
 
     store = open_store(f"sqlite:///{tmp_path / 'traced.db'}")
     store.ensure_project("default")
