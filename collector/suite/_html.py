@@ -97,7 +97,7 @@ function render() {
   });
 }
 function chart(domain) {
-  const svg = document.getElementById('chart'), W = 640, H = 300, L = 44, B = 30, T = 12, R = 150;
+  const svg = document.getElementById('chart'), W = 760, H = 300, L = 44, B = 30, T = 12, R = 250;
   svg.textContent = '';
   const maxK = Math.max(data.k, 20);
   const x = j => L + (j - 1) / Math.max(1, maxK - 1) * (W - L - R), y = v => T + (1 - v) * (H - T - B);
@@ -121,13 +121,14 @@ function chart(domain) {
       const style = {fill: 'none', stroke: color, 'stroke-width': 2, 'stroke-dasharray': dash};
       add('polyline', {points, ...style, 'data-curve': key});
     }
-    add('text', {x: W - R + 8, y: T + 14 + 16 * i, fill: color}, a.label.slice(0, 26));
+    add('text', {x: W - R + 8, y: T + 14 + 16 * i, style: `fill:${color}`}, a.label.slice(0, 40));
   });
   const seed = data.reference;
   const points = [[1, seed.pass_at_1, 'pass@1'], [20, seed.pass_at_20, 'pass@20'], [20, seed.pass_hat_20, 'pass^20']];
   for (const [j, v, name] of points) {
     add('path', {d: `M${x(j)},${y(v) - 5} l5,5 l-5,5 l-5,-5 z`, class: 'seed', 'data-seed': name});
-    add('text', {x: x(j) + 7, y: y(v) + 4, class: 'seed'}, `seed ${name} ${pct(v)}`);
+    const side = j === 1 ? {x: x(j) + 7} : {x: x(j) - 7, 'text-anchor': 'end'};
+    add('text', {...side, y: y(v) + 4, class: 'seed'}, `seed ${name} ${pct(v)}`);
   }
 }
 const step = by => { current = (current + domains.length + by) % domains.length; render(); };
@@ -184,7 +185,7 @@ offline ReferenceAgent with a flaw profile, not a model.</p>
 <h2 id=domain-name></h2>
 <table><thead><tr><th>rank</th><th>agent</th><th>tasks</th><th>trials</th><th>pass@1</th><th id=h-at-k></th>
 <th id=h-hat-k></th></tr></thead><tbody id=rows></tbody></table>
-<svg id=chart width=640 height=300 role=img aria-label="pass@k (solid) and pass^k (dashed) against k"></svg>
+<svg id=chart width=760 height=300 role=img aria-label="pass@k (solid) and pass^k (dashed) against k"></svg>
 <p class=muted>Solid: pass@k; dashed: pass^k. Red diamonds: the seed's published points (its strongest model,
 507 tasks), a reference, not data of these runs.</p>
 <h3>Paired differences on the same tasks (this domain)</h3>
