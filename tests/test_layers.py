@@ -32,6 +32,7 @@ COLLECTOR_RANK = {
     "report": 1,
     "ui": 1,
     "loop": 2,
+    "suite": 2,
     "testing": 2,
     "demo": 3,
     "cli": 4,

@@ -13,6 +13,7 @@ from passhat.collector.cli._runs import runs_app
 from passhat.collector.cli._sandbox import replay, sandbox_app
 from passhat.collector.cli._serve import register as _register_serve
 from passhat.collector.cli._stats import calc, fit
+from passhat.collector.cli._suite import suite_app
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -31,3 +32,4 @@ app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(config_app, name="config")
 app.add_typer(alerts_app, name="alerts")
 app.add_typer(runs_app, name="runs")
+app.add_typer(suite_app, name="suite")

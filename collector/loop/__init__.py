@@ -14,6 +14,7 @@ from passhat.collector.loop._cycle import (
     report_folder,
     report_input_for,
     run_period,
+    store_runtime,
     traffic_weights,
     write_period_report,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "send_report",
     "send_report_safely",
     "sessions_app",
+    "store_runtime",
     "traffic_weights",
     "verdict_of",
     "write_period_report",

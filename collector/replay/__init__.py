@@ -44,6 +44,7 @@ from passhat.collector.replay._processes import (
 from passhat.collector.replay._relay import SpanSnapshot, relay
 from passhat.collector.replay._run import ReplayOutcome, replay_period, run_params, trial_row
 from passhat.collector.replay._sampling import StratumSample, sample_tickets
+from passhat.collector.replay._scenarios import run_tickets
 from passhat.collector.replay._settings import (
     AgentSpec,
     ExecutorError,
@@ -125,6 +126,7 @@ __all__ = [
     "role_of",
     "row_images",
     "run_params",
+    "run_tickets",
     "sample_tickets",
     "trial_row",
 ]
