@@ -164,13 +164,14 @@ class IntentRow:
 
 def intent_rows(recorded: Mapping[str, Any] | None, inferred: Mapping[str, Any] | None) -> tuple[str, list[IntentRow]]:
     """The intent a ticket page shows as a table: ("recorded", rows) when the ticket recorded one, else the
-    intent replay inferred with each field's evidence ("inferred (SOURCE)", rows); ("", []) when there is none."""
+    intent replay inferred with each field's evidence (its source, e.g. "inferred:rules", and rows); ("", [])
+    when there is none."""
     if recorded:
         return "recorded", [IntentRow(k, _text(v), None) for k, v in sorted(recorded.items())]
     if inferred and isinstance(inferred.get("intent"), Mapping):
         found = inferred.get("evidence")
         evidence: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-        label = f"inferred ({inferred['source']})" if inferred.get("source") else "inferred"
+        label = str(inferred.get("source") or "inferred")  # e.g. inferred:rules
         rows = [
             IntentRow(k, _text(v), str(evidence[k]) if k in evidence else "no evidence stored")
             for k, v in sorted(inferred["intent"].items())

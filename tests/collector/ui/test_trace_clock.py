@@ -107,12 +107,12 @@ def test_messages_without_content_are_marked_not_captured_and_the_intent_is_rows
     label, rows = intent_rows(
         None,
         {
-            "source": "conversation",
+            "source": "inferred:rules",
             "intent": {"order_id": "O-1", "reason": "x"},
             "evidence": {"order_id": "said 'O-1'"},
         },
     )
-    assert label == "inferred (conversation)"
+    assert label == "inferred:rules"
     assert [(r.field, r.value, r.evidence) for r in rows] == [
         ("order_id", "O-1", "said 'O-1'"),
         ("reason", "x", "no evidence stored"),
