@@ -4,6 +4,7 @@ agent with one failure mode forced, against the same ticket handled by the agent
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -83,9 +84,7 @@ def test_all_failing_attempts_at_once_and_none_without_a_passing_attempt(renewal
     assert {d.kind for d in found.values()} == {"argument", "confirmation", "stopped"}
     assert divergences([r for r in everything if not r.passed]) == {}
     # A failing attempt whose calls equal the passing one's is not marked: its failure is not in its calls.
-    same = TrialRow(
-        **{**{f: getattr(renewals["passing"], f) for f in TrialRow.__dataclass_fields__}, "passed": False, "attempt": 5}
-    )
+    same = dataclasses.replace(renewals["passing"], passed=False, attempt=5)
     assert 6 not in divergences([renewals["passing"], same])
 
 
