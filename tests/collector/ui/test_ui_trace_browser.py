@@ -24,7 +24,7 @@ from passhat.sandbox import FlawConfig, ReferenceAgent, Sandbox, TrialResult, ru
 from passhat.sandbox.domains.mock import domain as mock
 from tests.collector.embedded import running_collector
 from tests.collector.server import new_key
-from tests.collector.store.store_contract import NS, new_trace_id, now_ns, ticket_span, tool_span
+from tests.collector.store.store_contract import NS, ticket_span, tool_span
 from tests.collector.ui.test_ui_browser import Session, browser  # noqa: F401 (the module's browser fixture)
 
 pytestmark = pytest.mark.slow
@@ -71,10 +71,18 @@ def _timed(span: NormalizedSpan, end_ns: int) -> NormalizedSpan:
 
 def _seed(store: Store) -> None:
     store.ensure_project("trace")
-    start = now_ns() - 3600 * NS
+    # Fixed times and trace ids: the screenshots in docs/images come out the same on every run.
+    created = dt.datetime(2026, 11, 25, 9, 0, tzinfo=dt.UTC)
+    start = int(created.timestamp()) * NS
     # Production: a 413 ms ticket whose last tool span was stamped by the wall clock, days later; text not captured.
     root = _timed(
-        ticket_span(TICKET, task_type="renew_loan", start_ns=start, intent={"loan_id": "L0386-4", "weeks": 1}),
+        ticket_span(
+            TICKET,
+            task_type="renew_loan",
+            start_ns=start,
+            trace_id="7a" * 16,
+            intent={"loan_id": "L0386-4", "weeks": 1},
+        ),
         start + 413_000_000,
     )
     root.events = [
@@ -87,10 +95,9 @@ def _seed(store: Store) -> None:
     spans = [root, lookup, late]
     # The replay: four real trials of the mock library's renew_loan (one passes, three fail by a forced mode);
     # attempts 1-3 send their traces, attempt 4's trace never reached the collector.
-    created = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(hours=1)
     rows = []
     for attempt, result in enumerate(_real_trials()):
-        trace_id = new_trace_id()
+        trace_id = f"{0x7A0000 + attempt:032x}"
         if attempt < 3:
             trial_root = _timed(
                 ticket_span(
@@ -118,7 +125,7 @@ def _seed(store: Store) -> None:
                 passed=result.passed,
                 termination_reason=result.record.termination_reason,
                 started_at=created,
-                duration_s=result.duration_s,
+                duration_s=1.5 + 0.4 * attempt,
                 domain="mock",
                 trace_id=trace_id,
                 failure_label=result.failure_label,
