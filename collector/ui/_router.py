@@ -15,6 +15,8 @@ from passhat import __version__
 from passhat.collector.reliability import harness_failures
 from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
+from passhat.collector.ui._attempts import chosen_trace
+from passhat.collector.ui._divergence import divergences
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, graded_filters, ticket_grades
 from passhat.collector.ui._origin import refuse_cross_site
@@ -29,7 +31,7 @@ from passhat.collector.ui._pages import (
     ticket_dots,
 )
 from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
-from passhat.collector.ui._trace import changed_fields, trace_view
+from passhat.collector.ui._trace import changed_fields, intent_rows
 
 PREFIX = "/ui"
 _STATIC = {
@@ -326,7 +328,8 @@ def ui_router() -> APIRouter:
         trials = _query_store(lambda: store.list_ticket_trials(viewer.project, ticket_id))
         if detail is None and not trials:
             return render.page(request, "missing.html", 404, viewer=viewer, what=f"ticket {ticket_id}")
-        view = trace_view(detail, trace) if detail is not None else None
+        chosen = _query_store(lambda: chosen_trace(store, viewer.project, ticket_id, trace, detail, trials))
+        view = chosen.view
         runs: dict[str, list[Any]] = {}
         for trial in trials:
             runs.setdefault(trial.run_id, []).append(trial)
@@ -336,10 +339,15 @@ def ui_router() -> APIRouter:
         for run_id in runs:
             run = _query_store(lambda run_id=run_id: store.get_replay_run(viewer.project, run_id))
             inferred = inferred or (RunParams.of(run).intents.get(ticket_id) if run is not None else None)
+        intent_label, intent = intent_rows(view.attempt.intent if view else None, inferred)
         return render.page(
             request,
             "ticket.html",
             viewer=viewer,
+            chosen=chosen,
+            intent_label=intent_label,
+            intent=intent,
+            divergence={run_id: divergences(run_trials) for run_id, run_trials in runs.items()},
             production_verdict=verdict.get(ticket_id),
             verdict_diagnostics=failing_diagnostics,
             ticket_id=ticket_id,
@@ -403,6 +411,7 @@ def ui_router() -> APIRouter:
             ticket_id=ticket_id,
             trials=trials,
             diagnostics={t.attempt: failing_diagnostics(t.verdict) for t in trials},
+            divergence=divergences(trials),
         )
 
     @router.get("/alerts", response_class=HTMLResponse)

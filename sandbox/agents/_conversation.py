@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -80,7 +81,8 @@ class ToolTransportError(Exception):
 
 _PLAIN_VALUES = (str, int, float, bool, type(None), list, tuple, dict)
 
-ToolHook = Callable[[str, dict[str, Any], ToolResult, str | None], Awaitable[None]]
+ToolHook = Callable[[str, dict[str, Any], ToolResult, str | None, int], Awaitable[None]]
+"""Told of every MCP call once it returned: (name, arguments, result, the model's call id, nanoseconds it took)."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,7 @@ class Toolbox:
 
         args = dict(arguments)
         kind = self.kind_of(name)
+        started = time.monotonic_ns()
         try:
             response = await self.client.call_tool(name, args)
         except Exception as exc:  # the transport itself failed
@@ -206,7 +209,7 @@ class Toolbox:
             )
         )
         if self._on_call is not None:
-            await self._on_call(name, args, result, call_id)
+            await self._on_call(name, args, result, call_id, time.monotonic_ns() - started)
         return result
 
     def record_own_call(self, call: ToolCall) -> None:
