@@ -61,8 +61,9 @@ def ticket_page(conn: sa.Connection, project: str, filters: TicketFilter, *, lim
         ordered = matching.order_by(t.c.task_type, *newest)
     elif filters.sort == "verdict":
         # Failed production verdicts first, then tickets without one, then passed ones.
-        rank = sa.case((v.c.passed.is_(False), 0), (v.c.passed.is_(True), 2), else_=1)
-        joined = t.outerjoin(v, sa.and_(v.c.project == project, v.c.ticket_id == t.c.ticket_id))
+        ranked = v.alias("ranked")  # not the verdict filters' correlated table
+        rank = sa.case((ranked.c.passed.is_(False), 0), (ranked.c.passed.is_(True), 2), else_=1)
+        joined = t.outerjoin(ranked, sa.and_(ranked.c.project == project, ranked.c.ticket_id == t.c.ticket_id))
         ordered = matching.select_from(joined).order_by(rank, *newest)
     else:
         ordered = matching.order_by(*newest)
