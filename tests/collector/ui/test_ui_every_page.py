@@ -30,6 +30,7 @@ from passhat.collector.ui import ui_router
 from tests.collector.cli.test_sandbox_commands import free_port
 from tests.collector.report.test_report_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.collector.server import new_key
+from tests.collector.store.store_contract import NS, now_ns, ticket_span
 from tests.collector.ui.ui_data import seed
 
 pytestmark = pytest.mark.slow
@@ -44,7 +45,7 @@ SAMPLES: dict[str, str | None] = {
     "/ui/login": "/ui/login",
     "/ui/": "/ui/",
     "/ui/task-types/{name:path}": "/ui/task-types/cancel",
-    "/ui/tickets": "/ui/tickets",
+    "/ui/tickets": "/ui/tickets?sort=verdict",
     "/ui/tickets/{ticket_id:path}": "/ui/tickets/SHOP-refund-0",
     "/ui/runs": "/ui/runs",
     "/ui/runs/{run_id}": f"/ui/runs/{RUN}",
@@ -93,6 +94,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with open_store(store_url) as store:
         seed(store, "shop")
         _grade(store)
+        start = now_ns() - 3 * 3600 * NS  # enough tickets for the list's pager
+        store.write_batch("shop", [ticket_span(f"SHOP-more-{i:02d}", start_ns=start + i * NS) for i in range(55)])
         store.add_alert_event(
             "shop",
             AlertEvent(
