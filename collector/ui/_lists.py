@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import threading
 import urllib.parse
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, cast
 
+from passhat.collector.reliability import HarnessFailure, harness_failures
 from passhat.collector.store import (
     TICKET_SORTS,
     AlertEvent,
@@ -186,6 +189,31 @@ def run_tickets(by_ticket: list[TicketDots], offset: int) -> RunTickets:
     shown = ranked[offset : offset + PAGE]
     failing = sum(1 for row in by_ticket if row.passes < len(row.dots))
     return RunTickets(shown, Pager(offset, len(shown), len(ranked)), failing)
+
+
+class HarnessCache:
+    """The causes of a finished run's trials the harness broke (they never change), read once per (project, run):
+    reading them scans the run's trials."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str], list[HarnessFailure]] = OrderedDict()
+
+    def run(self, store: Store, project: str, run: ReplayRun) -> list[HarnessFailure]:
+        key = (project, run.run_id)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        found = harness_failures(store.list_trials(project, run.run_id, harness_only=True))
+        if run.status == "finished":
+            with self._lock:
+                self._entries[key] = found
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+        return found
 
 
 def run_report(store: Store, project: str, run: ReplayRun) -> AlertEvent | None:

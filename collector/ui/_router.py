@@ -12,13 +12,13 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from passhat import __version__
-from passhat.collector.reliability import harness_failures
 from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, ticket_grades
 from passhat.collector.ui._lists import (
     SORT_LABELS,
+    HarnessCache,
     ListError,
     TicketQuery,
     recent_periods,
@@ -101,6 +101,14 @@ def _cache(request: Request) -> FigureCache:
     cache: FigureCache | None = getattr(state, "passhat_ui_figures", None)
     if cache is None:
         cache = state.passhat_ui_figures = FigureCache()
+    return cache
+
+
+def _harness(request: Request) -> HarnessCache:
+    state = request.app.state
+    cache: HarnessCache | None = getattr(state, "passhat_ui_harness", None)
+    if cache is None:
+        cache = state.passhat_ui_harness = HarnessCache()
     return cache
 
 
@@ -315,9 +323,7 @@ def ui_router() -> APIRouter:
             planned=planned,
             listed=listed,
             report=_query_store(lambda: run_report(store, viewer.project, run)),
-            harness=harness_failures(
-                _query_store(lambda: store.list_trials(viewer.project, run.run_id, harness_only=True))
-            ),
+            harness=_query_store(lambda: _harness(request).run(store, viewer.project, run)),
             role=_query_store(lambda: role_in_period(store, viewer.project, run)),
             exploratory=exploratory_reasons(run),
             period=period_of(run),
