@@ -10,13 +10,22 @@ from collections.abc import Iterator
 import pytest
 
 from passhat.collector.store import ProductionVerdict, Store, TicketFilter, open_store
+from passhat.collector.store.sql._store import SqlStore
 from tests.collector.store.store_contract import NS, now_ns, ticket_span
+from tests.collector.store.test_postgres_store import _fresh_schema, postgres_url  # noqa: F401 (a fixture)
 
 
-@pytest.fixture(params=["sqlite", "chdb"])
+@pytest.fixture(params=["sqlite", "postgres", "chdb"])
 def store(request: pytest.FixtureRequest, sql_store: Store) -> Iterator[Store]:
     if request.param == "sqlite":
         yield sql_store
+        return
+    if request.param == "postgres":
+        with _fresh_schema(request.getfixturevalue("postgres_url")) as url:
+            opened = SqlStore(url)
+            opened.migrate()
+            yield opened
+            opened.close()
         return
     opened = open_store(f"chdb://{request.getfixturevalue('chdb_dir')}?database=list_{uuid.uuid4().hex[:10]}")
     yield opened
