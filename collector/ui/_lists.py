@@ -21,11 +21,12 @@ from passhat.collector.store import (
     Store,
     TicketFilter,
     TicketSort,
+    TicketTally,
     parse_period,
     week_of,
 )
 from passhat.collector.ui._grades import graded_filters
-from passhat.collector.ui._pages import REPORT_KIND, TicketDots, notices
+from passhat.collector.ui._pages import REPORT_KIND, TicketDots, notices, ticket_dots
 
 PAGE = 50
 SORT_LABELS: dict[str, str] = {
@@ -183,31 +184,43 @@ class RunTickets:
     failing: int = 0  # tickets with at least one failed attempt, in the whole run
 
 
-def run_tickets(by_ticket: list[TicketDots], offset: int) -> RunTickets:
-    """The run's tickets by their pass rate (lowest first, then task type and id), a page from `offset`."""
-    ranked = sorted(by_ticket, key=_reliability)
+def run_tickets(ranked: list[TicketDots], offset: int) -> RunTickets:
+    """A page from `offset` of a run's tickets ranked by their pass rate (`RunRowsCache`: lowest first, then task
+    type and id)."""
     shown = ranked[offset : offset + PAGE]
-    failing = sum(1 for row in by_ticket if row.passes < len(row.dots))
+    failing = sum(1 for row in ranked if row.passes < len(row.dots))
     return RunTickets(shown, Pager(offset, len(shown), len(ranked)), failing)
 
 
-class HarnessCache:
-    """The causes of a finished run's trials the harness broke (they never change), read once per (project, run):
-    reading them scans the run's trials."""
+@dataclass(frozen=True)
+class RunRows:
+    """What a run page reads beyond its figures: its tickets ranked least reliable first, and the causes of the
+    trials the harness broke."""
+
+    ranked: list[TicketDots]
+    harness: list[HarnessFailure]
+
+
+class RunRowsCache:
+    """`RunRows` of finished runs (they never change), computed once per (project, run): ranking a run's tickets
+    walks every tally, and the harness's causes scan the run's trials."""
 
     def __init__(self, size: int = 64) -> None:
         self._lock = threading.Lock()
         self._size = size
-        self._entries: OrderedDict[tuple[str, str], list[HarnessFailure]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str], RunRows] = OrderedDict()
 
-    def run(self, store: Store, project: str, run: ReplayRun) -> list[HarnessFailure]:
+    def run(self, store: Store, project: str, run: ReplayRun, tallies: list[TicketTally]) -> RunRows:
         key = (project, run.run_id)
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None:
                 self._entries.move_to_end(key)
                 return hit
-        found = harness_failures(store.list_trials(project, run.run_id, harness_only=True))
+        found = RunRows(
+            sorted(ticket_dots(tallies), key=_reliability),
+            harness_failures(store.list_trials(project, run.run_id, harness_only=True)),
+        )
         if run.status == "finished":
             with self._lock:
                 self._entries[key] = found

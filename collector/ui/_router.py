@@ -18,8 +18,8 @@ from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, ticket_grades
 from passhat.collector.ui._lists import (
     SORT_LABELS,
-    HarnessCache,
     ListError,
+    RunRowsCache,
     TicketQuery,
     recent_periods,
     run_report,
@@ -35,7 +35,6 @@ from passhat.collector.ui._pages import (
     overview,
     run_progress,
     task_type_page,
-    ticket_dots,
 )
 from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
 from passhat.collector.ui._trace import changed_fields, trace_view
@@ -104,11 +103,11 @@ def _cache(request: Request) -> FigureCache:
     return cache
 
 
-def _harness(request: Request) -> HarnessCache:
+def _run_rows(request: Request) -> RunRowsCache:
     state = request.app.state
-    cache: HarnessCache | None = getattr(state, "passhat_ui_harness", None)
+    cache: RunRowsCache | None = getattr(state, "passhat_ui_run_rows", None)
     if cache is None:
-        cache = state.passhat_ui_harness = HarnessCache()
+        cache = state.passhat_ui_run_rows = RunRowsCache()
     return cache
 
 
@@ -312,7 +311,8 @@ def ui_router() -> APIRouter:
             return render.page(request, "missing.html", 404, viewer=viewer, what=f"replay run {run_id}")
         figures, tallies = _query_store(lambda: _cache(request).run(store, viewer.project, run))
         done, planned = run_progress(run, tallies)
-        listed = run_tickets(ticket_dots(tallies), offset)
+        rows = _query_store(lambda: _run_rows(request).run(store, viewer.project, run, tallies))
+        listed = run_tickets(rows.ranked, offset)
         return render.page(
             request,
             "run.html",
@@ -323,7 +323,7 @@ def ui_router() -> APIRouter:
             planned=planned,
             listed=listed,
             report=_query_store(lambda: run_report(store, viewer.project, run)),
-            harness=_query_store(lambda: _harness(request).run(store, viewer.project, run)),
+            harness=rows.harness,
             role=_query_store(lambda: role_in_period(store, viewer.project, run)),
             exploratory=exploratory_reasons(run),
             period=period_of(run),
