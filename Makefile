@@ -20,6 +20,8 @@ STAMP := $(VENV)/.installed-$(call sources_hash,$(EXTRAS) $(GROUP))
 FULL_STAMP := $(VENV)/.installed-$(call sources_hash,$(TEST_EXTRAS) --group dev)
 # The JavaScript agent example's one dependency (its MCP client), from the npm registry, for its test.
 JS_EXAMPLE := examples/js_agent/node_modules/.package-lock.json
+# The web UI's accessibility checker (axe-core), a test dependency only (never in the package), from npm.
+AXE := tests/collector/ui/a11y/node_modules/.package-lock.json
 
 .PHONY: demo demo-run test lint typecheck pytest install bench clean
 
@@ -34,6 +36,9 @@ $(STAMP):
 
 $(JS_EXAMPLE): examples/js_agent/package-lock.json
 	cd examples/js_agent && npm ci --no-audit --no-fund >/dev/null
+
+$(AXE): tests/collector/ui/a11y/package-lock.json
+	cd tests/collector/ui/a11y && npm ci --no-audit --no-fund >/dev/null
 
 demo:
 	@if [ -f $(FULL_STAMP) ]; then $(BIN)/passhat demo; else $(MAKE) --no-print-directory demo-run EXTRAS=$(DEMO_EXTRAS) GROUP=; fi
@@ -50,11 +55,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy -p passhat
 
-pytest: $(STAMP) $(JS_EXAMPLE)
+pytest: $(STAMP) $(JS_EXAMPLE) $(AXE)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info passhat-demo examples/js_agent/node_modules
+	rm -rf $(VENV) build dist *.egg-info passhat-demo examples/js_agent/node_modules tests/collector/ui/a11y/node_modules

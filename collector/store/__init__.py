@@ -45,8 +45,10 @@ from passhat.collector.store._rows import (
 )
 from passhat.collector.store._run_params import RunDesign, RunParams
 from passhat.collector.store._tally import tallies_of_trials
+from passhat.collector.store._ticket_list import TICKET_SORTS, TicketFilter, TicketPage, TicketSort
 
 __all__ = [
+    "TICKET_SORTS",
     "AlertEvent",
     "ApiKey",
     "NormalizedSpan",
@@ -70,7 +72,10 @@ __all__ = [
     "StoreDataError",
     "StoreError",
     "TicketDetail",
+    "TicketFilter",
+    "TicketPage",
     "TicketRow",
+    "TicketSort",
     "TicketTally",
     "ToolCallRow",
     "ToolOutcome",

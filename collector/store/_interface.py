@@ -40,6 +40,7 @@ from passhat.collector.store._rows import (
     VerdictFilter,
     WriteResult,
 )
+from passhat.collector.store._ticket_list import TicketFilter, TicketPage
 
 
 class StoreError(Exception):
@@ -241,6 +242,11 @@ class Store(abc.ABC):
 
         `ticket_id_prefix` keeps tickets whose id starts with it (taken literally: `%` and `_` are not
         wildcards); `status` is the root span's status, `outcome` the ticket's `passhat.ticket.outcome`."""
+
+    @abc.abstractmethod
+    def ticket_page(self, project: str, filters: TicketFilter, *, limit: int = 50, offset: int = 0) -> TicketPage:
+        """One page of ticket attempts matching `filters`, in its sort, and how many match in all: the filtering,
+        sorting, counting and paging all done by the database (ties broken by trace id, then ticket id)."""
 
     @abc.abstractmethod
     def list_ticket_trials(self, project: str, ticket_id: str) -> list[TrialRow]:

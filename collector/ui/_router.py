@@ -12,13 +12,22 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from passhat import __version__
-from passhat.collector.reliability import harness_failures
 from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
 from passhat.collector.ui._attempts import chosen_trace
 from passhat.collector.ui._divergence import divergences
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
-from passhat.collector.ui._grades import SIGNATURE_CHOICES, graded_filters, ticket_grades
+from passhat.collector.ui._grades import SIGNATURE_CHOICES, ticket_grades
+from passhat.collector.ui._lists import (
+    SORT_LABELS,
+    ListError,
+    RunRowsCache,
+    TicketQuery,
+    recent_periods,
+    run_report,
+    run_tickets,
+    ticket_list,
+)
 from passhat.collector.ui._origin import refuse_cross_site
 from passhat.collector.ui._pages import (
     OUTCOME_LABELS,
@@ -28,7 +37,6 @@ from passhat.collector.ui._pages import (
     overview,
     run_progress,
     task_type_page,
-    ticket_dots,
 )
 from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
 from passhat.collector.ui._trace import changed_fields, intent_rows
@@ -48,7 +56,6 @@ _SECURITY_HEADERS = {
     "Cache-Control": "no-store",
     "Vary": "HX-Request, Cookie, Authorization",  # a fragment and its page share a URL
 }
-_PAGE = 50
 
 
 def _environment() -> jinja2.Environment:
@@ -66,7 +73,7 @@ def _environment() -> jinja2.Environment:
     env.filters["when"] = lambda t: "" if t is None else t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     env.filters["q"] = lambda v: urllib.parse.quote(str(v), safe="")
     env.globals.update(charts=_charts, outcome_labels=OUTCOME_LABELS, version=__version__, prefix=PREFIX)
-    env.globals.update(signature_choices=SIGNATURE_CHOICES)
+    env.globals.update(signature_choices=SIGNATURE_CHOICES, sort_labels=SORT_LABELS)
     return env
 
 
@@ -95,6 +102,14 @@ def _cache(request: Request) -> FigureCache:
     cache: FigureCache | None = getattr(state, "passhat_ui_figures", None)
     if cache is None:
         cache = state.passhat_ui_figures = FigureCache()
+    return cache
+
+
+def _run_rows(request: Request) -> RunRowsCache:
+    state = request.app.state
+    cache: RunRowsCache | None = getattr(state, "passhat_ui_run_rows", None)
+    if cache is None:
+        cache = state.passhat_ui_run_rows = RunRowsCache()
     return cache
 
 
@@ -147,17 +162,6 @@ def _query_store(call: Any) -> Any:
 def _fragment(request: Request) -> bool:
     """An htmx request for part of a page; a history restore (the back button) needs the whole page."""
     return bool(request.headers.get("hx-request")) and not request.headers.get("hx-history-restore-request")
-
-
-def _day_ns(value: str | None, *, end: bool = False) -> int | None:
-    if not value:
-        return None
-    try:
-        day = dt.date.fromisoformat(value)
-    except ValueError:
-        raise HTTPException(422, f"dates look like 2026-11-30, not {value!r}") from None
-    moment = dt.datetime.combine(day + dt.timedelta(days=1 if end else 0), dt.time(), dt.UTC)
-    return int(moment.timestamp()) * 10**9
 
 
 def ui_router() -> APIRouter:
@@ -243,80 +247,21 @@ def ui_router() -> APIRouter:
         return render.page(request, template, viewer=viewer, **data)
 
     @router.get("/tickets", response_class=HTMLResponse)
-    def tickets(
-        request: Request,
-        ticket: Annotated[str, Query(max_length=400)] = "",
-        task_type: Annotated[str, Query(max_length=200)] = "",
-        source: Annotated[str, Query(max_length=20)] = "",
-        status: Annotated[str, Query(max_length=10)] = "",
-        outcome: Annotated[str, Query(max_length=200)] = "",
-        since: Annotated[str, Query(max_length=10)] = "",
-        until: Annotated[str, Query(max_length=10)] = "",
-        verdict: Annotated[str, Query(max_length=20)] = "",
-        signature: Annotated[str, Query(max_length=64)] = "",
-        replays: Annotated[str, Query(max_length=20)] = "",
-        offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-    ) -> HTMLResponse:
+    def tickets(request: Request, offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> HTMLResponse:
         viewer = _viewer(request)
         store = _store(request)
-        graded = graded_filters(verdict, signature, replays)
-        rows = _query_store(
-            lambda: (
-                store.search_tickets_by_verdict(
-                    viewer.project,
-                    graded.verdict,
-                    signature=graded.signature,
-                    replays=graded.replays,
-                    ticket_id_prefix=ticket.strip() or None,
-                    task_type=task_type or None,
-                    status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
-                    outcome=outcome or None,
-                    since_ns=_day_ns(since),
-                    until_ns=_day_ns(until, end=True),
-                    limit=_PAGE + 1,
-                    offset=offset,
-                )
-                if graded.any and source != "sandbox"
-                else []  # verdicts and replays are production tickets'
-                if graded.any
-                else store.search_tickets(
-                    viewer.project,
-                    ticket_id_prefix=ticket.strip() or None,
-                    task_type=task_type or None,
-                    source=source if source in ("production", "sandbox") else None,  # type: ignore[arg-type]
-                    status=status if status in ("ok", "error", "unset") else None,  # type: ignore[arg-type]
-                    outcome=outcome or None,
-                    since_ns=_day_ns(since),
-                    until_ns=_day_ns(until, end=True),
-                    limit=_PAGE + 1,
-                    offset=offset,
-                )
-            )
-        )
-        filters = {
-            "ticket": ticket,
-            "task_type": task_type,
-            "source": source,
-            "status": status,
-            "outcome": outcome,
-            "since": since,
-            "until": until,
-            "verdict": graded.verdict or "",
-            "signature": graded.signature or "",
-            "replays": graded.replays or "",
-        }
-        more = urllib.parse.urlencode({**{k: v for k, v in filters.items() if v}, "offset": offset + _PAGE})
-        context = {
-            **_query_store(lambda: ticket_grades(store, viewer.project, rows[:_PAGE])),
-            "rows": rows[:_PAGE],
-            "filters": filters,
-            "offset": offset,
-            "next_query": more if len(rows) > _PAGE else None,
-        }
+        try:
+            query = TicketQuery.read(dict(request.query_params), offset)
+        except ListError as exc:
+            raise HTTPException(422, str(exc)) from None
+        listed = _query_store(lambda: ticket_list(store, viewer.project, query))
+        context = {**_query_store(lambda: ticket_grades(store, viewer.project, listed["rows"])), **listed}
         if _fragment(request):
             return render.page(request, "_ticket_rows.html", viewer=viewer, **context)
         task_types = sorted({r.task_type for r in _query_store(lambda: store.traffic(viewer.project, days=90))})
-        return render.page(request, "tickets.html", viewer=viewer, task_types=task_types, **context)
+        return render.page(
+            request, "tickets.html", viewer=viewer, task_types=task_types, periods=recent_periods(), **context
+        )
 
     @router.get("/tickets/{ticket_id:path}", response_class=HTMLResponse)
     def ticket_page(
@@ -366,7 +311,7 @@ def ui_router() -> APIRouter:
         return render.page(request, "runs.html", viewer=viewer, listings=listings, period_of=period_of)
 
     @router.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run_page(request: Request, run_id: str) -> HTMLResponse:
+    def run_page(request: Request, run_id: str, offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> HTMLResponse:
         viewer = _viewer(request)
         store = _store(request)
         run = _query_store(lambda: store.get_replay_run(viewer.project, run_id))
@@ -374,7 +319,8 @@ def ui_router() -> APIRouter:
             return render.page(request, "missing.html", 404, viewer=viewer, what=f"replay run {run_id}")
         figures, tallies = _query_store(lambda: _cache(request).run(store, viewer.project, run))
         done, planned = run_progress(run, tallies)
-        by_ticket = ticket_dots(tallies)
+        rows = _query_store(lambda: _run_rows(request).run(store, viewer.project, run, tallies))
+        listed = run_tickets(rows.ranked, offset)
         return render.page(
             request,
             "run.html",
@@ -383,10 +329,9 @@ def ui_router() -> APIRouter:
             figures=figures,
             done=done,
             planned=planned,
-            by_ticket=by_ticket,
-            harness=harness_failures(
-                _query_store(lambda: store.list_trials(viewer.project, run.run_id, harness_only=True))
-            ),
+            listed=listed,
+            report=_query_store(lambda: run_report(store, viewer.project, run)),
+            harness=rows.harness,
             role=_query_store(lambda: role_in_period(store, viewer.project, run)),
             exploratory=exploratory_reasons(run),
             period=period_of(run),

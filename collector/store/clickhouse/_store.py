@@ -34,6 +34,7 @@ from passhat.collector.store._rows import (
     WriteResult,
 )
 from passhat.collector.store._tally import MASK_ATTEMPTS, tallies_from_rows
+from passhat.collector.store._ticket_list import TicketFilter, TicketPage
 from passhat.collector.store.clickhouse._client import ClickHouseConnection, ClickHouseTarget, parse_url
 from passhat.collector.store.clickhouse._rows import (
     ALERT_COLUMNS,
@@ -66,6 +67,7 @@ from passhat.collector.store.clickhouse._schema import (
     migrations_table_ddl,
 )
 from passhat.collector.store.clickhouse._spans import SpanTables
+from passhat.collector.store.clickhouse._ticket_list import TicketList
 from passhat.collector.store.clickhouse._verdicts import VerdictTable
 
 #: Trial keys bound into one duplicate check (a batch of 8,000 exceeded the default maximum query size).
@@ -90,6 +92,7 @@ class ClickHouseStore(Store):
         self._conn = ClickHouseConnection(target)
         self._spans = SpanTables(self._conn)
         self._verdicts = VerdictTable(self._conn, self._db)
+        self._ticket_list = TicketList(self._conn, self._db)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -462,6 +465,9 @@ class ClickHouseStore(Store):
             params,
         )
         return [ticket_from_row(r) for r in rows]
+
+    def ticket_page(self, project: str, filters: TicketFilter, *, limit: int = 50, offset: int = 0) -> TicketPage:
+        return self._ticket_list.page(project, filters, limit=limit, offset=offset)
 
     def list_ticket_trials(self, project: str, ticket_id: str) -> list[TrialRow]:
         rows = self._conn.query(

@@ -43,6 +43,7 @@ from passhat.collector.store._rows import (
     WriteResult,
 )
 from passhat.collector.store._tally import tallies_from_rows
+from passhat.collector.store._ticket_list import TicketFilter, TicketPage
 from passhat.collector.store._tool_twins import merge_tool_twins
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._connect import postgres_parameters, sqlite_begin, sqlite_pragmas
@@ -69,6 +70,7 @@ from passhat.collector.store.sql._tally import (
     tallies_from_kept,
     tally_query,
 )
+from passhat.collector.store.sql._ticket_list import ticket_page
 from passhat.collector.store.sql._ui_queries import search_tickets_query, ticket_trials_query
 
 
@@ -556,6 +558,10 @@ class SqlStore(VerdictQueries, Store):
         )
         with self._engine.connect() as conn:
             return [ticket_from_row(r) for r in conn.execute(query)]
+
+    def ticket_page(self, project: str, filters: TicketFilter, *, limit: int = 50, offset: int = 0) -> TicketPage:
+        with self._engine.connect() as conn:
+            return ticket_page(conn, project, filters, limit=limit, offset=offset)
 
     def list_ticket_trials(self, project: str, ticket_id: str) -> list[TrialRow]:
         with self._engine.connect() as conn:

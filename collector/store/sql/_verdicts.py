@@ -116,7 +116,7 @@ def tickets_by_verdict_query(
         offset=offset,
     )
     if replays is not None:
-        query = query.where(_replays_condition(project, replays))
+        query = query.where(replays_condition(project, replays))
     graded = sa.select(v.c.ticket_id).where(v.c.project == project, v.c.ticket_id == t.c.ticket_id)
     if verdict == "ungraded":
         return query.where(~graded.exists())
@@ -133,7 +133,7 @@ def _usable(trials: sa.Table) -> sa.ColumnElement[bool]:
     return counted_by_agent()  # the one harness rule (`reliability.is_harness_failure`)
 
 
-def _replays_condition(project: str, replays: ReplaysFilter) -> sa.ColumnElement[bool]:
+def replays_condition(project: str, replays: ReplaysFilter) -> sa.ColumnElement[bool]:
     t, r = schema.tickets, schema.trials
     of_ticket = sa.and_(r.c.project == project, r.c.ticket_id == t.c.ticket_id, _usable(r))
     if replays == "not_replayed":

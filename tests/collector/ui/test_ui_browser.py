@@ -141,10 +141,14 @@ def test_ticket_search_updates_in_place_and_keeps_the_url(ui: UiCollector, deskt
     page = desktop.page
     desktop.sign_in(ui.url, ui.shop_key)
     page.get_by_role("link", name="Tickets").click()
-    page.get_by_label("Ticket id").fill("SHOP-exchange")
+    page.get_by_label("Ticket id or intent value").fill("shop-exchange")  # any case, anywhere in the id
     page.get_by_role("button", name="Search").click()
     expect(page.get_by_test_id("tickets").locator("tbody tr")).to_have_count(3)
-    expect(page).to_have_url(re.compile(r"ticket=SHOP-exchange"))
+    expect(page.get_by_test_id("ticket-total")).to_have_text("3 ticket attempts match")
+    expect(page).to_have_url(re.compile(r"q=shop-exchange"))
+    page.get_by_label("Sort").select_option("least reliable first")
+    expect(page).to_have_url(re.compile(r"sort=verdict"))
+    expect(page.get_by_test_id("tickets").locator("tbody tr")).to_have_count(3)
     page.get_by_label("Source").select_option("sandbox")
     expect(page.get_by_test_id("no-tickets")).to_be_visible()
     assert desktop.errors == []

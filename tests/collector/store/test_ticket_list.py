@@ -1,0 +1,112 @@
+"""The ticket list's query in both stores: every filter, the three sorts, the total and the page."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from passhat.collector.store import ProductionVerdict, Store, TicketFilter, open_store
+from passhat.collector.store.sql._store import SqlStore
+from tests.collector.store.store_contract import NS, now_ns, ticket_span
+from tests.collector.store.test_postgres_store import _fresh_schema, postgres_url  # noqa: F401 (a fixture)
+
+
+@pytest.fixture(params=["sqlite", "postgres", "chdb"])
+def store(request: pytest.FixtureRequest, sql_store: Store) -> Iterator[Store]:
+    if request.param == "sqlite":
+        yield sql_store
+        return
+    if request.param == "postgres":
+        with _fresh_schema(request.getfixturevalue("postgres_url")) as url:
+            opened = SqlStore(url)
+            opened.migrate()
+            yield opened
+            opened.close()
+        return
+    opened = open_store(f"chdb://{request.getfixturevalue('chdb_dir')}?database=list_{uuid.uuid4().hex[:10]}")
+    yield opened
+    opened.close()
+
+
+def _verdict(ticket_id: str, start: int, *, passed: bool, signature: str | None = None) -> ProductionVerdict:
+    return ProductionVerdict(
+        ticket_id=ticket_id, trace_id="a" * 32, task_type="refund", start_time_ns=start, passed=passed,
+        graded_at=dt.datetime(2026, 11, 30, tzinfo=dt.UTC), domain="retail", signature=signature,
+        evidence=None, verdict=None, graded_by="run-1",
+    )  # fmt: skip
+
+
+@pytest.fixture
+def seeded(store: Store) -> tuple[Store, int]:
+    """Five production tickets (two task types, two domains, intents naming orders) and one sandbox trial."""
+    store.ensure_project("shop")
+    base = now_ns() - 3600 * NS
+    spans = [
+        ticket_span("T-1", start_ns=base + 1 * NS, intent={"order_id": "W-100", "reason": "Broken"}),
+        ticket_span("T-2", start_ns=base + 2 * NS, task_type="exchange", intent={"order_id": "W-200"}),
+        ticket_span("T-3", start_ns=base + 3 * NS, intent={"order_id": "W-300"}),
+        ticket_span("B-4", start_ns=base + 4 * NS, intent={"account": "ACC-9"}),
+        ticket_span("T-5", start_ns=base + 5 * NS, task_type="exchange", intent={"order_id": "50%_off"}),
+        ticket_span("T-1#0", start_ns=base + 6 * NS, source="sandbox", run_id="run-1", attempt=0),
+    ]
+    banking = spans[3].ticket
+    assert banking is not None
+    spans[3].ticket = dataclasses.replace(banking, domain="banking")
+    store.write_batch("shop", spans)
+    store.write_batch("bank", [ticket_span("T-9", start_ns=base)])
+    store.put_production_verdicts(
+        "shop",
+        [
+            _verdict("T-1", base + NS, passed=False, signature="wrong_entity"),
+            _verdict("T-3", base + 3 * NS, passed=True),
+            _verdict("T-5", base + 5 * NS, passed=False, signature="unresolved"),
+        ],
+    )
+    return store, base
+
+
+def _ids(store: Store, limit: int = 50, offset: int = 0, **filters: object) -> tuple[list[str], int]:
+    page = store.ticket_page("shop", TicketFilter(**filters), limit=limit, offset=offset)  # type: ignore[arg-type]
+    return [r.ticket_id for r in page.rows], page.total
+
+
+def test_filters_narrow_the_list_and_the_total_counts_every_match(seeded: tuple[Store, int]) -> None:
+    store, base = seeded
+    assert _ids(store) == (["T-1#0", "T-5", "B-4", "T-3", "T-2", "T-1"], 6)
+    assert _ids(store, task_type="exchange") == (["T-5", "T-2"], 2)
+    assert _ids(store, domain="banking") == (["B-4"], 1)
+    assert _ids(store, source="sandbox") == (["T-1#0"], 1)
+    assert _ids(store, since_ns=base + 2 * NS, until_ns=base + 4 * NS) == (["T-3", "T-2"], 2)
+    assert _ids(store, verdict="failed") == (["T-5", "T-1"], 2)
+    assert _ids(store, verdict="ungraded") == (["B-4", "T-2"], 2)  # production tickets only
+    assert _ids(store, verdict="failed", task_type="exchange") == (["T-5"], 1)
+    assert _ids(store, signature="wrong_entity") == (["T-1"], 1)
+    assert _ids(store, verdict="failed", source="sandbox") == ([], 0)
+    assert _ids(store, limit=2, offset=2) == (["B-4", "T-3"], 6)  # the total is of every page
+    assert store.ticket_page("bank", TicketFilter(domain="banking")).total == 0
+
+
+def test_search_finds_ids_and_intent_values_ignoring_case_and_literally(seeded: tuple[Store, int]) -> None:
+    store, _ = seeded
+    assert _ids(store, search="w-200") == (["T-2"], 1)  # an intent value, any case
+    assert _ids(store, search="b-4") == (["B-4"], 1)  # a ticket id
+    assert _ids(store, search="t-1") == (["T-1#0", "T-1"], 2)
+    assert _ids(store, search="0%_") == (["T-5"], 1)  # % and _ are not wildcards
+    assert _ids(store, search="broken") == (["T-1"], 1)
+    assert _ids(store, search="nowhere") == ([], 0)
+
+
+def test_sorts_by_task_type_and_least_reliable_first(seeded: tuple[Store, int]) -> None:
+    store, _ = seeded
+    assert _ids(store, sort="task_type")[0] == ["T-5", "T-2", "T-1#0", "B-4", "T-3", "T-1"]
+    # Failed verdicts, then tickets without one (ungraded production and sandbox trials), then passed.
+    assert _ids(store, sort="verdict")[0] == ["T-5", "T-1", "T-1#0", "B-4", "T-2", "T-3"]
+    assert _ids(store, sort="verdict", limit=2, offset=2) == (["T-1#0", "B-4"], 6)
+    # Sorted and filtered by verdicts at once; a replays filter with them.
+    assert _ids(store, sort="verdict", signature="unresolved") == (["T-5"], 1)
+    assert _ids(store, sort="verdict", verdict="ungraded") == (["B-4", "T-2"], 2)
+    assert _ids(store, sort="verdict", replays="not_replayed", task_type="exchange") == (["T-5", "T-2"], 2)
