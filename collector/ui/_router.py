@@ -15,6 +15,7 @@ from passhat import __version__
 from passhat.collector.reliability import harness_failures
 from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
+from passhat.collector.ui._curve_chart import curve_chart, curve_data
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, graded_filters, ticket_grades
 from passhat.collector.ui._origin import refuse_cross_site
@@ -28,6 +29,7 @@ from passhat.collector.ui._pages import (
     task_type_page,
     ticket_dots,
 )
+from passhat.collector.ui._reliability import seed_overview, seed_task_type
 from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
 from passhat.collector.ui._trace import changed_fields, trace_view
 
@@ -65,6 +67,7 @@ def _environment() -> jinja2.Environment:
     env.filters["q"] = lambda v: urllib.parse.quote(str(v), safe="")
     env.globals.update(charts=_charts, outcome_labels=OUTCOME_LABELS, version=__version__, prefix=PREFIX)
     env.globals.update(signature_choices=SIGNATURE_CHOICES)
+    env.globals.update(curve_chart=curve_chart, curve_data=curve_data)
     return env
 
 
@@ -211,10 +214,11 @@ def ui_router() -> APIRouter:
         return response
 
     @router.get("/", response_class=HTMLResponse)
-    def overview_page(request: Request) -> HTMLResponse:
+    def overview_page(request: Request, daily: Annotated[str, Query(max_length=40)] = "") -> HTMLResponse:
         viewer = _viewer(request)
         data = _query_store(lambda: overview(_store(request), viewer.project, _cache(request)))
-        return render.page(request, "overview.html", viewer=viewer, **data)
+        seed = _query_store(lambda: seed_overview(_store(request), viewer.project, _cache(request), daily))
+        return render.page(request, "overview.html", viewer=viewer, seed=seed, **data)
 
     # `:path`: ticket ids and task types may hold any character, `/` included (links encode it as %2F).
     @router.get("/task-types/{name:path}", response_class=HTMLResponse)
@@ -237,8 +241,10 @@ def ui_router() -> APIRouter:
                 signature=signature,
             )
         )
-        template = "_sampled.html" if _fragment(request) else "task_type.html"
-        return render.page(request, template, viewer=viewer, **data)
+        if _fragment(request):
+            return render.page(request, "_sampled.html", viewer=viewer, **data)
+        seed = _query_store(lambda: seed_task_type(_store(request), viewer.project, _cache(request), name, period))
+        return render.page(request, "task_type.html", viewer=viewer, seed=seed, **data)
 
     @router.get("/tickets", response_class=HTMLResponse)
     def tickets(

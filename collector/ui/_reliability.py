@@ -1,0 +1,294 @@
+"""The seed's views from a run's per-ticket tallies: headline figures (overall, per domain, per task type) with
+their curve over k, the mixture behind the curve, what the figures mean for a day of traffic, and failure
+signatures as shares per period.
+
+Every figure comes from `reliability.headline_curve`, so a headline and the curve's band at the same k are the
+same number and interval. Tallies come from the store's aggregation (`Store.ticket_tallies`, cached per finished
+run by `FigureCache`), never from every trial.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from passhat.collector.reliability import (
+    FailureProjection,
+    HeadlineCurve,
+    MixtureSpread,
+    SignatureShare,
+    headline_curve,
+    mixture_spread,
+    project_failures,
+    settled,
+    signature_shares,
+)
+from passhat.collector.store import ReplayRun, RunParams, Store, TicketTally, TrafficDay
+from passhat.collector.ui._figures import History
+from passhat.collector.ui._pages import FigureCache
+
+ALL = "All task types"
+UNCLASSIFIED = "unclassified"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One scope's figures at the run's k (``curve.at(k)``), the curve they sit on, and what was left out."""
+
+    scope: str
+    k: int
+    curve: HeadlineCurve
+    left_out: int  # tickets whose pass^k is not settled yet
+
+    @property
+    def pass_at_k(self) -> tuple[float, float, float]:
+        return self.curve.at(self.k)[0]
+
+    @property
+    def pass_hat_k(self) -> tuple[float, float, float]:
+        return self.curve.at(self.k)[1]
+
+
+def headline_of(scope: str, run: ReplayRun, tallies: Sequence[TicketTally]) -> Headline | None:
+    """The headline of some tickets of a run, or None when none of them is settled at the run's k."""
+    counted = [t for t in tallies if t.trials > 0]
+    if not counted:
+        return None
+    n = np.array([t.trials for t in counted], dtype=np.int64)
+    c = np.array([t.passes for t in counted], dtype=np.int64)
+    keep = settled(n, c, run.k)
+    if not keep.any():
+        return None
+    kept = [t for t, ok in zip(counted, keep, strict=True) if ok]
+    min_trials = RunParams.of(run).design.min_trials
+    first_n = first_c = None
+    if min_trials is not None:
+        first_n = [min(t.trials, min_trials) for t in kept]
+        first_c = [t.passes_in_first(min_trials) for t in kept]
+    curve = headline_curve(n[keep], c[keep], run.k, first_n=first_n, first_c=first_c)
+    return Headline(scope, run.k, curve, len(counted) - len(kept))
+
+
+def headlines(run: ReplayRun, tallies: Sequence[TicketTally]) -> list[Headline]:
+    """All task types pooled (each ticket once), then each domain's."""
+    found = [headline_of(ALL, run, tallies)]
+    domains = sorted({t.domain or "unknown" for t in tallies})
+    for domain in domains:
+        found.append(headline_of(domain, run, [t for t in tallies if (t.domain or "unknown") == domain]))
+    return [h for h in found if h is not None]
+
+
+def task_type_headline(run: ReplayRun, tallies: Sequence[TicketTally], task_type: str) -> Headline | None:
+    return headline_of(task_type, run, [t for t in tallies if t.task_type == task_type])
+
+
+# --- the mixture behind the curve --------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _spread(pairs: tuple[tuple[int, int, int], ...]) -> MixtureSpread:
+    n = np.repeat([p[0] for p in pairs], [p[2] for p in pairs])
+    c = np.repeat([p[1] for p in pairs], [p[2] for p in pairs])
+    return mixture_spread(n, c)
+
+
+def mixture_of(tallies: Sequence[TicketTally], k: int) -> MixtureSpread | None:
+    """The mixture fitted to the settled tickets' counts (cached by their distinct counts: a finished run's
+    fit is computed once)."""
+    counts: Counter[tuple[int, int]] = Counter(
+        (t.trials, t.passes) for t in tallies if t.trials > 0 and (t.trials >= k or 0 < t.passes < t.trials)
+    )
+    if not counts:
+        return None
+    return _spread(tuple(sorted((n, c, w) for (n, c), w in counts.items())))
+
+
+# --- signatures as shares per period -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class SignatureTable:
+    """Failure signatures (rows) by period (columns): each cell a share of that period's failed trials."""
+
+    periods: list[str]
+    totals: list[int]
+    rows: list[tuple[str, list[SignatureShare | None]]]
+
+
+def _failures(tallies: Sequence[TicketTally], task_type: str | None) -> Counter[str]:
+    counted: Counter[str] = Counter()
+    for tally in tallies:
+        if task_type is not None and tally.task_type != task_type:
+            continue
+        counted.update(tally.signatures)
+        unlabelled = tally.trials - tally.passes - sum(tally.signatures.values())
+        if unlabelled > 0:
+            counted[UNCLASSIFIED] += unlabelled
+    return counted
+
+
+def signature_table(hist: History, task_type: str | None = None) -> SignatureTable:
+    """Shares per official period, overall (``task_type`` None) or for one task type."""
+    per_period = {
+        p: {s.signature: s for s in signature_shares(_failures(hist.tallies[p], task_type))} for p in hist.periods
+    }
+    names = Counter[str]()
+    for shares in per_period.values():
+        names.update({name: s.failures for name, s in shares.items()})
+    rows = [(name, [per_period[p].get(name) for p in hist.periods]) for name, _ in names.most_common()]
+    totals = [sum(s.failures for s in per_period[p].values()) for p in hist.periods]
+    return SignatureTable(list(hist.periods), totals, rows)
+
+
+# --- traffic -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrafficRow:
+    task_type: str
+    tickets: int  # production tickets counted over the days measured
+    projection: FailureProjection
+    headline: Headline
+
+
+@dataclass(frozen=True)
+class TrafficView:
+    days: int
+    measured_daily: float
+    daily_tickets: float
+    k: int
+    rows: list[TrafficRow]
+    unmeasured: list[str]  # task types with traffic but no figures (not replayed yet)
+    failing: float
+    failing_ci: tuple[float, float]
+    repeat_affected: float
+    repeat_affected_ci: tuple[float, float]
+
+
+def traffic_view(
+    run: ReplayRun,
+    tallies: Sequence[TicketTally],
+    traffic: Sequence[TrafficDay],
+    *,
+    days: int,
+    daily_tickets: float | None = None,
+) -> TrafficView | None:
+    """Daily tickets × each task type's share of measured traffic × its failure probability, summed.
+
+    Shares come from the last ``days`` days of production traffic; ``daily_tickets`` defaults to their mean.
+    The total's interval adds the task types' bounds (every task type at its worst at once: conservative).
+    """
+    volume: Counter[str] = Counter()
+    for day in traffic:
+        volume[day.task_type] += day.tickets
+    total = sum(volume.values())
+    if total == 0:
+        return None
+    measured_daily = total / days
+    daily = measured_daily if daily_tickets is None else daily_tickets
+    rows, unmeasured = [], []
+    for name, tickets in sorted(volume.items(), key=lambda item: (-item[1], item[0])):
+        headline = task_type_headline(run, tallies, name)
+        if headline is None:
+            unmeasured.append(name)
+            continue
+        projection = project_failures(
+            daily_tickets=daily,
+            share=tickets / total,
+            k=run.k,
+            pass_at_1=(headline.curve.pass_at_1, *headline.curve.pass_at_1_ci),
+            pass_hat_k=headline.pass_hat_k,
+        )
+        rows.append(TrafficRow(name, tickets, projection, headline))
+
+    def summed(value: str) -> float:
+        return float(sum(getattr(r.projection, value) for r in rows))
+
+    def summed_ci(value: str) -> tuple[float, float]:
+        return (float(sum(getattr(r.projection, value)[0] for r in rows)),
+                float(sum(getattr(r.projection, value)[1] for r in rows)))  # fmt: skip
+
+    return TrafficView(
+        days, measured_daily, daily, run.k, rows, unmeasured,
+        summed("failing"), summed_ci("failing_ci"), summed("repeat_affected"), summed_ci("repeat_affected_ci"),
+    )  # fmt: skip
+
+
+# --- the overview's views ----------------------------------------------------------------------------------
+TRAFFIC_DAYS = 28
+
+
+@dataclass(frozen=True)
+class OverviewViews:
+    """What the overview shows of the newest official run, beside its task type table."""
+
+    period: str
+    run: ReplayRun
+    k: int
+    headlines: list[Headline]
+    mixture: MixtureSpread | None
+    traffic: TrafficView | None
+    traffic_error: str
+    signatures: SignatureTable
+
+
+def daily_tickets(text: str) -> tuple[float | None, str]:
+    """The calculator's "tickets a day" as typed: (value or None for the measured one, an error to show)."""
+    text = text.strip().replace(",", "").replace("_", "")
+    if not text:
+        return None, ""
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"tickets a day must be a number such as 5000, not {text[:40]!r}: showing the measured volume"
+    if not 0 <= value <= 1e9 or value != value:
+        return None, "tickets a day must lie between 0 and 1,000,000,000: showing the measured volume"
+    return value, ""
+
+
+def overview_views(hist: History, traffic: Sequence[TrafficDay], *, daily: str = "") -> OverviewViews | None:
+    """Headlines, curve, mixture, traffic and signature shares of the newest official period, if any."""
+    if not hist.periods:
+        return None
+    period = hist.periods[-1]
+    run, tallies = hist.runs[period], hist.tallies[period]
+    found = headlines(run, tallies)
+    if not found or found[0].scope != ALL:
+        return None
+    value, error = daily_tickets(daily)
+    return OverviewViews(
+        period=period,
+        run=run,
+        k=run.k,
+        headlines=found,
+        mixture=mixture_of(tallies, run.k),
+        traffic=traffic_view(run, tallies, traffic, days=TRAFFIC_DAYS, daily_tickets=value),
+        traffic_error=error,
+        signatures=signature_table(hist),
+    )
+
+
+def seed_overview(store: Store, project: str, cache: FigureCache, daily: str) -> OverviewViews | None:
+    hist = cache.history(store, project)
+    return overview_views(hist, store.traffic(project, days=TRAFFIC_DAYS), daily=daily)
+
+
+# --- a task type's views -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TaskTypeViews:
+    """A task type in one official period: its headline and curve, its mixture, its signatures over periods."""
+
+    period: str | None
+    headline: Headline | None
+    mixture: MixtureSpread | None
+    signatures: SignatureTable
+
+
+def seed_task_type(store: Store, project: str, cache: FigureCache, name: str, period: str | None) -> TaskTypeViews:
+    hist = cache.history(store, project)
+    chosen = period if period in hist.periods else (hist.periods[-1] if hist.periods else None)
+    headline = mixture = None
+    if chosen is not None:
+        run = hist.runs[chosen]
+        mine = [t for t in hist.tallies[chosen] if t.task_type == name]
+        headline = headline_of(name, run, mine)
+        mixture = mixture_of(mine, run.k) if headline is not None else None
+    return TaskTypeViews(chosen, headline, mixture, signature_table(hist, name))
