@@ -46,7 +46,12 @@ from passhat.collector.reliability._mixture_spread import (
     MixtureSpread,
     mixture_spread,
 )
-from passhat.collector.reliability._paired import MIN_PAIRED_TICKETS, PairedDifference, paired_difference
+from passhat.collector.reliability._paired import (
+    MIN_PAIRED_TICKETS,
+    PairedDifference,
+    paired_difference,
+    unpaired_difference,
+)
 from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
 from passhat.collector.reliability._shares import SignatureShare, signature_shares
 from passhat.collector.reliability._summary import (
@@ -136,6 +141,7 @@ __all__ = [
     "tickets_for_half_width",
     "tickets_for_power",
     "traffic_impact",
+    "unpaired_difference",
     "wilson_bounds",
     "wilson_interval",
 ]

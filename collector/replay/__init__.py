@@ -12,6 +12,7 @@ from passhat.collector.replay._adapters import (
     row_images,
 )
 from passhat.collector.replay._compare import (
+    FlippedTicket,
     RunComparison,
     TaskTypeComparison,
     compare_runs,
@@ -73,6 +74,7 @@ __all__ = [
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
+    "FlippedTicket",
     "GradingOutcome",
     "IntentInference",
     "NotReplayable",

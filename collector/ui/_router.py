@@ -15,6 +15,7 @@ from passhat import __version__
 from passhat.collector.reliability import harness_failures
 from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
+from passhat.collector.ui._compare import compare_router
 from passhat.collector.ui._curve_chart import curve_chart, curve_data
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, graded_filters, ticket_grades
@@ -168,6 +169,7 @@ def ui_router() -> APIRouter:
     router = APIRouter(prefix=PREFIX, include_in_schema=False)
     render = _Renderer()
     static = _static_files()
+    router.include_router(compare_router())  # ahead of /runs/{run_id}
 
     @router.get("/static/{name}")
     def asset(name: str) -> Response:

@@ -8,7 +8,7 @@ import json
 import re
 
 from tests.collector.ui.conftest import UiCollector
-from tests.collector.ui.ui_data import K, PERIODS
+from tests.collector.ui.ui_data import PERIODS, K
 
 
 def _curve(page: str) -> dict[str, list[float]]:
