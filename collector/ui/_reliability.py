@@ -10,9 +10,11 @@ run by `FigureCache`), never from every trial.
 from __future__ import annotations
 
 import functools
-from collections import Counter
-from collections.abc import Sequence
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -73,17 +75,93 @@ def headline_of(scope: str, run: ReplayRun, tallies: Sequence[TicketTally]) -> H
     return Headline(scope, run.k, curve, len(counted) - len(kept))
 
 
-def headlines(run: ReplayRun, tallies: Sequence[TicketTally]) -> list[Headline]:
-    """All task types pooled (each ticket once), then each domain's."""
-    found = [headline_of(ALL, run, tallies)]
-    domains = sorted({t.domain or "unknown" for t in tallies})
-    for domain in domains:
-        found.append(headline_of(domain, run, [t for t in tallies if (t.domain or "unknown") == domain]))
-    return [h for h in found if h is not None]
-
-
 def task_type_headline(run: ReplayRun, tallies: Sequence[TicketTally], task_type: str) -> Headline | None:
     return headline_of(task_type, run, [t for t in tallies if t.task_type == task_type])
+
+
+# --- a finished run's views, computed once ------------------------------------------------------------------
+class RunViews:
+    """Everything the seed's views read of one run: failures and settled counts from one pass over its tallies,
+    headlines computed when first asked for (older periods only ever need their failures)."""
+
+    def __init__(self, run: ReplayRun, tallies: Sequence[TicketTally]) -> None:
+        self.run = run
+        self._tallies = tallies
+        self.tallies_by_type: dict[str, list[TicketTally]] = {}
+        self.failures: dict[str | None, Counter[str]] = {None: Counter()}  # by signature; None: all task types
+        self.settled_counts: dict[str | None, Counter[tuple[int, int]]] = {None: Counter()}
+        k = run.k
+        for tally in tallies:  # one pass, written for speed: a run can hold 50,000 tickets
+            name = tally.task_type
+            group = self.tallies_by_type.get(name)
+            if group is None:
+                group = self.tallies_by_type[name] = []
+                self.failures[name], self.settled_counts[name] = Counter(), Counter()
+            group.append(tally)
+            trials, passes = tally.trials, tally.passes
+            if trials > 0 and (trials >= k or 0 < passes < trials):
+                self.settled_counts[name][trials, passes] += 1
+            failed = trials - passes
+            if failed > 0:
+                mine = self.failures[name]
+                for label, count in tally.signatures.items():
+                    mine[label] += count
+                    failed -= count
+                if failed > 0:
+                    mine[UNCLASSIFIED] += failed
+        for name in self.tallies_by_type:
+            self.failures[None].update(self.failures[name])
+            self.settled_counts[None].update(self.settled_counts[name])
+
+    @functools.cached_property
+    def headlines(self) -> list[Headline]:
+        """All task types pooled, then each domain."""
+        by_domain: dict[str, list[TicketTally]] = {}
+        for tally in self._tallies:
+            by_domain.setdefault(tally.domain or "unknown", []).append(tally)
+        found = [headline_of(ALL, self.run, self._tallies)]
+        found.extend(headline_of(domain, self.run, members) for domain, members in sorted(by_domain.items()))
+        return [h for h in found if h is not None]
+
+    @functools.cached_property
+    def task_types(self) -> dict[str, Headline]:
+        per_type = {name: headline_of(name, self.run, members) for name, members in self.tallies_by_type.items()}
+        return {name: h for name, h in per_type.items() if h is not None}
+
+    def mixture(self, task_type: str | None = None) -> MixtureSpread | None:
+        """The mixture fitted to the settled tickets (cached by their distinct counts: fitted once)."""
+        counts = self.settled_counts.get(task_type)
+        if not counts:
+            return None
+        return _spread(tuple(sorted((n, c, w) for (n, c), w in counts.items())))
+
+
+def run_views(run: ReplayRun, tallies: Sequence[TicketTally]) -> RunViews:
+    return RunViews(run, tallies)
+
+
+class ViewCache:
+    """`RunViews` of finished runs (which never change), per (project, run): a page reads them in microseconds."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str], RunViews] = OrderedDict()
+
+    def get(self, project: str, run: ReplayRun, tallies: Sequence[TicketTally]) -> RunViews:
+        key = (project, run.run_id)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        views = run_views(run, tallies)
+        if run.status == "finished":
+            with self._lock:
+                self._entries[key] = views
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+        return views
 
 
 # --- the mixture behind the curve --------------------------------------------------------------------------
@@ -92,17 +170,6 @@ def _spread(pairs: tuple[tuple[int, int, int], ...]) -> MixtureSpread:
     n = np.repeat([p[0] for p in pairs], [p[2] for p in pairs])
     c = np.repeat([p[1] for p in pairs], [p[2] for p in pairs])
     return mixture_spread(n, c)
-
-
-def mixture_of(tallies: Sequence[TicketTally], k: int) -> MixtureSpread | None:
-    """The mixture fitted to the settled tickets' counts (cached by their distinct counts: a finished run's
-    fit is computed once)."""
-    counts: Counter[tuple[int, int]] = Counter(
-        (t.trials, t.passes) for t in tallies if t.trials > 0 and (t.trials >= k or 0 < t.passes < t.trials)
-    )
-    if not counts:
-        return None
-    return _spread(tuple(sorted((n, c, w) for (n, c), w in counts.items())))
 
 
 # --- signatures as shares per period -----------------------------------------------------------------------
@@ -115,29 +182,18 @@ class SignatureTable:
     rows: list[tuple[str, list[SignatureShare | None]]]
 
 
-def _failures(tallies: Sequence[TicketTally], task_type: str | None) -> Counter[str]:
-    counted: Counter[str] = Counter()
-    for tally in tallies:
-        if task_type is not None and tally.task_type != task_type:
-            continue
-        counted.update(tally.signatures)
-        unlabelled = tally.trials - tally.passes - sum(tally.signatures.values())
-        if unlabelled > 0:
-            counted[UNCLASSIFIED] += unlabelled
-    return counted
-
-
-def signature_table(hist: History, task_type: str | None = None) -> SignatureTable:
-    """Shares per official period, overall (``task_type`` None) or for one task type."""
+def signature_table(periods: dict[str, RunViews], task_type: str | None = None) -> SignatureTable:
+    """Shares per period (oldest first), overall (``task_type`` None) or for one task type."""
     per_period = {
-        p: {s.signature: s for s in signature_shares(_failures(hist.tallies[p], task_type))} for p in hist.periods
+        p: {s.signature: s for s in signature_shares(views.failures.get(task_type, Counter()))}
+        for p, views in periods.items()
     }
     names = Counter[str]()
     for shares in per_period.values():
         names.update({name: s.failures for name, s in shares.items()})
-    rows = [(name, [per_period[p].get(name) for p in hist.periods]) for name, _ in names.most_common()]
-    totals = [sum(s.failures for s in per_period[p].values()) for p in hist.periods]
-    return SignatureTable(list(hist.periods), totals, rows)
+    rows = [(name, [per_period[p].get(name) for p in periods]) for name, _ in names.most_common()]
+    totals = [sum(s.failures for s in per_period[p].values()) for p in periods]
+    return SignatureTable(list(periods), totals, rows)
 
 
 # --- traffic -----------------------------------------------------------------------------------------------
@@ -164,8 +220,7 @@ class TrafficView:
 
 
 def traffic_view(
-    run: ReplayRun,
-    tallies: Sequence[TicketTally],
+    views: RunViews,
     traffic: Sequence[TrafficDay],
     *,
     days: int,
@@ -184,9 +239,10 @@ def traffic_view(
         return None
     measured_daily = total / days
     daily = measured_daily if daily_tickets is None else daily_tickets
+    run = views.run
     rows, unmeasured = [], []
     for name, tickets in sorted(volume.items(), key=lambda item: (-item[1], item[0])):
-        headline = task_type_headline(run, tallies, name)
+        headline = views.task_types.get(name)
         if headline is None:
             unmeasured.append(name)
             continue
@@ -244,31 +300,43 @@ def daily_tickets(text: str) -> tuple[float | None, str]:
     return value, ""
 
 
-def overview_views(hist: History, traffic: Sequence[TrafficDay], *, daily: str = "") -> OverviewViews | None:
+def overview_views(
+    hist: History, traffic: Sequence[TrafficDay], views: Callable[[str], RunViews], *, daily: str = ""
+) -> OverviewViews | None:
     """Headlines, curve, mixture, traffic and signature shares of the newest official period, if any."""
     if not hist.periods:
         return None
     period = hist.periods[-1]
-    run, tallies = hist.runs[period], hist.tallies[period]
-    found = headlines(run, tallies)
-    if not found or found[0].scope != ALL:
+    latest = views(period)
+    if not latest.headlines or latest.headlines[0].scope != ALL:
         return None
     value, error = daily_tickets(daily)
     return OverviewViews(
         period=period,
-        run=run,
-        k=run.k,
-        headlines=found,
-        mixture=mixture_of(tallies, run.k),
-        traffic=traffic_view(run, tallies, traffic, days=TRAFFIC_DAYS, daily_tickets=value),
+        run=latest.run,
+        k=latest.run.k,
+        headlines=latest.headlines,
+        mixture=latest.mixture(),
+        traffic=traffic_view(latest, traffic, days=TRAFFIC_DAYS, daily_tickets=value),
         traffic_error=error,
-        signatures=signature_table(hist),
+        signatures=signature_table({p: views(p) for p in hist.periods}),
     )
 
 
-def seed_overview(store: Store, project: str, cache: FigureCache, daily: str) -> OverviewViews | None:
-    hist = cache.history(store, project)
-    return overview_views(hist, store.traffic(project, days=TRAFFIC_DAYS), daily=daily)
+def _views_of(store: Store, project: str, figures: FigureCache, views: ViewCache) -> tuple[History, Any]:
+    hist = figures.history(store, project)
+
+    def of(period: str) -> RunViews:
+        return views.get(project, hist.runs[period], hist.tallies[period])
+
+    return hist, of
+
+
+def seed_overview(
+    store: Store, project: str, figures: FigureCache, views: ViewCache, daily: str
+) -> OverviewViews | None:
+    hist, of = _views_of(store, project, figures, views)
+    return overview_views(hist, store.traffic(project, days=TRAFFIC_DAYS), of, daily=daily)
 
 
 # --- a task type's views -----------------------------------------------------------------------------------
@@ -282,13 +350,14 @@ class TaskTypeViews:
     signatures: SignatureTable
 
 
-def seed_task_type(store: Store, project: str, cache: FigureCache, name: str, period: str | None) -> TaskTypeViews:
-    hist = cache.history(store, project)
+def seed_task_type(
+    store: Store, project: str, figures: FigureCache, views: ViewCache, name: str, period: str | None
+) -> TaskTypeViews:
+    hist, of = _views_of(store, project, figures, views)
     chosen = period if period in hist.periods else (hist.periods[-1] if hist.periods else None)
     headline = mixture = None
     if chosen is not None:
-        run = hist.runs[chosen]
-        mine = [t for t in hist.tallies[chosen] if t.task_type == name]
-        headline = headline_of(name, run, mine)
-        mixture = mixture_of(mine, run.k) if headline is not None else None
-    return TaskTypeViews(chosen, headline, mixture, signature_table(hist, name))
+        run_views = of(chosen)
+        headline = run_views.task_types.get(name)
+        mixture = run_views.mixture(name) if headline is not None else None
+    return TaskTypeViews(chosen, headline, mixture, signature_table({p: of(p) for p in hist.periods}, name))

@@ -30,7 +30,7 @@ from passhat.collector.ui._pages import (
     task_type_page,
     ticket_dots,
 )
-from passhat.collector.ui._reliability import seed_overview, seed_task_type
+from passhat.collector.ui._reliability import ViewCache, seed_overview, seed_task_type
 from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
 from passhat.collector.ui._trace import changed_fields, trace_view
 
@@ -98,6 +98,14 @@ def _cache(request: Request) -> FigureCache:
     if cache is None:
         cache = state.passhat_ui_figures = FigureCache()
     return cache
+
+
+def _views(request: Request) -> ViewCache:
+    state = request.app.state
+    views: ViewCache | None = getattr(state, "passhat_ui_views", None)
+    if views is None:
+        views = state.passhat_ui_views = ViewCache()
+    return views
 
 
 def _safe_next(target: str | None) -> str:
@@ -219,7 +227,9 @@ def ui_router() -> APIRouter:
     def overview_page(request: Request, daily: Annotated[str, Query(max_length=40)] = "") -> HTMLResponse:
         viewer = _viewer(request)
         data = _query_store(lambda: overview(_store(request), viewer.project, _cache(request)))
-        seed = _query_store(lambda: seed_overview(_store(request), viewer.project, _cache(request), daily))
+        seed = _query_store(
+            lambda: seed_overview(_store(request), viewer.project, _cache(request), _views(request), daily)
+        )
         return render.page(request, "overview.html", viewer=viewer, seed=seed, **data)
 
     # `:path`: ticket ids and task types may hold any character, `/` included (links encode it as %2F).
@@ -245,7 +255,9 @@ def ui_router() -> APIRouter:
         )
         if _fragment(request):
             return render.page(request, "_sampled.html", viewer=viewer, **data)
-        seed = _query_store(lambda: seed_task_type(_store(request), viewer.project, _cache(request), name, period))
+        seed = _query_store(
+            lambda: seed_task_type(_store(request), viewer.project, _cache(request), _views(request), name, period)
+        )
         return render.page(request, "task_type.html", viewer=viewer, seed=seed, **data)
 
     @router.get("/tickets", response_class=HTMLResponse)
