@@ -52,6 +52,14 @@ from passhat.collector.reliability._paired import (
     paired_difference,
     unpaired_difference,
 )
+from passhat.collector.reliability._pairing import (
+    FlippedTicket,
+    PairedTaskType,
+    TicketCounts,
+    TicketPairing,
+    pair_tickets,
+    pairing_notes,
+)
 from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
 from passhat.collector.reliability._shares import SignatureShare, signature_shares
 from passhat.collector.reliability._summary import (
@@ -86,6 +94,7 @@ __all__ = [
     "CurveBand",
     "DropTest",
     "FailureProjection",
+    "FlippedTicket",
     "FloatArray",
     "GradedTrial",
     "GroupSpread",
@@ -98,12 +107,15 @@ __all__ = [
     "MixtureFit",
     "MixtureSpread",
     "PairedDifference",
+    "PairedTaskType",
     "PointsFit",
     "SignatureShare",
     "TaskTypeSummary",
     "TaskTypeTraffic",
     "TaskTypeTrials",
     "TicketCounted",
+    "TicketCounts",
+    "TicketPairing",
     "TrafficImpact",
     "adjust_p_values",
     "agent_trials",
@@ -123,7 +135,9 @@ __all__ = [
     "mixture_curve",
     "mixture_log_likelihood",
     "mixture_spread",
+    "pair_tickets",
     "paired_difference",
+    "pairing_notes",
     "pass_at_k",
     "pass_at_k_array",
     "pass_hat_k",

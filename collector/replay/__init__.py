@@ -12,7 +12,6 @@ from passhat.collector.replay._adapters import (
     row_images,
 )
 from passhat.collector.replay._compare import (
-    FlippedTicket,
     RunComparison,
     TaskTypeComparison,
     compare_runs,
@@ -74,7 +73,6 @@ __all__ = [
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
-    "FlippedTicket",
     "GradingOutcome",
     "IntentInference",
     "NotReplayable",

@@ -1,5 +1,5 @@
 """Two runs side by side (`/ui/runs/compare?a=RUN&b=RUN`): per task type the paired difference on the tickets
-both replayed (`replay.compare_tallies`, as `passhat runs compare`), the tickets that flipped between reliable and
+both replayed (`reliability.pair_tickets`, as `passhat runs compare`), the tickets that flipped between reliable and
 not with links to their attempts, and each run's own figures with an unpaired difference (two periods, or two
 agents on different tickets).
 """
@@ -12,11 +12,16 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from passhat.collector.reliability import unpaired_difference
-from passhat.collector.replay import FlippedTicket, RunComparison, compare_tallies
+from passhat.collector.reliability import (
+    FlippedTicket,
+    TicketPairing,
+    pair_tickets,
+    pairing_notes,
+    unpaired_difference,
+)
 from passhat.collector.store import ReplayRun, RunRole, TicketTally
 from passhat.collector.ui._figures import period_of, run_roles
-from passhat.collector.ui._reliability import Headline, task_type_headline
+from passhat.collector.ui._reliability import Headline, RunViews
 
 
 @dataclass(frozen=True)
@@ -33,45 +38,51 @@ class SideBySide:
 class Comparison:
     a: ReplayRun
     b: ReplayRun
-    paired: RunComparison | None
+    paired: TicketPairing | None
     paired_error: str
+    notes: list[str]
     became_unreliable: list[FlippedTicket]
     became_reliable: list[FlippedTicket]
     side_by_side: list[SideBySide]
     same_k: bool
 
 
-def side_by_side(
-    a: ReplayRun, a_tallies: list[TicketTally], b: ReplayRun, b_tallies: list[TicketTally]
-) -> list[SideBySide]:
+def side_by_side(a: RunViews, b: RunViews) -> list[SideBySide]:
     """Each task type of either run with both runs' headlines; pass^k differences only where the k agree."""
-    names = sorted({t.task_type for t in a_tallies} | {t.task_type for t in b_tallies})
+    names = sorted(set(a.tallies_by_type) | set(b.tallies_by_type))
     rows = []
     for name in names:
-        left, right = task_type_headline(a, a_tallies, name), task_type_headline(b, b_tallies, name)
+        left, right = a.task_types.get(name), b.task_types.get(name)
         difference = None
-        if left is not None and right is not None and a.k == b.k:
+        if left is not None and right is not None and a.run.k == b.run.k:
             difference = unpaired_difference(left.pass_hat_k, right.pass_hat_k)
         rows.append(SideBySide(name, left, right, difference))
     return rows
 
 
-def compare(a: ReplayRun, a_tallies: list[TicketTally], b: ReplayRun, b_tallies: list[TicketTally]) -> Comparison:
+def compare(
+    a_views: RunViews, a_tallies: list[TicketTally], b_views: RunViews, b_tallies: list[TicketTally]
+) -> Comparison:
     """Run `a` as the baseline, `b` as the candidate."""
+    a, b = a_views.run, b_views.run
     paired, error = None, ""
     try:
-        paired = compare_tallies(a, a_tallies, b, b_tallies)
-    except ValueError as exc:
-        error = str(exc)
+        paired = pair_tickets(a_tallies, b_tallies, min(a.k, b.k))
+    except ValueError:
+        error = (
+            f"runs {a.run_id} and {b.run_id} share no ticket with a usable trial (replay the candidate with "
+            f"--compare-to {a.run_id} to use the same tickets)"
+        )
     flips = list(paired.flips) if paired is not None else []
     return Comparison(
         a,
         b,
         paired,
         error,
+        pairing_notes(paired) if paired is not None else [],
         [f for f in flips if f.became_unreliable],
         [f for f in flips if not f.became_unreliable],
-        side_by_side(a, a_tallies, b, b_tallies),
+        side_by_side(a_views, b_views),
         a.k == b.k,
     )
 
@@ -112,7 +123,10 @@ def compare_router() -> APIRouter:
             cache = ui._cache(request)
             _, a_tallies = ui._query_store(lambda: cache.run(store, viewer.project, runs[a]))
             _, b_tallies = ui._query_store(lambda: cache.run(store, viewer.project, runs[b]))
-            result = compare(runs[a], a_tallies, runs[b], b_tallies)
+            views = ui._views(request)
+            a_views = views.get(viewer.project, runs[a], a_tallies)
+            b_views = views.get(viewer.project, runs[b], b_tallies)
+            result = compare(a_views, a_tallies, b_views, b_tallies)
         choices = [(run.run_id, run_label(run, role)) for run, role in listings]
         return render.page(
             request, "compare.html", viewer=viewer, a=a, b=b, choices=choices, result=result, period_of=period_of

@@ -75,10 +75,6 @@ def headline_of(scope: str, run: ReplayRun, tallies: Sequence[TicketTally]) -> H
     return Headline(scope, run.k, curve, len(counted) - len(kept))
 
 
-def task_type_headline(run: ReplayRun, tallies: Sequence[TicketTally], task_type: str) -> Headline | None:
-    return headline_of(task_type, run, [t for t in tallies if t.task_type == task_type])
-
-
 # --- a finished run's views, computed once ------------------------------------------------------------------
 class RunViews:
     """Everything the seed's views read of one run: failures and settled counts from one pass over its tallies,
