@@ -29,6 +29,7 @@ from passhat.collector.reliability._harness import (
     harness_failures,
     is_harness_failure,
 )
+from passhat.collector.reliability._headline import HeadlineCurve, headline_curve
 from passhat.collector.reliability._intervals import (
     Interval,
     difference_interval,
@@ -40,8 +41,28 @@ from passhat.collector.reliability._intervals import (
     wilson_interval,
 )
 from passhat.collector.reliability._mixture import Component, Mixture, MixtureFit, fit_mixture, mixture_log_likelihood
-from passhat.collector.reliability._paired import MIN_PAIRED_TICKETS, PairedDifference, paired_difference
+from passhat.collector.reliability._mixture_spread import (
+    FEW_TICKETS_FOR_MIXTURE,
+    GroupSpread,
+    MixtureSpread,
+    mixture_spread,
+)
+from passhat.collector.reliability._paired import (
+    MIN_PAIRED_TICKETS,
+    PairedDifference,
+    paired_difference,
+    unpaired_difference,
+)
+from passhat.collector.reliability._pairing import (
+    FlippedTicket,
+    PairedTaskType,
+    TicketCounts,
+    TicketPairing,
+    pair_tickets,
+    pairing_notes,
+)
 from passhat.collector.reliability._points import AggregatePoint, PointsFit, fit_mixture_to_points
+from passhat.collector.reliability._shares import SignatureShare, signature_shares
 from passhat.collector.reliability._summary import (
     IntervalMethod,
     TaskTypeSummary,
@@ -51,15 +72,18 @@ from passhat.collector.reliability._summary import (
 from passhat.collector.reliability._tallies import TicketCounted, summarize_tallies
 from passhat.collector.reliability._traffic import (
     CalculatorResult,
+    FailureProjection,
     TaskTypeTraffic,
     TrafficImpact,
     calculate,
+    project_failures,
     traffic_impact,
 )
 from passhat.collector.reliability._trials import TABLE_FIELDS, GradedTrial, TaskTypeTrials, summarize_trials
 from passhat.collector.reliability._weighted_curve import CurvePoint, Stratum, WeightedCurve, weighted_curve
 
 __all__ = [
+    "FEW_TICKETS_FOR_MIXTURE",
     "HARNESS_SIGNATURES",
     "MIN_PAIRED_TICKETS",
     "TABLE_FIELDS",
@@ -72,21 +96,30 @@ __all__ = [
     "CurveBand",
     "CurvePoint",
     "DropTest",
+    "FailureProjection",
+    "FlippedTicket",
     "FloatArray",
     "GradedTrial",
+    "GroupSpread",
     "HarnessFailure",
+    "HeadlineCurve",
     "IntArray",
     "Interval",
     "IntervalMethod",
     "Mixture",
     "MixtureFit",
+    "MixtureSpread",
     "PairedDifference",
+    "PairedTaskType",
     "PointsFit",
     "Stratum",
+    "SignatureShare",
     "TaskTypeSummary",
     "TaskTypeTraffic",
     "TaskTypeTrials",
     "TicketCounted",
+    "TicketCounts",
+    "TicketPairing",
     "TrafficImpact",
     "WeightedCurve",
     "adjust_p_values",
@@ -103,17 +136,23 @@ __all__ = [
     "fit_mixture_to_points",
     "half_width",
     "harness_failures",
+    "headline_curve",
     "is_harness_failure",
     "mixture_curve",
     "mixture_log_likelihood",
+    "mixture_spread",
+    "pair_tickets",
     "paired_difference",
+    "pairing_notes",
     "pass_at_k",
     "pass_at_k_array",
     "pass_hat_k",
     "pass_hat_k_array",
+    "project_failures",
     "reliability_curve",
     "sample_size_note",
     "settled",
+    "signature_shares",
     "simulate_alarm_rate",
     "stratified_interval",
     "summarize_tallies",
@@ -123,6 +162,7 @@ __all__ = [
     "tickets_for_power",
     "traffic_impact",
     "weighted_curve",
+    "unpaired_difference",
     "wilson_bounds",
     "wilson_interval",
 ]

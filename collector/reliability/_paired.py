@@ -74,8 +74,11 @@ def paired_difference(
     k: int,
     *,
     level: float = 0.95,
+    curtailed: bool = False,
 ) -> tuple[PairedDifference, PairedDifference]:
-    """(pass@1, pass^k) differences, candidate minus baseline; ticket i of both sides is the same ticket."""
+    """(pass@1, pass^k) differences, candidate minus baseline; ticket i of both sides is the same ticket.
+
+    ``curtailed=True`` accepts tickets with fewer than k trials whose pass^k is settled (one pass and one fail)."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"the interval level must lie strictly between 0 and 1, got {level}")
     bn, bc = as_counts(baseline_n, baseline_c)
@@ -85,5 +88,25 @@ def paired_difference(
     if bn.size == 0:
         raise ValueError("no ticket was replayed by both agents: nothing to compare")
     at_1 = _paired(pass_at_k_array(bn, bc, 1), pass_at_k_array(cn, cc, 1), level)
-    hat_k = _paired(pass_hat_k_array(bn, bc, k), pass_hat_k_array(cn, cc, k), level)
+    hat_k = _paired(
+        pass_hat_k_array(bn, bc, k, curtailed=curtailed), pass_hat_k_array(cn, cc, k, curtailed=curtailed), level
+    )
     return at_1, hat_k
+
+
+def unpaired_difference(
+    baseline: tuple[float, float, float], candidate: tuple[float, float, float]
+) -> tuple[float, tuple[float, float]]:
+    """Candidate minus baseline for two independent samples (two runs on different tickets), each given as
+    (value, low, high) of its own interval: Newcombe's hybrid score interval, which combines the two intervals
+    (Newcombe 1998, method 10; with Wilson bounds it keeps its level where a normal interval on the difference
+    does not). Far wider than a paired difference on shared tickets."""
+    b, b_low, b_high = baseline
+    c, c_low, c_high = candidate
+    for name, (v, lo, hi) in (("baseline", baseline), ("candidate", candidate)):
+        if not 0.0 <= lo <= v <= hi <= 1.0:
+            raise ValueError(f"the {name} must be (value, low, high) with 0 <= low <= value <= high <= 1")
+    difference = c - b
+    low = difference - math.sqrt((c - c_low) ** 2 + (b_high - b) ** 2)
+    high = difference + math.sqrt((c_high - c) ** 2 + (b - b_low) ** 2)
+    return difference, (max(-1.0, low), min(1.0, high))

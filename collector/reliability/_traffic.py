@@ -137,3 +137,50 @@ def calculate(
         noticed_failures_per_day=failed * noticed_share,
         share_of_task_types_handled_every_time=pass_hat,
     )
+
+
+@dataclass(frozen=True)
+class FailureProjection:
+    """Measured reliability applied to a day of traffic: expected customers failed, with intervals.
+
+    ``failing`` is daily tickets × traffic share × (1 - pass@1): tickets of the day the agent gets wrong.
+    ``repeat_affected`` is the same volume × (1 - pass^k): customers who bring this kind of request back k times
+    and are failed at least once. The intervals carry the reliability figures' intervals through (a share of
+    counted traffic is taken as known; the figures' sampling error dominates).
+    """
+
+    daily_tickets: float
+    share: float
+    k: int
+    failing: float
+    failing_ci: tuple[float, float]
+    repeat_affected: float
+    repeat_affected_ci: tuple[float, float]
+
+
+def project_failures(
+    *,
+    daily_tickets: float,
+    share: float,
+    k: int,
+    pass_at_1: tuple[float, float, float],
+    pass_hat_k: tuple[float, float, float],
+) -> FailureProjection:
+    """Expected failing and repeat-affected customers a day, from (value, low, high) of pass@1 and pass^k."""
+    if not math.isfinite(daily_tickets) or daily_tickets < 0:
+        raise ValueError(f"daily tickets must be a non-negative number, got {daily_tickets!r}")
+    _probability("traffic share", share)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a whole number of attempts >= 1, got {k!r}")
+    volume = daily_tickets * share
+    at_1 = [_probability("pass@1", v) for v in pass_at_1]
+    hat = [_probability(f"pass^{k}", v) for v in pass_hat_k]
+    return FailureProjection(
+        daily_tickets=float(daily_tickets),
+        share=float(share),
+        k=k,
+        failing=volume * (1.0 - at_1[0]),
+        failing_ci=(volume * (1.0 - at_1[2]), volume * (1.0 - at_1[1])),
+        repeat_affected=volume * (1.0 - hat[0]),
+        repeat_affected_ci=(volume * (1.0 - hat[2]), volume * (1.0 - hat[1])),
+    )

@@ -10,25 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from passhat.collector.reliability import PairedDifference, paired_difference
+from passhat.collector.reliability import FlippedTicket, PairedTaskType, TicketPairing, pair_tickets, pairing_notes
 from passhat.collector.store import ReplayRun, RunParams, Store, StoreError, TicketTally, TrialRow, tallies_of_trials
 
-
-@dataclass(frozen=True)
-class TaskTypeComparison:
-    """One task type: the paired differences (candidate minus baseline) over the tickets both runs replayed."""
-
-    task_type: str
-    pass_at_1: PairedDifference
-    pass_hat_k: PairedDifference
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "task_type": self.task_type,
-            "tickets": self.pass_hat_k.tickets,
-            "pass_at_1": self.pass_at_1.to_dict(),
-            "pass_hat_k": self.pass_hat_k.to_dict(),
-        }
+#: One task type's paired differences (kept under the name this module has always exported).
+TaskTypeComparison = PairedTaskType
 
 
 @dataclass(frozen=True)
@@ -39,8 +25,21 @@ class RunComparison:
     candidate: ReplayRun
     k: int
     level: float
-    task_types: list[TaskTypeComparison]
+    task_types: list[PairedTaskType]
     unpaired_tickets: int  # tickets only one of the runs has usable trials for (left out)
+    requested_k: int | None = None  # the k asked for, when fewer trials forced a smaller one
+    unsettled_tickets: int = 0  # shared tickets whose pass^k neither run settled (too few trials): left out
+    flips: tuple[FlippedTicket, ...] = ()
+
+    @property
+    def notes(self) -> list[str]:
+        """What the comparison had to leave out or lower, in words."""
+        return pairing_notes(
+            TicketPairing(
+                self.k, self.requested_k or self.k, self.level, self.task_types, self.unpaired_tickets,
+                self.unsettled_tickets, self.flips,
+            )
+        )  # fmt: skip
 
     @property
     def regressed(self) -> list[str]:
@@ -63,13 +62,10 @@ class RunComparison:
             "task_types": [t.to_dict() for t in self.task_types],
             "regressed": self.regressed,
             "unpaired_tickets": self.unpaired_tickets,
+            "unsettled_tickets": self.unsettled_tickets,
+            "flips": [f.to_dict() for f in self.flips],
+            "notes": self.notes,
         }
-
-
-def _counts(tallies: Sequence[TicketTally], k: int) -> dict[str, tuple[str, int, int]]:
-    """Per ticket: (task type, usable trials, passes), for tickets with at least k usable trials (a trial that
-    ended in a simulator or infrastructure error is not the agent's doing: left out on both sides)."""
-    return {t.ticket_id: (t.task_type, t.trials, t.passes) for t in tallies if t.trials >= k}
 
 
 def compare_trials(
@@ -98,26 +94,18 @@ def compare_tallies(
     level: float = 0.95,
 ) -> RunComparison:
     """`compare_trials` from the runs' per-ticket tallies (`Store.ticket_tallies`)."""
-    k = k or min(baseline.k, candidate.k)
-    base, cand = _counts(baseline_tallies, k), _counts(candidate_tallies, k)
-    shared = sorted(set(base) & set(cand))
-    if not shared:
+    wanted = k or min(baseline.k, candidate.k)
+    try:
+        pairing = pair_tickets(baseline_tallies, candidate_tallies, wanted, level=level)
+    except ValueError:
         raise ValueError(
-            f"runs {baseline.run_id} and {candidate.run_id} share no ticket with {k} usable trials: "
+            f"runs {baseline.run_id} and {candidate.run_id} share no ticket with a usable trial: "
             f"replay the candidate with --compare-to {baseline.run_id} to use the same tickets"
-        )
-    by_type: dict[str, list[str]] = {}
-    for ticket in shared:
-        by_type.setdefault(base[ticket][0], []).append(ticket)
-    rows = []
-    for task_type, tickets in sorted(by_type.items()):
-        at_1, hat_k = paired_difference(
-            [base[t][1] for t in tickets], [base[t][2] for t in tickets],
-            [cand[t][1] for t in tickets], [cand[t][2] for t in tickets], k, level=level,
-        )  # fmt: skip
-        rows.append(TaskTypeComparison(task_type, at_1, hat_k))
-    unpaired = len(set(base) ^ set(cand))
-    return RunComparison(baseline, candidate, k, level, rows, unpaired)
+        ) from None
+    return RunComparison(
+        baseline, candidate, pairing.k, level, pairing.task_types, pairing.unpaired_tickets, requested_k=wanted,
+        unsettled_tickets=pairing.unsettled_tickets, flips=pairing.flips,
+    )  # fmt: skip
 
 
 def compare_runs(

@@ -16,6 +16,8 @@ from passhat.collector.store import RunParams, Store, StoreError, exploratory_re
 from passhat.collector.ui import _charts
 from passhat.collector.ui._attempts import chosen_trace
 from passhat.collector.ui._divergence import divergences
+from passhat.collector.ui._compare import compare_router
+from passhat.collector.ui._curve_chart import curve_chart, curve_data
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, ticket_grades
 from passhat.collector.ui._lists import (
@@ -38,6 +40,7 @@ from passhat.collector.ui._pages import (
     run_progress,
     task_type_page,
 )
+from passhat.collector.ui._reliability import ViewCache, seed_overview, seed_task_type
 from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions, Viewer
 from passhat.collector.ui._trace import changed_fields, intent_rows
 
@@ -74,6 +77,7 @@ def _environment() -> jinja2.Environment:
     env.filters["q"] = lambda v: urllib.parse.quote(str(v), safe="")
     env.globals.update(charts=_charts, outcome_labels=OUTCOME_LABELS, version=__version__, prefix=PREFIX)
     env.globals.update(signature_choices=SIGNATURE_CHOICES, sort_labels=SORT_LABELS)
+    env.globals.update(curve_chart=curve_chart, curve_data=curve_data)
     return env
 
 
@@ -111,6 +115,14 @@ def _run_rows(request: Request) -> RunRowsCache:
     if cache is None:
         cache = state.passhat_ui_run_rows = RunRowsCache()
     return cache
+
+
+def _views(request: Request) -> ViewCache:
+    state = request.app.state
+    views: ViewCache | None = getattr(state, "passhat_ui_views", None)
+    if views is None:
+        views = state.passhat_ui_views = ViewCache()
+    return views
 
 
 def _safe_next(target: str | None) -> str:
@@ -171,6 +183,7 @@ def ui_router() -> APIRouter:
     router = APIRouter(prefix=PREFIX, include_in_schema=False)
     render = _Renderer()
     static = _static_files()
+    router.include_router(compare_router())  # ahead of /runs/{run_id}
 
     @router.get("/static/{name}")
     def asset(name: str) -> Response:
@@ -217,10 +230,13 @@ def ui_router() -> APIRouter:
         return response
 
     @router.get("/", response_class=HTMLResponse)
-    def overview_page(request: Request) -> HTMLResponse:
+    def overview_page(request: Request, daily: Annotated[str, Query(max_length=40)] = "") -> HTMLResponse:
         viewer = _viewer(request)
         data = _query_store(lambda: overview(_store(request), viewer.project, _cache(request)))
-        return render.page(request, "overview.html", viewer=viewer, **data)
+        seed = _query_store(
+            lambda: seed_overview(_store(request), viewer.project, _cache(request), _views(request), daily)
+        )
+        return render.page(request, "overview.html", viewer=viewer, seed=seed, **data)
 
     # `:path`: ticket ids and task types may hold any character, `/` included (links encode it as %2F).
     @router.get("/task-types/{name:path}", response_class=HTMLResponse)
@@ -243,8 +259,12 @@ def ui_router() -> APIRouter:
                 signature=signature,
             )
         )
-        template = "_sampled.html" if _fragment(request) else "task_type.html"
-        return render.page(request, template, viewer=viewer, **data)
+        if _fragment(request):
+            return render.page(request, "_sampled.html", viewer=viewer, **data)
+        seed = _query_store(
+            lambda: seed_task_type(_store(request), viewer.project, _cache(request), _views(request), name, period)
+        )
+        return render.page(request, "task_type.html", viewer=viewer, seed=seed, **data)
 
     @router.get("/tickets", response_class=HTMLResponse)
     def tickets(request: Request, offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> HTMLResponse:

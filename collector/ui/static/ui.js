@@ -30,3 +30,34 @@
     if (stepper) { setUp(stepper); }
   });
 })();
+
+// --- k curves (uiviews): the slider moves the marker and reads out pass@k and pass^k at k, with intervals ---
+(function () {
+  "use strict";
+  function pct(v) { return (100 * v).toFixed(1) + "%"; }
+  function ci(lo, hi) { return Math.round(100 * lo) + "–" + Math.round(100 * hi) + "%"; }
+  function setUp(figure) {
+    var data = JSON.parse(figure.getAttribute("data-kcurve"));
+    var slider = figure.querySelector("[data-k-slider]");
+    var readout = figure.querySelector("[data-k-readout]");
+    var marker = figure.querySelector("[data-k-marker]");
+    var dotAt = figure.querySelector("[data-k-dot=at]");
+    var dotHat = figure.querySelector("[data-k-dot=hat]");
+    function show() {
+      var i = parseInt(slider.value, 10) - 1;
+      var k = data.k[i];
+      readout.textContent = "k = " + k + ": pass@" + k + " " + pct(data.pass_at_k[i]) + " (" +
+        ci(data.pass_at_k_low[i], data.pass_at_k_high[i]) + "), pass^" + k + " " + pct(data.pass_hat_k[i]) + " (" +
+        ci(data.pass_hat_k_low[i], data.pass_hat_k_high[i]) + "), " + data.tickets + " tickets";
+      slider.setAttribute("aria-valuetext", readout.textContent);
+      marker.setAttribute("x1", data.x[i]); marker.setAttribute("x2", data.x[i]);
+      dotAt.setAttribute("cx", data.x[i]); dotAt.setAttribute("cy", data.y_at[i]);
+      dotHat.setAttribute("cx", data.x[i]); dotHat.setAttribute("cy", data.y_hat[i]);
+    }
+    slider.addEventListener("input", show);
+    slider.addEventListener("change", show);
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    Array.prototype.forEach.call(document.querySelectorAll("[data-kcurve]"), setUp);
+  });
+})();

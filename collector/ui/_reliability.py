@@ -1,0 +1,359 @@
+"""The seed's views from a run's per-ticket tallies: headline figures (overall, per domain, per task type) with
+their curve over k, the mixture behind the curve, what the figures mean for a day of traffic, and failure
+signatures as shares per period.
+
+Every figure comes from `reliability.headline_curve`, so a headline and the curve's band at the same k are the
+same number and interval. Tallies come from the store's aggregation (`Store.ticket_tallies`, cached per finished
+run by `FigureCache`), never from every trial.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from passhat.collector.reliability import (
+    FailureProjection,
+    HeadlineCurve,
+    MixtureSpread,
+    SignatureShare,
+    headline_curve,
+    mixture_spread,
+    project_failures,
+    settled,
+    signature_shares,
+)
+from passhat.collector.store import ReplayRun, RunParams, Store, TicketTally, TrafficDay
+from passhat.collector.ui._figures import History
+from passhat.collector.ui._pages import FigureCache
+
+ALL = "All task types"
+UNCLASSIFIED = "unclassified"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One scope's figures at the run's k (``curve.at(k)``), the curve they sit on, and what was left out."""
+
+    scope: str
+    k: int
+    curve: HeadlineCurve
+    left_out: int  # tickets whose pass^k is not settled yet
+
+    @property
+    def pass_at_k(self) -> tuple[float, float, float]:
+        return self.curve.at(self.k)[0]
+
+    @property
+    def pass_hat_k(self) -> tuple[float, float, float]:
+        return self.curve.at(self.k)[1]
+
+
+def headline_of(scope: str, run: ReplayRun, tallies: Sequence[TicketTally]) -> Headline | None:
+    """The headline of some tickets of a run, or None when none of them is settled at the run's k."""
+    counted = [t for t in tallies if t.trials > 0]
+    if not counted:
+        return None
+    n = np.array([t.trials for t in counted], dtype=np.int64)
+    c = np.array([t.passes for t in counted], dtype=np.int64)
+    keep = settled(n, c, run.k)
+    if not keep.any():
+        return None
+    kept = [t for t, ok in zip(counted, keep, strict=True) if ok]
+    min_trials = RunParams.of(run).design.min_trials
+    first_n = first_c = None
+    if min_trials is not None:
+        first_n = [min(t.trials, min_trials) for t in kept]
+        first_c = [t.passes_in_first(min_trials) for t in kept]
+    curve = headline_curve(n[keep], c[keep], run.k, first_n=first_n, first_c=first_c)
+    return Headline(scope, run.k, curve, len(counted) - len(kept))
+
+
+# --- a finished run's views, computed once ------------------------------------------------------------------
+class RunViews:
+    """Everything the seed's views read of one run: failures and settled counts from one pass over its tallies,
+    headlines computed when first asked for (older periods only ever need their failures)."""
+
+    def __init__(self, run: ReplayRun, tallies: Sequence[TicketTally]) -> None:
+        self.run = run
+        self._tallies = tallies
+        self.tallies_by_type: dict[str, list[TicketTally]] = {}
+        self.failures: dict[str | None, Counter[str]] = {None: Counter()}  # by signature; None: all task types
+        self.settled_counts: dict[str | None, Counter[tuple[int, int]]] = {None: Counter()}
+        k = run.k
+        for tally in tallies:  # one pass, written for speed: a run can hold 50,000 tickets
+            name = tally.task_type
+            group = self.tallies_by_type.get(name)
+            if group is None:
+                group = self.tallies_by_type[name] = []
+                self.failures[name], self.settled_counts[name] = Counter(), Counter()
+            group.append(tally)
+            trials, passes = tally.trials, tally.passes
+            if trials > 0 and (trials >= k or 0 < passes < trials):
+                self.settled_counts[name][trials, passes] += 1
+            failed = trials - passes
+            if failed > 0:
+                mine = self.failures[name]
+                for label, count in tally.signatures.items():
+                    mine[label] += count
+                    failed -= count
+                if failed > 0:
+                    mine[UNCLASSIFIED] += failed
+        for name in self.tallies_by_type:
+            self.failures[None].update(self.failures[name])
+            self.settled_counts[None].update(self.settled_counts[name])
+
+    @functools.cached_property
+    def headlines(self) -> list[Headline]:
+        """All task types pooled, then each domain."""
+        by_domain: dict[str, list[TicketTally]] = {}
+        for tally in self._tallies:
+            by_domain.setdefault(tally.domain or "unknown", []).append(tally)
+        found = [headline_of(ALL, self.run, self._tallies)]
+        found.extend(headline_of(domain, self.run, members) for domain, members in sorted(by_domain.items()))
+        return [h for h in found if h is not None]
+
+    @functools.cached_property
+    def task_types(self) -> dict[str, Headline]:
+        per_type = {name: headline_of(name, self.run, members) for name, members in self.tallies_by_type.items()}
+        return {name: h for name, h in per_type.items() if h is not None}
+
+    def mixture(self, task_type: str | None = None) -> MixtureSpread | None:
+        """The mixture fitted to the settled tickets (cached by their distinct counts: fitted once)."""
+        counts = self.settled_counts.get(task_type)
+        if not counts:
+            return None
+        return _spread(tuple(sorted((n, c, w) for (n, c), w in counts.items())))
+
+
+def run_views(run: ReplayRun, tallies: Sequence[TicketTally]) -> RunViews:
+    return RunViews(run, tallies)
+
+
+class ViewCache:
+    """`RunViews` of finished runs (which never change), per (project, run): a page reads them in microseconds."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str], RunViews] = OrderedDict()
+
+    def get(self, project: str, run: ReplayRun, tallies: Sequence[TicketTally]) -> RunViews:
+        key = (project, run.run_id)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        views = run_views(run, tallies)
+        if run.status == "finished":
+            with self._lock:
+                self._entries[key] = views
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+        return views
+
+
+# --- the mixture behind the curve --------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _spread(pairs: tuple[tuple[int, int, int], ...]) -> MixtureSpread:
+    n = np.repeat([p[0] for p in pairs], [p[2] for p in pairs])
+    c = np.repeat([p[1] for p in pairs], [p[2] for p in pairs])
+    return mixture_spread(n, c)
+
+
+# --- signatures as shares per period -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class SignatureTable:
+    """Failure signatures (rows) by period (columns): each cell a share of that period's failed trials."""
+
+    periods: list[str]
+    totals: list[int]
+    rows: list[tuple[str, list[SignatureShare | None]]]
+
+
+def signature_table(periods: dict[str, RunViews], task_type: str | None = None) -> SignatureTable:
+    """Shares per period (oldest first), overall (``task_type`` None) or for one task type."""
+    per_period = {
+        p: {s.signature: s for s in signature_shares(views.failures.get(task_type, Counter()))}
+        for p, views in periods.items()
+    }
+    names = Counter[str]()
+    for shares in per_period.values():
+        names.update({name: s.failures for name, s in shares.items()})
+    rows = [(name, [per_period[p].get(name) for p in periods]) for name, _ in names.most_common()]
+    totals = [sum(s.failures for s in per_period[p].values()) for p in periods]
+    return SignatureTable(list(periods), totals, rows)
+
+
+# --- traffic -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrafficRow:
+    task_type: str
+    tickets: int  # production tickets counted over the days measured
+    projection: FailureProjection
+    headline: Headline
+
+
+@dataclass(frozen=True)
+class TrafficView:
+    days: int
+    measured_daily: float
+    daily_tickets: float
+    k: int
+    rows: list[TrafficRow]
+    unmeasured: list[str]  # task types with traffic but no figures (not replayed yet)
+    failing: float
+    failing_ci: tuple[float, float]
+    repeat_affected: float
+    repeat_affected_ci: tuple[float, float]
+
+
+def traffic_view(
+    views: RunViews,
+    traffic: Sequence[TrafficDay],
+    *,
+    days: int,
+    daily_tickets: float | None = None,
+) -> TrafficView | None:
+    """Daily tickets × each task type's share of measured traffic × its failure probability, summed.
+
+    Shares come from the last ``days`` days of production traffic; ``daily_tickets`` defaults to their mean.
+    The total's interval adds the task types' bounds (every task type at its worst at once: conservative).
+    """
+    volume: Counter[str] = Counter()
+    for day in traffic:
+        volume[day.task_type] += day.tickets
+    total = sum(volume.values())
+    if total == 0:
+        return None
+    measured_daily = total / days
+    daily = measured_daily if daily_tickets is None else daily_tickets
+    run = views.run
+    rows, unmeasured = [], []
+    for name, tickets in sorted(volume.items(), key=lambda item: (-item[1], item[0])):
+        headline = views.task_types.get(name)
+        if headline is None:
+            unmeasured.append(name)
+            continue
+        projection = project_failures(
+            daily_tickets=daily,
+            share=tickets / total,
+            k=run.k,
+            pass_at_1=(headline.curve.pass_at_1, *headline.curve.pass_at_1_ci),
+            pass_hat_k=headline.pass_hat_k,
+        )
+        rows.append(TrafficRow(name, tickets, projection, headline))
+
+    def summed(value: str) -> float:
+        return float(sum(getattr(r.projection, value) for r in rows))
+
+    def summed_ci(value: str) -> tuple[float, float]:
+        return (float(sum(getattr(r.projection, value)[0] for r in rows)),
+                float(sum(getattr(r.projection, value)[1] for r in rows)))  # fmt: skip
+
+    return TrafficView(
+        days, measured_daily, daily, run.k, rows, unmeasured,
+        summed("failing"), summed_ci("failing_ci"), summed("repeat_affected"), summed_ci("repeat_affected_ci"),
+    )  # fmt: skip
+
+
+# --- the overview's views ----------------------------------------------------------------------------------
+TRAFFIC_DAYS = 28
+
+
+@dataclass(frozen=True)
+class OverviewViews:
+    """What the overview shows of the newest official run, beside its task type table."""
+
+    period: str
+    run: ReplayRun
+    k: int
+    headlines: list[Headline]
+    mixture: MixtureSpread | None
+    traffic: TrafficView | None
+    traffic_error: str
+    signatures: SignatureTable
+
+
+def daily_tickets(text: str) -> tuple[float | None, str]:
+    """The calculator's "tickets a day" as typed: (value or None for the measured one, an error to show)."""
+    text = text.strip().replace(",", "").replace("_", "")
+    if not text:
+        return None, ""
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"tickets a day must be a number such as 5000, not {text[:40]!r}: showing the measured volume"
+    if not 0 <= value <= 1e9 or value != value:
+        return None, "tickets a day must lie between 0 and 1,000,000,000: showing the measured volume"
+    return value, ""
+
+
+def overview_views(
+    hist: History, traffic: Sequence[TrafficDay], views: Callable[[str], RunViews], *, daily: str = ""
+) -> OverviewViews | None:
+    """Headlines, curve, mixture, traffic and signature shares of the newest official period, if any."""
+    if not hist.periods:
+        return None
+    period = hist.periods[-1]
+    latest = views(period)
+    if not latest.headlines or latest.headlines[0].scope != ALL:
+        return None
+    value, error = daily_tickets(daily)
+    return OverviewViews(
+        period=period,
+        run=latest.run,
+        k=latest.run.k,
+        headlines=latest.headlines,
+        mixture=latest.mixture(),
+        traffic=traffic_view(latest, traffic, days=TRAFFIC_DAYS, daily_tickets=value),
+        traffic_error=error,
+        signatures=signature_table({p: views(p) for p in hist.periods}),
+    )
+
+
+def _views_of(store: Store, project: str, figures: FigureCache, views: ViewCache) -> tuple[History, Any]:
+    hist = figures.history(store, project)
+
+    def of(period: str) -> RunViews:
+        return views.get(project, hist.runs[period], hist.tallies[period])
+
+    return hist, of
+
+
+def seed_overview(
+    store: Store, project: str, figures: FigureCache, views: ViewCache, daily: str
+) -> OverviewViews | None:
+    hist, of = _views_of(store, project, figures, views)
+    return overview_views(hist, store.traffic(project, days=TRAFFIC_DAYS), of, daily=daily)
+
+
+# --- a task type's views -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TaskTypeViews:
+    """A task type in one official period: its headline and curve, its mixture, its signatures over periods."""
+
+    period: str | None
+    headline: Headline | None
+    mixture: MixtureSpread | None
+    signatures: SignatureTable
+
+
+def seed_task_type(
+    store: Store, project: str, figures: FigureCache, views: ViewCache, name: str, period: str | None
+) -> TaskTypeViews:
+    hist, of = _views_of(store, project, figures, views)
+    chosen = period if period in hist.periods else (hist.periods[-1] if hist.periods else None)
+    headline = mixture = None
+    if chosen is not None:
+        run_views = of(chosen)
+        headline = run_views.task_types.get(name)
+        mixture = run_views.mixture(name) if headline is not None else None
+    return TaskTypeViews(chosen, headline, mixture, signature_table({p: of(p) for p in hist.periods}, name))

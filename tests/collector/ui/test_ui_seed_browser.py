@@ -1,0 +1,81 @@
+"""The seed's views and the run comparison in headless Chromium over a real collector: the k slider by keyboard,
+each page at 1280 px and 390 px without horizontal overflow or console errors. Screenshots go to
+`test-artifacts/ui/` (those in docs/images/ were taken from these pages)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.collector.ui.conftest import UiCollector
+from tests.collector.ui.test_ui_browser import Session, browser
+
+pytestmark = pytest.mark.slow
+__all__ = ["browser"]  # the module-scoped Chromium fixture, shared with the UI's other browser tests
+
+
+def test_the_k_slider_moves_with_the_keyboard_and_reads_out_both_figures_with_intervals(
+    ui: UiCollector, browser: Browser
+) -> None:
+    desktop = Session(browser, width=1280, height=900)
+    try:
+        desktop.sign_in(ui.url, ui.shop_key)
+        page = desktop.page
+        slider = page.get_by_label("Attempts k")
+        readout = page.locator("[data-k-readout]")
+        marker = page.locator("[data-k-marker]")
+        expect(readout).to_contain_text("k = 4: pass@4")
+        at_k = float(marker.get_attribute("x1") or "nan")
+        slider.focus()
+        page.keyboard.press("ArrowLeft")
+        expect(readout).to_contain_text("k = 3: pass@3")
+        assert float(marker.get_attribute("x1") or "nan") < at_k
+        page.keyboard.press("Home")
+        expect(readout).to_have_text("k = 1: pass@1 " + readout.inner_text().split("pass@1 ")[1])
+        expect(readout).to_contain_text("pass^1")
+        page.keyboard.press("End")
+        expect(readout).to_contain_text("k = 4: pass@4")
+        assert float(marker.get_attribute("x1") or "nan") == at_k
+        expect(slider).to_have_attribute("aria-valuetext", readout.inner_text())
+        headline = page.get_by_test_id("headlines").locator("tbody tr").first
+        pass_hat = readout.inner_text().split("pass^4 ")[1].split(",")[0]  # "55.6% (26–81%)"
+        value, interval = pass_hat.split(" (")
+        expect(headline).to_contain_text(value)
+        expect(headline).to_contain_text(interval.rstrip(")"))  # the band at k = 4 is the headline's interval
+        assert desktop.errors == [] and desktop.outside == []
+    finally:
+        desktop.close()
+
+
+@pytest.mark.parametrize(("width", "height", "mobile"), [(1280, 900, False), (390, 844, True)])
+def test_the_seed_views_and_the_comparison_fit_the_window(
+    ui: UiCollector, browser: Browser, width: int, height: int, mobile: bool
+) -> None:
+    session = Session(browser, width=width, height=height, mobile=mobile)
+    a, b = ui.shop.official_runs
+    try:
+        session.sign_in(ui.url, ui.shop_key)
+        pages = (
+            ("overview", "/ui/", "headlines"),
+            ("task-type", "/ui/task-types/refund", "task-type-headline"),
+            ("compare", f"/ui/runs/compare?a={a}&b={b}", "compare-paired"),
+        )
+        for name, path, testid in pages:
+            session.page.goto(f"{ui.url}{path}")
+            expect(session.page.get_by_test_id(testid)).to_be_visible()
+            # clientWidth, not innerWidth: a phone's layout viewport widens to content that overflows it.
+            overflow = session.page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert overflow <= 0, f"{path} is {overflow}px wider than a {width} px window"
+            session.shot(f"seed-{name}-{width}")
+        session.page.goto(f"{ui.url}/ui/runs")
+        session.page.get_by_test_id("compare-link").click()
+        expect(session.page.get_by_test_id("compare-form")).to_be_visible()
+        session.page.get_by_label("A, the baseline").select_option(a)
+        session.page.get_by_label("B, the candidate").select_option(b)
+        session.page.get_by_role("button", name="Compare").click()
+        expect(session.page.get_by_test_id("became-unreliable")).to_contain_text("SHOP-cancel-0")
+        assert session.errors == [] and session.outside == []
+    finally:
+        session.close()
