@@ -15,9 +15,9 @@ from passhat import __version__
 from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons
 from passhat.collector.ui import _charts
 from passhat.collector.ui._attempts import chosen_trace
-from passhat.collector.ui._divergence import divergences
 from passhat.collector.ui._compare import compare_router
 from passhat.collector.ui._curve_chart import curve_chart, curve_data
+from passhat.collector.ui._divergence import divergences
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, ticket_grades
 from passhat.collector.ui._lists import (
