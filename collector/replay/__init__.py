@@ -18,6 +18,7 @@ from passhat.collector.replay._compare import (
     compare_tallies,
     compare_trials,
 )
+from passhat.collector.replay._generated import GeneratedTrials, run_generated_on_ray
 from passhat.collector.replay._grade import (
     ON_DEMAND,
     GradingOutcome,
@@ -73,6 +74,7 @@ __all__ = [
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
+    "GeneratedTrials",
     "GradingOutcome",
     "IntentInference",
     "NotReplayable",
@@ -124,6 +126,7 @@ __all__ = [
     "restore_redacted",
     "role_of",
     "row_images",
+    "run_generated_on_ray",
     "run_params",
     "sample_tickets",
     "trial_row",
