@@ -22,6 +22,7 @@ from passhat.collector.alerts import (
     retry_from_config,
 )
 from passhat.collector.cli._console import console, emit_json, error_console, fail
+from passhat.collector.cli._options import JsonOption
 from passhat.collector.store import Store, StoreError, open_store
 
 alerts_app = typer.Typer(no_args_is_help=True, help="Alert channels: send test alerts.")
@@ -61,7 +62,7 @@ def test(
     ] = None,
     channel: Annotated[list[str] | None, typer.Option(help="Only this channel (repeatable).")] = None,
     record: Annotated[bool, typer.Option(help="Record the test alert and its attempts in the store.")] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Print each delivery attempt as JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Send a test alert to each configured channel (retried like real alerts) and print each outcome."""
     from passhat.collector.cli._config import default_config_path, load_or_exit
@@ -125,7 +126,7 @@ def history(
         list[str] | None,
         typer.Option(help="Only this kind: fired, resolved, test or report (repeatable; default: all)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the notices as JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Show the alerts recorded in the store (fired, resolved, test), the reports sent (report), and how each
     delivery went."""

@@ -1,16 +1,17 @@
-"""The passhat command line."""
+"""The passhat command line: one command per job, each in the module named after it."""
 
 from __future__ import annotations
 
 import typer
 
+from passhat.collector.cli import _bench, _replay
 from passhat.collector.cli._alerts import alerts_app
 from passhat.collector.cli._config import config_app
 from passhat.collector.cli._demo import demo
 from passhat.collector.cli._grade import grade
-from passhat.collector.cli._loop import report
+from passhat.collector.cli._report import report
 from passhat.collector.cli._runs import runs_app
-from passhat.collector.cli._sandbox import replay, sandbox_app
+from passhat.collector.cli._sandbox import sandbox_app
 from passhat.collector.cli._serve import register as _register_serve
 from passhat.collector.cli._stats import calc, fit
 from passhat.collector.cli._suite import suite_app
@@ -24,7 +25,8 @@ app = typer.Typer(
 app.command()(demo)
 app.command()(fit)
 app.command()(calc)
-app.command()(replay)
+_bench.register(app)  # bench: a shipped domain's generated scenarios
+_replay.register(app)  # replay: production tickets from the store (and the deprecated replay --domain)
 app.command()(report)
 app.command()(grade)
 _register_serve(app)  # serve, keys

@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from passhat.collector.cli._console import console, emit_json, error_console
+from passhat.collector.cli._options import JsonOption
 from passhat.collector.config import DEFAULT_CONFIG, ConfigError, PasshatConfig, load_config
 
 config_app = typer.Typer(no_args_is_help=True, help="Check the passhat.toml configuration.")
@@ -129,9 +130,7 @@ def check(
     file: Annotated[
         str | None, typer.Argument(help="The config file (default: $PASSHAT_CONFIG or ./passhat.toml).")
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print JSON: the file, whether it is valid, problems.")
-    ] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Validate a passhat.toml: one line per problem naming its key, exit status 2 when there is any."""
     path = file or default_config_path()

@@ -15,7 +15,10 @@ error_console = Console(stderr=True)
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear error line and exit with ``code`` (2: the user's input was wrong)."""
-    error_console.print(f"[bold red]passhat: error:[/] {message}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    # The message is text, not markup: "[agent]" or "passhat[ray]" in it are printed as written.
+    error_console.print(f"[bold red]passhat: error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

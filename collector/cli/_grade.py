@@ -8,8 +8,9 @@ import typer
 from rich.table import Table
 
 from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
-from passhat.collector.cli._loop import ConfigPath, ProjectOption, StoreOption, load_loop_config, open_loop_store
-from passhat.collector.cli._loop import period_from as _period_from
+from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
+from passhat.collector.cli._store import load_loop_config, open_loop_store
+from passhat.collector.cli._store import period_from as _period_from
 
 if TYPE_CHECKING:
     from passhat.collector.replay import GradingOutcome
@@ -52,7 +53,7 @@ def grade(
     config_path: ConfigPath = None,
     store_url: StoreOption = None,
     project: ProjectOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Grade production tickets on their own changes: each ticket's task-type check on what it really wrote.
 

@@ -8,14 +8,14 @@ import typer
 from rich.table import Table
 
 from passhat.collector.cli._console import console, emit_json, fail, pct, print_harness_failures
-from passhat.collector.cli._loop import ConfigPath, ProjectOption, StoreOption, load_loop_config, open_loop_store
+from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
+from passhat.collector.cli._store import load_loop_config, open_loop_store
 
 runs_app = typer.Typer(
     no_args_is_help=True,
     help="Replay runs: list them, show one, promote one to its period's official run, compare two.",
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 RULE = (
     "The official run of a period is the finished run made official most recently: a run with the configured "
     "settings when it finishes, any run when promoted."
@@ -175,7 +175,7 @@ def compare_command(
     as_json: JsonOption = False,
 ) -> None:
     """Per task type, candidate minus baseline in pass@1 and pass^k over the tickets both runs replayed."""
-    from passhat.collector.cli._loop import print_comparison
+    from passhat.collector.cli._tables import print_comparison
     from passhat.collector.replay import compare_runs
     from passhat.collector.store import StoreError
 

@@ -21,15 +21,13 @@ def send_targets(config: PasshatConfig, channel: list[str] | None) -> list[str]:
     names = list(dict.fromkeys(channel)) if channel else list(config.report.send_to)
     if not names:
         fail(
-            escape(
-                'nothing to send the report to: set [report] send_to = ["<channel>", ...] in the config '
-                "(channels are [alerts.channels.<name>] tables), or pass --channel NAME"
-            )
+            'nothing to send the report to: set [report] send_to = ["<channel>", ...] in the config '
+            "(channels are [alerts.channels.<name>] tables), or pass --channel NAME"
         )
     unknown = [n for n in names if n not in config.alerts.channels]
     if unknown:
         known = ", ".join(sorted(config.alerts.channels)) or "none configured"
-        fail(escape(f"unknown channel(s) {', '.join(unknown)}; configured: {known}"))
+        fail(f"unknown channel(s) {', '.join(unknown)}; configured: {known}")
     return names
 
 

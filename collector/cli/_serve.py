@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from passhat.collector.cli._options import JsonOption
 from passhat.collector.ingest import CollectorSettings, create_api_key
 from passhat.collector.store import Store, StoreError, open_store
 
@@ -94,7 +95,7 @@ def serve(
     )
     config = None
     if config_path is not None:
-        from passhat.collector.cli._loop import load_loop_config
+        from passhat.collector.cli._store import load_loop_config
 
         config = load_loop_config(config_path)
         if store_url is None and data_dir is None and not os.environ.get("PASSHAT_STORE_URL"):
@@ -158,7 +159,7 @@ def keys_create(
     label: Annotated[str | None, typer.Option(help="A note to recognise the key by.")] = None,
     data_dir: DataDir = None,
     store_url: StoreUrl = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Create a key. It is printed once, alone on the last line; only its hash is stored."""
     if not project.strip() or len(project) > 200:
@@ -180,7 +181,7 @@ def keys_list(
     project: Annotated[str | None, typer.Option(help="Only this project's keys.")] = None,
     data_dir: DataDir = None,
     store_url: StoreUrl = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """List keys by prefix (the keys themselves are never stored)."""
     with _open(data_dir, store_url) as store:

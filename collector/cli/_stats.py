@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.cli._options import JsonOption
 
 if TYPE_CHECKING:  # numpy and scipy load when a command runs, not for `passhat --help`
     from passhat.collector.reliability import Mixture
@@ -32,7 +33,7 @@ def fit(
     ] = 0.99,
     k: Annotated[int | None, typer.Option(help="k for pass@k / pass^k (default: the smallest trial count).")] = None,
     max_k: Annotated[int, typer.Option(help="Curve length for --point fits.")] = 50,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Fit the binomial mixture to published points (--point) or to your own trials (--trials)."""
     from passhat.collector.reliability import AggregatePoint, fit_mixture_to_points, mixture_curve
@@ -164,7 +165,7 @@ def calc(
         str | None, typer.Option(help="A fitted mixture as WEIGHT:P pairs, e.g. 0.31:0.99,0.60:0.58,0.09:0.")
     ] = None,
     noticed: Annotated[float, typer.Option(help="Share of failed tickets a customer would notice.")] = 1.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """What a per-attempt success rate means for your traffic: failed tickets a day, pass@k and pass^k."""
     from passhat.collector.reliability import calculate

@@ -3,6 +3,7 @@
 Pure functions over numpy arrays. Inputs are per-ticket trial counts: n trials, c successes."""
 
 from passhat.collector.reliability._curves import Curve, CurveBand, curve_band, mixture_curve, reliability_curve
+from passhat.collector.reliability._domains import DomainFigures, pool_task_types, summarize_domains
 from passhat.collector.reliability._drift import DropTest, detect_drop, simulate_alarm_rate
 from passhat.collector.reliability._errors import (
     Correction,
@@ -95,6 +96,7 @@ __all__ = [
     "Curve",
     "CurveBand",
     "CurvePoint",
+    "DomainFigures",
     "DropTest",
     "FailureProjection",
     "FlippedTicket",
@@ -148,6 +150,7 @@ __all__ = [
     "pass_at_k_array",
     "pass_hat_k",
     "pass_hat_k_array",
+    "pool_task_types",
     "project_failures",
     "reliability_curve",
     "sample_size_note",
@@ -155,6 +158,7 @@ __all__ = [
     "signature_shares",
     "simulate_alarm_rate",
     "stratified_interval",
+    "summarize_domains",
     "summarize_tallies",
     "summarize_task_type",
     "summarize_trials",

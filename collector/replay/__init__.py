@@ -18,6 +18,7 @@ from passhat.collector.replay._compare import (
     compare_tallies,
     compare_trials,
 )
+from passhat.collector.replay._generated import GeneratedTrials, run_generated_on_ray
 from passhat.collector.replay._grade import (
     ON_DEMAND,
     GradingOutcome,
@@ -74,6 +75,7 @@ __all__ = [
     "AgentSpec",
     "DomainAdapter",
     "ExecutorError",
+    "GeneratedTrials",
     "GradingOutcome",
     "IntentInference",
     "NotReplayable",
@@ -125,6 +127,7 @@ __all__ = [
     "restore_redacted",
     "role_of",
     "row_images",
+    "run_generated_on_ray",
     "run_params",
     "run_tickets",
     "sample_tickets",

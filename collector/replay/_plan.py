@@ -78,7 +78,11 @@ def choose_tickets(
         given = {tid: str(found.get("task_type") or "") for tid, found in recorded.intents.items()}
         chosen = [replace(t, task_type=given[t.ticket_id]) if given.get(t.ticket_id) else t for t in chosen]
         moved = {day: dict(moves) for day, moves in recorded.classified_traffic.items()}
-        return chosen, dict(recorded.population), moved
+        population = dict(recorded.population)
+        if params.task_types:  # a compared run's tickets of the task types asked for only
+            chosen = [t for t in chosen if t.task_type in params.task_types]
+            population = {name: count for name, count in population.items() if name in params.task_types}
+        return chosen, population, moved
     moved = {}
     if inference is not None:
         known = {name for adapter in (adapters or {}).values() for name in adapter.task_types()}

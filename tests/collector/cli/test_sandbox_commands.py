@@ -1,4 +1,4 @@
-"""`passhat sandbox list|serve` and `passhat replay --domain`: real processes, real MCP clients over stdio and HTTP."""
+"""`passhat sandbox list|serve` and `passhat bench --domain`: real processes, real MCP clients over stdio and HTTP."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_sandbox_list_prints_domains_and_task_types_as_json() -> None:
 
 
 def test_replay_prints_the_reliability_table_as_json() -> None:
-    args = ["replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "4", "--k", "3"]
+    args = ["bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "4", "--k", "3"]
     result = CliRunner().invoke(app, [*args, "--flaws", "off", "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
@@ -55,7 +55,7 @@ def test_replay_prints_the_reliability_table_as_json() -> None:
 
 
 def test_replay_with_stop_early_runs_a_curtailed_design_and_says_so() -> None:
-    args = ["replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "6", "--k", "6"]
+    args = ["bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "6", "--k", "6"]
     result = CliRunner().invoke(app, [*args, "--stop-early", "--min-trials", "2", "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
@@ -68,10 +68,10 @@ def test_replay_with_stop_early_runs_a_curtailed_design_and_says_so() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["replay", "--domain", "bank"], "no sandbox domain named 'bank'"),
-        (["replay", "--domain", "retail", "--flaws", "some"], "--flaws must be off or default"),
-        (["replay", "--domain", "retail", "--agent", "nomodule:nofunction"], "cannot import 'nomodule'"),
-        (["replay", "--domain", "retail", "--transport", "pigeon"], "--transport must be one of"),
+        (["bench", "--domain", "bank"], "no sandbox domain named 'bank'"),
+        (["bench", "--domain", "retail", "--flaws", "some"], "--flaws must be off or default"),
+        (["bench", "--domain", "retail", "--agent", "nomodule:nofunction"], "cannot import 'nomodule'"),
+        (["bench", "--domain", "retail", "--transport", "pigeon"], "--transport must be one of"),
         (["sandbox", "serve", "bank"], "no sandbox domain named 'bank'"),
         (["sandbox", "serve", "retail", "--transport", "smoke"], "--transport must be stdio or http"),
     ],
@@ -170,7 +170,7 @@ def test_replay_sends_each_trial_to_the_collector_as_a_sandbox_ticket(monkeypatc
 
     with OtlpReceiver() as receiver:
         monkeypatch.setenv("PASSHAT_ENDPOINT", receiver.url)
-        args = ["replay", "--domain", "retail", "--task-type", "change_pending_address", "--scenarios", "2", "--k", "2"]
+        args = ["bench", "--domain", "retail", "--task-type", "change_pending_address", "--scenarios", "2", "--k", "2"]
         result = CliRunner().invoke(app, [*args, "--flaws", "off", "--send-traces", "--json"])
         assert result.exit_code == 0, result.output
         tickets = [s for s in receiver.spans if s.attributes.get("gen_ai.operation.name") == "invoke_agent"]

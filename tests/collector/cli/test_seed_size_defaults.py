@@ -20,8 +20,8 @@ def _default(*path: str, option: str) -> object:
 
 
 def test_serve_and_replay_default_to_the_same_seed_size_and_seed() -> None:
-    assert _default("sandbox", "serve", option="size") == _default("replay", option="size") == "small"
-    assert _default("sandbox", "serve", option="seed") == _default("replay", option="seed") == 0
+    assert _default("sandbox", "serve", option="size") == _default("bench", option="size") == "small"
+    assert _default("sandbox", "serve", option="seed") == _default("bench", option="seed") == 0
 
 
 def test_the_sessions_service_defaults_to_the_size_the_command_serves() -> None:

@@ -231,13 +231,38 @@ def test_a_candidate_replays_the_baseline_tickets_and_is_compared_pairwise(setup
 
 
 @pytest.mark.slow
+def test_a_compared_candidate_runs_only_the_task_type_and_k_asked_for_and_says_so(setup: Setup) -> None:
+    base = setup.run("replay", "--period", "2026-W40", config=setup.config("k = 4\ntickets_per_task_type = 3"))
+    only = "order_status_inquiry"
+
+    candidate = setup.run(
+        "replay", "--period", "2026-W40", "--compare-to", base["run_id"], "--task-type", only, "--k", "2",
+        config=setup.config("k = 4\ntickets_per_task_type = 3"),
+    )  # fmt: skip
+
+    assert candidate["k"] == 2 and candidate["trials_per_ticket"] == 2
+    assert [row["task_type"] for row in candidate["task_types"]] == [only]
+    assert candidate["trials"] == 3 * 2  # the baseline's 3 tickets of that task type, 2 trials each
+    assert candidate["exploratory"] == [
+        "k = 2 (configured 4)",
+        f"task type {only} only",
+        f"candidate compared to run {base['run_id']}",
+    ]
+    assert [row["task_type"] for row in candidate["comparison"]["task_types"]] == [only]
+    # Without --k the candidate runs at the baseline's k and trials per ticket, and is labelled by it.
+    same_k = setup.run("replay", "--period", "2026-W40", "--compare-to", base["run_id"], "--task-type", only)
+    assert same_k["k"] == 4 and same_k["trials_per_ticket"] == 4
+    assert same_k["exploratory"][0] == "k = 4 (configured 3)"
+
+
+@pytest.mark.slow
 def test_flags_that_do_not_apply_are_refused(setup: Setup) -> None:
     runner = CliRunner()
     config = str(setup.config())
     flaws = runner.invoke(app, ["replay", "--period", "2026-W40", "--config", config, "--flaws", "off"])
     traces = runner.invoke(app, ["replay", "--period", "2026-W40", "--config", config, "--send-traces"])
     other_agent = runner.invoke(
-        app, ["replay", "--domain", "retail", "--agent", "anthropic", "--flaws", "default", "--scenarios", "1"]
+        app, ["bench", "--domain", "retail", "--agent", "anthropic", "--flaws", "default", "--scenarios", "1"]
     )
     assert flaws.exit_code == 2 and "--flaws applies to --domain only" in flaws.stderr
     assert traces.exit_code == 2 and "always store every trial as a sandbox trace" in traces.stderr

@@ -38,9 +38,18 @@ def test_replay_settings_refuse_a_bad_executor(settings: dict[str, object], mess
         ReplaySettings(**settings)  # type: ignore[arg-type]
 
 
-def test_the_executor_applies_to_store_replays_only() -> None:
-    result = CliRunner().invoke(app, ["replay", "--domain", "retail", "--executor", "ray"])
-    assert result.exit_code == 2 and "--executor applies to --period/--since" in result.stderr
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--executor", "dask"], "--executor must be local or ray, got 'dask'"),
+        (["--executor", "ray", "--customer", "anthropic"], "--executor ray runs the scripted customer"),
+        (["--ray-workers", "2"], "--ray-address and --ray-workers apply to --executor ray"),
+        (["--workers", "2"], "--workers applies to `passhat replay`"),
+    ],
+)
+def test_bench_refuses_executor_settings_that_do_not_apply(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["bench", "--domain", "retail", *args])
+    assert result.exit_code == 2 and message in result.stderr
 
 
 def test_without_ray_installed_choosing_it_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

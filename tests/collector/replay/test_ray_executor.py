@@ -230,3 +230,19 @@ def test_choosing_the_local_executor_never_imports_ray() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_benchmark_of_generated_scenarios_runs_on_ray_with_the_local_figures(cluster: Any) -> None:
+    runner = CliRunner()
+    args = ["bench", "--domain", "retail,travel", "--task-type", "cancel_pending_order", "--scenarios", "3",
+            "--k", "2", "--json"]  # fmt: skip
+    local = runner.invoke(app, args)
+    remote = runner.invoke(app, [*args, "--executor", "ray", "--ray-workers", "2"])
+    curtailed = runner.invoke(app, [*args, "--executor", "ray", "--ray-workers", "2", "--stop-early"])
+    assert local.exit_code == remote.exit_code == curtailed.exit_code == 0, remote.output + curtailed.output
+    here, there, stopped = (json.loads(r.stdout) for r in (local, remote, curtailed))
+    assert there["executor"] == "ray" and there["infra_retries"] == 0 and there["trials"] == here["trials"] == 6
+    # A trial's outcome depends on its scenario, attempt and agent only: the same figures wherever it ran.
+    assert there["task_types"] == here["task_types"] and there["domains"] == here["domains"]
+    assert stopped["design"]["name"] == "curtailed" and stopped["trials"] <= 6
+    assert [row["pass_hat_k"] for row in stopped["task_types"]] == [row["pass_hat_k"] for row in here["task_types"]]

@@ -162,7 +162,7 @@ def test_replay_runs_claude_from_the_command_line(retail: Sandbox, monkeypatch: 
     with messages_api(agent_turns, []) as api:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        args = ["replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1"]
+        args = ["bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1"]
         result = CliRunner().invoke(app, [*args, "--agent", "anthropic", "--model", "claude-test", "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)

@@ -156,7 +156,7 @@ def test_replay_runs_an_openai_compatible_model_from_the_command_line(
         outcome = CliRunner().invoke(
             app,
             [
-                "replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1",
+                "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1",
                 "--k", "1", "--agent", "openai", "--model", "local-model", "--base-url", api.url, "--json",
             ],
         )  # fmt: skip

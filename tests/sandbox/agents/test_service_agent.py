@@ -90,7 +90,7 @@ def test_passhat_replay_grades_the_javascript_agent_from_the_command_line(js_age
     outcome = CliRunner().invoke(
         app,
         [
-            "replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "2", "--k", "2",
+            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "2", "--k", "2",
             "--agent", js_agent, "--json",
         ],
     )  # fmt: skip
@@ -115,7 +115,7 @@ def test_no_trial_of_the_javascript_agent_is_lost_however_many_run_at_once(
     outcome = CliRunner().invoke(
         app,
         [
-            "replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", str(scenarios),
+            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", str(scenarios),
             "--k", "4", "--parallel", str(parallel), "--agent", js_agent, "--json",
         ],
     )  # fmt: skip
@@ -202,7 +202,7 @@ def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(ba
     outcome = CliRunner().invoke(
         app,
         [
-            "replay", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "2", "--k", "2",
+            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "2", "--k", "2",
             "--agent", url, "--json",
         ],
     )  # fmt: skip

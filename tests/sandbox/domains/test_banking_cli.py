@@ -1,4 +1,4 @@
-"""Banking from the command line: `passhat replay --domain banking` with Claude through the real `anthropic`
+"""Banking from the command line: `passhat bench --domain banking` with Claude through the real `anthropic`
 client (listing, serving and the ReferenceAgent's replay of every domain: test_every_domain.py)."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _replay_claude(
     with messages_api(agent_turns, []) as api:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        args = ["replay", "--domain", "banking", "--task-type", task_type, "--scenarios", "1", "--k", "1"]
+        args = ["bench", "--domain", "banking", "--task-type", task_type, "--scenarios", "1", "--k", "1"]
         result = CliRunner().invoke(app, [*args, "--agent", "anthropic", "--model", "claude-test", "--json"])
     assert result.exit_code == 0, result.output
     assert all(request["model"] == "claude-test" for request in api.requests)

@@ -39,7 +39,7 @@ def _replay_claude(
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         args = [
-            "replay",
+            "bench",
             "--domain",
             "consulting",
             "--task-type",

@@ -1,6 +1,6 @@
 """What every installed domain must do, each domain a parameter: the whole contract, every kind of task type,
 distinct and reproducible scenarios, a deterministic seed at both sizes, a typed tool listing naming each tool's
-system, and the command line (`passhat sandbox list|serve`, `passhat replay --domain`) over real MCP clients.
+system, and the command line (`passhat sandbox list|serve`, `passhat bench --domain`) over real MCP clients.
 
 A new domain gets all of these by being installed; its own rules are tested in its own test files.
 """
@@ -150,7 +150,7 @@ def test_sandbox_list_shows_every_domain_with_its_task_types_and_tools() -> None
 def test_replay_runs_the_reference_agent_on_a_chain_and_it_passes_without_flaws(name: str) -> None:
     domain = load_domain(name)
     chain = next(task for task in domain.task_types.values() if task.kind == "chain").name
-    args = ["replay", "--domain", name, "--task-type", chain, "--scenarios", "2", "--k", "2", "--flaws", "off"]
+    args = ["bench", "--domain", name, "--task-type", chain, "--scenarios", "2", "--k", "2", "--flaws", "off"]
     result = CliRunner().invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)

@@ -1,4 +1,4 @@
-"""The insurance domain from the command line: `passhat replay --domain insurance` with Claude through the real
+"""The insurance domain from the command line: `passhat bench --domain insurance` with Claude through the real
 `anthropic` client against the local Messages-API test server (listing, serving and the ReferenceAgent's replay
 of every domain: test_every_domain.py)."""
 
@@ -23,7 +23,7 @@ def _replay_claude(task_type: str, agent_turns: list[dict[str, Any]], monkeypatc
     with messages_api(agent_turns, []) as api:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        args = ["replay", "--domain", "insurance", "--task-type", task_type, "--scenarios", "1", "--k", "1"]
+        args = ["bench", "--domain", "insurance", "--task-type", task_type, "--scenarios", "1", "--k", "1"]
         result = CliRunner().invoke(app, [*args, "--agent", "anthropic", "--model", "claude-test", "--json"])
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.output)["task_types"]

@@ -1,4 +1,4 @@
-"""The travel domain from the command line: `passhat replay --domain travel` with Claude through the real
+"""The travel domain from the command line: `passhat bench --domain travel` with Claude through the real
 `anthropic` client against the local Messages-API test server, recorded turns (listing, serving and the
 ReferenceAgent's replay of every domain: test_every_domain.py)."""
 
@@ -23,7 +23,7 @@ def _replay_claude(task_type: str, agent_turns: list[dict[str, object]], monkeyp
     with messages_api(agent_turns, []) as api:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        args = ["replay", "--domain", "travel", "--task-type", task_type, "--scenarios", "1", "--k", "1"]
+        args = ["bench", "--domain", "travel", "--task-type", task_type, "--scenarios", "1", "--k", "1"]
         result = CliRunner().invoke(app, [*args, "--agent", "anthropic", "--model", "claude-test", "--json"])
     assert result.exit_code == 0, result.output
     assert len(api.requests) == len(agent_turns) and api.requests[0]["system"].startswith("# Airline")

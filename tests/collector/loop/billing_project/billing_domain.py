@@ -37,7 +37,7 @@ def seed(connection: Connection, seed: int = 0, size: str = "small") -> None:
 
 
 def candidates(connection: Connection) -> list[dict[str, Any]]:
-    """Scenarios drawn from the seed, for `passhat replay --domain` (a replay of real tickets brings its own)."""
+    """Scenarios drawn from the seed, for `passhat bench --domain` (a replay of real tickets brings its own)."""
     rows = connection.execute(select(Customer.id, Customer.email).order_by(Customer.id)).all()
     return [{"customer_id": row.id, "email": row.email, "plan_code": "team"} for row in rows]
 

@@ -1,0 +1,115 @@
+"""The options several commands share, declared once: each is an annotated type a command's parameter takes.
+
+`passhat bench` and `passhat replay` share the trial options (`--task-type`, `--k`, `--agent`, `--parallel`,
+`--stop-early`, `--min-trials`, the executor's); every command that prints a table takes `--json`; the
+commands reading the store take `--config`, `--store` and `--project`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for machines) instead of tables.")]
+
+ConfigPath = Annotated[
+    Path | None, typer.Option("--config", help="passhat.toml [env PASSHAT_CONFIG; ./passhat.toml if present].")
+]
+StoreOption = Annotated[str | None, typer.Option("--store", help="Store URL (overrides the config's).")]
+ProjectOption = Annotated[str | None, typer.Option("--project", help="Project (overrides the config's).")]
+
+TaskTypeOption = Annotated[str | None, typer.Option("--task-type", help="One task type (default: all).")]
+KOption = Annotated[int | None, typer.Option("--k", help="pass^k's k [bench: 5; replay: the config's replay.k].")]
+ParallelOption = Annotated[
+    int | None, typer.Option("--parallel", help="Trials running at once [bench: 8; replay: replay.concurrency].")
+]
+AgentOption = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        help="reference, anthropic, openai, an agent service's http(s):// URL, or module:function "
+        "[bench: reference; replay: the config's agent.factory].",
+    ),
+]
+StopEarlyOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--stop-early/--no-stop-early",
+        help="Curtailed design: stop a ticket's trials once one passed and one failed [replay: the config's].",
+    ),
+]
+MinTrialsOption = Annotated[
+    int | None, typer.Option("--min-trials", help="Attempts every ticket runs under --stop-early; pass@1 uses them.")
+]
+ExecutorOption = Annotated[
+    str | None, typer.Option("--executor", help="Where trials run: local or ray [bench: local; replay: the config's].")
+]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="--executor ray: a cluster's address, or local [default: replay.ray_address]."),
+]
+RayWorkersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--ray-workers", min=0, help="--executor ray: worker actors (0: one per CPU) [default: replay.ray_workers]."
+    ),
+]
+
+# The options of the generated-scenario benchmark (`passhat bench`; also taken, deprecated, by `replay --domain`).
+DomainOption = Annotated[
+    str | None,
+    typer.Option(
+        "--domain",
+        "--domains",
+        help="Shipped domains whose generated scenarios to run: one (retail), several (retail,travel) or all.",
+    ),
+]
+ScenariosOption = Annotated[int, typer.Option("--scenarios", help="Scenarios (tickets) per task type.")]
+CustomerOption = Annotated[str, typer.Option("--customer", help="scripted, anthropic or openai.")]
+FlawsOption = Annotated[
+    str | None,
+    typer.Option("--flaws", help="Reference agent failure injection: off or default [default: default]."),
+]
+TransportOption = Annotated[
+    str,
+    typer.Option(
+        "--transport",
+        help="How trials reach their tools: direct (in process, no protocol), memory, stdio or http (MCP).",
+    ),
+]
+ModelOption = Annotated[str | None, typer.Option("--model", help="Model of the anthropic or openai agent/customer.")]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        envvar="OPENAI_BASE_URL",
+        help="Chat Completions server of the openai agent/customer (vLLM, Ollama, ...).",
+    ),
+]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the data and the scenario draw.")]
+SizeOption = Annotated[str, typer.Option("--size", help="Seed size of the domain's data: small or default.")]
+SendTracesOption = Annotated[bool, typer.Option("--send-traces", help="Export each trial's trace to PASSHAT_ENDPOINT.")]
+PriceInOption = Annotated[float | None, typer.Option("--price-in", help="USD per million input tokens, for the cost.")]
+PriceOutOption = Annotated[
+    float | None, typer.Option("--price-out", help="USD per million output tokens, for the cost.")
+]
+
+BENCH_ONLY = (
+    "--domain", "--domains", "--scenarios", "--customer", "--flaws", "--transport", "--model", "--base-url",
+    "--seed", "--size", "--send-traces", "--price-in", "--price-out",
+)  # fmt: skip
+"""Options of `passhat bench` that `passhat replay` (production tickets) does not take."""
+
+REPLAY_ONLY = (
+    "--period", "--since", "--config", "--store", "--project", "--tickets-per-task-type", "--agent-version",
+    "--fresh", "--compare-to", "--workers",
+)  # fmt: skip
+"""Options of `passhat replay` (production tickets from the store) that `passhat bench` does not take."""
+
+
+def unknown_option(command: str, option: str, possibilities: list[str] | None) -> str:
+    """The error for an option ``command`` does not take: which, what was perhaps meant, where the list is."""
+    meant = f" (did you mean {' or '.join(sorted(possibilities))}?)" if possibilities else ""
+    return f"`{command}` has no option {option}{meant}: `{command} --help` lists its options"

@@ -1,0 +1,113 @@
+"""The tables `passhat bench`, `passhat replay`, `passhat report` and `passhat runs` print for people."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+from passhat.collector.cli._console import ci_text, console, pct
+
+if TYPE_CHECKING:
+    from passhat.collector.reliability import GradedTrial
+    from passhat.collector.replay import RunComparison
+    from passhat.collector.report import UnreplayedReport
+
+
+def trial_table_rows(
+    trials: list[GradedTrial], k: int, *, min_trials: int | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+    """Per (domain, task type) rows, per domain figures and the overall one, by the same rule on every path.
+
+    A trial the harness broke is in no figure (`reliability.summarize_trials`); tickets whose usable trials do
+    not settle pass^k are counted as ``unsettled_tickets``; ``min_trials`` (curtailed design) takes pass@1 from
+    each ticket's first attempts.
+    """
+    from passhat.collector.reliability import summarize_domains, summarize_trials
+
+    found = summarize_trials(trials, k, min_trials=min_trials)
+    if not found:
+        return [], [], None
+    domains, overall = summarize_domains(found)
+    return [row.to_dict() for row in found], [d.to_dict() for d in domains], overall.to_dict()
+
+
+def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
+    """The per-task-type table: tickets, pass@1, pass@k, pass^k with its interval, failure signatures."""
+    several = len({row["domain"] for row in rows}) > 1
+    table = Table(title=title)
+    if several:
+        table.add_column("domain")
+    for column in ("task type", "n", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} CI", "signatures"):
+        table.add_column(column)
+    for row in rows:
+        signatures = ", ".join(f"{name} {count}" for name, count in row["signatures"].items()) or "-"
+        cells = [
+            row["task_type"], str(row["tickets"]), pct(row["pass_at_1"]), pct(row["pass_at_k"]),
+            pct(row["pass_hat_k"]), ci_text(row["pass_hat_k_ci"]), signatures,
+        ]  # fmt: skip
+        table.add_row(*([row["domain"]] if several else []), *cells)
+    console.print(table)
+
+
+def print_domain_table(domains: list[dict[str, Any]], overall: dict[str, Any] | None, k: int) -> None:
+    """Per domain and overall: pass@1, pass@k and pass^k with their 95% intervals and the counts behind them."""
+    if overall is None:
+        return
+    table = Table(title="by domain: each task type's tickets pooled (95% intervals)")
+    for column in ("domain", "task types", "tickets", "trials", "pass@1", f"pass@{k}", f"pass^{k}"):
+        table.add_column(column)
+    for entry in [*domains, overall] if len(domains) > 1 else domains:
+        figures = (
+            f"{pct(entry[name])} {ci_text(entry[name + '_ci'])}" for name in ("pass_at_1", "pass_at_k", "pass_hat_k")
+        )
+        table.add_row(entry["domain"], str(entry["task_types"]), str(entry["tickets"]), str(entry["trials"]), *figures)
+    console.print(table)
+
+
+def print_comparison(comparison: RunComparison) -> None:
+    """The per-task-type paired differences, candidate minus baseline."""
+    k = comparison.k
+    base, cand = comparison.baseline, comparison.candidate
+    table = Table(
+        title=f"{cand.run_id} vs {base.run_id} on the same tickets (candidate minus baseline, "
+        f"{100 * comparison.level:g}% paired interval)"
+    )
+    for column in ("task type", "tickets", "pass@1", "change", f"pass^{k}", "change", "interval", "verdict"):
+        table.add_column(column)
+    for row in comparison.task_types:
+        at_1, hat = row.pass_at_1, row.pass_hat_k
+        verdict = "worse" if hat.credibly_lower else ("better" if hat.credibly_higher else "no clear change")
+        table.add_row(
+            row.task_type, str(hat.tickets), f"{pct(at_1.baseline)} → {pct(at_1.candidate)}",
+            signed_points(at_1.difference), f"{pct(hat.baseline)} → {pct(hat.candidate)}",
+            signed_points(hat.difference), ci_points(hat.interval), verdict,
+        )  # fmt: skip
+    console.print(table)
+
+
+def signed_points(value: float) -> str:
+    return f"{100.0 * value:+.1f} pp"
+
+
+def ci_points(interval: tuple[float, float] | None) -> str:
+    if interval is None:
+        return "too few tickets"
+    return f"[{100.0 * interval[0]:+.1f}, {100.0 * interval[1]:+.1f}] pp"
+
+
+def print_reasons(reasons: list[tuple[str, str, int]]) -> None:
+    """The reasons sampled tickets were not measured, with how many tickets each and what fixes it."""
+    total = sum(count for _, _, count in reasons)
+    table = Table(title=f"{total} sampled ticket(s) not measured (also listed in the report)")
+    for column in ("tickets", "reason", "fix"):
+        table.add_column(column, overflow="fold")
+    for reason, fix, count in reasons:
+        table.add_row(str(count), reason, fix or "-")
+    console.print(table)
+
+
+def reason_counts_of(report: UnreplayedReport) -> list[tuple[str, str, int]]:
+    from passhat.collector.report import reason_counts
+
+    return reason_counts(report.not_replayable)

@@ -1,0 +1,101 @@
+"""`passhat bench`: several domains or all, per-domain and overall figures with intervals and counts; the
+deprecated `passhat replay --domain` spelling runs it with a note; options of the other command are refused."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from passhat.collector.cli import app
+from passhat.collector.reliability import TaskTypeTrials, pool_task_types, summarize_task_type
+from passhat.sandbox import available_domains
+
+SMALL = ["--scenarios", "2", "--k", "2", "--json"]
+
+
+def _bench(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["bench", *args])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_several_domains_give_each_domain_and_the_whole_its_figures_with_intervals_and_counts() -> None:
+    data = _bench("--domain", "retail,travel", *SMALL)
+
+    assert [entry["domain"] for entry in data["domains"]] == ["retail", "travel"]
+    assert {row["domain"] for row in data["task_types"]} == {"retail", "travel"}
+    for entry in [*data["domains"], data["overall"]]:
+        mine = [r for r in data["task_types"] if entry["domain"] in ("overall", r["domain"])]
+        assert entry["task_types"] == len(mine) and entry["tickets"] == sum(r["tickets"] for r in mine)
+        assert entry["trials"] == sum(r["trials"] for r in mine)
+        for name in ("pass_at_1", "pass_at_k", "pass_hat_k"):
+            low, high = entry[f"{name}_ci"]
+            # The pooled figure is the mean over the tickets, inside its interval, which is never zero-width.
+            mean = sum(r[name] * r["tickets"] for r in mine) / entry["tickets"]
+            assert entry[name] == pytest.approx(mean) and low <= entry[name] <= high and low < high
+    assert data["overall"]["tickets"] == sum(entry["tickets"] for entry in data["domains"])
+    assert data["executor"] == "local" and data["infra_retries"] == 0
+
+
+def test_all_runs_every_installed_domain_and_the_table_shows_them() -> None:
+    result = CliRunner().invoke(app, ["bench", "--domain", "all", "--task-type", "cancel_pending_order", "--k", "1"])
+    assert result.exit_code == 0, result.output
+    assert "│ retail" in result.stdout and "│ overall" not in result.stdout  # one domain has that task type
+    data = _bench("--domain", "all", "--scenarios", "1", "--k", "1", "--json")
+    assert [entry["domain"] for entry in data["domains"]] == available_domains()
+    table = CliRunner().invoke(app, ["bench", "--domains", "retail,banking", "--scenarios", "1", "--k", "1"])
+    assert table.exit_code == 0 and "by domain" in table.stdout and "│ overall" in table.stdout
+
+
+def test_the_old_spelling_runs_the_benchmark_with_a_deprecation_note() -> None:
+    args = ["--domain", "retail", "--task-type", "cancel_pending_order", *SMALL]
+    old = CliRunner().invoke(app, ["replay", *args])
+    assert old.exit_code == 0, old.output
+    assert "`passhat replay --domain` is deprecated: run `passhat bench --domain" in old.stderr
+    assert json.loads(old.stdout) == _bench(*args)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # The production replay's options are refused by the benchmark, in either spelling.
+        (["replay", "--domain", "retail", "--store", "nope://", "--project", "nope"], "--store applies to"),
+        (["bench", "--domain", "retail", "--project", "nope"], "--project applies to `passhat replay`"),
+        (["bench", "--domain", "retail", "--period", "2026-W48"], "--period applies to `passhat replay`"),
+        # And the benchmark's by the production replay.
+        (["replay", "--period", "2026-W48", "--scenarios", "3"], "--scenarios applies to --domain only"),
+        (["replay", "--period", "2026-W48", "--transport", "http"], "--transport applies to --domain only"),
+        (["bench", "--domain", "retail,atlantis"], "no sandbox domain named 'atlantis'"),
+        (["bench", "--domain", "all,retail"], "--domain all stands alone"),
+        (["bench"], "give --domain"),
+        (["bench", "--domain", "retail", "--task-type", "book_flight"], "no task type 'book_flight' in retail"),
+        (["replay"], "give --period or --since"),
+        (["bench", "--domain", "retail", "--scenario", "2"], "`passhat bench` has no option --scenario"),
+    ],
+)
+def test_options_that_do_not_apply_are_one_clear_error(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.output
+
+
+def test_pooled_domain_intervals_cover_at_the_nominal_rate() -> None:
+    """Three task types of 10 tickets with different pass^k: the pooled interval covers the mean >= 95%."""
+    rng = np.random.default_rng(7)
+    rates, tickets, k = [0.2, 0.6, 0.95], 10, 4
+    truth = float(np.mean([p**k for p in rates]))
+    covered, runs = 0, 400
+    for _ in range(runs):
+        rows = []
+        for index, p in enumerate(rates):
+            n = np.full(tickets, k)
+            c = rng.binomial(k, p, size=tickets)
+            rows.append(TaskTypeTrials("d", f"t{index}", summarize_task_type(n, c, k)))
+        low, high = pool_task_types("d", rows).pass_hat_k_ci
+        covered += low <= truth <= high
+    assert covered / runs >= 0.93
