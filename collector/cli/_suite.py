@@ -11,7 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from passhat.collector.cli._console import console, emit_json, fail, pct
-from passhat.collector.cli._loop import ConfigPath, ProjectOption, StoreOption, load_loop_config, open_loop_store
+from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
+from passhat.collector.cli._store import load_loop_config, open_loop_store
 
 if TYPE_CHECKING:
     from passhat.collector.suite import SuiteTable
@@ -20,8 +21,6 @@ suite_app = typer.Typer(
     no_args_is_help=True,
     help="The frozen benchmark suite: list its tasks, run an agent on it, and table one or more runs.",
 )
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _names(text: str | None, what: str) -> tuple[str, ...]:
