@@ -51,6 +51,7 @@ SAMPLES: dict[str, str | None] = {
     "/ui/runs/{run_id}": f"/ui/runs/{RUN}",
     "/ui/runs/{run_id}/tickets/{ticket_id:path}": f"/ui/runs/{RUN}/tickets/SHOP-cancel-2",
     "/ui/alerts": "/ui/alerts",
+    "/ui/runs/compare": f"/ui/runs/compare?a={RUN}&b={RUN}",
     "/ui/static/{name}": None,  # the stylesheet and scripts every page loads
 }
 SIGNED_OUT = {"/ui/login"}
@@ -58,8 +59,20 @@ WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 
 
 def page_routes() -> list[str]:
-    """The UI's GET routes, as FastAPI declares them."""
-    return sorted(route.path for route in ui_router().routes if isinstance(route, APIRoute) and "GET" in route.methods)
+    """The UI's GET routes, as FastAPI declares them (those of the routers it includes too)."""
+    return sorted(_get_paths(ui_router().routes, ""))
+
+
+def _get_paths(routes: list[Any], prefix: str) -> list[str]:
+    paths: list[str] = []
+    for route in routes:
+        if isinstance(route, APIRoute):
+            if "GET" in route.methods:
+                paths.append(prefix + route.path)
+        elif hasattr(route, "original_router"):  # an included router (FastAPI keeps it as one entry)
+            context = getattr(route, "include_context", None)
+            paths += _get_paths(route.original_router.routes, prefix + str(getattr(context, "prefix", "")))
+    return paths
 
 
 def _grade(store: Store) -> None:
