@@ -175,7 +175,8 @@ def test_the_pages_fit_a_phone(ui: UiCollector, browser: Browser) -> None:
         for name, path in (("overview", "/ui/"), ("ticket", "/ui/tickets/SHOP-refund-0"),
                            ("attempts", "/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2")):  # fmt: skip
             phone.page.goto(f"{ui.url}{path}")
-            overflow = phone.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            root = "document.documentElement"
+            overflow = phone.page.evaluate(f"{root}.scrollWidth - {root}.clientWidth")
             assert overflow <= 0, f"{path} is {overflow}px wider than the phone"
             phone.shot(f"phone-{name}")
         assert phone.errors == []

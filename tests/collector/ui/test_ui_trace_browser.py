@@ -149,7 +149,7 @@ def served(sql_store: Store) -> Iterator[Served]:
 
 
 def _overflow(session: Session) -> int:
-    return int(session.page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+    return int(session.page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"))
 
 
 def _spilling_cards(session: Session) -> list[str]:

@@ -127,7 +127,7 @@ def test_choosing_a_verdict_filters_the_list_in_place(ui: UiCollector, browser: 
         page.get_by_label("Verdict").select_option("")
         page.get_by_label("Replays").select_option("not_replayed")
         expect(page.get_by_test_id("no-tickets")).to_be_visible()
-        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0
         assert errors == [], errors
     finally:
