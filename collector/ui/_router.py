@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import importlib.resources
 import urllib.parse
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import jinja2
 from fastapi import APIRouter, HTTPException, Query, Request, Response
@@ -45,6 +46,7 @@ from passhat.collector.ui._session import COOKIE_NAME, SESSION_SECONDS, Sessions
 from passhat.collector.ui._trace import changed_fields, intent_rows
 
 PREFIX = "/ui"
+_T = TypeVar("_T")
 _STATIC = {
     "ui.css": "text/css; charset=utf-8",
     "ui.js": "text/javascript; charset=utf-8",
@@ -101,28 +103,26 @@ def _sessions(request: Request) -> Sessions:
     return sessions
 
 
-def _cache(request: Request) -> FigureCache:
+def _kept(request: Request, name: str, make: Callable[[], _T]) -> _T:
+    """The object the app keeps under `name` (made on first use): the UI's caches live as long as the app."""
     state = request.app.state
-    cache: FigureCache | None = getattr(state, "passhat_ui_figures", None)
-    if cache is None:
-        cache = state.passhat_ui_figures = FigureCache()
-    return cache
+    kept: _T | None = getattr(state, name, None)
+    if kept is None:
+        kept = make()
+        setattr(state, name, kept)
+    return kept
+
+
+def _cache(request: Request) -> FigureCache:
+    return _kept(request, "passhat_ui_figures", FigureCache)
 
 
 def _run_rows(request: Request) -> RunRowsCache:
-    state = request.app.state
-    cache: RunRowsCache | None = getattr(state, "passhat_ui_run_rows", None)
-    if cache is None:
-        cache = state.passhat_ui_run_rows = RunRowsCache()
-    return cache
+    return _kept(request, "passhat_ui_run_rows", RunRowsCache)
 
 
 def _views(request: Request) -> ViewCache:
-    state = request.app.state
-    views: ViewCache | None = getattr(state, "passhat_ui_views", None)
-    if views is None:
-        views = state.passhat_ui_views = ViewCache()
-    return views
+    return _kept(request, "passhat_ui_views", ViewCache)
 
 
 def _safe_next(target: str | None) -> str:
