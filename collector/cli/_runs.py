@@ -10,6 +10,7 @@ from rich.table import Table
 from passhat.collector.cli._console import console, emit_json, fail, pct, print_harness_failures
 from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
 from passhat.collector.cli._store import load_loop_config, open_loop_store
+from passhat.collector.store import RunParams
 
 runs_app = typer.Typer(
     no_args_is_help=True,
@@ -59,6 +60,7 @@ def list_command(
 
 def _show(run: Any, role: str) -> dict[str, Any]:
     params = dict(run.params)
+    typed = RunParams.of(run)
     return {
         "run_id": run.run_id,
         "role": role,
@@ -67,8 +69,8 @@ def _show(run: Any, role: str) -> dict[str, Any]:
         "created_at": run.created_at.isoformat(),
         "finished_at": None if run.finished_at is None else run.finished_at.isoformat(),
         "params": {key: value for key, value in params.items() if key not in ("tickets", "not_replayable")},
-        "tickets": len(params.get("tickets", [])),
-        "not_replayable": len(params.get("not_replayable", [])),
+        "tickets": len(typed.tickets),
+        "not_replayable": len(typed.not_replayable),
         "summary": run.summary,
         "error": run.error,
     }

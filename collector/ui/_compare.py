@@ -19,7 +19,7 @@ from passhat.collector.reliability import (
     pairing_notes,
     unpaired_difference,
 )
-from passhat.collector.store import ReplayRun, RunRole, TicketTally
+from passhat.collector.store import ReplayRun, RunParams, RunRole, TicketTally
 from passhat.collector.ui._figures import period_of, run_roles
 from passhat.collector.ui._reliability import Headline, RunViews
 
@@ -113,7 +113,7 @@ def compare_router() -> APIRouter:
         runs = {run.run_id: run for run, _ in listings}
         a, b = a.strip(), b.strip()
         if a and not b and a in runs:
-            b = str(runs[a].params.get("compare_to") or "")
+            b = RunParams.of(runs[a]).compare_to or ""
         missing = [r for r in (a, b) if r and r not in runs]
         if missing:
             what = " and ".join(f"replay run {r}" for r in missing)
