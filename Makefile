@@ -55,8 +55,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy -p passhat
 
+# The suite runs on PYTEST_WORKERS processes (pytest-xdist), a test file's tests together on one of them;
+# PYTEST_WORKERS=0 runs it in this process, one test after another.
+PYTEST_WORKERS ?= 2
 pytest: $(STAMP) $(JS_EXAMPLE) $(AXE)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

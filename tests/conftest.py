@@ -24,3 +24,19 @@ def chdb_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     Every test that opens a `chdb://` store uses this path, each with a DATABASE of its own.
     """
     return tmp_path_factory.mktemp("chdb")
+
+
+@pytest.fixture(autouse=True)
+def _restore_opentelemetry_global_provider() -> object:
+    """Undo a test's `configure(set_global=True)` (a docs snippet runs in this process, say).
+
+    OpenTelemetry lets the global provider be set once per process; without this, every later test in the same
+    process (whichever order the tests run in, and on whichever pytest-xdist worker) would see library spans
+    (MCP's own, a framework's) routed into a provider an earlier test left behind.
+    """
+    from opentelemetry import trace
+
+    provider, once = trace._TRACER_PROVIDER, trace._TRACER_PROVIDER_SET_ONCE._done  # type: ignore[attr-defined]
+    yield
+    trace._TRACER_PROVIDER = provider  # type: ignore[attr-defined]
+    trace._TRACER_PROVIDER_SET_ONCE._done = once  # type: ignore[attr-defined]

@@ -50,8 +50,13 @@ def list_command(as_json: JsonOption = False) -> None:
             title=f"suite {manifest['version']}: {manifest['tasks']} tasks, {manifest['response_checked']} also "
             f"graded on the final response; hash {manifest['content_hash'][:16]}"
         )
-        for column in ("domain", "tasks", "task type", "kind", "tasks of type", "final response checked"):
-            table.add_column(column)
+        # The task type's name is what a reader looks up: never cut, even on an 80-column terminal.
+        table.add_column("domain", overflow="fold")
+        table.add_column("tasks", justify="right")
+        table.add_column("task type", no_wrap=True)
+        table.add_column("kind", overflow="fold")
+        table.add_column("tasks of type", justify="right")
+        table.add_column("reply checked", overflow="fold")
         for domain, entry in manifest["domains"].items():
             for index, (name, info) in enumerate(entry["task_types"].items()):
                 table.add_row(

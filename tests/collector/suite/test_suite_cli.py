@@ -23,8 +23,10 @@ def test_suite_list_shows_versions_domains_and_task_types_with_counts() -> None:
     assert v1["tasks"] >= 507 and set(v1["domains"]) == {"retail", "travel", "banking", "insurance", "consulting"}
     retail = v1["domains"]["retail"]
     assert sum(t["tasks"] for t in retail["task_types"].values()) == retail["tasks"]
-    text = CliRunner().invoke(app, ["suite", "list"], env={"COLUMNS": "200"})
-    assert text.exit_code == 0 and "cancel_pending_order" in text.output and "suite v1" in text.output
+    text = CliRunner().invoke(app, ["suite", "list"])
+    assert text.exit_code == 0 and "suite v1" in text.output
+    # Every task type's name whole, whatever the terminal's width (the runner's console is 80 columns wide).
+    assert all(name in text.output for name in retail["task_types"]), text.output
 
 
 def test_suite_run_names_its_run_and_reuses_a_finished_one(stored_runs: StoredRuns) -> None:
