@@ -56,7 +56,17 @@ from passhat.collector.report import (
     write_report,
     write_unreplayed_report,
 )
-from passhat.collector.store import Period, ReplayRun, RunParams, Store, TicketTally, TrialRow, parse_period
+from passhat.collector.store import (
+    Period,
+    ReplayRun,
+    RunParams,
+    Store,
+    TicketTally,
+    TrialRow,
+    parse_period,
+    reclassified,
+    traffic_rows,
+)
 from passhat.sandbox import Domain
 
 
@@ -82,16 +92,10 @@ class PeriodResult:
     delivery: DeliveryOutcome | None = None  # the report sent to `[report] send_to` (official runs only)
 
 
-def _traffic_rows(store: Store, project: str, period: Period) -> list[tuple[dt.date, str, int]]:
-    last_day = period.end - dt.timedelta(days=1)
-    rows = store.traffic(project, days=period.days, source="production", today=last_day)
-    return [(row.day, row.task_type, row.tickets) for row in rows if period.contains(row.day)]
-
-
 def traffic_weights(store: Store, project: str, period: Period) -> dict[str, float]:
     """Tickets per task type over the period (the weights of an overall figure)."""
     weights: dict[str, float] = {}
-    for _day, task_type, tickets in _traffic_rows(store, project, period):
+    for _day, task_type, tickets in traffic_rows(store, project, period):
         weights[task_type] = weights.get(task_type, 0.0) + tickets
     return weights
 
@@ -172,7 +176,7 @@ def report_input_for(
             owner.setdefault(name, domain.name)
     traffic = [
         DailyTraffic(owner.get(task_type, "unknown"), task_type, day, tickets)
-        for day, task_type, tickets in reclassified(_traffic_rows(store, project, period), run)
+        for day, task_type, tickets in reclassified(traffic_rows(store, project, period), run)
     ]
     not_replayable = [NotReplayable.from_dict(n) for n in _recorded_not_replayable(run)] + dropped
     return ReportInput(
@@ -208,22 +212,6 @@ def production_grades(store: Store, project: str, period: Period) -> list[Produc
         ProductionGrade(v.domain or "unknown", v.task_type, v.ticket_id, v.passed, v.signature)
         for v in store.list_production_verdicts(project, since_ns=since, until_ns=until, limit=1_000_000)
     ]
-
-
-def reclassified(rows: list[tuple[dt.date, str, int]], run: ReplayRun) -> list[tuple[dt.date, str, int]]:
-    """Daily traffic with the tickets intent inference classified moved from their unnamed task type to theirs."""
-    moved = RunParams.of(run).classified_traffic
-    counts: dict[tuple[dt.date, str], int] = {}
-    for day, task_type, tickets in rows:
-        counts[(day, task_type)] = counts.get((day, task_type), 0) + tickets
-    for day_text, changes in moved.items():
-        day = dt.date.fromisoformat(day_text)
-        for change, tickets in changes.items():
-            source, _, target = change.partition("->")
-            taken = min(tickets, counts.get((day, source), 0))
-            counts[(day, source)] = counts.get((day, source), 0) - taken
-            counts[(day, target)] = counts.get((day, target), 0) + taken
-    return [(day, task_type, tickets) for (day, task_type), tickets in sorted(counts.items()) if tickets > 0]
 
 
 def store_runtime(store: Store, project: str) -> passhat.Passhat:

@@ -30,7 +30,7 @@ from passhat.collector.reliability._harness import (
     harness_failures,
     is_harness_failure,
 )
-from passhat.collector.reliability._headline import HeadlineCurve, headline_curve
+from passhat.collector.reliability._headline import HeadlineCurve, headline_curve, weighted_headline_curve
 from passhat.collector.reliability._intervals import (
     Interval,
     difference_interval,
@@ -167,6 +167,7 @@ __all__ = [
     "traffic_impact",
     "unpaired_difference",
     "weighted_curve",
+    "weighted_headline_curve",
     "wilson_bounds",
     "wilson_interval",
 ]

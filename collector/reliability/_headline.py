@@ -10,6 +10,7 @@ the distinct (trials, passes) pairs, so its cost does not grow with the number o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ from passhat.collector.reliability._estimators import (
     pass_at_k_array,
     pass_hat_k_array,
 )
-from passhat.collector.reliability._intervals import wilson_bounds
+from passhat.collector.reliability._intervals import stratified_interval, wilson_bounds
 from passhat.collector.reliability._summary import distinct_counts
 
 
@@ -128,4 +129,48 @@ def headline_curve(
         pass_hat_k=hat_sum / tickets,
         pass_hat_k_low=np.asarray(hat_low, dtype=np.float64),
         pass_hat_k_high=np.asarray(hat_high, dtype=np.float64),
+    )
+
+
+def weighted_headline_curve(
+    curves: Sequence[HeadlineCurve], weights: Sequence[float], level: float = 0.95
+) -> HeadlineCurve:
+    """Task types' headline curves combined by their traffic: at each j the weighted mean of their values with the
+    stratified interval (task types the strata, their weights known), as the weekly report's headline computes it.
+
+    Every curve must run to the same k. Task types of weight 0 (no traffic in the period) count for nothing.
+    """
+    if not curves or len(curves) != len(weights):
+        raise ValueError("a weighted headline needs one weight per task type's curve, and at least one curve")
+    k = curves[0].max_k
+    if any(curve.max_k != k for curve in curves):
+        raise ValueError("every task type's curve must run to the same k")
+    w = np.asarray(weights, dtype=np.float64)
+    tickets = np.array([curve.tickets for curve in curves], dtype=np.float64)
+
+    def stratified(values: FloatArray) -> tuple[float, float, float]:
+        estimate, (low, high), _ = stratified_interval(values, tickets, w, level)
+        return estimate, float(low), float(high)
+
+    def along(name: str) -> tuple[FloatArray, FloatArray, FloatArray]:
+        stacked = np.vstack([np.asarray(getattr(curve, name), dtype=np.float64) for curve in curves])
+        points = [stratified(stacked[:, i]) for i in range(k)]
+        return tuple(np.array([p[part] for p in points], dtype=np.float64) for part in range(3))  # type: ignore[return-value]
+
+    at, at_low, at_high = along("pass_at_k")
+    hat, hat_low, hat_high = along("pass_hat_k")
+    first, first_low, first_high = stratified(np.array([curve.pass_at_1 for curve in curves]))
+    return HeadlineCurve(
+        k=np.arange(1, k + 1, dtype=np.int64),
+        tickets=int(tickets.sum()),
+        trials=sum(curve.trials for curve in curves),
+        level=level,
+        pass_at_1=first,
+        pass_at_1_ci=(first_low, first_high),
+        pass_at_k=at,
+        pass_at_k_low=at_low,
+        pass_at_k_high=at_high,
+        pass_hat_k=hat,
+        pass_hat_k_low=hat_low,
+        pass_hat_k_high=hat_high,
     )

@@ -2,9 +2,10 @@
 their curve over k, the mixture behind the curve, what the figures mean for a day of traffic, and failure
 signatures as shares per period.
 
-Every figure comes from `reliability.headline_curve`, so a headline and the curve's band at the same k are the
-same number and interval. Tallies come from the store's aggregation (`Store.ticket_tallies`, cached per finished
-run by `FigureCache`), never from every trial.
+Every figure comes from `reliability.headline_curve` (and, weighted by the period's traffic as the weekly report
+weighs its headline, `reliability.weighted_headline_curve`), so a headline and the curve's band at the same k are
+the same number and interval, and the traffic-weighted overall figure is the weekly report's. Tallies come from
+the store's aggregation (`Store.ticket_tallies`, cached per finished run by `FigureCache`), never from every trial.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +29,9 @@ from passhat.collector.reliability import (
     project_failures,
     settled,
     signature_shares,
+    weighted_headline_curve,
 )
-from passhat.collector.store import ReplayRun, RunParams, Store, TicketTally, TrafficDay
+from passhat.collector.store import ReplayRun, RunParams, Store, TicketTally, TrafficDay, parse_period, run_traffic
 from passhat.collector.ui._figures import History
 from passhat.collector.ui._pages import FigureCache
 
@@ -45,6 +47,7 @@ class Headline:
     k: int
     curve: HeadlineCurve
     left_out: int  # tickets whose pass^k is not settled yet
+    weighting: str = "tickets"  # "tickets": every ticket counts once; "traffic": task types weighted by traffic
 
     @property
     def pass_at_k(self) -> tuple[float, float, float]:
@@ -80,9 +83,12 @@ class RunViews:
     """Everything the seed's views read of one run: failures and settled counts from one pass over its tallies,
     headlines computed when first asked for (older periods only ever need their failures)."""
 
-    def __init__(self, run: ReplayRun, tallies: Sequence[TicketTally]) -> None:
+    def __init__(
+        self, run: ReplayRun, tallies: Sequence[TicketTally], traffic: Callable[[], Mapping[str, float]] | None = None
+    ) -> None:
         self.run = run
         self._tallies = tallies
+        self._traffic = traffic  # the period's production tickets per task type, read when first needed
         self.tallies_by_type: dict[str, list[TicketTally]] = {}
         self.failures: dict[str | None, Counter[str]] = {None: Counter()}  # by signature; None: all task types
         self.settled_counts: dict[str | None, Counter[tuple[int, int]]] = {None: Counter()}
@@ -111,13 +117,27 @@ class RunViews:
 
     @functools.cached_property
     def headlines(self) -> list[Headline]:
-        """All task types pooled, then each domain."""
+        """All task types weighted by the period's traffic (the weekly report's headline) and pooled (every ticket
+        once), then each domain: weighted when its task types had traffic, pooled otherwise."""
         by_domain: dict[str, list[TicketTally]] = {}
         for tally in self._tallies:
             by_domain.setdefault(tally.domain or "unknown", []).append(tally)
-        found = [headline_of(ALL, self.run, self._tallies)]
-        found.extend(headline_of(domain, self.run, members) for domain, members in sorted(by_domain.items()))
+        weights = dict(self._traffic()) if self._traffic is not None else {}
+        found = [self.weighted(ALL, weights, None), headline_of(ALL, self.run, self._tallies)]
+        for domain, members in sorted(by_domain.items()):
+            names = {t.task_type for t in members}
+            found.append(self.weighted(domain, weights, names) or headline_of(domain, self.run, members))
         return [h for h in found if h is not None]
+
+    def weighted(self, scope: str, weights: Mapping[str, float], names: set[str] | None) -> Headline | None:
+        """The task types' headlines (``names``, or all) combined by their traffic; None without any."""
+        parts = [
+            (h, weights.get(name, 0.0)) for name, h in sorted(self.task_types.items()) if names is None or name in names
+        ]
+        if not parts or sum(w for _, w in parts) <= 0:
+            return None
+        curve = weighted_headline_curve([h.curve for h, _ in parts], [w for _, w in parts])
+        return Headline(scope, self.run.k, curve, sum(h.left_out for h, _ in parts), weighting="traffic")
 
     @functools.cached_property
     def task_types(self) -> dict[str, Headline]:
@@ -132,8 +152,10 @@ class RunViews:
         return _spread(tuple(sorted((n, c, w) for (n, c), w in counts.items())))
 
 
-def run_views(run: ReplayRun, tallies: Sequence[TicketTally]) -> RunViews:
-    return RunViews(run, tallies)
+def run_views(
+    run: ReplayRun, tallies: Sequence[TicketTally], traffic: Callable[[], Mapping[str, float]] | None = None
+) -> RunViews:
+    return RunViews(run, tallies, traffic)
 
 
 class ViewCache:
@@ -144,14 +166,20 @@ class ViewCache:
         self._size = size
         self._entries: OrderedDict[tuple[str, str], RunViews] = OrderedDict()
 
-    def get(self, project: str, run: ReplayRun, tallies: Sequence[TicketTally]) -> RunViews:
+    def get(
+        self,
+        project: str,
+        run: ReplayRun,
+        tallies: Sequence[TicketTally],
+        traffic: Callable[[], Mapping[str, float]] | None = None,
+    ) -> RunViews:
         key = (project, run.run_id)
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None:
                 self._entries.move_to_end(key)
                 return hit
-        views = run_views(run, tallies)
+        views = run_views(run, tallies, traffic)
         if run.status == "finished":
             with self._lock:
                 self._entries[key] = views
@@ -304,7 +332,7 @@ def overview_views(
         return None
     period = hist.periods[-1]
     latest = views(period)
-    if not latest.headlines or latest.headlines[0].scope != ALL:
+    if not any(h.scope == ALL for h in latest.headlines):
         return None
     value, error = daily_tickets(daily)
     return OverviewViews(
@@ -319,11 +347,23 @@ def overview_views(
     )
 
 
+def period_weights(store: Store, project: str, run: ReplayRun) -> dict[str, float]:
+    """Production tickets per task type over the run's period, as the weekly report weighs its headline."""
+    name = RunParams.of(run).period
+    if name is None:
+        return {}
+    weights: Counter[str] = Counter()
+    for _day, task_type, tickets in run_traffic(store, project, parse_period(name), run):
+        weights[task_type] += tickets
+    return dict(weights)
+
+
 def _views_of(store: Store, project: str, figures: FigureCache, views: ViewCache) -> tuple[History, Any]:
     hist = figures.history(store, project)
 
     def of(period: str) -> RunViews:
-        return views.get(project, hist.runs[period], hist.tallies[period])
+        run = hist.runs[period]
+        return views.get(project, run, hist.tallies[period], lambda: period_weights(store, project, run))
 
     return hist, of
 
