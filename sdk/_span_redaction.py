@@ -55,6 +55,10 @@ _DIGIT_RUN = DIGIT_RUN
 # A lowercase UUID (a conversation's, an agent call's id, on every span): the built-in patterns can find nothing in
 # one unless its first eight characters are all digits (a phone number then starts it: see ``_clean``).
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# One word of ASCII letters, digits and underscores (a tool call's id, a tool's name): the patterns need a non-word
+# character (or the string's ends) around what they find, so in one word they can find only the whole of it, which
+# is then all digits (a card) or an uppercase IBAN: a word with a lowercase letter or an underscore holds nothing.
+_WORD = re.compile(r"\w+", re.ASCII)
 
 _SHORT = 200  # characters: a string this short is scanned at once rather than looked up among those met before
 _LISTS = 16  # JSON lists remembered for the conversations that grow from them
@@ -176,14 +180,19 @@ class SpanRedaction:
 
         In a lowercase UUID only a phone number can be found, and only at its start (the patterns for cards and
         phones need no word character or dash before them, and each group of a UUID is followed by a dash or the
-        end), so only when its first group is all digits. Anything else is clean when ``DIGIT_RUN`` finds no
-        run; what was found clean is remembered, as spans repeat their ids.
+        end), so only when its first group is all digits; in one word, nothing unless it has neither a lowercase
+        letter nor an underscore (see ``_WORD``). Anything else is clean when ``DIGIT_RUN`` finds no run; what was
+        found clean is remembered, as spans repeat their ids.
         """
         seen = self._clean_seen
         if value in seen:
             return True
-        uuid = _UUID.fullmatch(value) is not None
-        clean = not value[:8].isdigit() if uuid else _DIGIT_RUN.search(value) is None
+        if _UUID.fullmatch(value) is not None:
+            clean = not value[:8].isdigit()
+        elif _WORD.fullmatch(value) is not None and ("_" in value or value.upper() != value):
+            clean = True
+        else:
+            clean = _DIGIT_RUN.search(value) is None
         if clean:
             if len(seen) >= _REMEMBERED:
                 seen.clear()

@@ -232,6 +232,12 @@ def test_ids_skipped_as_clean_are_redacted_as_the_patterns_would(redactor: passh
     values += [value.upper() for value in values[:20]] + [value.replace("-", "") for value in values[300:320]]
     values += ["12345678-1234-4abc-8def-0123456789ab", "4000 0566 5566 5556", "gpt-4o-2024-08-06", PHONE, "ok"]
     values += [f"{rng.randrange(10**7):07d}a-1234-4abc-8def-0123456789ab" for _ in range(20)]
+    values += [f"pyd_ai_{rng.getrandbits(128):032x}" for _ in range(50)] + ["GB82WEST12345698765432", "find_patient"]
+    values += ["gb82west12345698765432", "4111111111111111", "4111111111111111_x", "x4111111111111111", "ÉLISE"]
+    values += [
+        f"{rng.choice(['ab', 'AB', '', '_'])}{rng.randrange(10**16)}{rng.choice(['c', 'C', '', '_'])}"
+        for _ in range(200)
+    ]
     spans = SpanRedaction(redactor)
     found = 0
     for _ in range(2):
@@ -239,4 +245,4 @@ def test_ids_skipped_as_clean_are_redacted_as_the_patterns_would(redactor: passh
             expected = redactor.text(value, None)
             assert (spans.attributes({"id": value}) or {})["id"] == expected, value
             found += expected != value
-    assert found > 100, "the all-digit first groups and the phone and card were redacted"
+    assert found > 150, "the all-digit first groups, the IBAN, the cards and the phone were redacted"
