@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,6 +51,14 @@ logger = logging.getLogger("passhat")
 # may find something in it). Timestamps, ids and counts do not pass it.
 _DIGIT_RUN = DIGIT_RUN
 
+
+# A lowercase UUID (a conversation's, an agent call's id, on every span): the built-in patterns can find nothing in
+# one unless its first eight characters are all digits (a phone number then starts it: see ``_clean``).
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# One word of ASCII letters, digits and underscores (a tool call's id, a tool's name): the patterns need a non-word
+# character (or the string's ends) around what they find, so in one word they can find only the whole of it, which
+# is then all digits (a card) or an uppercase IBAN: a word with a lowercase letter or an underscore holds nothing.
+_WORD = re.compile(r"\w+", re.ASCII)
 
 _SHORT = 200  # characters: a string this short is scanned at once rather than looked up among those met before
 _LISTS = 16  # JSON lists remembered for the conversations that grow from them
@@ -102,6 +111,8 @@ class SpanRedaction:
         # The JSON lists redacted last, with their redacted form: a conversation's input messages in one model
         # call are the previous call's plus the new ones, so only the new ones are scanned (see ``_grown``).
         self._lists: list[tuple[str, str]] = []
+        # Short strings known to hold nothing the built-in patterns find (ids, names, models met on earlier spans).
+        self._clean_seen: set[str] = set()
 
     def span(self, span: ReadableSpan) -> ReadableSpan:
         """The span as it may leave the process: itself when nothing in it changes, else a redacted copy."""
@@ -149,9 +160,8 @@ class SpanRedaction:
                 continue
             field = key.rsplit(".", 1)[-1] if self.redactor.blank else None  # a field matters only to blank
             if isinstance(value, str):
-                short = len(value) < _SHORT and not self._every_string and "@" not in value
-                if short and _DIGIT_RUN.search(value) is None:  # an id, a name, a model: nothing to find
-                    continue
+                if len(value) < _SHORT and not self._every_string and "@" not in value and self._clean(value):
+                    continue  # an id, a name, a model: nothing to find
                 redacted: Any = self.text(value, field)
             elif isinstance(value, Sequence) and not isinstance(value, bytes):
                 items = [self.text(item, field) if isinstance(item, str) else item for item in value]
@@ -164,6 +174,30 @@ class SpanRedaction:
                     out = dict(attributes)
                 out[key] = redacted
         return attributes if out is None else out
+
+    def _clean(self, value: str) -> bool:
+        """Whether ``value`` (short, without an ``@``) holds nothing the built-in patterns can find.
+
+        In a lowercase UUID only a phone number can be found, and only at its start (the patterns for cards and
+        phones need no word character or dash before them, and each group of a UUID is followed by a dash or the
+        end), so only when its first group is all digits; in one word, nothing unless it has neither a lowercase
+        letter nor an underscore (see ``_WORD``). Anything else is clean when ``DIGIT_RUN`` finds no run; what was
+        found clean is remembered, as spans repeat their ids.
+        """
+        seen = self._clean_seen
+        if value in seen:
+            return True
+        if _UUID.fullmatch(value) is not None:
+            clean = not value[:8].isdigit()
+        elif _WORD.fullmatch(value) is not None and ("_" in value or value.upper() != value):
+            clean = True
+        else:
+            clean = _DIGIT_RUN.search(value) is None
+        if clean:
+            if len(seen) >= _REMEMBERED:
+                seen.clear()
+            seen.add(value)
+        return clean
 
     def event(self, event: Event) -> Event:
         attributes = self.attributes(event.attributes)
