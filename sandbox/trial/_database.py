@@ -209,6 +209,12 @@ class Sandbox:
         shutil.copyfile(self.template_path, path)
         return TrialDatabase(sqlite_engine(path).execution_options(compiled_cache=self._compiled_cache), path)
 
+    def trim(self, spares: int = 1) -> None:
+        """Close the connections earlier trials handed back beyond ``spares`` (each holds a whole in-memory copy of
+        the database): a sandbox that no trial is using keeps only what its next trial reuses."""
+        while len(self._spare) > spares:
+            self._spare.pop().close()
+
     def close(self) -> None:
         """Release the template and delete the working directory if this sandbox made it."""
         self.template.dispose()
