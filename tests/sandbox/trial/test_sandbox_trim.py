@@ -19,7 +19,7 @@ def _orders(sandbox: Sandbox) -> int:
 def test_trim_closes_the_spare_copies_beyond_the_count_and_later_copies_are_whole() -> None:
     with Sandbox("retail") as sandbox:
         expected = _orders(sandbox)
-        copies = [sandbox.memory_copy() for _ in range(4)]
+        copies = [sandbox.memory_copy() for _ in range(4)]  # the first reuses the image's own connection
         for copy in copies:
             copy.close()
         assert len(sandbox._spare) == 4  # each handed back for a later trial to reuse
