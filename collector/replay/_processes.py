@@ -41,6 +41,9 @@ from passhat.collector.replay._ray import MAX_RETRIES, DomainRef, TrialWorker, W
 from passhat.collector.replay._relay import RuntimeSettings, SpanCapture
 from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial_with_retries
 
+KEEP_IDLE = 32
+"""At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
+
 
 class NotSendableError(Exception):
     """What the trials need cannot be sent to a worker process; the message says what and how to make it sendable."""
@@ -252,7 +255,9 @@ class WorkerProcesses:
             raise NotSendableError(str(exc)) from None
         self.count = workers or default_workers()
         self.concurrency = max(1, concurrency)
-        self._start_args = (self._refs, seed, size, 2 * self.concurrency)
+        # Idle tickets' templates a worker keeps for their next attempts: a few dozen serve the queued design (a
+        # ticket's attempts are sent together); more only holds memory at hundreds of trials in flight.
+        self._start_args = (self._refs, seed, size, min(2 * self.concurrency, KEEP_IDLE))
         self._profiles: list[bytes] = []
         self._workers: list[_Process] = []
         self._pending: dict[int, tuple[asyncio.Future[WorkerResult], int]] = {}

@@ -153,7 +153,9 @@ class TrialWorker:
             self._derived[item.ticket_id] = (sandbox, users - 1)
             return
         del self._derived[item.ticket_id]
-        # A ticket's attempts come in a row: keep its own template a while, close the oldest idle one.
+        # A ticket's attempts come in a row: keep its own template a while, close the oldest idle one. An idle
+        # template keeps one spare connection, not one per trial it served at once (a database copy each).
+        sandbox.trim(1)
         self._idle[item.ticket_id] = sandbox
         while len(self._idle) > self._keep:
             self.pool.release(self._idle.popitem(last=False)[1])

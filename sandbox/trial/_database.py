@@ -115,17 +115,18 @@ class Sandbox:
         self.template = sqlite_engine(self.template_path)
         self.start = install_change_log(self.template, metadata=self.domain.metadata)
         self.rowids = self.start.rowids
-        self._master = sqlite3.connect(":memory:", check_same_thread=False)
+        master = sqlite3.connect(":memory:", check_same_thread=False)
         source = sqlite3.connect(self.template_path)
         try:
-            source.backup(self._master)
+            source.backup(master)
         finally:
             source.close()
         # A trial's copy is the template's bytes laid into a connection an earlier trial used: SQLite keeps that
         # connection's parsed schema (every table, index and change-log trigger), which a fresh connection
         # parses again on its first statement (1-3 ms a trial, more than the copy itself).
-        self._image = self._master.serialize()
-        self._spare: list[sqlite3.Connection] = []
+        self._image = master.serialize()
+        # The connection the image came from is the first trial's copy, not a second copy held for good.
+        self._spare: list[sqlite3.Connection] = [master]
         # Statements compile once for all trials, not once per trial engine.
         self._compiled_cache: dict[Any, Any] = {}
         prototype = create_engine("sqlite://", poolclass=StaticPool)
@@ -187,10 +188,10 @@ class Sandbox:
         copy = self._spare.pop() if self._spare else sqlite3.connect(":memory:", check_same_thread=False)
         try:
             copy.deserialize(self._image)
-        except sqlite3.Error:  # the connection cannot take the image (an open statement): a fresh one, backed up
+        except sqlite3.Error:  # the connection cannot take the image (an open statement): a fresh one takes it
             copy.close()
             copy = sqlite3.connect(":memory:", check_same_thread=False)
-            self._master.backup(copy)
+            copy.deserialize(self._image)
 
         # Every copy's engine shares one initialised dialect, so statements compile once for all trials.
         def creator() -> Any:
@@ -209,10 +210,15 @@ class Sandbox:
         shutil.copyfile(self.template_path, path)
         return TrialDatabase(sqlite_engine(path).execution_options(compiled_cache=self._compiled_cache), path)
 
+    def trim(self, spares: int = 1) -> None:
+        """Close the connections earlier trials handed back beyond ``spares`` (each holds a whole in-memory copy of
+        the database): a sandbox that no trial is using keeps only what its next trial reuses."""
+        while len(self._spare) > spares:
+            self._spare.pop().close()
+
     def close(self) -> None:
         """Release the template and delete the working directory if this sandbox made it."""
         self.template.dispose()
-        self._master.close()
         for spare in self._spare:
             spare.close()
         self._spare.clear()

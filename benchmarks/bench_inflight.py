@@ -1,0 +1,232 @@
+"""Benchmark: many trials in flight on the local executor, with a slow model (a SIMULATION: 0.5 s of wall time a turn).
+
+The agent is the offline ReferenceAgent behind a wait of ``--turn-seconds`` before each of its turns, as an agent
+waiting on a model API is (it waits, it does not compute). A week of simulated retail production tickets is put in
+a SQLite store (as benchmarks/bench_workers.py builds it), then replayed through the real local executor (worker
+processes, one per core; rows and spans streamed back to the driver, which stores them) with each ``--levels``
+number of trials in flight (``ReplaySettings.parallel``), about ``--trials-per-slot`` trials per slot in flight.
+
+Per level it prints one JSON line:
+
+- ``trials_per_s``: trials over the replay's wall time (workers started before the clock starts);
+- ``ideal_per_s``: trials in flight / a trial's model time (its agent turns × the turn's wait, mean over the run);
+- ``cpu_ceiling_per_s``: cores / CPU-seconds a trial (driver + workers, measured in the same run);
+- ``share``: trials_per_s / min(ideal, ceiling) (the goal is >= 0.9);
+- ``peak_rss_mb`` / ``peak_pss_mb``: the peak over the replay of the driver's and its workers' resident memory
+  summed (RSS counts pages the forked processes share once per process; PSS splits them), and the idle baseline
+  (workers started, nothing in flight) they are measured against;
+- ``mb_per_trial_in_flight``: (peak PSS - idle PSS) / trials in flight (the goal is <= 0.5).
+
+On a shared machine the CPU ceiling is what this process got, not the machine's: other load lowers both.
+
+Run: .venv/bin/python benchmarks/bench_inflight.py [--levels 50,400,1000] [--trials-per-slot 3] [--turn-seconds 0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from passhat.collector.replay import AgentSpec, ReplaySettings, WorkerProcesses, replay_period
+from passhat.collector.replay._processes import default_workers
+from passhat.collector.store import open_store, parse_period
+from passhat.sandbox import Agent, FlawConfig, Message, ReferenceAgent, Toolbox, TrialContext, load_domain
+
+WEEK = parse_period("2026-W40")
+FLAWS = FlawConfig.default()
+
+
+class SlowModel:
+    """SIMULATION: the ReferenceAgent behind a model that takes ``seconds`` of wall time to answer each turn."""
+
+    def __init__(self, inner: Agent, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+        self.label = getattr(inner, "label", "ReferenceAgent")
+
+    @property
+    def flaw(self) -> str | None:
+        return getattr(self.inner, "flaw", None)
+
+    async def respond(self, messages: Sequence[Message], tools: Toolbox) -> Message:
+        await asyncio.sleep(self.seconds)
+        return await self.inner.respond(messages, tools)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class SlowFactory:
+    """A module-level (so picklable: it travels to the worker processes) factory of `SlowModel` agents."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __call__(self, context: TrialContext) -> Agent:
+        return SlowModel(ReferenceAgent(context, FLAWS), self.seconds)
+
+
+# ------------------------------------------------------------------------------------------------ /proc readings
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and its descendants (the forkserver and the workers it forked)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _memory(pids: Sequence[int]) -> tuple[float, float]:
+    """(RSS, PSS) of these processes summed, in MB."""
+    rss = pss = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+        except OSError:
+            continue
+    return rss / 1024, pss / 1024
+
+
+def _cpu(pids: Sequence[int]) -> float:
+    """CPU seconds these processes have used (utime + stime)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+class PeakMemory:
+    """Samples the process tree's memory every ``every`` seconds on a thread; keeps the peaks."""
+
+    def __init__(self, every: float = 0.25) -> None:
+        self.every = every
+        self.rss = self.pss = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            rss, pss = _memory(_tree(os.getpid()))
+            self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# ------------------------------------------------------------------------------------------------ one level
+
+
+async def replay_level(
+    week: Path, folder: Path, in_flight: int, tickets: int, k: int, seconds: float
+) -> dict[str, Any]:
+    shutil.copy(week, folder / "copy.db")
+    store = open_store(f"sqlite:///{folder / 'copy.db'}")
+    retail = load_domain("retail")
+    workers = default_workers()
+    settings = ReplaySettings(k=k, tickets_per_task_type=tickets, parallel=in_flight, workers=workers)
+    agent = AgentSpec(SlowFactory(seconds), f"reference + {seconds:g} s a turn (simulation)", "1", True)
+    processes = await WorkerProcesses({"retail": retail}, workers=workers, concurrency=-(-in_flight // workers)).start()
+    try:
+        await asyncio.sleep(0.5)  # let the workers settle after building their templates
+        tree = _tree(os.getpid())
+        idle_rss, idle_pss = _memory(tree)
+        cpu = _cpu(tree)
+        started = time.perf_counter()
+        with PeakMemory() as peak:
+            outcome = await replay_period(
+                store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, processes=processes
+            )
+        wall = time.perf_counter() - started
+        cpu = _cpu(_tree(os.getpid())) - cpu
+    finally:
+        processes.close()
+        store.close()
+    trials = outcome.trials
+    turns = statistics.mean(sum(1 for role, _ in row.details.transcript if role == "agent") for row in trials)
+    cores = len(os.sched_getaffinity(0))
+    rate = len(trials) / wall
+    ideal = in_flight / (turns * seconds)
+    ceiling = cores / (cpu / len(trials))
+    return {
+        "in_flight": in_flight,
+        "workers": workers,
+        "trials": len(trials),
+        "wall_s": round(wall, 1),
+        "agent_turns_per_trial": round(turns, 2),
+        "trials_per_s": round(rate, 1),
+        "ideal_per_s": round(ideal, 1),
+        "cpu_ms_per_trial": round(1000 * cpu / len(trials), 2),
+        "cpu_ceiling_per_s": round(ceiling, 1),
+        "share": round(rate / min(ideal, ceiling), 2),
+        "idle_rss_mb": round(idle_rss),
+        "peak_rss_mb": round(peak.rss),
+        "idle_pss_mb": round(idle_pss),
+        "peak_pss_mb": round(peak.pss),
+        "mb_per_trial_in_flight": round((peak.pss - idle_pss) / in_flight, 3),
+    }
+
+
+def main() -> None:
+    from bench_workers import build_week  # the same week of retail tickets
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--levels", default="50,400,1000", help="trials in flight, comma-separated")
+    parser.add_argument("--trials-per-slot", type=float, default=3.0, help="trials run per slot in flight")
+    parser.add_argument("--turn-seconds", type=float, default=0.5)
+    parser.add_argument("--k", type=int, default=20)
+    args = parser.parse_args()
+    levels = [int(level) for level in args.levels.split(",")]
+    task_types = len(load_domain("retail").task_types)
+    with tempfile.TemporaryDirectory(prefix="passhat-bench-inflight-") as name:
+        folder = Path(name)
+        most = max(levels)
+        week = build_week(folder, max(1, -(-int(most * args.trials_per_slot) // (args.k * task_types))))
+        for level in levels:
+            tickets = max(1, -(-int(level * args.trials_per_slot) // (args.k * task_types)))
+            print(json.dumps(asyncio.run(replay_level(week, folder, level, tickets, args.k, args.turn_seconds))))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    # Run as a module named bench_inflight, so the factory pickles by a name the worker processes can import.
+    sys.path.insert(0, str(Path(__file__).parent))
+    import bench_inflight
+
+    bench_inflight.main()
