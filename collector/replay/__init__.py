@@ -43,9 +43,8 @@ from passhat.collector.replay._processes import (
     profile_for,
 )
 from passhat.collector.replay._relay import SpanSnapshot, relay
-from passhat.collector.replay._run import ReplayOutcome, replay_period, run_params, trial_row
+from passhat.collector.replay._run import ReplayOutcome, replay_period, run_params
 from passhat.collector.replay._sampling import StratumSample, sample_tickets
-from passhat.collector.replay._scenarios import run_tickets
 from passhat.collector.replay._settings import (
     AgentSpec,
     ExecutorError,
@@ -53,6 +52,7 @@ from passhat.collector.replay._settings import (
     ProgressCallback,
     ReplaySettings,
 )
+from passhat.collector.replay._trials import run_tickets, trial_row
 from passhat.collector.store import (
     NotReplayable,
     RunListing,

@@ -3,22 +3,20 @@
 A run records its parameters (`RunParams`: agent, version, k, the sample) and writes trials to the store as they
 finish, so a run that was interrupted resumes where it stopped: calling `replay_period` again with the same
 settings finds the unfinished run and runs only the trials it lacks. Planning (which run, which tickets, which
-trials) is `_plan`; running the trials (worker processes, Ray, or this process) is `_execute`.
+trials) is `_plan`; running and keeping the trials is `_trials`, on `_execute`'s executors (worker processes, Ray,
+or this process).
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import passhat
-from passhat.collector.replay._adapters import ReplayTicket, RowLookup, ScenarioAdapter, adapters_for
-from passhat.collector.replay._execute import open_executor, run_trials_of
+from passhat.collector.replay._adapters import RowLookup, ScenarioAdapter, adapters_for
 from passhat.collector.replay._intent import inferred_intents, intent_inference
 from passhat.collector.replay._plan import (
     choose_tickets,
@@ -26,13 +24,13 @@ from passhat.collector.replay._plan import (
     find_resumable,
     find_reusable,
     prepare_tickets,
-    trials_left,
 )
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import WorkerProcesses
 from passhat.collector.replay._settings import AgentSpec, NothingToReplayError, ProgressCallback, ReplaySettings
+from passhat.collector.replay._trials import run_stored_trials
 from passhat.collector.store import NotReplayable, Period, ReplayRun, RunParams, Store, TrialRow
-from passhat.sandbox import Domain, RunConfig, Sandbox, TrialResult, load_domain, run_trial_with_retries
+from passhat.sandbox import Domain, load_domain
 
 
 @dataclass
@@ -47,62 +45,6 @@ class ReplayOutcome:
     ran: int
     reused: bool = False  # a finished run with the same settings: its trials were kept, none re-run
     notes: list[str] = field(default_factory=list)  # how the trials ran, when not as configured (one core: why)
-
-
-def trial_row(run_id: str, agent: AgentSpec, result: TrialResult, *, infra_retries: Sequence[str] = ()) -> TrialRow:
-    """The stored form of a graded trial: its row, the check verdict, and its details as the replayed agent.
-
-    ``infra_retries`` say why earlier attempts of this trial were lost to the infrastructure (a worker died); the
-    row records them after the harness retries the result carries (`run_trial_with_retries`)."""
-    record = result.record
-    signature = result.signature
-    started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=result.duration_s)
-    return TrialRow(
-        run_id=run_id,
-        ticket_id=result.scenario.scenario_id,
-        task_type=result.scenario.task_type,
-        attempt=result.attempt,
-        passed=result.passed,
-        termination_reason=record.termination_reason,
-        started_at=started,
-        duration_s=result.duration_s,
-        domain=result.scenario.domain,
-        trace_id=result.trace_id,
-        failure_label=None if signature is None else signature.label,
-        failure_evidence=None if signature is None else signature.evidence,
-        verdict=record.verdict.to_dict(),
-        simulator_error=record.simulator_error,
-        infra_error=record.infra_error,
-        details=dataclasses.replace(
-            result.details,
-            agent=agent.label,
-            agent_version=agent.version,
-            simulated=agent.simulated,
-            infra_retries=(*result.harness_retries, *infra_retries),
-        ),
-    )
-
-
-class _TrialWriter:
-    """Buffers finished trials and writes them in batches, so a crash loses at most one batch in flight."""
-
-    def __init__(self, store: Store, project: str, flush_every: int) -> None:
-        self.store, self.project, self.flush_every = store, project, flush_every
-        self.pending: list[TrialRow] = []
-        self.written: list[TrialRow] = []
-        self._last = time.monotonic()
-
-    def add(self, row: TrialRow) -> None:
-        self.pending.append(row)
-        if len(self.pending) >= self.flush_every or time.monotonic() - self._last > 2.0:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.pending:
-            self.store.add_trials(self.project, self.pending)
-            self.written.extend(self.pending)
-            self.pending = []
-        self._last = time.monotonic()
 
 
 def _reused(store: Store, project: str, run: ReplayRun, progress: ProgressCallback | None) -> ReplayOutcome:
@@ -210,48 +152,16 @@ async def replay_period(
         store.create_replay_run(project, run)
     else:
         run = existing
-    stored = store.list_trials(project, run.run_id)
-    todo = trials_left(ready, stored, settings.trials_per_ticket)
-
-    writer = _TrialWriter(store, project, settings.flush_every)
-    config = RunConfig(parallel=settings.parallel, run_id=run.run_id, harness_retries=settings.harness_retries)
-    executor, notes = (None, []) if not todo else await open_executor(
-        settings, domains, agent.factory, config, runtime, processes
-    )  # fmt: skip
-    limit = asyncio.Semaphore(settings.parallel)
-    # Under the curtailed design the total is an upper bound: tickets settle early, and the bar jumps.
-    total, finished = len(stored) + len(todo), len(stored)
-    if progress is not None:
-        progress(finished, total)
-
-    async def one(attempt: int, sandbox: Sandbox, ticket: ReplayTicket) -> TrialRow:
-        nonlocal finished
-        lost: tuple[str, ...] = ()
-        if executor is None:
-            async with limit:
-                result = await run_trial_with_retries(
-                    sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime
-                )
-        else:  # a worker runs it on its own copy of the same template
-            result, lost = await executor.run(ticket, attempt)
-        row = trial_row(run.run_id, agent, result, infra_retries=lost)
-        writer.add(row)
-        finished += 1
-        if progress is not None:
-            progress(finished, total)
-        return row
-
     try:
-        await run_trials_of(ready, todo, stored, settings, domains, active_pool, one, not_replayable, executor)
-        writer.flush()
+        stored, written, notes = await run_stored_trials(
+            store, project, run.run_id, ready, agent, settings, domains, active_pool,
+            runtime=runtime, progress=progress, not_replayable=not_replayable, processes=processes,
+        )  # fmt: skip
     finally:
-        writer.flush()
-        if executor is not None:
-            executor.close()
         if own_pool:
             active_pool.close()
     # The run's trials are the ones found stored and the ones written here, in the store's order: not read back.
-    trials = sorted([*stored, *writer.written], key=lambda row: (row.ticket_id, row.attempt))
-    outcome = ReplayOutcome(run, trials, not_replayable, population, existing is not None, len(writer.written))
+    trials = sorted([*stored, *written], key=lambda row: (row.ticket_id, row.attempt))
+    outcome = ReplayOutcome(run, trials, not_replayable, population, existing is not None, len(written))
     outcome.notes.extend(notes)
     return outcome
