@@ -207,6 +207,7 @@ def test_span_ids_make_the_span_tables_append(sql_store: Store, sqlite_url: str)
         name for table, name in indexes if table in ("spans", "tool_calls", "state_writes", "tickets")
     )
     assert span_indexes == [
+        "ix_tickets_project_domain_start",
         "ix_tickets_project_outcome_start",
         "ix_tickets_project_start",
         "ix_tickets_project_status_start",

@@ -106,6 +106,10 @@ def test_sorts_by_task_type_and_least_reliable_first(seeded: tuple[Store, int]) 
     # Failed verdicts, then tickets without one (ungraded production and sandbox trials), then passed.
     assert _ids(store, sort="verdict")[0] == ["T-5", "T-1", "T-1#0", "B-4", "T-2", "T-3"]
     assert _ids(store, sort="verdict", limit=2, offset=2) == (["T-1#0", "B-4"], 6)
+    # Pages that start inside a group and run into the next one, and past the end.
+    assert _ids(store, sort="verdict", limit=10, offset=3) == (["B-4", "T-2", "T-3"], 6)
+    assert _ids(store, sort="verdict", limit=1, offset=5) == (["T-3"], 6)
+    assert _ids(store, sort="verdict", limit=4, offset=6) == ([], 6)
     # Sorted and filtered by verdicts at once; a replays filter with them.
     assert _ids(store, sort="verdict", signature="unresolved") == (["T-5"], 1)
     assert _ids(store, sort="verdict", verdict="ungraded") == (["B-4", "T-2"], 2)
