@@ -31,6 +31,7 @@ def ticket_list_query(project: str, filters: TicketFilter) -> sa.Select[tuple[ob
         until_ns=filters.until_ns,
         limit=-1,
         offset=0,
+        scan=bool(filters.search),
     )
     query = query.order_by(None).limit(None).offset(None)
     if filters.empty:

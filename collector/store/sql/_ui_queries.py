@@ -24,10 +24,15 @@ def search_tickets_query(
     until_ns: int | None,
     limit: int,
     offset: int,
+    scan: bool = False,
 ) -> sa.Select[tuple[object, ...]]:
-    """The SELECT of `search_tickets`, newest first."""
+    """The SELECT of `search_tickets`, newest first.
+
+    ``scan``: a filter will read every row of the project anyway (a text search): the project is matched in a
+    form no index serves, so SQLite reads the table in order (0.1 s for 111,216 tickets) instead of looking each
+    row up from an index (0.5 s)."""
     t = schema.tickets
-    query = sa.select(t).where(t.c.project == project)
+    query = sa.select(t).where((sa.func.coalesce(t.c.project, "") if scan else t.c.project) == project)
     if ticket_id_prefix:
         # substr, not LIKE: SQLite's LIKE ignores ASCII case, and a prefix is taken literally.
         query = query.where(sa.func.substr(t.c.ticket_id, 1, len(ticket_id_prefix)) == ticket_id_prefix)
