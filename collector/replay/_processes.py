@@ -21,6 +21,7 @@ milliseconds, not an interpreter start, and none inherits the driver's threads.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import multiprocessing
@@ -43,6 +44,9 @@ from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSn
 from passhat.collector.replay._row import RowSpec, row_of, with_lost
 from passhat.collector.store import TrialRow
 from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial_with_retries
+
+KEEP_PACKED = 256
+"""Tickets the driver keeps pickled for their next attempts (a ticket's attempts are sent together)."""
 
 KEEP_IDLE = 32
 """At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
@@ -77,19 +81,33 @@ class TrialProfile:
 
 @dataclass(frozen=True)
 class WorkerRow:
-    """What a worker sends back for one replay trial: its stored row (details' JSON document built), its spans."""
+    """What a worker sends back for one replay trial: its stored row (details' JSON document built), its spans.
 
-    row: TrialRow
+    The row travels as its fields in order: a tuple unpickles in the driver faster than a slotted dataclass."""
+
+    values: tuple[Any, ...]
     spans: tuple[SpanSnapshot, ...]
+
+    @classmethod
+    def of(cls, row: TrialRow, spans: tuple[SpanSnapshot, ...]) -> WorkerRow:
+        return cls(tuple(getattr(row, name) for name in _ROW_FIELDS), spans)
+
+    @property
+    def row(self) -> TrialRow:
+        return TrialRow(*self.values)
+
+
+_ROW_FIELDS = tuple(field.name for field in dataclasses.fields(TrialRow))
 
 
 @dataclass(frozen=True)
 class TrialJob:
-    """One trial sent to a worker: the ticket, the attempt, and (production traffic) the ticket id to trace."""
+    """One trial sent to a worker: the ticket (pickled once for all its attempts), the attempt, and (production
+    traffic) the ticket id to trace."""
 
     job_id: int
     profile: int
-    item: ReplayTicket
+    ticket: bytes
     attempt: int
     ticket_id: str | None = None
     production: bool = False
@@ -114,8 +132,6 @@ class _Body(TrialWorker):
     """A worker process's state: the domains' templates, built once, and the profiles its trials run under."""
 
     def __init__(self, domains: Mapping[str, DomainRef], seed: int, size: str, keep: int) -> None:
-        import collections
-
         self.pool = SandboxPool(seed=seed, size=size)
         self.domains = {name: _load(ref) for name, ref in domains.items()}
         for domain in self.domains.values():
@@ -137,11 +153,12 @@ class _Body(TrialWorker):
     async def run_job(self, job: TrialJob) -> WorkerResult | WorkerRow:
         """One trial, exactly as a local replay (or the demo's production traffic) runs it."""
         agent, config, runtime, rows = self.profiles[job.profile]
-        sandbox = self._open(job.item)
+        item: ReplayTicket = pickle.loads(job.ticket)
+        sandbox = self._open(item)
         try:
             result = await run_trial_with_retries(
                 sandbox,
-                job.item.scenario,
+                item.scenario,
                 job.attempt,
                 agent,
                 config=config,
@@ -150,12 +167,12 @@ class _Body(TrialWorker):
                 production=job.production,
             )
         finally:
-            self._close(job.item)
+            self._close(item)
         spans = tuple(self.capture.take(result.trace_id)) if runtime is not None else ()
         if rows is not None:
             row = row_of(rows, result)
             row.details.to_json()  # built here, in parallel, not by the driver's writer
-            return WorkerRow(row, spans)
+            return WorkerRow.of(row, spans)
         return WorkerResult(result, spans, os.getpid())
 
 
@@ -278,6 +295,7 @@ class WorkerProcesses:
         self._workers: list[_Process] = []
         self._pending: dict[int, tuple[asyncio.Future[WorkerResult | WorkerRow], int]] = {}
         self._next_job = 0
+        self._tickets: collections.OrderedDict[int, tuple[ReplayTicket, bytes]] = collections.OrderedDict()
         self._slots: asyncio.Queue[int] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.retried = 0
@@ -317,13 +335,15 @@ class WorkerProcesses:
             raise TypeError("WorkerProcesses.run: this profile's trials answer with rows; call run_row")
         return answer, lost
 
-    async def run_row(self, profile: int, item: ReplayTicket, attempt: int, rows: RowSpec) -> WorkerRow:
-        """Run one replay trial (a profile with ``rows``) on a free slot and return its stored row (the workers
-        it lost recorded in it)."""
+    async def run_row(
+        self, profile: int, item: ReplayTicket, attempt: int, rows: RowSpec
+    ) -> tuple[TrialRow, tuple[SpanSnapshot, ...]]:
+        """Run one replay trial (a profile with ``rows``) on a free slot: its stored row (the workers it lost
+        recorded in it) and its spans."""
         answer, lost = await self._dispatch(profile, item, attempt, None, False)
         if isinstance(answer, WorkerResult):  # lost MAX_RETRIES workers: an infrastructure error, made here
-            return WorkerRow(row_of(rows, answer.result, infra_retries=lost), answer.spans)
-        return WorkerRow(with_lost(answer.row, lost), answer.spans)
+            return row_of(rows, answer.result, infra_retries=lost), answer.spans
+        return with_lost(answer.row, lost), answer.spans
 
     async def _dispatch(
         self, profile: int, item: ReplayTicket, attempt: int, ticket_id: str | None, production: bool
@@ -338,7 +358,7 @@ class WorkerProcesses:
                     await asyncio.sleep(0.05)
                     continue
                 self._next_job += 1
-                job = TrialJob(self._next_job, profile, item, attempt, ticket_id, production)
+                job = TrialJob(self._next_job, profile, self._packed(item), attempt, ticket_id, production)
                 assert self._loop is not None
                 future: asyncio.Future[WorkerResult | WorkerRow] = self._loop.create_future()
                 self._pending[job.job_id] = (future, index)
@@ -370,6 +390,18 @@ class WorkerProcesses:
         self._workers = []
 
     # -- internals
+
+    def _packed(self, item: ReplayTicket) -> bytes:
+        """The ticket pickled once for all its attempts (the driver's CPU is the replay's bottleneck)."""
+        key = id(item)
+        found = self._tickets.get(key)
+        if found is not None and found[0] is item:
+            return found[1]
+        data = pickle.dumps(item)
+        self._tickets[key] = (item, data)
+        while len(self._tickets) > KEEP_PACKED:
+            self._tickets.popitem(last=False)
+        return data
 
     def _spawn(self, index: int) -> _Process:
         context = multiprocessing.get_context("forkserver")
@@ -517,12 +549,12 @@ class LocalTrials:
         """One trial of a ticket as its stored row, made by the worker that ran it (opened with ``rows``)."""
         if self.rows is None:
             raise TypeError("LocalTrials.run_row: these trials were opened without rows; call run")
-        answer = await self.processes.run_row(self._profile, item, attempt, self.rows)
+        row, spans = await self.processes.run_row(self._profile, item, attempt, self.rows)
         if self.runtime is not None:
             from passhat.collector.replay._relay import relay
 
-            relay(self.runtime, answer.spans)
-        return answer.row
+            relay(self.runtime, spans)
+        return row
 
     def close(self) -> None:
         if self._owned:
