@@ -8,6 +8,7 @@ costs its trials a retry recorded as infra, and the run finishes with the same f
 from __future__ import annotations
 
 import asyncio
+import gc
 import pathlib
 import shutil
 
@@ -57,15 +58,25 @@ def _replay(week_db: pathlib.Path, folder: pathlib.Path, agent: AgentSpec, worke
     store = open_store(f"sqlite:///{folder / 'week.db'}")
     settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=workers)
     try:
-        return asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings))
+        outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings))
+        stored = store.list_trials("shop", outcome.run.run_id)
     finally:
         store.close()
+    # The rows the workers made (their documents built there) are the rows the store kept, read back equal.
+    assert sorted(stored, key=lambda t: (t.ticket_id, t.attempt)) == outcome.trials
+    assert gc.get_freeze_count() == 0  # the heap the replay froze is handed back to the collector
+    return outcome
 
 
-def _outcomes(trials: list[TrialRow]) -> dict[tuple[str, int], tuple[bool, str | None, str, str | None]]:
+def _outcomes(trials: list[TrialRow]) -> dict[tuple[str, int], tuple[object, ...]]:
+    """Everything a trial's row says about the agent (its timing and trace id aside)."""
     return {
-        (t.ticket_id, t.attempt): (t.passed, t.failure_label, t.termination_reason, t.details.injected) for t in trials
-    }
+        (t.ticket_id, t.attempt): (
+            t.passed, t.failure_label, t.failure_evidence, t.termination_reason, t.verdict, t.details.injected,
+            t.details.changes, t.details.tool_calls, t.details.transcript, t.details.final_response,
+        )
+        for t in trials
+    }  # fmt: skip
 
 
 AGENT = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
