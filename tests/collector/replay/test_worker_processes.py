@@ -133,3 +133,19 @@ def test_a_closure_is_not_sendable_but_a_reference_factory_is() -> None:
 
     with pytest.raises(NotSendableError, match="module-level"):
         sendable(TrialProfile(local, RunConfig()))
+
+
+def test_planning_reads_the_chosen_tickets_together_as_one_at_a_time(week_db: pathlib.Path) -> None:
+    """Replay planning reads the tickets' details in a few queries (twin tool spans matched within each trace):
+    every ticket comes out as reading it alone gives it."""
+    from passhat.collector.replay._plan import production_tickets
+
+    store = open_store(f"sqlite:///{week_db}")
+    try:
+        ids = sorted({t.ticket_id for t in production_tickets(store, "shop", WEEK)})
+        together = store.get_tickets("shop", ids, source="production")
+        alone = {i: store.get_ticket("shop", i, source="production") for i in ids}
+    finally:
+        store.close()
+    assert len(ids) >= 10 and sum(len(d.tool_calls) for d in together.values()) >= 10
+    assert together == alone
