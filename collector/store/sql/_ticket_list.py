@@ -167,8 +167,9 @@ def _by_verdict(
 ) -> list[TicketRow]:
     """A page of tickets with failed production verdicts first, then tickets without one, then passed ones, each
     group newest first. Read group by group (each by index, newest first) rather than sorting every ticket by a
-    joined rank: a group before the page is only counted, and the groups after it are not read. A signature
-    filter keeps graded tickets only: the group without a verdict is known empty and not counted."""
+    joined rank: a group is counted only when the page starts past its first ticket (to know how many of it to
+    skip), and the groups after the page are not read. A signature filter keeps graded tickets only: the group
+    without a verdict is known empty."""
     t, v = schema.tickets, schema.production_verdicts
     verdicts = sa.select(v.c.ticket_id).where(v.c.project == project)
     groups = [
@@ -179,21 +180,17 @@ def _by_verdict(
     if filters.signature is not None:
         del groups[1]
     rows: list[TicketRow] = []
-    skip, want, seen = max(offset, 0), max(limit, 0), 0
+    start, want = max(offset, 0), max(limit, 0)
+    skip = start
     for index, condition in enumerate(groups):
-        if want == 0 or seen >= total:
+        if want == 0 or start + len(rows) >= total:
             break
         group = matching.where(condition)
-        last = index == len(groups) - 1
-        size = (
-            total - seen
-            if last
-            else int(conn.execute(sa.select(sa.func.count()).select_from(group.subquery())).scalar_one())
-        )
-        seen += size
-        if skip >= size:
-            skip -= size
-            continue
+        if skip > 0 and index < len(groups) - 1:
+            size = int(conn.execute(sa.select(sa.func.count()).select_from(group.subquery())).scalar_one())
+            if skip >= size:
+                skip -= size
+                continue
         found = [ticket_from_row(r) for r in conn.execute(group.order_by(*_newest(t.c)).limit(want).offset(skip))]
         rows.extend(found)
         want -= len(found)
