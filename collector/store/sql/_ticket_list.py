@@ -117,7 +117,7 @@ def _searched(
     matches' keys are read once (a CTE used twice, materialised by SQLite and PostgreSQL alike) and both counted
     and sorted from there, instead of a second scan for the page. The total comes on a row of its own joined to
     the page, so a page past the end still brings it."""
-    t, v = schema.tickets, schema.production_verdicts
+    t, v = schema.tickets, schema.production_verdicts.alias("verdict")  # not the filters' own subqueries' table
     keys: list[sa.ColumnElement[object]] = [t.c.id, t.c.start_ns, t.c.trace_id, t.c.ticket_id, t.c.task_type]
     if filters.sort == "verdict":
         # Failed verdicts first, then none (ungraded production tickets, sandbox trials), then passed.
