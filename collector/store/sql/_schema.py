@@ -298,6 +298,10 @@ production_verdicts = sa.Table(
     sa.Column("verdict", sa.Text),
     sa.Column("graded_by", sa.String(200), nullable=False),
     sa.Index("ix_production_verdicts_project_start", "project", "start_ns"),
+    # The ticket list's verdict and signature filters and its least reliable first: the graded ticket ids of an
+    # outcome or a signature, read from the index without the verdicts' rows (version 8).
+    sa.Index("ix_production_verdicts_project_passed", "project", "passed", "ticket_id"),
+    sa.Index("ix_production_verdicts_project_signature", "project", "signature", "ticket_id"),
 )
 
 
@@ -344,7 +348,17 @@ def _migrate_v7(conn: sa.Connection) -> None:
             index.create(conn, checkfirst=True)
 
 
+_V8_INDEXES = ("ix_production_verdicts_project_passed", "ix_production_verdicts_project_signature")
+
+
+def _migrate_v8(conn: sa.Connection) -> None:
+    """The verdicts' ticket ids by outcome and by signature, for the ticket list's verdict filters and sort."""
+    for index in production_verdicts.indexes:
+        if index.name in _V8_INDEXES:
+            index.create(conn, checkfirst=True)
+
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
 MIGRATIONS: list[Callable[[sa.Connection], None]] = [
-    _migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6, _migrate_v7,
+    _migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6, _migrate_v7, _migrate_v8,
 ]  # fmt: skip

@@ -377,3 +377,32 @@ def test_a_finished_runs_tallies_are_kept_and_read_back(tmp_path: pathlib.Path) 
     assert len(store.ticket_tallies("shop", "run-1")) == 3
     assert kept_rows() == 3  # a finished run's tallies are kept again on the next read
     store.close()
+
+
+def test_version_8_gives_a_version_7_database_the_verdict_indexes(sqlite_url: str) -> None:
+    """A database at version 7 gets the verdicts' indexes by outcome and by signature, and the ticket list's
+    verdict filter reads the graded ids from them (no verdict row read)."""
+    store = SqlStore(sqlite_url)
+    store.migrate()
+    engine = sa.create_engine(sqlite_url)
+    names = ("ix_production_verdicts_project_passed", "ix_production_verdicts_project_signature")
+    with engine.begin() as conn:
+        for name in names:
+            conn.execute(sa.text(f"DROP INDEX {name}"))
+        conn.execute(sa.text("DELETE FROM passhat_schema_versions WHERE version = 8"))
+    assert store.schema_version() == 7
+    assert store.migrate() == 8 and store.schema_version() == 8
+    with engine.connect() as conn:
+        found = {row[0] for row in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
+        plan = " ".join(
+            row[3]
+            for row in conn.execute(
+                sa.text(
+                    "EXPLAIN QUERY PLAN SELECT ticket_id FROM production_verdicts WHERE project = 'p' AND passed = 0"
+                )
+            )
+        )
+    engine.dispose()
+    store.close()
+    assert set(names) <= found
+    assert "COVERING INDEX ix_production_verdicts_project_passed" in plan

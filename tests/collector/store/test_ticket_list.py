@@ -114,3 +114,37 @@ def test_sorts_by_task_type_and_least_reliable_first(seeded: tuple[Store, int]) 
     assert _ids(store, sort="verdict", signature="unresolved") == (["T-5"], 1)
     assert _ids(store, sort="verdict", verdict="ungraded") == (["B-4", "T-2"], 2)
     assert _ids(store, sort="verdict", replays="not_replayed", task_type="exchange") == (["T-5", "T-2"], 2)
+
+
+def test_a_search_counts_and_sorts_its_matches_in_one_statement(seeded: tuple[Store, int]) -> None:
+    """A search's total and page come from one read of the matches: every sort, pages inside and past the end,
+    and the verdict filters with it give what the unsearched list gives for the same tickets."""
+    store, _ = seeded
+    matches = ["T-1#0", "T-5", "T-3", "T-2", "T-1"]  # every id holding "t-"; B-4 holds none
+    assert _ids(store, search="t-") == (matches, 5)
+    assert _ids(store, search="t-", limit=2, offset=1) == (matches[1:3], 5)
+    assert _ids(store, search="t-", limit=2, offset=10) == ([], 5)  # past the end: the total still comes
+    assert _ids(store, search="nowhere", offset=50) == ([], 0)
+    assert _ids(store, search="t-", sort="task_type") == (["T-5", "T-2", "T-1#0", "T-3", "T-1"], 5)
+    assert _ids(store, search="t-", sort="verdict") == (["T-5", "T-1", "T-1#0", "T-2", "T-3"], 5)
+    assert _ids(store, search="T-", sort="verdict", limit=2, offset=2) == (["T-1#0", "T-2"], 5)
+    assert _ids(store, search="w-", verdict="failed") == (["T-1"], 1)
+    assert _ids(store, search="w-", verdict="ungraded", sort="verdict") == (["T-2"], 1)
+    assert _ids(store, search="t-", signature="unresolved", sort="verdict") == (["T-5"], 1)
+    # Unsearched, the same sorts agree with the searched ones on the tickets both hold.
+    for sort in ("time", "task_type", "verdict"):
+        listed, total = _ids(store, sort=sort)
+        assert total == 6 and [i for i in listed if i != "B-4"] == _ids(store, search="t-", sort=sort)[0]
+
+
+def test_verdict_filters_count_every_graded_group(seeded: tuple[Store, int]) -> None:
+    """The verdict filters' totals and their sort by verdict (one group each, or two with a signature)."""
+    store, base = seeded
+    assert _ids(store, verdict="passed", sort="verdict") == (["T-3"], 1)
+    assert _ids(store, verdict="failed", sort="verdict", limit=1, offset=1) == (["T-1"], 2)
+    assert _ids(store, verdict="ungraded", task_type="refund") == (["B-4"], 1)  # narrowed by an index
+    assert _ids(store, verdict="ungraded", limit=1) == (["B-4"], 2)  # counted in table order
+    store.put_production_verdicts("shop", [_verdict("T-2", base + 2 * NS, passed=True, signature="unresolved")])
+    assert _ids(store, signature="unresolved", sort="verdict") == (["T-5", "T-2"], 2)
+    assert _ids(store, signature="unresolved", sort="verdict", limit=1, offset=1) == (["T-2"], 2)
+    assert _ids(store, verdict="ungraded") == (["B-4"], 1)
