@@ -459,13 +459,16 @@ class SqlStore(VerdictQueries, Store):
 
     def keep_run_figures(self, project: str, run_id: str, *, trials: int, body: str) -> bool:
         r, t, f = schema.replay_runs, schema.trials, schema.run_figures
-        with self._writing() as conn:
-            status = conn.scalar(sa.select(r.c.status).where(r.c.project == project, r.c.run_id == run_id))
-            count = conn.scalar(sa.select(sa.func.count()).where(t.c.project == project, t.c.run_id == run_id))
-            if status != "finished" or count != trials:
-                return False
-            conn.execute(sa.delete(f).where(f.c.project == project, f.c.run_id == run_id))
-            conn.execute(sa.insert(f).values(project=project, run_id=run_id, body=body))
+        try:
+            with self._writing() as conn:
+                status = conn.scalar(sa.select(r.c.status).where(r.c.project == project, r.c.run_id == run_id))
+                count = conn.scalar(sa.select(sa.func.count()).where(t.c.project == project, t.c.run_id == run_id))
+                if status != "finished" or count != trials:
+                    return False
+                conn.execute(sa.delete(f).where(f.c.project == project, f.c.run_id == run_id))
+                conn.execute(sa.insert(f).values(project=project, run_id=run_id, body=body))
+        except IntegrityError:  # another reader kept the run's figures at the same moment (PostgreSQL)
+            return False
         return True
 
     @staticmethod
