@@ -65,6 +65,7 @@ from passhat.collector.store import (
     TrialRow,
     parse_period,
     reclassified,
+    run_weights,
     traffic_rows,
 )
 from passhat.sandbox import Domain
@@ -92,12 +93,10 @@ class PeriodResult:
     delivery: DeliveryOutcome | None = None  # the report sent to `[report] send_to` (official runs only)
 
 
-def traffic_weights(store: Store, project: str, period: Period) -> dict[str, float]:
-    """Tickets per task type over the period (the weights of an overall figure)."""
-    weights: dict[str, float] = {}
-    for _day, task_type, tickets in traffic_rows(store, project, period):
-        weights[task_type] = weights.get(task_type, 0.0) + tickets
-    return weights
+def traffic_weights(store: Store, project: str, period: Period, run: ReplayRun | None = None) -> dict[str, float]:
+    """Tickets per task type over the period (the weights of an overall figure); with ``run``, as its report and
+    the UI weigh them (the tickets its intent inference classified moved to their task type)."""
+    return run_weights(store, project, period, run)
 
 
 def _settled(
@@ -235,7 +234,7 @@ def report_folder(report_dir: Path, period: Period, run: ReplayRun, *, official:
 def period_counts(store: Store, project: str, period: Period, run: ReplayRun) -> PeriodCounts:
     """A period's per-ticket (n, c) per task type, traffic-weighted, for the alert rules."""
     tallies, _ = _settled(store.ticket_tallies(project, run.run_id), run.k)
-    return counts_from_tallies(period.name, tallies, weights=traffic_weights(store, project, period) or None)
+    return counts_from_tallies(period.name, tallies, weights=traffic_weights(store, project, period, run) or None)
 
 
 def baseline_counts(store: Store, project: str, period: Period, *, periods: int, k: int) -> list[PeriodCounts]:

@@ -17,6 +17,7 @@ from passhat.collector.reliability import is_harness_failure
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import LocalTrials, NotSendableError, WorkerProcesses, default_workers
+from passhat.collector.replay._row import RowSpec
 from passhat.collector.replay._settings import ReplaySettings
 from passhat.collector.store import NotReplayable, TrialRow
 from passhat.sandbox import (
@@ -56,9 +57,11 @@ async def open_executor(
     config: RunConfig,
     runtime: passhat.Passhat | None,
     processes: WorkerProcesses | None = None,
+    rows: RowSpec | None = None,
 ) -> tuple[Executor | None, list[str]]:
     """The executor the settings choose, and notes on it; None runs the trials in this process (when the agent
-    or a domain cannot be sent to a worker process: the note says why)."""
+    or a domain cannot be sent to a worker process: the note says why). ``rows``: local worker processes make
+    each trial's stored row (`LocalTrials.run_row`)."""
     if settings.executor == "ray":
         from passhat.collector.replay._ray import RayTrials  # Ray is imported only when chosen
 
@@ -68,7 +71,7 @@ async def open_executor(
         local = await LocalTrials.open(
             domains, agent, config, runtime,
             workers=workers, concurrency=max(1, -(-settings.parallel // workers)),
-            seed=settings.seed, size=settings.size, processes=processes,
+            seed=settings.seed, size=settings.size, processes=processes, rows=rows,
         )  # fmt: skip
     except NotSendableError as exc:
         note = f"trials ran in this process, on one core: {exc}"

@@ -12,8 +12,21 @@ from dataclasses import replace
 from passhat.collector.replay._adapters import ReplayTicket, ScenarioAdapter, prepare, production_attempt
 from passhat.collector.replay._intent import IntentInference, classified_traffic, classify_unnamed
 from passhat.collector.replay._sampling import sample_tickets
-from passhat.collector.store import NotReplayable, Period, ReplayRun, RunDesign, RunParams, Store, TicketRow, TrialRow
+from passhat.collector.store import (
+    NotReplayable,
+    Period,
+    ReplayRun,
+    RunDesign,
+    RunParams,
+    Store,
+    TicketDetail,
+    TicketRow,
+    TrialRow,
+)
 from passhat.sandbox import Domain
+
+DETAILS_AT_ONCE = 500
+"""Tickets whose details (attempts, spans, tool calls, rows) planning reads in one go."""
 
 
 def _period_ns(period: Period) -> tuple[int, int]:
@@ -102,8 +115,12 @@ def prepare_tickets(
     """Each chosen ticket as a scenario ready to replay, or the reason it cannot be."""
     ready: list[ReplayTicket] = []
     not_replayable: list[NotReplayable] = []
+    details: dict[str, TicketDetail] = {}
+    ids = [ticket.ticket_id for ticket in chosen]
+    for start in range(0, len(ids), DETAILS_AT_ONCE):  # a few queries for many tickets, not five a ticket
+        details.update(store.get_tickets(project, ids[start : start + DETAILS_AT_ONCE], source="production"))
     for ticket in chosen:
-        detail = store.get_ticket(project, ticket.ticket_id, source="production")
+        detail = details.get(ticket.ticket_id)
         attempt = production_attempt(detail) if detail is not None else None
         if attempt is not None and attempt.task_type != ticket.task_type:  # classified by intent inference
             attempt = replace(attempt, task_type=ticket.task_type)

@@ -36,6 +36,10 @@ class SandboxPool:
         self._derived.append(derived)
         return derived
 
+    def is_base(self, sandbox: Sandbox) -> bool:
+        """Whether ``sandbox`` is a domain's base (shared by every ticket whose rows fit the seed)."""
+        return any(sandbox is base for base in self._bases.values())
+
     def check_ticket(self, domain: Domain, images: Sequence[RowImage]) -> Sandbox:
         """The base sandbox, once the ticket's rows are known to fit it (`DomainError` as `for_ticket` raises):
         for trials that run elsewhere and derive the ticket's own sandbox there."""

@@ -21,7 +21,9 @@ milliseconds, not an interpreter start, and none inherits the driver's threads.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import dataclasses
 import multiprocessing
 import os
 import pickle
@@ -38,8 +40,13 @@ import passhat
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._ray import MAX_RETRIES, DomainRef, TrialWorker, WorkerResult, _load, _lost, domain_ref
-from passhat.collector.replay._relay import RuntimeSettings, SpanCapture
+from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSnapshot
+from passhat.collector.replay._row import RowSpec, row_of, with_lost
+from passhat.collector.store import TrialRow
 from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial_with_retries
+
+KEEP_PACKED = 256
+"""Tickets the driver keeps pickled for their next attempts (a ticket's attempts are sent together)."""
 
 KEEP_IDLE = 32
 """At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
@@ -69,15 +76,38 @@ class TrialProfile:
     config: RunConfig
     tracing: RuntimeSettings | None = None
     pseudonym_secret: bytes | None = None  # the driver's own key (same machine), else the workers read theirs
+    rows: RowSpec | None = None  # a replay's trials: the worker sends each one's stored row, not its result
+
+
+@dataclass(frozen=True)
+class WorkerRow:
+    """What a worker sends back for one replay trial: its stored row (details' JSON document built), its spans.
+
+    The row travels as its fields in order: a tuple unpickles in the driver faster than a slotted dataclass."""
+
+    values: tuple[Any, ...]
+    spans: tuple[SpanSnapshot, ...]
+
+    @classmethod
+    def of(cls, row: TrialRow, spans: tuple[SpanSnapshot, ...]) -> WorkerRow:
+        return cls(tuple(getattr(row, name) for name in _ROW_FIELDS), spans)
+
+    @property
+    def row(self) -> TrialRow:
+        return TrialRow(*self.values)
+
+
+_ROW_FIELDS = tuple(field.name for field in dataclasses.fields(TrialRow))
 
 
 @dataclass(frozen=True)
 class TrialJob:
-    """One trial sent to a worker: the ticket, the attempt, and (production traffic) the ticket id to trace."""
+    """One trial sent to a worker: the ticket (pickled once for all its attempts), the attempt, and (production
+    traffic) the ticket id to trace."""
 
     job_id: int
     profile: int
-    item: ReplayTicket
+    ticket: bytes
     attempt: int
     ticket_id: str | None = None
     production: bool = False
@@ -102,8 +132,6 @@ class _Body(TrialWorker):
     """A worker process's state: the domains' templates, built once, and the profiles its trials run under."""
 
     def __init__(self, domains: Mapping[str, DomainRef], seed: int, size: str, keep: int) -> None:
-        import collections
-
         self.pool = SandboxPool(seed=seed, size=size)
         self.domains = {name: _load(ref) for name, ref in domains.items()}
         for domain in self.domains.values():
@@ -112,7 +140,7 @@ class _Body(TrialWorker):
         self._derived = {}
         self._idle = collections.OrderedDict()
         self._keep = keep
-        self.profiles: dict[int, tuple[AgentFactory, RunConfig, passhat.Passhat | None]] = {}
+        self.profiles: dict[int, tuple[AgentFactory, RunConfig, passhat.Passhat | None, RowSpec | None]] = {}
 
     def add_profile(self, number: int, profile: TrialProfile) -> None:
         runtime = None
@@ -120,16 +148,17 @@ class _Body(TrialWorker):
             secret = profile.pseudonym_secret
             key = None if secret is None else passhat.PseudonymKey(secret)
             runtime = profile.tracing.runtime(self.capture, pseudonym_key=key)
-        self.profiles[number] = (profile.agent, profile.config, runtime)
+        self.profiles[number] = (profile.agent, profile.config, runtime, profile.rows)
 
-    async def run_job(self, job: TrialJob) -> WorkerResult:
+    async def run_job(self, job: TrialJob) -> WorkerResult | WorkerRow:
         """One trial, exactly as a local replay (or the demo's production traffic) runs it."""
-        agent, config, runtime = self.profiles[job.profile]
-        sandbox = self._open(job.item)
+        agent, config, runtime, rows = self.profiles[job.profile]
+        item: ReplayTicket = pickle.loads(job.ticket)
+        sandbox = self._open(item)
         try:
             result = await run_trial_with_retries(
                 sandbox,
-                job.item.scenario,
+                item.scenario,
                 job.attempt,
                 agent,
                 config=config,
@@ -138,8 +167,12 @@ class _Body(TrialWorker):
                 production=job.production,
             )
         finally:
-            self._close(job.item)
+            self._close(item)
         spans = tuple(self.capture.take(result.trace_id)) if runtime is not None else ()
+        if rows is not None:
+            row = row_of(rows, result)
+            row.details.to_json()  # built here, in parallel, not by the driver's writer
+            return WorkerRow.of(row, spans)
         return WorkerResult(result, spans, os.getpid())
 
 
@@ -260,8 +293,9 @@ class WorkerProcesses:
         self._start_args = (self._refs, seed, size, min(2 * self.concurrency, KEEP_IDLE))
         self._profiles: list[bytes] = []
         self._workers: list[_Process] = []
-        self._pending: dict[int, tuple[asyncio.Future[WorkerResult], int]] = {}
+        self._pending: dict[int, tuple[asyncio.Future[WorkerResult | WorkerRow], int]] = {}
         self._next_job = 0
+        self._tickets: collections.OrderedDict[int, tuple[ReplayTicket, bytes]] = collections.OrderedDict()
         self._slots: asyncio.Queue[int] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.retried = 0
@@ -296,6 +330,24 @@ class WorkerProcesses:
         self, profile: int, item: ReplayTicket, attempt: int, *, ticket_id: str | None = None, production: bool = False
     ) -> tuple[WorkerResult, tuple[str, ...]]:
         """Run one trial on a free slot; a worker lost mid-trial costs a retry on its replacement."""
+        answer, lost = await self._dispatch(profile, item, attempt, ticket_id, production)
+        if not isinstance(answer, WorkerResult):
+            raise TypeError("WorkerProcesses.run: this profile's trials answer with rows; call run_row")
+        return answer, lost
+
+    async def run_row(
+        self, profile: int, item: ReplayTicket, attempt: int, rows: RowSpec
+    ) -> tuple[TrialRow, tuple[SpanSnapshot, ...]]:
+        """Run one replay trial (a profile with ``rows``) on a free slot: its stored row (the workers it lost
+        recorded in it) and its spans."""
+        answer, lost = await self._dispatch(profile, item, attempt, None, False)
+        if isinstance(answer, WorkerResult):  # lost MAX_RETRIES workers: an infrastructure error, made here
+            return row_of(rows, answer.result, infra_retries=lost), answer.spans
+        return with_lost(answer.row, lost), answer.spans
+
+    async def _dispatch(
+        self, profile: int, item: ReplayTicket, attempt: int, ticket_id: str | None, production: bool
+    ) -> tuple[WorkerResult | WorkerRow, tuple[str, ...]]:
         lost: list[str] = []
         started = time.perf_counter()
         while len(lost) < MAX_RETRIES:
@@ -306,9 +358,9 @@ class WorkerProcesses:
                     await asyncio.sleep(0.05)
                     continue
                 self._next_job += 1
-                job = TrialJob(self._next_job, profile, item, attempt, ticket_id, production)
+                job = TrialJob(self._next_job, profile, self._packed(item), attempt, ticket_id, production)
                 assert self._loop is not None
-                future: asyncio.Future[WorkerResult] = self._loop.create_future()
+                future: asyncio.Future[WorkerResult | WorkerRow] = self._loop.create_future()
                 self._pending[job.job_id] = (future, index)
                 try:
                     self._send(worker, ("run", job))
@@ -333,10 +385,23 @@ class WorkerProcesses:
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join(timeout=5)
+            self._stop_reading(worker)
             worker.connection.close()
         self._workers = []
 
     # -- internals
+
+    def _packed(self, item: ReplayTicket) -> bytes:
+        """The ticket pickled once for all its attempts (the driver's CPU is the replay's bottleneck)."""
+        key = id(item)
+        found = self._tickets.get(key)
+        if found is not None and found[0] is item:
+            return found[1]
+        data = pickle.dumps(item)
+        self._tickets[key] = (item, data)
+        while len(self._tickets) > KEEP_PACKED:
+            self._tickets.popitem(last=False)
+        return data
 
     def _spawn(self, index: int) -> _Process:
         context = multiprocessing.get_context("forkserver")
@@ -347,7 +412,8 @@ class WorkerProcesses:
         process.start()
         theirs.close()
         worker = _Process(process, ours, index, asyncio.Queue())
-        threading.Thread(target=self._read, args=(worker,), name=f"passhat-trials-{index}-out", daemon=True).start()
+        assert self._loop is not None
+        self._loop.add_reader(ours.fileno(), self._readable, worker)
         self._send(worker, ("start", *self._start_args))
         return worker
 
@@ -363,19 +429,26 @@ class WorkerProcesses:
             self.close()
             raise NotSendableError(f"a worker process could not {step}: {detail}")
 
-    def _read(self, worker: _Process) -> None:
-        """A reader thread per worker: hands each answer to the loop; on the pipe's end, the worker is lost."""
-        assert self._loop is not None
-        while True:
-            try:
-                message = pickle.loads(worker.connection.recv_bytes())
-            except (EOFError, OSError):
-                break
-            except Exception as exc:  # an answer that does not unpickle here
-                message = ("broken", 0, repr(exc))
-            self._loop.call_soon_threadsafe(self._answer, worker, message)
-        with contextlib.suppress(RuntimeError):  # the loop is closed: the run is over
-            self._loop.call_soon_threadsafe(self._gone, worker)
+    def _readable(self, worker: _Process) -> None:
+        """The worker's pipe has an answer: the loop reads it (a worker writes each answer whole). No reader
+        thread: threads taking answers contended with the loop for the GIL on every trial. On the pipe's end,
+        the worker is lost."""
+        try:
+            raw = worker.connection.recv_bytes()
+        except (EOFError, OSError):
+            self._stop_reading(worker)
+            self._gone(worker)
+            return
+        try:
+            message = pickle.loads(raw)
+        except Exception as exc:  # an answer that does not unpickle here
+            message = ("broken", 0, repr(exc))
+        self._answer(worker, message)
+
+    def _stop_reading(self, worker: _Process) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(OSError, ValueError):  # the pipe is closed already
+                self._loop.remove_reader(worker.connection.fileno())
 
     def _answer(self, worker: _Process, message: tuple[Any, ...]) -> None:
         kind, job_id, payload = message
@@ -410,13 +483,22 @@ class WorkerProcesses:
 
 
 class LocalTrials:
-    """The local executor's side of a replay: `run` one trial of a ticket, as `RayTrials.run` does on Ray."""
+    """The local executor's side of a replay: `run` one trial of a ticket, as `RayTrials.run` does on Ray; with
+    ``rows``, `run_row` has the worker make the trial's stored row."""
 
-    def __init__(self, processes: WorkerProcesses, profile: int, runtime: passhat.Passhat | None, owned: bool) -> None:
+    def __init__(
+        self,
+        processes: WorkerProcesses,
+        profile: int,
+        runtime: passhat.Passhat | None,
+        owned: bool,
+        rows: RowSpec | None = None,
+    ) -> None:
         self.processes = processes
         self._profile = profile
         self.runtime = runtime
         self._owned = owned
+        self.rows = rows
 
     @classmethod
     async def open(
@@ -431,10 +513,12 @@ class LocalTrials:
         seed: int,
         size: str,
         processes: WorkerProcesses | None = None,
+        rows: RowSpec | None = None,
     ) -> LocalTrials:
         """Workers for these trials (``processes`` when given, else started now); `NotSendableError` when the
-        agent, a domain or the trace settings cannot travel (nothing is left running then)."""
-        profile = profile_for(agent, config, runtime)
+        agent, a domain or the trace settings cannot travel (nothing is left running then). ``rows``: the
+        trials are a replay run's, and the workers send back their stored rows (`run_row`)."""
+        profile = dataclasses.replace(profile_for(agent, config, runtime), rows=rows)
         sendable(profile)  # before starting anything
         owned = processes is None
         if processes is None:
@@ -447,7 +531,7 @@ class LocalTrials:
             if owned:
                 processes.close()
             raise
-        return cls(processes, number, runtime, owned)
+        return cls(processes, number, runtime, owned, rows)
 
     @property
     def slots(self) -> int:
@@ -460,6 +544,17 @@ class LocalTrials:
 
             relay(self.runtime, answer.spans)
         return answer.result, lost
+
+    async def run_row(self, item: ReplayTicket, attempt: int) -> TrialRow:
+        """One trial of a ticket as its stored row, made by the worker that ran it (opened with ``rows``)."""
+        if self.rows is None:
+            raise TypeError("LocalTrials.run_row: these trials were opened without rows; call run")
+        row, spans = await self.processes.run_row(self._profile, item, attempt, self.rows)
+        if self.runtime is not None:
+            from passhat.collector.replay._relay import relay
+
+            relay(self.runtime, spans)
+        return row
 
     def close(self) -> None:
         if self._owned:

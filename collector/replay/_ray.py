@@ -154,8 +154,11 @@ class TrialWorker:
             return
         del self._derived[item.ticket_id]
         # A ticket's attempts come in a row: keep its own template a while, close the oldest idle one. An idle
-        # template keeps one spare connection, not one per trial it served at once (a database copy each).
-        sandbox.trim(1)
+        # template keeps one spare connection, not one per trial it served at once (a database copy each). A
+        # domain's base is shared by every ticket whose rows fit the seed: its spares (at most one per trial
+        # running at once) serve the next trials, which would otherwise each open and parse a new database.
+        if not self.pool.is_base(sandbox):
+            sandbox.trim(1)
         self._idle[item.ticket_id] = sandbox
         while len(self._idle) > self._keep:
             self.pool.release(self._idle.popitem(last=False)[1])

@@ -28,7 +28,7 @@ from passhat.collector.replay._plan import (
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import WorkerProcesses
 from passhat.collector.replay._settings import AgentSpec, NothingToReplayError, ProgressCallback, ReplaySettings
-from passhat.collector.replay._trials import run_stored_trials
+from passhat.collector.replay._trials import heap_frozen, run_stored_trials
 from passhat.collector.store import NotReplayable, Period, ReplayRun, RunParams, Store, TrialRow
 from passhat.sandbox import Domain, load_domain
 
@@ -122,44 +122,45 @@ async def replay_period(
         finished_run = find_reusable(store, project, identity)
         if finished_run is not None:
             return _reused(store, project, finished_run, progress)
-    existing = find_resumable(store, project, identity)
-    chosen, population, moved = choose_tickets(
-        store, project, period, identity, resumed=existing, same_as=same_tickets_as,
-        inference=inference, adapters=all_adapters, domains=domains,
-    )  # fmt: skip
-    if not chosen:
-        raise NothingToReplayError(
-            f"no production tickets of {period.name} in project {project!r}: nothing to replay "
-            f"(is the agent sending traces to this collector, with passhat.ticket(...)?)"
-        )
-    ready, not_replayable = prepare_tickets(store, project, chosen, all_adapters)
-    if existing is None:
-        params = dataclasses.replace(
-            identity,
-            tickets=tuple(t.ticket_id for t in chosen),
-            population=population,
-            not_replayable=tuple(not_replayable),
-            exploratory=tuple(exploratory),
-            intents=inferred_intents(inference, chosen),
-            classified_traffic=moved,
-        )
-        run = ReplayRun(
-            run_id=f"run-{period.name}-{uuid.uuid4().hex[:8]}",
-            created_at=dt.datetime.now(dt.UTC),
-            k=settings.k,
-            params=params.to_dict(),
-        )
-        store.create_replay_run(project, run)
-    else:
-        run = existing
-    try:
-        stored, written, notes = await run_stored_trials(
-            store, project, run.run_id, ready, agent, settings, domains, active_pool,
-            runtime=runtime, progress=progress, not_replayable=not_replayable, processes=processes,
+    with heap_frozen():  # planning and running: the collector leaves the process's older heap alone
+        existing = find_resumable(store, project, identity)
+        chosen, population, moved = choose_tickets(
+            store, project, period, identity, resumed=existing, same_as=same_tickets_as,
+            inference=inference, adapters=all_adapters, domains=domains,
         )  # fmt: skip
-    finally:
-        if own_pool:
-            active_pool.close()
+        if not chosen:
+            raise NothingToReplayError(
+                f"no production tickets of {period.name} in project {project!r}: nothing to replay "
+                f"(is the agent sending traces to this collector, with passhat.ticket(...)?)"
+            )
+        ready, not_replayable = prepare_tickets(store, project, chosen, all_adapters)
+        if existing is None:
+            params = dataclasses.replace(
+                identity,
+                tickets=tuple(t.ticket_id for t in chosen),
+                population=population,
+                not_replayable=tuple(not_replayable),
+                exploratory=tuple(exploratory),
+                intents=inferred_intents(inference, chosen),
+                classified_traffic=moved,
+            )
+            run = ReplayRun(
+                run_id=f"run-{period.name}-{uuid.uuid4().hex[:8]}",
+                created_at=dt.datetime.now(dt.UTC),
+                k=settings.k,
+                params=params.to_dict(),
+            )
+            store.create_replay_run(project, run)
+        else:
+            run = existing
+        try:
+            stored, written, notes = await run_stored_trials(
+                store, project, run.run_id, ready, agent, settings, domains, active_pool,
+                runtime=runtime, progress=progress, not_replayable=not_replayable, processes=processes,
+            )  # fmt: skip
+        finally:
+            if own_pool:
+                active_pool.close()
     # The run's trials are the ones found stored and the ones written here, in the store's order: not read back.
     trials = sorted([*stored, *written], key=lambda row: (row.ticket_id, row.attempt))
     outcome = ReplayOutcome(run, trials, not_replayable, population, existing is not None, len(written))

@@ -9,17 +9,18 @@ finishes (in batches), so an interrupted run resumes with the trials it lacks.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import datetime as dt
+import contextlib
+import gc
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import passhat
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._execute import open_executor, run_trials_of
 from passhat.collector.replay._plan import trials_left
 from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._processes import WorkerProcesses
+from passhat.collector.replay._processes import LocalTrials, WorkerProcesses
+from passhat.collector.replay._row import RowSpec, row_of
 from passhat.collector.replay._settings import AgentSpec, ProgressCallback, ReplaySettings
 from passhat.collector.store import NotReplayable, Store, TrialRow
 from passhat.sandbox import Domain, RunConfig, Sandbox, TrialResult, run_trial_with_retries
@@ -30,33 +31,35 @@ def trial_row(run_id: str, agent: AgentSpec, result: TrialResult, *, infra_retri
 
     ``infra_retries`` say why earlier attempts of this trial were lost to the infrastructure (a worker died); the
     row records them after the harness retries the result carries (`run_trial_with_retries`)."""
-    record = result.record
-    signature = result.signature
-    started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=result.duration_s)
-    return TrialRow(
-        run_id=run_id,
-        ticket_id=result.scenario.scenario_id,
-        task_type=result.scenario.task_type,
-        attempt=result.attempt,
-        passed=result.passed,
-        termination_reason=record.termination_reason,
-        started_at=started,
-        duration_s=result.duration_s,
-        domain=result.scenario.domain,
-        trace_id=result.trace_id,
-        failure_label=None if signature is None else signature.label,
-        failure_evidence=None if signature is None else signature.evidence,
-        verdict=record.verdict.to_dict(),
-        simulator_error=record.simulator_error,
-        infra_error=record.infra_error,
-        details=dataclasses.replace(
-            result.details,
-            agent=agent.label,
-            agent_version=agent.version,
-            simulated=agent.simulated,
-            infra_retries=(*result.harness_retries, *infra_retries),
-        ),
-    )
+    return row_of(spec_of(run_id, agent), result, infra_retries=infra_retries)
+
+
+def spec_of(run_id: str, agent: AgentSpec) -> RowSpec:
+    """What a trial's row records of its run and agent."""
+    return RowSpec(run_id, agent.label, agent.version, agent.simulated)
+
+
+_frozen = 0  # replays of this process inside `heap_frozen`
+
+
+@contextlib.contextmanager
+def heap_frozen() -> Iterator[None]:
+    """While trials run, the collector leaves the heap built before them alone (`gc.freeze`).
+
+    The driver only receives and writes rows then, yet each full collection walked everything the process held
+    (modules, domains, templates, the plan): about a third of a second, once or more per replay, a good share of
+    the driver's CPU. Objects made before the trials that become garbage meanwhile wait for the end of the last
+    replay running in this process, which hands them back to the collector (`gc.unfreeze`)."""
+    global _frozen
+    if _frozen == 0:
+        gc.freeze()
+    _frozen += 1
+    try:
+        yield
+    finally:
+        _frozen -= 1
+        if _frozen == 0:
+            gc.unfreeze()
 
 
 class _TrialWriter:
@@ -102,8 +105,9 @@ async def run_stored_trials(
     todo = trials_left(ready, stored, settings.trials_per_ticket)
     writer = _TrialWriter(store, project, settings.flush_every)
     config = RunConfig(parallel=settings.parallel, run_id=run_id, harness_retries=settings.harness_retries)
+    spec = spec_of(run_id, agent)
     executor, notes = (None, []) if not todo else await open_executor(
-        settings, domains, agent.factory, config, runtime, processes
+        settings, domains, agent.factory, config, runtime, processes, rows=spec
     )  # fmt: skip
     limit = asyncio.Semaphore(settings.parallel)
     # Under the curtailed design the total is an upper bound: tickets settle early, and the bar jumps.
@@ -113,15 +117,17 @@ async def run_stored_trials(
 
     async def one(attempt: int, sandbox: Sandbox, ticket: ReplayTicket) -> TrialRow:
         nonlocal finished
-        lost: tuple[str, ...] = ()
         if executor is None:
             async with limit:
                 result = await run_trial_with_retries(
                     sandbox, ticket.scenario, attempt, agent.factory, config=config, runtime=runtime
                 )
-        else:  # a worker runs it on its own copy of the same template
+            row = row_of(spec, result)
+        elif isinstance(executor, LocalTrials):  # a worker runs it on its own copy of the template, makes its row
+            row = await executor.run_row(ticket, attempt)
+        else:  # on Ray
             result, lost = await executor.run(ticket, attempt)
-        row = trial_row(run_id, agent, result, infra_retries=lost)
+            row = row_of(spec, result, infra_retries=lost)
         writer.add(row)
         finished += 1
         if progress is not None:
@@ -130,7 +136,8 @@ async def run_stored_trials(
 
     skipped = not_replayable if not_replayable is not None else []
     try:
-        await run_trials_of(ready, todo, stored, settings, domains, pool, one, skipped, executor)
+        with heap_frozen():
+            await run_trials_of(ready, todo, stored, settings, domains, pool, one, skipped, executor)
     finally:
         writer.flush()
         if executor is not None:

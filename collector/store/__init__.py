@@ -19,7 +19,7 @@ from passhat.collector.store._official import (
 )
 from passhat.collector.store._open import default_store_url, open_store
 from passhat.collector.store._period import Period, parse_period, week_of
-from passhat.collector.store._period_traffic import reclassified, run_traffic, traffic_rows
+from passhat.collector.store._period_traffic import reclassified, run_weights, traffic_rows
 from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
@@ -99,7 +99,7 @@ __all__ = [
     "promoted_at",
     "reclassified",
     "role_of",
-    "run_traffic",
+    "run_weights",
     "tallies_of_trials",
     "traffic_rows",
     "week_of",

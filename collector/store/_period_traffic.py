@@ -39,6 +39,11 @@ def reclassified(rows: list[DailyRow], run: ReplayRun) -> list[DailyRow]:
     return [(day, task_type, tickets) for (day, task_type), tickets in sorted(counts.items()) if tickets > 0]
 
 
-def run_traffic(store: Store, project: str, period: Period, run: ReplayRun) -> list[DailyRow]:
-    """The period's traffic as the figures of ``run`` weigh it (classified tickets moved)."""
-    return reclassified(traffic_rows(store, project, period), run)
+def run_weights(store: Store, project: str, period: Period, run: ReplayRun | None = None) -> dict[str, float]:
+    """Production tickets per task type over ``period``: the weights of an overall figure (the report's headline,
+    the UI's, the alert rules'). With ``run``, as its figures weigh them (classified tickets moved)."""
+    rows = traffic_rows(store, project, period)
+    weights: dict[str, float] = {}
+    for _day, task_type, tickets in rows if run is None else reclassified(rows, run):
+        weights[task_type] = weights.get(task_type, 0.0) + tickets
+    return weights

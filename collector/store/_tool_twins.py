@@ -29,9 +29,14 @@ def merge_tool_twins(spans: Sequence[NormalizedSpan]) -> dict[str, str]:
     if len(tools) < 2:
         return {}
     by_id = {s.span_id: s for s in spans}
+    # Twins share a trace: each call is matched against its own trace's tool spans only (many tickets' traces
+    # read together, as replay planning and grading read them, would otherwise compare every pair).
+    of_trace: dict[str, list[NormalizedSpan]] = {}
+    for span in tools:
+        of_trace.setdefault(span.trace_id, []).append(span)
     outer_of: dict[str, NormalizedSpan] = {}
     for inner in tools:
-        outer = _enclosing(inner, tools, by_id)
+        outer = _enclosing(inner, of_trace[inner.trace_id], by_id)
         if outer is not None:
             outer_of[inner.span_id] = outer
     merged: dict[str, str] = {}

@@ -30,7 +30,7 @@ from passhat.collector.reliability import (
     signature_shares,
     weighted_headline_curve,
 )
-from passhat.collector.store import ReplayRun, RunParams, Store, TrafficDay, parse_period, run_traffic
+from passhat.collector.store import ReplayRun, RunParams, Store, TrafficDay, parse_period, run_weights
 from passhat.collector.ui._digest import ALL, Headline, RunDigest
 from passhat.collector.ui._figures import History
 from passhat.collector.ui._pages import FigureCache
@@ -272,12 +272,7 @@ def overview_views(
 def period_weights(store: Store, project: str, run: ReplayRun) -> dict[str, float]:
     """Production tickets per task type over the run's period, as the weekly report weighs its headline."""
     name = RunParams.of(run).period
-    if name is None:
-        return {}
-    weights: Counter[str] = Counter()
-    for _day, task_type, tickets in run_traffic(store, project, parse_period(name), run):
-        weights[task_type] += tickets
-    return dict(weights)
+    return {} if name is None else run_weights(store, project, parse_period(name), run)
 
 
 def _views_of(store: Store, project: str, figures: FigureCache, views: ViewCache) -> tuple[History, Any]:

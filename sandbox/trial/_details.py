@@ -55,7 +55,16 @@ class TrialDetails:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON document the store keeps."""
+        """The JSON document the store keeps: built once per object and shared (read it, do not change it).
+
+        A worker process builds it before sending the trial back, so the driver's store writer only encodes it."""
+        document: dict[str, Any] | None = self.__dict__.get("_json")
+        if document is None:
+            document = self._document()
+            object.__setattr__(self, "_json", document)  # a cache, not a field: equality and replace() ignore it
+        return document
+
+    def _document(self) -> dict[str, Any]:
         return {
             "changes": [change.to_dict() for change in self.changes],
             "final_response": self.final_response,

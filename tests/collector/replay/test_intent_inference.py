@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 import passhat
 from passhat._runtime import set_current
-from passhat.collector.loop import report_input_for
+from passhat.collector.loop import period_counts, report_input_for
 from passhat.collector.replay import AgentSpec, ReplayOutcome, ReplaySettings, replay_period
 from passhat.collector.report import build_report, render_html, render_markdown
 from passhat.collector.store import Store, open_store, week_of
@@ -161,6 +161,9 @@ def test_tickets_named_by_an_agent_not_a_task_type_are_classified_before_samplin
     report_input = report_input_for(store, PROJECT, week_of(dt.datetime.now(dt.UTC)), outcome.run)
     assert {row.task_type for row in report_input.traffic} == {"reschedule"}  # traffic weighting sees them
     assert sum(row.tickets for row in report_input.traffic) == 3
+    # The alert rules weigh the overall figure as the report does: the classified tickets count for their type.
+    counts = period_counts(store, PROJECT, week_of(dt.datetime.now(dt.UTC)), outcome.run)
+    assert counts.weights == {"reschedule": 3.0}
     spec = AgentSpec(lambda context: clinic.ReplayedDesk(context, WRONG_RATE), "clinic desk")
     period = week_of(dt.datetime.now(dt.UTC))
     paired = asyncio.run(

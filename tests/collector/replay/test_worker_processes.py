@@ -8,6 +8,7 @@ costs its trials a retry recorded as infra, and the run finishes with the same f
 from __future__ import annotations
 
 import asyncio
+import gc
 import pathlib
 import shutil
 
@@ -57,15 +58,25 @@ def _replay(week_db: pathlib.Path, folder: pathlib.Path, agent: AgentSpec, worke
     store = open_store(f"sqlite:///{folder / 'week.db'}")
     settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=workers)
     try:
-        return asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings))
+        outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings))
+        stored = store.list_trials("shop", outcome.run.run_id)
     finally:
         store.close()
+    # The rows the workers made (their documents built there) are the rows the store kept, read back equal.
+    assert sorted(stored, key=lambda t: (t.ticket_id, t.attempt)) == outcome.trials
+    assert gc.get_freeze_count() == 0  # the heap the replay froze is handed back to the collector
+    return outcome
 
 
-def _outcomes(trials: list[TrialRow]) -> dict[tuple[str, int], tuple[bool, str | None, str, str | None]]:
+def _outcomes(trials: list[TrialRow]) -> dict[tuple[str, int], tuple[object, ...]]:
+    """Everything a trial's row says about the agent (its timing and trace id aside)."""
     return {
-        (t.ticket_id, t.attempt): (t.passed, t.failure_label, t.termination_reason, t.details.injected) for t in trials
-    }
+        (t.ticket_id, t.attempt): (
+            t.passed, t.failure_label, t.failure_evidence, t.termination_reason, t.verdict, t.details.injected,
+            t.details.changes, t.details.tool_calls, t.details.transcript, t.details.final_response,
+        )
+        for t in trials
+    }  # fmt: skip
 
 
 AGENT = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
@@ -122,3 +133,19 @@ def test_a_closure_is_not_sendable_but_a_reference_factory_is() -> None:
 
     with pytest.raises(NotSendableError, match="module-level"):
         sendable(TrialProfile(local, RunConfig()))
+
+
+def test_planning_reads_the_chosen_tickets_together_as_one_at_a_time(week_db: pathlib.Path) -> None:
+    """Replay planning reads the tickets' details in a few queries (twin tool spans matched within each trace):
+    every ticket comes out as reading it alone gives it."""
+    from passhat.collector.replay._plan import production_tickets
+
+    store = open_store(f"sqlite:///{week_db}")
+    try:
+        ids = sorted({t.ticket_id for t in production_tickets(store, "shop", WEEK)})
+        together = store.get_tickets("shop", ids, source="production")
+        alone = {i: store.get_ticket("shop", i, source="production") for i in ids}
+    finally:
+        store.close()
+    assert len(ids) >= 10 and sum(len(d.tool_calls) for d in together.values()) >= 10
+    assert together == alone

@@ -41,3 +41,21 @@ def test_an_empty_document_reads_as_no_details() -> None:
 def test_a_tool_call_with_an_unknown_outcome_is_refused_with_the_call() -> None:
     with pytest.raises(ValueError, match="outcome must be ok, error or empty"):
         TrialDetails.from_json({"tool_calls": [{"name": "get_order", "outcome": "maybe"}]})
+
+
+async def test_the_document_is_built_once_travels_with_the_details_and_never_outlives_a_change(
+    retail: Sandbox,
+) -> None:
+    import dataclasses
+    import pickle
+
+    scenario = next(s for s in retail.scenarios(count=4) if s.expected_write_tables)
+    details = (await run_trial(retail, scenario, 0, ReferenceAgent.factory(FlawConfig.off()))).details
+    document = details.to_json()
+    assert details.to_json() is document  # built once (a worker process builds it before sending the row)
+    travelled = pickle.loads(pickle.dumps(details))
+    assert travelled == details and travelled.to_json() == document
+    changed = dataclasses.replace(details, agent="another", infra_retries=("worker lost",))
+    assert changed != details  # the cached document is no field: equality still compares the details
+    assert changed.to_json()["agent"] == "another" and changed.to_json()["infra_retries"] == ["worker lost"]
+    assert details.to_json()["agent"] == details.agent

@@ -29,3 +29,45 @@ def test_trim_closes_the_spare_copies_beyond_the_count_and_later_copies_are_whol
         sandbox.trim(0)
         assert sandbox._spare == []
         assert _orders(sandbox) == expected  # a fresh connection does too
+
+
+def test_a_workers_shared_base_keeps_its_spares_between_tickets_and_a_tickets_own_template_is_trimmed() -> None:
+    """A worker trims a ticket's own template when its last trial ends, never the domain's base: the base
+    serves every ticket whose rows fit the seed, and trimming it at each ticket's end made later trials open and
+    parse a new database (39% of a replay's trials did)."""
+    from passhat.collector.replay import ReplayTicket
+    from passhat.collector.replay._ray import TrialWorker, domain_ref
+    from passhat.sandbox import ReferenceAgent, RowImage, RunConfig, load_domain
+
+    retail = load_domain("retail")
+    worker = TrialWorker(
+        {"retail": domain_ref(retail)}, ReferenceAgent.factory(), RunConfig(), seed=0, size="small", tracing=None
+    )
+    try:
+        base = worker.pool.base(retail)
+        scenarios = base.scenarios("cancel_pending_order", 2)
+        on_seed = [ReplayTicket(s.scenario_id, s.task_type, "retail", s, ()) for s in scenarios]
+        first, second = on_seed
+        held = [worker._open(first) for _ in range(3)] + [worker._open(second)]
+        assert all(sandbox is base for sandbox in held)
+        copies = [base.memory_copy() for _ in range(4)]  # four trials at once on the base
+        for copy in copies:
+            copy.close()
+        for _ in range(3):
+            worker._close(first)  # the first ticket's last trial ends while the second's runs
+        assert len(base._spare) >= 4  # the next trials reuse them
+        worker._close(second)
+        assert len(base._spare) >= 4
+
+        order = base.initial.rows("orders")[0]
+        changed = RowImage("orders", {"order_id": order["order_id"]}, {**order, "status": "cancelled"})
+        own = ReplayTicket("T-own", "cancel_pending_order", "retail", scenarios[0], (changed,))
+        template = worker._open(own)
+        assert template is not base
+        copies = [template.memory_copy() for _ in range(3)]
+        for copy in copies:
+            copy.close()
+        worker._close(own)
+        assert len(template._spare) == 1  # an idle ticket template keeps one spare
+    finally:
+        worker.pool.close()
