@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from passhat.collector.store import ReplayRun, TicketTally, TrafficDay
+from passhat.collector.ui._digest import RunDigest, digest_of
 from passhat.collector.ui._figures import History
 from passhat.collector.ui._reliability import RunViews, ViewCache, overview_views, signature_table
 
@@ -52,9 +53,12 @@ def main() -> None:
         for t in range(args.task_types)
     ]
     cache = ViewCache()
+    digests: dict[str, RunDigest] = {}  # computed on first use, as a run not kept in the store yet
 
     def of(period: str) -> RunViews:
-        return cache.get("bench", hist.runs[period], hist.tallies[period])
+        if period not in digests:
+            digests[period] = digest_of(runs[period], tallies[period])
+        return cache.get("bench", hist.runs[period], digests[period])
 
     def task_type() -> None:
         latest = of(hist.periods[-1])

@@ -200,6 +200,18 @@ class Store(abc.ABC):
         in a harness (simulator or infrastructure) error. A run without trials has none."""
 
     @abc.abstractmethod
+    def kept_run_figures(self, project: str, run_id: str) -> str | None:
+        """What `keep_run_figures` kept for a finished run, or None (not kept, or trials were added since, or the
+        run is not finished)."""
+
+    @abc.abstractmethod
+    def keep_run_figures(self, project: str, run_id: str, *, trials: int, body: str) -> bool:
+        """Keep a finished run's figures, computed from its ``trials`` trials (all of them, harness errors
+        included), for `kept_run_figures` to return until trials are added to the run. Kept only when the run
+        is finished and still holds exactly ``trials`` trials (else False: they were computed from stale
+        tallies)."""
+
+    @abc.abstractmethod
     def finish_replay_run(
         self,
         project: str,

@@ -110,7 +110,7 @@ class RunParams:
             task_types=tuple(sorted(str(name) for name in params.get("task_types") or ())),
             design=RunDesign.from_dict(params.get("design"), k),
             compare_to=params.get("compare_to"),
-            tickets=tuple(str(ticket) for ticket in params.get("tickets") or ()),
+            tickets=tuple(map(str, params.get("tickets") or ())),  # a run can sample 50,000 tickets
             population={str(name): int(count) for name, count in dict(params.get("population") or {}).items()},
             not_replayable=tuple(
                 NotReplayable.from_dict(item) for item in params.get("not_replayable") or () if isinstance(item, dict)

@@ -20,8 +20,9 @@ from passhat.collector.reliability import (
     unpaired_difference,
 )
 from passhat.collector.store import ReplayRun, RunParams, RunRole, TicketTally
+from passhat.collector.ui._digest import Headline
 from passhat.collector.ui._figures import period_of, run_roles
-from passhat.collector.ui._reliability import Headline, RunViews
+from passhat.collector.ui._reliability import RunViews
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Comparison:
 
 def side_by_side(a: RunViews, b: RunViews) -> list[SideBySide]:
     """Each task type of either run with both runs' headlines; pass^k differences only where the k agree."""
-    names = sorted(set(a.tallies_by_type) | set(b.tallies_by_type))
+    names = sorted(set(a.names) | set(b.names))
     rows = []
     for name in names:
         left, right = a.task_types.get(name), b.task_types.get(name)
@@ -121,11 +122,13 @@ def compare_router() -> APIRouter:
         result = None
         if a and b:
             cache = ui._cache(request)
-            _, a_tallies = ui._query_store(lambda: cache.run(store, viewer.project, runs[a]))
-            _, b_tallies = ui._query_store(lambda: cache.run(store, viewer.project, runs[b]))
+            a_tallies = ui._query_store(lambda: cache.tallies(store, viewer.project, runs[a]))
+            b_tallies = ui._query_store(lambda: cache.tallies(store, viewer.project, runs[b]))
+            a_digest = ui._query_store(lambda: cache.digest(store, viewer.project, runs[a]))
+            b_digest = ui._query_store(lambda: cache.digest(store, viewer.project, runs[b]))
             views = ui._views(request)
-            a_views = views.get(viewer.project, runs[a], a_tallies)
-            b_views = views.get(viewer.project, runs[b], b_tallies)
+            a_views = views.get(viewer.project, runs[a], a_digest)
+            b_views = views.get(viewer.project, runs[b], b_digest)
             result = compare(a_views, a_tallies, b_views, b_tallies)
         choices = [(run.run_id, run_label(run, role)) for run, role in listings]
         return render.page(

@@ -11,7 +11,7 @@ curtailed replay), as in the replay tables and the report. Figures come from the
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from passhat.collector.reliability import TaskTypeSummary, summarize_tallies
@@ -81,7 +81,7 @@ class History:
     periods: list[str]
     runs: dict[str, ReplayRun]
     figures: dict[str, dict[str, TaskTypeFigures]]
-    tallies: dict[str, list[TicketTally]]
+    tallies: Mapping[str, list[TicketTally]]  # read when first asked for, in the UI (`FigureCache.history`)
 
     def latest(self, task_type: str) -> TaskTypeFigures | None:
         for period in reversed(self.periods):

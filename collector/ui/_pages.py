@@ -5,52 +5,101 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from passhat.collector.store import AlertEvent, ReplayRun, RunParams, Store, TicketTally
-from passhat.collector.ui._figures import History, TaskTypeFigures, figures_of_run, official_runs, period_of
+from passhat.collector.ui._digest import RunDigest, digest_of
+from passhat.collector.ui._figures import History, TaskTypeFigures, official_runs, period_of
+from passhat.collector.ui._kept import keep_digest, kept_digest
 
 NOTICE_KINDS = ("fired", "resolved", "test")
 REPORT_KIND = "report"  # a period's report sent to channels (passhat.collector.alerts.REPORT_KIND)
 TRAFFIC_DAYS = 14
+_V = TypeVar("_V")
 
 
-class FigureCache:
-    """Figures and per-ticket tallies of finished runs, which never change: computed once per (project, run)."""
+class _Lru(Generic[_V]):
+    """A few values kept per (project, run id), the least recently used dropped first."""
 
-    def __init__(self, size: int = 64) -> None:
+    def __init__(self, size: int) -> None:
         self._lock = threading.Lock()
         self._size = size
-        self._entries: OrderedDict[tuple[str, str], tuple[dict[str, TaskTypeFigures], list[TicketTally]]] = (
-            OrderedDict()
-        )
+        self._entries: OrderedDict[tuple[str, str], _V] = OrderedDict()
 
-    def run(self, store: Store, project: str, run: ReplayRun) -> tuple[dict[str, TaskTypeFigures], list[TicketTally]]:
-        key = (project, run.run_id)
+    def get(self, key: tuple[str, str]) -> _V | None:
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None:
                 self._entries.move_to_end(key)
-                return hit
+            return hit
+
+    def put(self, key: tuple[str, str], value: _V) -> None:
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+class FigureCache:
+    """Digests (figures, headlines, failures) and per-ticket tallies of finished runs, which never change: read
+    once per (project, run). A finished run's digest is read from the store, where the first computation of it
+    after the run finished kept it (`_kept`), so a start does not count every ticket again."""
+
+    def __init__(self, size: int = 64, tallies: int = 16) -> None:
+        self._digests: _Lru[RunDigest] = _Lru(size)
+        self._tallies: _Lru[list[TicketTally]] = _Lru(tallies)  # a run's tickets: pages of one run at a time
+
+    def tallies(self, store: Store, project: str, run: ReplayRun) -> list[TicketTally]:
+        key = (project, run.run_id)
+        hit = self._tallies.get(key)
+        if hit is not None:
+            return hit
         tallies = store.ticket_tallies(project, run.run_id)
-        value = (figures_of_run(run, tallies), tallies)
         if run.status == "finished":
-            with self._lock:
-                self._entries[key] = value
-                while len(self._entries) > self._size:
-                    self._entries.popitem(last=False)
-        return value
+            self._tallies.put(key, tallies)
+        return tallies
+
+    def digest(self, store: Store, project: str, run: ReplayRun) -> RunDigest:
+        key = (project, run.run_id)
+        hit = self._digests.get(key)
+        if hit is not None:
+            return hit
+        digest = kept_digest(store, project, run)
+        if digest is None:
+            digest = digest_of(run, self.tallies(store, project, run))
+            keep_digest(store, project, run, digest)
+        if run.status == "finished":
+            self._digests.put(key, digest)
+        return digest
 
     def history(self, store: Store, project: str, *, periods: int = 8) -> History:
         runs = list(reversed(official_runs(store, project, periods=periods)))
-        loaded = {period_of(r): self.run(store, project, r) for r in runs}
+        by_period = {period_of(r): r for r in runs}
         return History(
-            [period_of(r) for r in runs],
-            {period_of(r): r for r in runs},
-            {name: figures for name, (figures, _) in loaded.items()},
-            {name: tallies for name, (_, tallies) in loaded.items()},
+            list(by_period),
+            by_period,
+            {name: self.digest(store, project, run).figures for name, run in by_period.items()},
+            _LazyTallies(lambda run: self.tallies(store, project, run), by_period),
         )
+
+
+class _LazyTallies(Mapping[str, list[TicketTally]]):
+    """Each period's tallies, read from the store when a page first asks for them (the overview never does)."""
+
+    def __init__(self, load: Callable[[ReplayRun], list[TicketTally]], runs: Mapping[str, ReplayRun]) -> None:
+        self._load = load
+        self._runs = runs
+
+    def __getitem__(self, period: str) -> list[TicketTally]:
+        return self._load(self._runs[period])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._runs)
+
+    def __len__(self) -> int:
+        return len(self._runs)
 
 
 # --- overview ----------------------------------------------------------------------------------------------

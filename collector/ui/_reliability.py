@@ -5,7 +5,8 @@ signatures as shares per period.
 Every figure comes from `reliability.headline_curve` (and, weighted by the period's traffic as the weekly report
 weighs its headline, `reliability.weighted_headline_curve`), so a headline and the curve's band at the same k are
 the same number and interval, and the traffic-weighted overall figure is the weekly report's. Tallies come from
-the store's aggregation (`Store.ticket_tallies`, cached per finished run by `FigureCache`), never from every trial.
+the store's aggregation (`Store.ticket_tallies`), never from every trial, through each run's digest
+(`_digest.RunDigest`, which a finished run keeps in the store: `_kept`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import functools
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,115 +23,46 @@ import numpy as np
 
 from passhat.collector.reliability import (
     FailureProjection,
-    HeadlineCurve,
     MixtureSpread,
     SignatureShare,
-    headline_curve,
     mixture_spread,
     project_failures,
-    settled,
     signature_shares,
     weighted_headline_curve,
 )
-from passhat.collector.store import ReplayRun, RunParams, Store, TicketTally, TrafficDay, parse_period, run_weights
+from passhat.collector.store import ReplayRun, RunParams, Store, TrafficDay, parse_period, run_weights
+from passhat.collector.ui._digest import ALL, Headline, RunDigest
 from passhat.collector.ui._figures import History
 from passhat.collector.ui._pages import FigureCache
 
-ALL = "All task types"
-UNCLASSIFIED = "unclassified"
 
-
-@dataclass(frozen=True)
-class Headline:
-    """One scope's figures at the run's k (``curve.at(k)``), the curve they sit on, and what was left out."""
-
-    scope: str
-    k: int
-    curve: HeadlineCurve
-    left_out: int  # tickets whose pass^k is not settled yet
-    weighting: str = "tickets"  # "tickets": every ticket counts once; "traffic": task types weighted by traffic
-
-    @property
-    def pass_at_k(self) -> tuple[float, float, float]:
-        return self.curve.at(self.k)[0]
-
-    @property
-    def pass_hat_k(self) -> tuple[float, float, float]:
-        return self.curve.at(self.k)[1]
-
-
-def headline_of(scope: str, run: ReplayRun, tallies: Sequence[TicketTally]) -> Headline | None:
-    """The headline of some tickets of a run, or None when none of them is settled at the run's k."""
-    counted = [t for t in tallies if t.trials > 0]
-    if not counted:
-        return None
-    n = np.array([t.trials for t in counted], dtype=np.int64)
-    c = np.array([t.passes for t in counted], dtype=np.int64)
-    keep = settled(n, c, run.k)
-    if not keep.any():
-        return None
-    kept = [t for t, ok in zip(counted, keep, strict=True) if ok]
-    min_trials = RunParams.of(run).design.min_trials
-    first_n = first_c = None
-    if min_trials is not None:
-        first_n = [min(t.trials, min_trials) for t in kept]
-        first_c = [t.passes_in_first(min_trials) for t in kept]
-    curve = headline_curve(n[keep], c[keep], run.k, first_n=first_n, first_c=first_c)
-    return Headline(scope, run.k, curve, len(counted) - len(kept))
-
-
-# --- a finished run's views, computed once ------------------------------------------------------------------
+# --- a run's views -----------------------------------------------------------------------------------------
 class RunViews:
-    """Everything the seed's views read of one run: failures and settled counts from one pass over its tallies,
-    headlines computed when first asked for (older periods only ever need their failures)."""
+    """Everything the seed's views read of one run: its digest (kept in the store once the run finished), with
+    the headlines weighted by the period's traffic combined from the task types' curves when first asked for."""
 
     def __init__(
-        self, run: ReplayRun, tallies: Sequence[TicketTally], traffic: Callable[[], Mapping[str, float]] | None = None
+        self, run: ReplayRun, digest: RunDigest, traffic: Callable[[], Mapping[str, float]] | None = None
     ) -> None:
         self.run = run
-        self._tallies = tallies
+        self.digest = digest
         self._traffic = traffic  # the period's production tickets per task type, read when first needed
-        self.tallies_by_type: dict[str, list[TicketTally]] = {}
-        self.failures: dict[str | None, Counter[str]] = {None: Counter()}  # by signature; None: all task types
-        self.settled_counts: dict[str | None, Counter[tuple[int, int]]] = {None: Counter()}
-        k = run.k
-        for tally in tallies:  # one pass, written for speed: a run can hold 50,000 tickets
-            name = tally.task_type
-            group = self.tallies_by_type.get(name)
-            if group is None:
-                group = self.tallies_by_type[name] = []
-                self.failures[name], self.settled_counts[name] = Counter(), Counter()
-            group.append(tally)
-            trials, passes = tally.trials, tally.passes
-            if trials > 0 and (trials >= k or 0 < passes < trials):
-                self.settled_counts[name][trials, passes] += 1
-            failed = trials - passes
-            if failed > 0:
-                mine = self.failures[name]
-                for label, count in tally.signatures.items():
-                    mine[label] += count
-                    failed -= count
-                if failed > 0:
-                    mine[UNCLASSIFIED] += failed
-        for name in self.tallies_by_type:
-            self.failures[None].update(self.failures[name])
-            self.settled_counts[None].update(self.settled_counts[name])
+        self.names = digest.names
+        self.failures = digest.failures
+        self.settled_counts = digest.settled_counts
+        self.task_types = digest.task_types
 
     @functools.cached_property
     def headlines(self) -> list[Headline]:
         """All task types weighted by the period's traffic (the weekly report's headline) and pooled (every ticket
         once), then each domain: weighted when its task types had traffic, pooled otherwise."""
-        by_domain: dict[str, list[TicketTally]] = {}
-        for tally in self._tallies:
-            by_domain.setdefault(tally.domain or "unknown", []).append(tally)
         weights = dict(self._traffic()) if self._traffic is not None else {}
-        found = [self.weighted(ALL, weights, None), headline_of(ALL, self.run, self._tallies)]
-        for domain, members in sorted(by_domain.items()):
-            names = {t.task_type for t in members}
-            found.append(self.weighted(domain, weights, names) or headline_of(domain, self.run, members))
+        found = [self.weighted(ALL, weights, None), self.digest.pooled]
+        for domain, (names, pooled) in sorted(self.digest.domains.items()):
+            found.append(self.weighted(domain, weights, names) or pooled)
         return [h for h in found if h is not None]
 
-    def weighted(self, scope: str, weights: Mapping[str, float], names: set[str] | None) -> Headline | None:
+    def weighted(self, scope: str, weights: Mapping[str, float], names: AbstractSet[str] | None) -> Headline | None:
         """The task types' headlines (``names``, or all) combined by their traffic; None without any."""
         parts = [
             (h, weights.get(name, 0.0)) for name, h in sorted(self.task_types.items()) if names is None or name in names
@@ -139,23 +72,12 @@ class RunViews:
         curve = weighted_headline_curve([h.curve for h, _ in parts], [w for _, w in parts])
         return Headline(scope, self.run.k, curve, sum(h.left_out for h, _ in parts), weighting="traffic")
 
-    @functools.cached_property
-    def task_types(self) -> dict[str, Headline]:
-        per_type = {name: headline_of(name, self.run, members) for name, members in self.tallies_by_type.items()}
-        return {name: h for name, h in per_type.items() if h is not None}
-
     def mixture(self, task_type: str | None = None) -> MixtureSpread | None:
         """The mixture fitted to the settled tickets (cached by their distinct counts: fitted once)."""
         counts = self.settled_counts.get(task_type)
         if not counts:
             return None
         return _spread(tuple(sorted((n, c, w) for (n, c), w in counts.items())))
-
-
-def run_views(
-    run: ReplayRun, tallies: Sequence[TicketTally], traffic: Callable[[], Mapping[str, float]] | None = None
-) -> RunViews:
-    return RunViews(run, tallies, traffic)
 
 
 class ViewCache:
@@ -170,7 +92,7 @@ class ViewCache:
         self,
         project: str,
         run: ReplayRun,
-        tallies: Sequence[TicketTally],
+        digest: RunDigest,
         traffic: Callable[[], Mapping[str, float]] | None = None,
     ) -> RunViews:
         key = (project, run.run_id)
@@ -179,7 +101,7 @@ class ViewCache:
             if hit is not None:
                 self._entries.move_to_end(key)
                 return hit
-        views = run_views(run, tallies, traffic)
+        views = RunViews(run, digest, traffic)
         if run.status == "finished":
             with self._lock:
                 self._entries[key] = views
@@ -358,7 +280,8 @@ def _views_of(store: Store, project: str, figures: FigureCache, views: ViewCache
 
     def of(period: str) -> RunViews:
         run = hist.runs[period]
-        return views.get(project, run, hist.tallies[period], lambda: period_weights(store, project, run))
+        digest = figures.digest(store, project, run)
+        return views.get(project, run, digest, lambda: period_weights(store, project, run))
 
     return hist, of
 

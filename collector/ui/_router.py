@@ -337,7 +337,8 @@ def ui_router() -> APIRouter:
         run = _query_store(lambda: store.get_replay_run(viewer.project, run_id))
         if run is None:
             return render.page(request, "missing.html", 404, viewer=viewer, what=f"replay run {run_id}")
-        figures, tallies = _query_store(lambda: _cache(request).run(store, viewer.project, run))
+        tallies = _query_store(lambda: _cache(request).tallies(store, viewer.project, run))
+        figures = _query_store(lambda: _cache(request).digest(store, viewer.project, run)).figures
         done, planned = run_progress(run, tallies)
         rows = _query_store(lambda: _run_rows(request).run(store, viewer.project, run, tallies))
         listed = run_tickets(rows.ranked, offset)

@@ -280,6 +280,16 @@ def _production_verdicts(db: str, durable: bool) -> str:
     ) ENGINE = ReplacingMergeTree(graded_at) ORDER BY (project, ticket_id) {_settings(durable)}"""
 
 
+def _run_figures(db: str, durable: bool) -> str:
+    # One row per run; a newer write (figures kept, or an empty body: forgotten) wins, read with FINAL.
+    return f"""CREATE TABLE IF NOT EXISTS {db}.run_figures (
+        project LowCardinality(String),
+        run_id String,
+        body String CODEC(ZSTD(3)),
+        version UInt64
+    ) ENGINE = ReplacingMergeTree(version) ORDER BY (project, run_id) {_settings(durable)}"""
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     """One schema version: idempotent statements (IF NOT EXISTS), so a migration cut short re-runs cleanly."""
@@ -294,6 +304,8 @@ class Migration:
             return [f"ALTER TABLE {db}.trials ADD COLUMN IF NOT EXISTS details Nullable(String) CODEC(ZSTD(3))"]
         if self.version == 3:
             return [_production_verdicts(db, durable)]
+        if self.version == 4:
+            return [_run_figures(db, durable)]
         raise AssertionError(f"no statements for schema version {self.version}")
 
 
@@ -301,6 +313,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, spans, tickets, tool calls, state writes, traffic view, runs, trials, alerts"),
     Migration(2, "trials: the trial record's details (changes, final response, tool calls, transcript)"),
     Migration(3, "production verdicts: each production ticket's own changes graded by its task type's check"),
+    Migration(4, "run figures: a finished run's figures, kept for the web UI's first overview after a start"),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -58,6 +58,7 @@ from passhat.collector.store.clickhouse._rows import (
     trial_from_row,
     trial_values,
 )
+from passhat.collector.store.clickhouse._run_figures import RunFigures
 from passhat.collector.store.clickhouse._schema import (
     LATEST_VERSION,
     MIGRATIONS,
@@ -92,6 +93,7 @@ class ClickHouseStore(Store):
         self._conn = ClickHouseConnection(target)
         self._spans = SpanTables(self._conn)
         self._verdicts = VerdictTable(self._conn, self._db)
+        self._figures = RunFigures(self._conn, self._db)
         self._ticket_list = TicketList(self._conn, self._db)
         self._closed = False
 
@@ -331,6 +333,7 @@ class ClickHouseStore(Store):
                 clash = stored[0] if stored else next(k for k in keys if keys.count(k) > 1)
                 raise StoreError(f"a trial was already recorded (run, ticket, attempt) = {tuple(clash)!r}")
             self._conn.insert("trials", [trial_values(project, t) for t in trials], ("project", *TRIAL_COLUMNS))
+            self._figures.forget(project, run_ids)
 
     def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
         counted = COUNTED_BY_AGENT
@@ -358,6 +361,20 @@ class ClickHouseStore(Store):
             ):
                 later.setdefault(ticket_id, []).append((int(attempt), bool(passed)))
         return tallies_from_rows(rows, signatures, later)
+
+    def kept_run_figures(self, project: str, run_id: str) -> str | None:
+        found = self._run(project, run_id)
+        if found is None or found[0].status != "finished":
+            return None
+        return self._figures.kept(project, run_id)
+
+    def keep_run_figures(self, project: str, run_id: str, *, trials: int, body: str) -> bool:
+        with self._conn.lock:  # add_trials holds it too: the count and the write see the same trials
+            found = self._run(project, run_id)
+            if found is None or found[0].status != "finished" or self._figures.trials(project, run_id) != trials:
+                return False
+            self._figures.keep(project, run_id, body)
+        return True
 
     def list_trials(
         self, project: str, run_id: str, *, ticket_id: str | None = None, harness_only: bool = False
@@ -397,6 +414,7 @@ class ClickHouseStore(Store):
                 error=error,
             )
             self._conn.insert("replay_runs", [run_values(project, done, version + 1)], (*RUN_COLUMNS, "version"))
+            self._figures.forget(project, [run_id])  # a resumed run's figures are computed again
 
     # --- alerts --------------------------------------------------------------------------------------------
     def add_alert_event(self, project: str, event: AlertEvent) -> None:

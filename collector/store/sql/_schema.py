@@ -358,7 +358,25 @@ def _migrate_v8(conn: sa.Connection) -> None:
             index.create(conn, checkfirst=True)
 
 
+# --- version 9: a finished run's figures, kept (the first overview after a start reads them, not its tallies) ---
+_v9 = sa.MetaData()
+
+run_figures = sa.Table(
+    "run_figures",
+    _v9,
+    sa.Column("project", sa.String(200), primary_key=True),
+    sa.Column("run_id", sa.String(200), primary_key=True),
+    sa.Column("body", sa.Text, nullable=False),  # what the reader kept (JSON; it checks its own version)
+)
+
+
+def _migrate_v9(conn: sa.Connection) -> None:
+    """Runs finished before this version get their figures kept on their next read (`SqlStore.keep_run_figures`)."""
+    _v9.create_all(conn)
+
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
 MIGRATIONS: list[Callable[[sa.Connection], None]] = [
     _migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6, _migrate_v7, _migrate_v8,
+    _migrate_v9,
 ]  # fmt: skip

@@ -423,8 +423,8 @@ class SqlStore(VerdictQueries, Store):
                 if missing:
                     raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
                 conn.execute(sa.insert(schema.trials), [trial_values(project, t) for t in trials])
-                kept = schema.ticket_tallies
-                conn.execute(sa.delete(kept).where(kept.c.project == project, kept.c.run_id.in_(wanted)))
+                for kept in (schema.ticket_tallies, schema.run_figures):
+                    conn.execute(sa.delete(kept).where(kept.c.project == project, kept.c.run_id.in_(wanted)))
         except IntegrityError as exc:
             raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
 
@@ -445,6 +445,31 @@ class SqlStore(VerdictQueries, Store):
                 if count == sum(t.trials + t.harness_errors for t in tallies):
                     self._keep_tallies(conn, project, run_id, tallies)
         return tallies
+
+    def kept_run_figures(self, project: str, run_id: str) -> str | None:
+        r, f = schema.replay_runs, schema.run_figures
+        query = (
+            sa.select(f.c.body)
+            .join(r, sa.and_(r.c.project == f.c.project, r.c.run_id == f.c.run_id))
+            .where(f.c.project == project, f.c.run_id == run_id, r.c.status == "finished")
+        )
+        with self._engine.connect() as conn:
+            body: str | None = conn.scalar(query)
+        return body
+
+    def keep_run_figures(self, project: str, run_id: str, *, trials: int, body: str) -> bool:
+        r, t, f = schema.replay_runs, schema.trials, schema.run_figures
+        try:
+            with self._writing() as conn:
+                status = conn.scalar(sa.select(r.c.status).where(r.c.project == project, r.c.run_id == run_id))
+                count = conn.scalar(sa.select(sa.func.count()).where(t.c.project == project, t.c.run_id == run_id))
+                if status != "finished" or count != trials:
+                    return False
+                conn.execute(sa.delete(f).where(f.c.project == project, f.c.run_id == run_id))
+                conn.execute(sa.insert(f).values(project=project, run_id=run_id, body=body))
+        except IntegrityError:  # another reader kept the run's figures at the same moment (PostgreSQL)
+            return False
+        return True
 
     @staticmethod
     def _keep_tallies(conn: sa.Connection, project: str, run_id: str, tallies: Sequence[TicketTally]) -> None:
@@ -503,6 +528,8 @@ class SqlStore(VerdictQueries, Store):
                     finished_at_us=to_us(at or _utcnow()),
                 )
             )
+            f = schema.run_figures  # figures kept of an earlier finish (a resumed run) are computed again
+            conn.execute(sa.delete(f).where(f.c.project == project, f.c.run_id == run_id))
             if result.rowcount and status == "finished":  # a finished run keeps its figures' counts
                 self._keep_tallies(conn, project, run_id, self._count_tallies(conn, project, run_id))
         if result.rowcount == 0:

@@ -605,6 +605,33 @@ class StoreContract:
         again = {t.ticket_id: (t.trials, t.passes) for t in store.ticket_tallies("shop", "run-1")}
         assert again == {"T-1": (3, 2), "T-2": (1, 1)}
 
+    def test_a_finished_run_keeps_figures_only_for_the_trials_they_were_computed_from(self, store: Store) -> None:
+        store.ensure_project("shop")
+        store.ensure_project("bank")
+        store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=2))
+        store.create_replay_run("bank", ReplayRun("run-1", utcnow(), k=2))
+        store.add_trials("shop", [_trial("run-1", "T-1", a) for a in range(2)])
+        assert not store.keep_run_figures("shop", "run-1", trials=2, body="running")  # not finished: not kept
+        assert store.kept_run_figures("shop", "run-1") is None
+        store.finish_replay_run("shop", "run-1")
+        assert not store.keep_run_figures("shop", "run-1", trials=3, body="stale")  # counted from other trials
+        assert store.kept_run_figures("shop", "run-1") is None
+        assert store.keep_run_figures("shop", "run-1", trials=2, body="figures 1")
+        assert store.keep_run_figures("shop", "run-1", trials=2, body="figures 2")  # the newest wins
+        assert store.kept_run_figures("shop", "run-1") == "figures 2"
+        assert store.kept_run_figures("bank", "run-1") is None
+        store.add_trials("shop", [_trial("run-1", "T-2", 0)])  # trials added to the finished run: dropped
+        assert store.kept_run_figures("shop", "run-1") is None
+        assert store.keep_run_figures("shop", "run-1", trials=3, body="figures 3")
+        assert store.kept_run_figures("shop", "run-1") == "figures 3"
+        store.finish_replay_run("shop", "run-1")  # finished again (resumed): computed again
+        assert store.kept_run_figures("shop", "run-1") is None
+        assert store.keep_run_figures("shop", "run-1", trials=3, body="figures 4")
+        store.finish_replay_run("shop", "run-1", status="failed", error="resumed and broke")
+        assert store.kept_run_figures("shop", "run-1") is None
+        assert not store.keep_run_figures("shop", "run-404", trials=0, body="none")
+        assert store.kept_run_figures("shop", "run-404") is None
+
     def test_a_batch_of_twenty_thousand_trials_is_written_whole(self, store: Store) -> None:
         store.ensure_project("shop")
         store.create_replay_run("shop", ReplayRun("big", utcnow(), k=20))
