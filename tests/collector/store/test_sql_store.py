@@ -389,9 +389,9 @@ def test_version_8_gives_a_version_7_database_the_verdict_indexes(sqlite_url: st
     with engine.begin() as conn:
         for name in names:
             conn.execute(sa.text(f"DROP INDEX {name}"))
-        conn.execute(sa.text("DELETE FROM passhat_schema_versions WHERE version = 8"))
+        conn.execute(sa.text("DELETE FROM passhat_schema_versions WHERE version >= 8"))
     assert store.schema_version() == 7
-    assert store.migrate() == 8 and store.schema_version() == 8
+    assert store.migrate() == len(MIGRATIONS) and store.schema_version() == len(MIGRATIONS) >= 8
     with engine.connect() as conn:
         found = {row[0] for row in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
         plan = " ".join(
