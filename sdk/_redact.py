@@ -111,8 +111,10 @@ def _may_hold_run(stretch: str) -> bool:
     which = 0 if ascii_only else 1
     # ``\d(?:[ .()+-]{0,2}\d){8}``: nine digits with at most two separators between each.
     chained = raw.translate(_CHAINED[which]).replace(b"sss", b"x")
-    if chained.count(b"d") >= 9 and any(piece.count(b"d") >= 9 for piece in chained.split(b"x")):
-        return True
+    if chained.count(b"d") >= 9:
+        for piece in chained.split(b"x"):
+            if piece.count(b"d") >= 9:
+                return True
     # ``\d\d(?: ?[A-Z0-9]){11}``: two digits, then eleven digits or capitals, each after at most one space.
     for piece in raw.translate(_GROUPED[which]).replace(b"  ", b"x").split(b"x"):
         start = piece.find(b"dd")
@@ -139,6 +141,54 @@ def find_digit_run(value: str, classes: bytes, start: int, end: int) -> tuple[in
 def has_digit_run(value: str) -> bool:
     """Whether DIGIT_RUN finds a run anywhere in ``value`` (see ``find_digit_run``)."""
     return find_digit_run(value, run_classes(value), 0, len(value)) is not None
+
+
+def digit_stretches(value: str) -> list[tuple[int, int]]:
+    """The stretches of ``value`` in which DIGIT_RUN matches (see ``find_digit_run``). Every character a card,
+    IBAN, SSN or phone pattern matches is one a stretch is made of, and each of their matches holds a DIGIT_RUN
+    match: they can match only inside these."""
+    classes = run_classes(value)
+    found: list[tuple[int, int]] = []
+    start, end = 0, len(value)
+    while (stretch := find_digit_run(value, classes, start, end)) is not None:
+        found.append(stretch)
+        start = stretch[1]
+    return found
+
+
+# The characters of an email the built-in pattern matches (ASCII letters and digits, ``._%+-`` and the one ``@``).
+_EMAIL_CHARS = _classes({_DIGITS + _CAPITALS + _CAPITALS.lower() + "._%+-@": "e"}, "x", "x")[1]
+
+
+def email_stretches(value: str) -> list[tuple[int, int]]:
+    """The stretches of an email's characters around each ``@`` of ``value``: where the email pattern can match."""
+    found: list[tuple[int, int]] = []
+    at = value.find("@")
+    if at == -1:
+        return found
+    raw = value.encode() if value.isascii() else value.encode("ascii", "replace")
+    classes = raw.translate(_EMAIL_CHARS)
+    while at != -1:
+        end = classes.find(b"x", at)
+        if end == -1:
+            end = len(value)
+        found.append((classes.rfind(b"x", 0, at) + 1, end))
+        at = value.find("@", end)
+    return found
+
+
+def _within(
+    segments: tuple[tuple[int, int], ...], regions: list[tuple[int, int]], length: int
+) -> tuple[tuple[int, int], ...]:
+    """The parts of ``segments`` inside ``regions`` (both in order), each region with the character after it, which
+    the patterns' lookaheads and word boundaries read (none of them is in a match: the search finds the same)."""
+    parts: list[tuple[int, int]] = []
+    for begin, stop in segments:
+        for start, end in regions:
+            low, high = max(begin, start), min(stop, end + 1, length)
+            if low < high:
+                parts.append((low, high))
+    return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -255,20 +305,27 @@ class Redactor:
         """The redacted form of one string (``field``: the key it sits under, for per-field blanking)."""
         blank_field = field is not None and field in self.blank
         claimed: list[tuple[int, int, str]] = []
-        digits: bool | None = None
+        digits: list[tuple[int, int]] | None = None
+        emails: list[tuple[int, int]] | None = None
         for rule in self._rules:
-            if rule.needs == "@" and "@" not in value:
-                continue
-            if rule.needs == "digits":
+            regions = None
+            if rule.needs == "@":
+                if emails is None:
+                    emails = email_stretches(value)
+                regions = emails
+            elif rule.needs == "digits":
                 if digits is None:
-                    digits = has_digit_run(value)
-                if not digits:
-                    continue
+                    digits = digit_stretches(value)
+                regions = digits
+            if regions is not None and not regions:
+                continue
             found: list[tuple[int, int, str]] = []
             # Each rule looks only between the values earlier rules claimed, so a phone pattern cannot run on
             # into a card number beside it, and a rejected candidate (a digit run failing the Luhn check) is
             # retried one character later rather than hiding a real value that overlaps it.
             segments = _free_segments(claimed, len(value)) if claimed else ((0, len(value)),)
+            if regions is not None:
+                segments = _within(segments, regions, len(value))
             for begin, stop in segments:
                 position = begin
                 while position < stop:
