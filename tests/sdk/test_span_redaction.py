@@ -255,7 +255,7 @@ def test_a_span_with_nothing_to_redact_leaves_as_it_is_and_long_texts_are_redact
     a long message is redacted wherever its values sit, as the redactor redacts it."""
     from passhat._span_redaction import SpanRedaction
 
-    plain = {
+    plain: dict[str, str | int] = {
         "gen_ai.request.model": "gpt-4o-2024-08-06",
         "gen_ai.conversation.id": "01a24307-6d8a-73c3-b6ca-98dc6019438c",
         "gen_ai.usage.input_tokens": 62,
