@@ -66,8 +66,129 @@ def _always(match: re.Match[str]) -> bool:
 # A superset of what the numeric built-in patterns can match: nine digits or more with at most two of a phone's or
 # card's separators between each (phone, card, SSN), or an IBAN's check digits and the eleven characters after.
 # A string in which this finds nothing holds no card, IBAN, SSN or phone, so those patterns are not run on it (and
-# an email needs an ``@``): most strings an agent's spans carry are redacted with one scan instead of five.
-DIGIT_RUN = re.compile(r"\d(?:(?:[ .()+-]{0,2}\d){8}|\d(?: ?[A-Z0-9]){11})")  # starts with a digit: scans fast
+# an email needs an ``@``): most strings an agent's spans carry are redacted with one scan instead of five. This is
+# its definition; it is answered by :func:`find_digit_run` (the tests check they agree).
+DIGIT_RUN = re.compile(r"\d(?:(?:[ .()+-]{0,2}\d){8}|\d(?: ?[A-Z0-9]){11})")
+
+
+# The regular expression engine reads a string one character at a time, and DIGIT_RUN backtracks at every digit:
+# running it was most of what redacting an agent's spans cost. It is answered instead with ``bytes.translate`` and
+# ``bytes.find``, which run in C over the whole string at once. Each character becomes one byte (ASCII as it is,
+# any other as ``?``, so positions are kept), then a class: every character of a DIGIT_RUN match is a digit, an
+# ASCII capital, a space or one of ``.()+-``, so a match lies in a stretch of nine or more such ("0" in
+# ``_STRETCH``); a stretch is then read with the pattern's own two branches (``_may_hold_run``). A non-ASCII
+# character counts as a digit (it may be one of another script): the answer is then a superset, never a miss.
+def _classes(pairs: dict[str, str], other: str, unknown: str) -> tuple[bytes, bytes]:
+    """Translation tables from ``pairs`` (characters to their class), for an ASCII string and for a string whose
+    non-ASCII characters were replaced by ``?`` (``unknown``'s class)."""
+    table = bytearray(other.encode() * 256)
+    for chars, kind in pairs.items():
+        for char in chars:
+            table[ord(char)] = ord(kind)
+    replaced = bytearray(table)
+    replaced[ord("?")] = ord(unknown)
+    return bytes(table), bytes(replaced)
+
+
+_DIGITS, _CAPITALS, _SEPARATORS = "0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", " .()+-"
+_STRETCH = _classes({_DIGITS + _CAPITALS + _SEPARATORS: "0"}, "x", "0")
+_CHAINED = _classes({_DIGITS: "d", _SEPARATORS: "s"}, "x", "d")  # the first branch: digits, separators
+_GROUPED = _classes({_DIGITS: "d", _CAPITALS: "A", " ": " "}, "x", "d")  # the second: [A-Z0-9], spaces
+_NINE = b"0" * 9
+
+
+def run_classes(value: str) -> bytes:
+    """One class byte per character of ``value`` (see ``_STRETCH``), for :func:`find_digit_run`."""
+    if value.isascii():
+        return value.encode().translate(_STRETCH[0])
+    return value.encode("ascii", "replace").translate(_STRETCH[1])
+
+
+def _may_hold_run(stretch: str) -> bool:
+    """Whether DIGIT_RUN matches in ``stretch`` (exactly for ASCII; a non-ASCII character counts as a digit)."""
+    ascii_only = stretch.isascii()
+    raw = stretch.encode() if ascii_only else stretch.encode("ascii", "replace")
+    which = 0 if ascii_only else 1
+    # ``\d(?:[ .()+-]{0,2}\d){8}``: nine digits with at most two separators between each.
+    chained = raw.translate(_CHAINED[which]).replace(b"sss", b"x")
+    if chained.count(b"d") >= 9:
+        for piece in chained.split(b"x"):
+            if piece.count(b"d") >= 9:
+                return True
+    # ``\d\d(?: ?[A-Z0-9]){11}``: two digits, then eleven digits or capitals, each after at most one space.
+    for piece in raw.translate(_GROUPED[which]).replace(b"  ", b"x").split(b"x"):
+        start = piece.find(b"dd")
+        if start != -1 and len(piece) - start - 2 - piece.count(b" ", start + 2) >= 11:
+            return True
+    return False
+
+
+def find_digit_run(value: str, classes: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """The first stretch of ``value[start:end]`` in which DIGIT_RUN matches (``classes``: ``run_classes(value)``):
+    where the match lies, from the stretch's start to its end; None when there is none."""
+    while True:
+        begin = classes.find(_NINE, start, end)
+        if begin == -1:
+            return None
+        stop = classes.find(b"x", begin + 9, end)
+        if stop == -1:
+            stop = end
+        if _may_hold_run(value[begin:stop]):
+            return begin, stop
+        start = stop
+
+
+def has_digit_run(value: str) -> bool:
+    """Whether DIGIT_RUN finds a run anywhere in ``value`` (see ``find_digit_run``)."""
+    return find_digit_run(value, run_classes(value), 0, len(value)) is not None
+
+
+def digit_stretches(value: str) -> list[tuple[int, int]]:
+    """The stretches of ``value`` in which DIGIT_RUN matches (see ``find_digit_run``). Every character a card,
+    IBAN, SSN or phone pattern matches is one a stretch is made of, and each of their matches holds a DIGIT_RUN
+    match: they can match only inside these."""
+    classes = run_classes(value)
+    found: list[tuple[int, int]] = []
+    start, end = 0, len(value)
+    while (stretch := find_digit_run(value, classes, start, end)) is not None:
+        found.append(stretch)
+        start = stretch[1]
+    return found
+
+
+# The characters of an email the built-in pattern matches (ASCII letters and digits, ``._%+-`` and the one ``@``).
+_EMAIL_CHARS = _classes({_DIGITS + _CAPITALS + _CAPITALS.lower() + "._%+-@": "e"}, "x", "x")[1]
+
+
+def email_stretches(value: str) -> list[tuple[int, int]]:
+    """The stretches of an email's characters around each ``@`` of ``value``: where the email pattern can match."""
+    found: list[tuple[int, int]] = []
+    at = value.find("@")
+    if at == -1:
+        return found
+    raw = value.encode() if value.isascii() else value.encode("ascii", "replace")
+    classes = raw.translate(_EMAIL_CHARS)
+    while at != -1:
+        end = classes.find(b"x", at)
+        if end == -1:
+            end = len(value)
+        found.append((classes.rfind(b"x", 0, at) + 1, end))
+        at = value.find("@", end)
+    return found
+
+
+def _within(
+    segments: tuple[tuple[int, int], ...], regions: list[tuple[int, int]], length: int
+) -> tuple[tuple[int, int], ...]:
+    """The parts of ``segments`` inside ``regions`` (both in order), each region with the character after it, which
+    the patterns' lookaheads and word boundaries read (none of them is in a match: the search finds the same)."""
+    parts: list[tuple[int, int]] = []
+    for begin, stop in segments:
+        for start, end in regions:
+            low, high = max(begin, start), min(stop, end + 1, length)
+            if low < high:
+                parts.append((low, high))
+    return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -184,20 +305,27 @@ class Redactor:
         """The redacted form of one string (``field``: the key it sits under, for per-field blanking)."""
         blank_field = field is not None and field in self.blank
         claimed: list[tuple[int, int, str]] = []
-        digits: bool | None = None
+        digits: list[tuple[int, int]] | None = None
+        emails: list[tuple[int, int]] | None = None
         for rule in self._rules:
-            if rule.needs == "@" and "@" not in value:
-                continue
-            if rule.needs == "digits":
+            regions = None
+            if rule.needs == "@":
+                if emails is None:
+                    emails = email_stretches(value)
+                regions = emails
+            elif rule.needs == "digits":
                 if digits is None:
-                    digits = DIGIT_RUN.search(value) is not None
-                if not digits:
-                    continue
+                    digits = digit_stretches(value)
+                regions = digits
+            if regions is not None and not regions:
+                continue
             found: list[tuple[int, int, str]] = []
             # Each rule looks only between the values earlier rules claimed, so a phone pattern cannot run on
             # into a card number beside it, and a rejected candidate (a digit run failing the Luhn check) is
             # retried one character later rather than hiding a real value that overlaps it.
             segments = _free_segments(claimed, len(value)) if claimed else ((0, len(value)),)
+            if regions is not None:
+                segments = _within(segments, regions, len(value))
             for begin, stop in segments:
                 position = begin
                 while position < stop:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +26,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import Link, Status
 
 from passhat import semconv
-from passhat._redact import DIGIT_RUN, Redactor
+from passhat._redact import Redactor, find_digit_run, run_classes
 
 # Identifiers passhat copies onto every span of a ticket (from its baggage) or sets itself: never personal data
 # once passhat set them, and a second pass would change a pseudonym already in them (the intent).
@@ -44,34 +43,26 @@ _KEPT = frozenset(
     )
 )
 _OWN_SCOPE = "passhat"
+_NUMBERS = (int, float)  # a tuple: ``int | float`` in an ``isinstance`` call builds a union each time
+_CONTAINERS = (dict, list)
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # ``json.dumps(..., ensure_ascii=False)`` makes one per call
 logger = logging.getLogger("passhat")
-# ``DIGIT_RUN`` (see passhat._redact) or an @: a superset of what the built-in patterns can match. None of these
-# characters is ever escaped in JSON, so a JSON text holding no such run holds no value with one: a string in which
-# neither is found is kept without parsing it or running the patterns (unless the user's own patterns or callback
-# may find something in it). Timestamps, ids and counts do not pass it.
-_DIGIT_RUN = DIGIT_RUN
+# A candidate is a run ``DIGIT_RUN`` finds (see passhat._redact) or an @: a superset of what the built-in patterns
+# can match. None of these characters is ever escaped in JSON, so a JSON text holding no such run holds no value
+# with one: a string in which neither is found is kept without parsing it or running the patterns (unless the user's
+# own patterns or callback may find something in it). Timestamps, ids and counts do not pass it.
 
-
-# A lowercase UUID (a conversation's, an agent call's id, on every span): the built-in patterns can find nothing in
-# one unless its first eight characters are all digits (a phone number then starts it: see ``_clean``).
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-# One word of ASCII letters, digits and underscores (a tool call's id, a tool's name): the patterns need a non-word
-# character (or the string's ends) around what they find, so in one word they can find only the whole of it, which
-# is then all digits (a card) or an uppercase IBAN: a word with a lowercase letter or an underscore holds nothing.
-_WORD = re.compile(r"\w+", re.ASCII)
-
-_SHORT = 200  # characters: a string this short is scanned at once rather than looked up among those met before
 _LISTS = 16  # JSON lists remembered for the conversations that grow from them
-_REMEMBERED = 4096  # distinct strings whose redaction is kept for the next spans
+_REMEMBERED = 1 << 22  # characters of the distinct strings whose redaction is kept for the next spans
 _LONGEST_REMEMBERED = 16384  # characters: longer strings (a long conversation) are rarely met twice
 
 
-def _next_candidate(value: str, position: int) -> tuple[int, int] | None:
-    """Where the next candidate at or after ``position`` starts and ends (two scans: ``@`` by ``str.find``)."""
+def _next_candidate(value: str, classes: bytes, position: int) -> tuple[int, int] | None:
+    """Where the next candidate at or after ``position`` starts and ends (``classes``: ``run_classes(value)``)."""
     at = value.find("@", position)
-    run = _DIGIT_RUN.search(value, position, at if at != -1 else len(value))
+    run = find_digit_run(value, classes, position, at if at != -1 else len(value))
     if run is not None:
-        return run.span()
+        return run
     return (at, at + 1) if at != -1 else None
 
 
@@ -105,33 +96,39 @@ class SpanRedaction:
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self._every_string = bool(redactor.patterns or redactor.callback)
-        # A conversation's messages come back in every later model call's input and in the run's span: each
-        # distinct string is redacted once (not with a callback, which need not give the same answer twice).
-        self._done: dict[tuple[str, str | None], str] | None = None if redactor.callback else {}
+        # A span repeats the ids, names and tool definitions of the spans before it, and a conversation's messages
+        # come back in every later model call's input and in the run's span: each distinct string is redacted
+        # once (not with a callback, which need not give the same answer twice). What changes nothing is kept in
+        # a set, whatever its field (a field changes only how a value found is replaced); what changes, by the
+        # string and the field when that field is blanked.
+        self._remember = redactor.callback is None
+        self._kept: set[str] = set()
+        self._done: dict[tuple[str, str | None], str] = {}
+        self._remembered = 0  # characters in both
         # The JSON lists redacted last, with their redacted form: a conversation's input messages in one model
         # call are the previous call's plus the new ones, so only the new ones are scanned (see ``_grown``).
         self._lists: list[tuple[str, str]] = []
-        # Short strings known to hold nothing the built-in patterns find (ids, names, models met on earlier spans).
-        self._clean_seen: set[str] = set()
 
     def span(self, span: ReadableSpan) -> ReadableSpan:
         """The span as it may leave the process: itself when nothing in it changes, else a redacted copy."""
         scope = span.instrumentation_scope
         if scope is not None and scope.name == _OWN_SCOPE:
             return span
-        attributes = self.attributes(span.attributes)
-        events = [self.event(event) for event in span.events]
-        links = [self.link(link) for link in span.links]
-        status = span.status
+        given = span.attributes  # each read of these three makes a new proxy or tuple: read once
+        attributes = self.attributes(given)
+        given_events, given_links = span.events, span.links
+        events = [self.event(event) for event in given_events]
+        links = [self.link(link) for link in given_links]
+        given_status = status = span.status
         if status.description:
             described = self.text(status.description, None)
             if described is not status.description:
                 status = Status(status.status_code, described)
         changed = (
-            attributes is not span.attributes
-            or status is not span.status
-            or any(new is not old for new, old in zip(events, span.events, strict=True))
-            or any(new is not old for new, old in zip(links, span.links, strict=True))
+            attributes is not given
+            or status is not given_status
+            or any(new is not old for new, old in zip(events, given_events, strict=True))
+            or any(new is not old for new, old in zip(links, given_links, strict=True))
         )
         if not changed:
             return span
@@ -155,14 +152,18 @@ class SpanRedaction:
         if not attributes:
             return attributes
         out: dict[str, Any] | None = None
+        kept = self._kept
+        blank = self.redactor.blank
         for key, value in attributes.items():
             if key in _KEPT:
                 continue
-            field = key.rsplit(".", 1)[-1] if self.redactor.blank else None  # a field matters only to blank
+            field = key.rsplit(".", 1)[-1] if blank else None  # a field matters only to blank
             if isinstance(value, str):
-                if len(value) < _SHORT and not self._every_string and "@" not in value and self._clean(value):
-                    continue  # an id, a name, a model: nothing to find
+                if value in kept:
+                    continue  # an id, a name, a model, a schema met before: nothing to find
                 redacted: Any = self.text(value, field)
+            elif isinstance(value, _NUMBERS):
+                continue  # numbers and booleans are kept
             elif isinstance(value, Sequence) and not isinstance(value, bytes):
                 items = [self.text(item, field) if isinstance(item, str) else item for item in value]
                 same = all(new is old for new, old in zip(items, value, strict=True))
@@ -174,30 +175,6 @@ class SpanRedaction:
                     out = dict(attributes)
                 out[key] = redacted
         return attributes if out is None else out
-
-    def _clean(self, value: str) -> bool:
-        """Whether ``value`` (short, without an ``@``) holds nothing the built-in patterns can find.
-
-        In a lowercase UUID only a phone number can be found, and only at its start (the patterns for cards and
-        phones need no word character or dash before them, and each group of a UUID is followed by a dash or the
-        end), so only when its first group is all digits; in one word, nothing unless it has neither a lowercase
-        letter nor an underscore (see ``_WORD``). Anything else is clean when ``DIGIT_RUN`` finds no run; what was
-        found clean is remembered, as spans repeat their ids.
-        """
-        seen = self._clean_seen
-        if value in seen:
-            return True
-        if _UUID.fullmatch(value) is not None:
-            clean = not value[:8].isdigit()
-        elif _WORD.fullmatch(value) is not None and ("_" in value or value.upper() != value):
-            clean = True
-        else:
-            clean = _DIGIT_RUN.search(value) is None
-        if clean:
-            if len(seen) >= _REMEMBERED:
-                seen.clear()
-            seen.add(value)
-        return clean
 
     def event(self, event: Event) -> Event:
         attributes = self.attributes(event.attributes)
@@ -216,23 +193,33 @@ class SpanRedaction:
         call's span, and each message in every later call's input) is answered from memory.
         """
         if not self._every_string and len(value) < 9 and "@" not in value:
-            return value
-        done = self._done
-        if done is None or len(value) > _LONGEST_REMEMBERED:
+            return value  # shorter than any run of digits
+        if not self._remember or len(value) > _LONGEST_REMEMBERED:
             return self._text(value, field)
+        if value in self._kept:
+            return value
         key = (value, field if field in self.redactor.blank else None)
-        found = done.get(key)
-        if found is None:
-            found = self._text(value, key[1])
-            if len(done) >= _REMEMBERED:
-                done.clear()
-            done[key] = found
-        return value if found is value or found == value else found
+        found = self._done.get(key)
+        if found is not None:
+            return found
+        found = self._text(value, key[1])
+        if self._remembered > _REMEMBERED:
+            self._kept.clear()
+            self._done.clear()
+            self._remembered = 0
+        self._remembered += len(value)
+        if found is value or found == value:
+            self._kept.add(value)
+            return value
+        self._done[key] = found
+        return found
 
     def _text(self, value: str, field: str | None) -> str:
         first = None
+        classes = b""
         if not self._every_string:
-            first = _next_candidate(value, 0)
+            classes = run_classes(value)
+            first = _next_candidate(value, classes, 0)
             if first is None:
                 return value
             if value.startswith("[") and not self.redactor.blank:
@@ -245,8 +232,8 @@ class SpanRedaction:
             except ValueError:
                 data = None
             else:
-                if first is not None and not self.redactor.blank and isinstance(data, dict | list):
-                    in_place = self._json_strings(value, first)
+                if first is not None and not self.redactor.blank and isinstance(data, _CONTAINERS):
+                    in_place = self._json_strings(value, classes, first)
                     if in_place is not None:
                         if isinstance(data, list):
                             self._remember_list(value, in_place)
@@ -254,7 +241,7 @@ class SpanRedaction:
                 redacted = self._json(data, field)
                 if redacted is data:
                     return value
-                return json.dumps(redacted, ensure_ascii=False)
+                return _ENCODER.encode(redacted)
         redacted_text = self.redactor.text(value, field)
         return value if redacted_text == value else redacted_text
 
@@ -277,7 +264,7 @@ class SpanRedaction:
             del self._lists[0]
         self._lists.append((value, redacted))
 
-    def _json_strings(self, value: str, hit: tuple[int, int] | None) -> str | None:
+    def _json_strings(self, value: str, classes: bytes, hit: tuple[int, int] | None) -> str | None:
         """A valid JSON text with each of its strings that may hold a value redacted in place; None when its text
         has an escaped backslash (then it is redacted value by value). ``hit``: the first candidate in it.
 
@@ -297,7 +284,7 @@ class SpanRedaction:
             inside ^= quotes % 2 == 1
             if not inside:  # a number between the strings: numbers are kept
                 position = hit[1]
-                hit = _next_candidate(value, position)
+                hit = _next_candidate(value, classes, position)
                 continue
             opening = value.rfind('"', 0, start)
             while value[opening - 1] == "\\":
@@ -310,11 +297,11 @@ class SpanRedaction:
             redacted = self.text(decoded, None)
             if redacted is not decoded:
                 pieces.append(value[last:opening])
-                pieces.append(json.dumps(redacted, ensure_ascii=False))
+                pieces.append(_ENCODER.encode(redacted))
                 last = closing + 1
             position = closing + 1
             inside = False
-            hit = _next_candidate(value, position)
+            hit = _next_candidate(value, classes, position)
         if not pieces:
             return value
         pieces.append(value[last:])

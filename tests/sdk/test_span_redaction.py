@@ -246,3 +246,25 @@ def test_ids_skipped_as_clean_are_redacted_as_the_patterns_would(redactor: passh
             assert (spans.attributes({"id": value}) or {})["id"] == expected, value
             found += expected != value
     assert found > 150, "the all-digit first groups, the IBAN, the cards and the phone were redacted"
+
+
+def test_a_span_with_nothing_to_redact_leaves_as_it_is_and_long_texts_are_redacted(
+    redactor: passhat.Redactor,
+) -> None:
+    """A span whose values hold nothing personal is handed on as the same object (not a copy), met once or again;
+    a long message is redacted wherever its values sit, as the redactor redacts it."""
+    from passhat._span_redaction import SpanRedaction
+
+    plain: dict[str, str | int] = {
+        "gen_ai.request.model": "gpt-4o-2024-08-06",
+        "gen_ai.conversation.id": "01a24307-6d8a-73c3-b6ca-98dc6019438c",
+        "gen_ai.usage.input_tokens": 62,
+    }
+    span = ReadableSpan(name="chat", attributes=plain)
+    spans = SpanRedaction(redactor)
+    assert spans.span(span) is span and spans.span(span) is span
+    said = "The visit is on Wednesday 2026-12-09 at 09:30. " * 40 + f"Call {PHONE} or write to {EMAIL}."
+    message = json.dumps([{"role": "user", "parts": [{"type": "text", "content": said}]}])
+    redacted = str(_one(redactor, {"gen_ai.input.messages": message}).attributes["gen_ai.input.messages"])  # type: ignore[index]
+    assert PHONE not in redacted and EMAIL not in redacted
+    assert json.loads(redacted)[0]["parts"][0]["content"] == redactor.text(said)
