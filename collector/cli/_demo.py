@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from passhat.collector.cli._console import console, fail, pct
+from passhat.collector.cli._console import console, fail
+from passhat.collector.cli._demo_table import WeekRow, print_weeks
 
 if TYPE_CHECKING:
     from passhat.collector.demo import DemoOutcome
@@ -121,17 +121,17 @@ def _serve_finished(out: Path, summary: dict[str, Any]) -> None:
         soft_wrap=True,
     )
     k = (summary.get("settings") or {}).get("k", "k")
-    table = Table(title="Two simulated weeks (figures from a simulated agent)")
-    for column in ("week", "tickets", "sampled", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} (traffic)", "alerts"):
-        table.add_column(column, justify="left" if column in ("week", "alerts") else "right")
-    for week in summary["weeks"]:
-        plain, overall = week.get("unweighted", {}), week.get("overall", {})
-        table.add_row(
-            str(week.get("period")), f"{week.get('production_tickets', 0):,}", str(plain.get("tickets", "–")),
-            pct(plain.get("pass_at_1")), pct(plain.get("pass_at_k")), pct(plain.get("pass_hat_k")),
-            pct(overall.get("pass_hat_k")), ", ".join(week.get("alerts", [])) or "-",
-        )  # fmt: skip
-    console.print(table)
+    weeks = [
+        WeekRow(
+            str(week.get("period")),
+            int(week.get("production_tickets", 0)),
+            week.get("unweighted") or {},
+            week.get("overall") or {},
+            [str(alert) for alert in week.get("alerts", [])],
+        )
+        for week in summary["weeks"]
+    ]
+    print_weeks(weeks, k)
     console.print(f"Reports: {out / 'reports'}; summary: {out / 'summary.json'}")
 
     def browse(ui_url: str, key: str) -> None:
@@ -165,23 +165,20 @@ def _wait_for_a_stop_signal() -> None:
 
 
 def _print_summary(outcome: DemoOutcome, k: int, out: Path) -> None:
-    table = Table(title="Two simulated weeks (figures from a simulated agent)")
-    for column in ("week", "tickets", "sampled", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} (traffic)", "alerts"):
-        table.add_column(column, justify="left" if column in ("week", "alerts") else "right")
+    weeks = []
     for week in outcome.weeks:
         data = week.result.report.to_json()
         alerts = week.result.alerts.evaluation.notices if week.result.alerts else []
-        table.add_row(
-            week.period.name,
-            f"{week.production_tickets:,}",
-            str(data["unweighted"]["tickets"]),
-            pct(data["unweighted"]["pass_at_1"]),
-            pct(data["unweighted"]["pass_at_k"]),
-            pct(data["unweighted"]["pass_hat_k"]),
-            pct(data["overall"]["pass_hat_k"]),
-            ", ".join(f"{n.kind}: {n.title}" for n in alerts) or "-",
+        weeks.append(
+            WeekRow(
+                week.period.name,
+                week.production_tickets,
+                data["unweighted"],
+                data["overall"] or {},
+                [f"{n.kind}: {n.title}" for n in alerts],
+            )
         )
-    console.print(table)
+    print_weeks(weeks, k)
     for alert in outcome.alerts_received:
         console.print(f"webhook received: {alert.get('text', alert)}")
     last = outcome.weeks[-1].result.report_paths.get("html")

@@ -58,6 +58,14 @@ def test_demo_command_prints_a_summary(tmp_path: pathlib.Path) -> None:
     assert result.exit_code == 0, result.output
     assert "simulation" in result.output
     assert (tmp_path / "summary.json").exists()
+    # Each week's figures with their intervals, the week's name whole (the CliRunner's terminal is 80 columns).
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    for week in summary["weeks"]:
+        assert week["period"] in result.output
+        low, high = week["unweighted"]["pass_at_1_ci"]
+        assert f"{100 * low:.0f}–{100 * high:.0f}%" in result.output
+        assert (f"{week['period']} alert: " in result.output) or (f"{week['period']}: no alert" in result.output)
+    assert "95% interval" in result.output
     assert (tmp_path / "reports").is_dir()
 
 
