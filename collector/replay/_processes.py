@@ -40,6 +40,7 @@ from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._ray import MAX_RETRIES, DomainRef, TrialWorker, WorkerResult, _load, _lost, domain_ref
 from passhat.collector.replay._relay import RuntimeSettings, SpanCapture
 from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial_with_retries
+from passhat.sandbox.trial._parking import release_copies_to_the_system
 
 KEEP_IDLE = 32
 """At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
@@ -104,6 +105,7 @@ class _Body(TrialWorker):
     def __init__(self, domains: Mapping[str, DomainRef], seed: int, size: str, keep: int) -> None:
         import collections
 
+        release_copies_to_the_system()  # parked trial databases give their memory back (`ParkingConnection`)
         self.pool = SandboxPool(seed=seed, size=size)
         self.domains = {name: _load(ref) for name, ref in domains.items()}
         for domain in self.domains.values():
