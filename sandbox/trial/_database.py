@@ -16,7 +16,7 @@ from sqlalchemy import Engine, MetaData, StaticPool, create_engine, event
 from passhat.checks import Snapshot, StartingState, StateDiff, install_change_log
 from passhat.sandbox.domain import Domain, DomainError, Scenario, load_domain
 from passhat.sandbox.trial._overlay import RowImage, apply_overlay
-from passhat.sandbox.trial._parking import EMPTY_IMAGE, TrialConnection, new_connection
+from passhat.sandbox.trial._parking import EMPTY_IMAGE, CopyPool, TrialConnection, new_connection
 
 RowidMap = Mapping[str, Mapping[int, tuple[Any, ...]]]
 """Per table: rowid -> primary-key values of the starting state (`StartingState.rowids`)."""
@@ -135,7 +135,9 @@ class Sandbox:
         # the copy itself). The pool's connections wait holding a one-page empty database, not a copy.
         self._image = master.serialize()
         master.deserialize(EMPTY_IMAGE)
-        self._spare: list[sqlite3.Connection] = [master]
+        self._pool = CopyPool()
+        self._spare = self._pool.spare
+        self._spare.append(master)
         # Statements compile once for all trials, not once per trial engine.
         self._compiled_cache: dict[Any, Any] = {}
         prototype = create_engine("sqlite://", poolclass=StaticPool)
@@ -177,9 +179,7 @@ class Sandbox:
             path.unlink(missing_ok=True)
             raise
         connection.close()
-        derived = Sandbox(
-            self.domain, seed=self.seed, size=self.size, workdir=target, template=path, rebase=self.start
-        )
+        derived = Sandbox(self.domain, seed=self.seed, size=self.size, workdir=target, template=path, rebase=self.start)
         derived._owns_workdir = workdir is None
         return derived
 
@@ -197,7 +197,7 @@ class Sandbox:
     def memory_copy(self) -> TrialDatabase:
         """An in-memory copy of the template (for a tool server in this process): laid into a connection from
         this sandbox's pool when first used, and parked between uses when `TrialDatabase.park_when_idle`."""
-        copy = TrialConnection(self._image, self._take, self._spare.append)
+        copy = TrialConnection(self._image, self._pool)
 
         # Every copy's engine shares one initialised dialect, so statements compile once for all trials.
         def creator() -> Any:
@@ -207,9 +207,6 @@ class Sandbox:
         # it must not reach the next trial this connection serves (`close` rolls back, then hands it on).
         engine = Engine(StaticPool(creator, reset_on_return=None), self._dialect, self._memory_url)
         return TrialDatabase(engine.execution_options(compiled_cache=self._compiled_cache), None, copy)
-
-    def _take(self) -> sqlite3.Connection:
-        return self._spare.pop() if self._spare else new_connection()
 
     def file_copy(self) -> TrialDatabase:
         """A file copy of the template (for a tool server in another process)."""

@@ -21,11 +21,15 @@ import ctypes
 import ctypes.util
 import sqlite3
 import time
-from collections.abc import Callable
 from typing import Any
 
 IDLE_SECONDS = 0.05
 """A trial's database unused this long is parked (an agent between two tool calls of one turn is faster)."""
+
+LIVE_LIMIT = 8
+"""A sandbox's trials holding a connection at once, at most, beyond which the longest held idle one is parked
+at once: trials that all wake together (one model's answers arriving at once) park without waiting out the
+delay on a loop too busy to run its timers."""
 
 
 def _empty_image() -> bytes:
@@ -46,6 +50,29 @@ def new_connection() -> sqlite3.Connection:
     return sqlite3.connect(":memory:", check_same_thread=False)
 
 
+class CopyPool:
+    """A sandbox's connections: the spare ones (each holding a one-page empty database and the statements it
+    prepared for earlier trials), and the trials' databases holding one now, in the order they took it."""
+
+    def __init__(self, limit: int = LIVE_LIMIT) -> None:
+        self.spare: list[sqlite3.Connection] = []
+        self.live: dict[int, TrialConnection] = {}
+        self.limit = limit
+
+    def take(self, taker: TrialConnection) -> sqlite3.Connection:
+        self.live[id(taker)] = taker
+        if len(self.live) > self.limit:
+            for other in list(self.live.values()):
+                if other is not taker and other.park_now() and len(self.live) <= self.limit:
+                    break
+        return self.spare.pop() if self.spare else new_connection()
+
+    def give(self, giver: TrialConnection, connection: sqlite3.Connection | None) -> None:
+        self.live.pop(id(giver), None)
+        if connection is not None:
+            self.spare.append(connection)
+
+
 class TrialConnection(sqlite3.Connection):
     """One trial's database, as the DB-API connection its engine and its grading use.
 
@@ -54,11 +81,9 @@ class TrialConnection(sqlite3.Connection):
     (``sqlite3.ProgrammingError``) rather than reaching some other database.
     """
 
-    def __init__(  # a stand-in: no connection of its own, so no `super().__init__`
-        self, template: bytes, take: Callable[[], sqlite3.Connection], give: Callable[[sqlite3.Connection], None]
-    ) -> None:
+    def __init__(self, template: bytes, pool: CopyPool) -> None:  # a stand-in: no `super().__init__`
         self._template = template
-        self._take, self._give = take, give
+        self._pool = pool
         size = int.from_bytes(template[16:18], "big")
         self._page = 65536 if size == 1 else size
         self._live: sqlite3.Connection | None = None
@@ -120,8 +145,9 @@ class TrialConnection(sqlite3.Connection):
             live.deserialize(EMPTY_IMAGE)
         except sqlite3.Error:  # an open statement: this connection is not reused
             live.close()
+            self._pool.give(self, None)
         else:
-            self._give(live)
+            self._pool.give(self, live)
 
     # ------------------------------------------------------------------------------------------ parking
 
@@ -168,8 +194,13 @@ class TrialConnection(sqlite3.Connection):
         if not self._armed or live is None:
             return
         waited = time.monotonic() - self._used
-        if waited < self._idle or live.in_transaction or not self._park(live):
+        if waited < self._idle or not self.park_now():
             self._schedule(max(self._idle - waited, 0.005))
+
+    def park_now(self) -> bool:
+        """Park the database now if it is armed and nothing is open on it (no transaction, no statement)."""
+        live = self._live
+        return self._armed and live is not None and not live.in_transaction and self._park(live)
 
     def _park(self, live: sqlite3.Connection) -> bool:
         written = _written(live)
@@ -189,7 +220,7 @@ class TrialConnection(sqlite3.Connection):
             return False
         self._pages, self._size, self._written = pages, size, written
         self._live = None
-        self._give(live)
+        self._pool.give(self, live)
         self.parks += 1
         return True
 
@@ -201,7 +232,7 @@ class TrialConnection(sqlite3.Connection):
             for offset, data in self._pages.items():
                 built[offset : offset + len(data)] = data
             image = built
-        live = self._take()
+        live = self._pool.take(self)
         try:
             live.deserialize(image)
         except sqlite3.Error:  # the connection cannot take the image (an open statement): a fresh one takes it
