@@ -68,6 +68,50 @@ class StartingState:
             connection.close()
 
 
+    def rebased(self, engine: Engine) -> StartingState:
+        """The starting state of a copy of the template written since (its writes logged), as a template itself.
+
+        Equals what ``install_change_log`` on the copy returns, and like it empties the copy's log; but only
+        the tables the log names (and those without rowids, which it never names) are read again: every other
+        table's rows are this state's own objects, shared. A derived template (a replayed ticket's rows laid
+        over the seed) costs its changed tables, not a second copy of every row.
+        """
+        raw = engine.raw_connection()
+        try:
+            connection = raw.driver_connection
+            if not isinstance(connection, sqlite3.Connection):
+                raise ChangeLogError(f"the starting state reads SQLite copies, got {type(connection).__name__}")
+            written = {name for (name,) in connection.execute(f"SELECT DISTINCT name FROM {TOUCHED}")}
+            stale = [table for name, table in self.tables.items() if name in written or name not in self.rowids]
+            rowids = dict(self.rowids)
+            if connection.in_transaction:
+                connection.commit()
+            connection.execute("BEGIN")
+            try:
+                connection.execute(f"DELETE FROM {TOUCHED}")
+                for table in stale:
+                    if table.name in self.rowids:
+                        rowids[table.name] = _rowids(connection, table)
+            except BaseException:
+                connection.rollback()
+                raise
+            connection.commit()
+        finally:
+            raw.close()
+        tables = dict(self.snapshot.tables)
+        if stale:
+            names = [table.name for table in stale]
+            tables.update(take_snapshot(engine, tables=names, metadata=stale[0].metadata).tables)
+        return StartingState(Snapshot(tables), rowids, self.tables)
+
+
+def _rowids(connection: sqlite3.Connection, table: Table) -> dict[int, tuple[Any, ...]]:
+    """Each row's rowid -> its primary-key values."""
+    name = table.name.replace('"', '""')
+    keys = ", ".join('"{}"'.format(column.name.replace('"', '""')) for column in table.primary_key.columns)
+    return {row[0]: tuple(row[1:]) for row in connection.execute(f'SELECT rowid, {keys} FROM "{name}"')}
+
+
 def _has_rowid(connection: sqlite3.Connection, table: Table) -> bool:
     """Whether the table's rows are addressable by rowid (not WITHOUT ROWID, no column named rowid)."""
     if any(column.name.lower() == "rowid" for column in table.columns):
@@ -161,11 +205,7 @@ def _install(connection: sqlite3.Connection, tables: list[Table]) -> dict[str, d
                 raise ChangeLogError(
                     f"cannot watch table {table.name!r}: {exc}; leave it out with exclude=[{table.name!r}]"
                 ) from None
-            name = table.name.replace('"', '""')
-            keys = ", ".join('"{}"'.format(column.name.replace('"', '""')) for column in table.primary_key.columns)
-            rowids[table.name] = {
-                row[0]: tuple(row[1:]) for row in connection.execute(f'SELECT rowid, {keys} FROM "{name}"')
-            }
+            rowids[table.name] = _rowids(connection, table)
     except BaseException:
         connection.rollback()
         raise

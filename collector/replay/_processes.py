@@ -44,6 +44,7 @@ from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSn
 from passhat.collector.replay._row import RowSpec, row_of, with_lost
 from passhat.collector.store import TrialRow
 from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial_with_retries
+from passhat.sandbox.trial._parking import release_copies_to_the_system
 
 KEEP_PACKED = 256
 """Tickets the driver keeps pickled for their next attempts (a ticket's attempts are sent together)."""
@@ -132,6 +133,7 @@ class _Body(TrialWorker):
     """A worker process's state: the domains' templates, built once, and the profiles its trials run under."""
 
     def __init__(self, domains: Mapping[str, DomainRef], seed: int, size: str, keep: int) -> None:
+        release_copies_to_the_system()  # parked trial databases give their memory back (`TrialConnection`)
         self.pool = SandboxPool(seed=seed, size=size)
         self.domains = {name: _load(ref) for name, ref in domains.items()}
         for domain in self.domains.values():

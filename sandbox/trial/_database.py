@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import sqlite3
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from sqlalchemy import Engine, MetaData, StaticPool, create_engine, event
 from passhat.checks import Snapshot, StartingState, StateDiff, install_change_log
 from passhat.sandbox.domain import Domain, DomainError, Scenario, load_domain
 from passhat.sandbox.trial._overlay import RowImage, apply_overlay
+from passhat.sandbox.trial._parking import EMPTY_IMAGE, CopyPool, TrialConnection, new_connection
 
 RowidMap = Mapping[str, Mapping[int, tuple[Any, ...]]]
 """Per table: rowid -> primary-key values of the starting state (`StartingState.rowids`)."""
@@ -56,8 +56,6 @@ class TrialDatabase:
     engine: Engine
     path: Path | None
     raw: sqlite3.Connection | None = None
-    release: Callable[[sqlite3.Connection], None] | None = None
-    """Takes the in-memory connection back when the trial is done (its sandbox reuses it for a later trial)."""
 
     def diff(self, initial: Snapshot, metadata: MetaData, starting: RowidMap) -> StateDiff:
         """The trial's row changes relative to the starting snapshot (`starting`: its rowid map)."""
@@ -70,14 +68,18 @@ class TrialDatabase:
         finally:
             connection.close()
 
+    def park_when_idle(self) -> None:
+        """Hold no connection while the in-memory copy is unused (`TrialConnection`): for a trial whose tool
+        server runs on this asyncio loop, called from within it. A file copy is left as it is."""
+        if isinstance(self.raw, TrialConnection):
+            self.raw.arm()
+
     def close(self) -> None:
-        """Dispose of the engine and delete the file, or hand the in-memory connection back to its sandbox."""
-        if self.raw is not None and self.release is not None:
-            # Not `engine.dispose()`: that would close the connection. The engine is dropped, the connection kept.
-            with contextlib.suppress(sqlite3.Error):
-                self.raw.rollback()
-            self.release(self.raw)
-            self.raw, self.release = None, None
+        """Dispose of the engine and delete the file, or hand the in-memory copy's connection back to its
+        sandbox (`TrialConnection.close`: a late statement from a tool server fails, reaching no other trial)."""
+        if isinstance(self.raw, TrialConnection):
+            self.raw.close()
+            self.raw = None
             return
         self.engine.dispose()
         if self.raw is not None:
@@ -102,6 +104,7 @@ class Sandbox:
         size: str = "small",
         workdir: Path | None = None,
         template: Path | None = None,
+        rebase: StartingState | None = None,
     ):
         self.domain = load_domain(domain) if isinstance(domain, str) else domain
         self.seed = seed
@@ -113,20 +116,28 @@ class Sandbox:
         if not self.template_path.exists():
             build_database(self.domain, self.template_path, seed=seed, size=size)
         self.template = sqlite_engine(self.template_path)
-        self.start = install_change_log(self.template, metadata=self.domain.metadata)
+        # A derived template's writes are logged against the sandbox it came from: only the tables they name are
+        # read again (`StartingState.rebased`), the others' rows are shared with it.
+        self.start = (
+            install_change_log(self.template, metadata=self.domain.metadata)
+            if rebase is None
+            else rebase.rebased(self.template)
+        )
         self.rowids = self.start.rowids
-        master = sqlite3.connect(":memory:", check_same_thread=False)
+        master = new_connection()
         source = sqlite3.connect(self.template_path)
         try:
             source.backup(master)
         finally:
             source.close()
         # A trial's copy is the template's bytes laid into a connection an earlier trial used: SQLite keeps that
-        # connection's parsed schema (every table, index and change-log trigger), which a fresh connection
-        # parses again on its first statement (1-3 ms a trial, more than the copy itself).
+        # connection's prepared statements, which a fresh connection prepares again (1-3 ms a trial, more than
+        # the copy itself). The pool's connections wait holding a one-page empty database, not a copy.
         self._image = master.serialize()
-        # The connection the image came from is the first trial's copy, not a second copy held for good.
-        self._spare: list[sqlite3.Connection] = [master]
+        master.deserialize(EMPTY_IMAGE)
+        self._pool = CopyPool()
+        self._spare = self._pool.spare
+        self._spare.append(master)
         # Statements compile once for all trials, not once per trial engine.
         self._compiled_cache: dict[Any, Any] = {}
         prototype = create_engine("sqlite://", poolclass=StaticPool)
@@ -161,14 +172,14 @@ class Sandbox:
         connection = sqlite3.connect(path)
         connection.execute("PRAGMA synchronous=OFF")  # a sandbox's file: no waiting on the disk (sqlite_engine)
         try:
-            # The overlay's writes are logged; installing the change log on the new template starts it afresh.
+            # The overlay's writes are logged; the new sandbox reads what they changed, then empties the log.
             apply_overlay(connection, self.domain.metadata, images)
         except BaseException:
             connection.close()
             path.unlink(missing_ok=True)
             raise
         connection.close()
-        derived = Sandbox(self.domain, seed=self.seed, size=self.size, workdir=target, template=path)
+        derived = Sandbox(self.domain, seed=self.seed, size=self.size, workdir=target, template=path, rebase=self.start)
         derived._owns_workdir = workdir is None
         return derived
 
@@ -184,14 +195,9 @@ class Sandbox:
             connection.close()
 
     def memory_copy(self) -> TrialDatabase:
-        """An in-memory copy of the template (for a tool server in this process)."""
-        copy = self._spare.pop() if self._spare else sqlite3.connect(":memory:", check_same_thread=False)
-        try:
-            copy.deserialize(self._image)
-        except sqlite3.Error:  # the connection cannot take the image (an open statement): a fresh one takes it
-            copy.close()
-            copy = sqlite3.connect(":memory:", check_same_thread=False)
-            copy.deserialize(self._image)
+        """An in-memory copy of the template (for a tool server in this process): laid into a connection from
+        this sandbox's pool when first used, and parked between uses when `TrialDatabase.park_when_idle`."""
+        copy = TrialConnection(self._image, self._pool)
 
         # Every copy's engine shares one initialised dialect, so statements compile once for all trials.
         def creator() -> Any:
@@ -200,9 +206,7 @@ class Sandbox:
         # No reset when a checkout ends: a tool server may never return its connection, and a late rollback from
         # it must not reach the next trial this connection serves (`close` rolls back, then hands it on).
         engine = Engine(StaticPool(creator, reset_on_return=None), self._dialect, self._memory_url)
-        return TrialDatabase(
-            engine.execution_options(compiled_cache=self._compiled_cache), None, copy, self._spare.append
-        )
+        return TrialDatabase(engine.execution_options(compiled_cache=self._compiled_cache), None, copy)
 
     def file_copy(self) -> TrialDatabase:
         """A file copy of the template (for a tool server in another process)."""
@@ -211,8 +215,8 @@ class Sandbox:
         return TrialDatabase(sqlite_engine(path).execution_options(compiled_cache=self._compiled_cache), path)
 
     def trim(self, spares: int = 1) -> None:
-        """Close the connections earlier trials handed back beyond ``spares`` (each holds a whole in-memory copy of
-        the database): a sandbox that no trial is using keeps only what its next trial reuses."""
+        """Close the pool's connections beyond ``spares`` (each holds its prepared statements): a sandbox that no
+        trial is using keeps only what its next trial reuses."""
         while len(self._spare) > spares:
             self._spare.pop().close()
 

@@ -223,6 +223,8 @@ async def run_trial(
     task = domain.task_type(scenario.task_type)
     started = time.perf_counter()
     database: TrialDatabase = sandbox.memory_copy() if config.transport != "stdio" else sandbox.file_copy()
+    if config.transport in ("direct", "memory"):  # its tool server runs on this loop: park it while it waits
+        database.park_when_idle()
     overhead = time.perf_counter() - started
     context = TrialContext(domain, scenario, attempt, config.run_id, runtime.tracer)
     agent = agent_factory(context)

@@ -1,4 +1,4 @@
-"""A sandbox no trial is using keeps only the spare in-memory copies its next trial reuses (`Sandbox.trim`)."""
+"""A sandbox no trial is using keeps only the spare connections its next trial reuses (`Sandbox.trim`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,12 @@ def _orders(sandbox: Sandbox) -> int:
 def test_trim_closes_the_spare_copies_beyond_the_count_and_later_copies_are_whole() -> None:
     with Sandbox("retail") as sandbox:
         expected = _orders(sandbox)
-        copies = [sandbox.memory_copy() for _ in range(4)]  # the first reuses the image's own connection
+        copies = [sandbox.memory_copy() for _ in range(4)]
+        assert len(sandbox._spare) == 1  # a copy takes a connection from the pool only when first used
+        for copy in copies:  # in use at once: the first takes the image's own connection, the others new ones
+            with copy.engine.connect() as connection:
+                assert connection.execute(text("SELECT count(*) FROM orders")).scalar_one() == expected
+        assert sandbox._spare == []
         for copy in copies:
             copy.close()
         assert len(sandbox._spare) == 4  # each handed back for a later trial to reuse
