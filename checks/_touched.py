@@ -67,7 +67,6 @@ class StartingState:
         finally:
             connection.close()
 
-
     def rebased(self, engine: Engine) -> StartingState:
         """The starting state of a copy of the template written since (its writes logged), as a template itself.
 
