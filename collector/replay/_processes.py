@@ -43,8 +43,15 @@ from passhat.collector.replay._ray import MAX_RETRIES, DomainRef, TrialWorker, W
 from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSnapshot
 from passhat.collector.replay._row import RowSpec, row_of, with_lost
 from passhat.collector.store import TrialRow
-from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult, run_trial_with_retries
-from passhat.sandbox.trial._parking import release_copies_to_the_system
+from passhat.sandbox import (
+    AgentFactory,
+    Domain,
+    DomainError,
+    RunConfig,
+    TrialResult,
+    release_copies_to_the_system,
+    run_trial_with_retries,
+)
 
 KEEP_PACKED = 256
 """Tickets the driver keeps pickled for their next attempts (a ticket's attempts are sent together)."""

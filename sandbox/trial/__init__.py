@@ -4,6 +4,7 @@ from passhat.sandbox.trial._curtailed import Curtailment, Outcome, is_settled, r
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase, build_database
 from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
+from passhat.sandbox.trial._parking import release_copies_to_the_system
 from passhat.sandbox.trial._retry import broken_by_harness, run_trial_with_retries
 from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
 from passhat.sandbox.trial._serve import TOKEN_ENV, TRANSPORTS, connect, main, new_token, require_bearer, serve
@@ -30,6 +31,7 @@ __all__ = [
     "is_settled",
     "main",
     "new_token",
+    "release_copies_to_the_system",
     "require_bearer",
     "run_curtailed",
     "run_trial",

@@ -21,7 +21,8 @@ import ctypes
 import ctypes.util
 import sqlite3
 import time
-from typing import Any
+from types import TracebackType
+from typing import Any, Literal
 
 IDLE_SECONDS = 0.05
 """A trial's database unused this long is parked (an agent between two tool calls of one turn is faster)."""
@@ -116,6 +117,20 @@ class TrialConnection(sqlite3.Connection):
 
     def backup(self, *args: Any, **kwargs: Any) -> None:
         self._use().backup(*args, **kwargs)
+
+    def __enter__(self) -> TrialConnection:
+        """``with connection:`` as on a connection of its own: a transaction committed at the end (rolled back on
+        an error), on the database laid in for it."""
+        self._use()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> Literal[False]:
+        live = self._live
+        if live is not None:  # else nothing was laid in, nothing is open
+            live.__exit__(kind, error, trace)
+        return False
 
     def commit(self) -> None:
         if self._live is not None:  # a parked database has nothing open

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-from passhat.sandbox import Sandbox
+from passhat.sandbox import Sandbox, TrialDatabase
 
 
 def _orders(sandbox: Sandbox) -> int:
@@ -55,7 +55,9 @@ def test_a_workers_shared_base_keeps_its_spares_between_tickets_and_a_tickets_ow
         first, second = on_seed
         held = [worker._open(first) for _ in range(3)] + [worker._open(second)]
         assert all(sandbox is base for sandbox in held)
-        copies = [base.memory_copy() for _ in range(4)]  # four trials at once on the base
+        copies = [base.memory_copy() for _ in range(4)]  # four trials at once on the base, each using its copy
+        for copy in copies:
+            _use(copy)
         for copy in copies:
             copy.close()
         for _ in range(3):
@@ -71,8 +73,16 @@ def test_a_workers_shared_base_keeps_its_spares_between_tickets_and_a_tickets_ow
         assert template is not base
         copies = [template.memory_copy() for _ in range(3)]
         for copy in copies:
+            _use(copy)
+        for copy in copies:
             copy.close()
         worker._close(own)
         assert len(template._spare) == 1  # an idle ticket template keeps one spare
     finally:
         worker.pool.close()
+
+
+def _use(database: TrialDatabase) -> None:
+    """A trial's first statement on its copy (which then holds a connection of its sandbox's pool)."""
+    with database.engine.connect() as connection:
+        connection.execute(text("SELECT count(*) FROM orders")).scalar_one()
