@@ -11,7 +11,11 @@ them into it first, so what it reads is byte for byte the database it left: a tr
 whether it was parked.
 
 Parking needs the asyncio loop the trial runs on (it is scheduled on it) and is armed only for tool servers on
-the trial's own loop (`TrialConnection.arm`): a server on another thread keeps its copy for the whole trial.
+the trial's own loop (`TrialConnection.arm`): a server on another thread keeps its copy for the whole trial. A
+database is only ever parked on the thread that armed it, and one used from any other thread (an agent's own
+synchronous tool, which pydantic-ai runs on a worker thread, reading the trial's database through `deps`) is
+disarmed at that first use and keeps its connection to the trial's end: a statement on another thread can never
+find its connection emptied or handed to another trial under it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import ctypes
 import ctypes.util
 import sqlite3
+import threading
 import time
 from types import TracebackType
 from typing import Any, Literal
@@ -59,19 +64,24 @@ class CopyPool:
         self.spare: list[sqlite3.Connection] = []
         self.live: dict[int, TrialConnection] = {}
         self.limit = limit
+        self.lock = threading.RLock()
+        """Held while a connection changes hands (taken, parked, given back) and while a trial's use of its
+        connection is decided: the trials of one sandbox may use it from more than one thread."""
 
     def take(self, taker: TrialConnection) -> sqlite3.Connection:
-        self.live[id(taker)] = taker
-        if len(self.live) > self.limit:
-            for other in list(self.live.values()):
-                if other is not taker and other.park_now() and len(self.live) <= self.limit:
-                    break
-        return self.spare.pop() if self.spare else new_connection()
+        with self.lock:
+            self.live[id(taker)] = taker
+            if len(self.live) > self.limit:
+                for other in list(self.live.values()):  # each parks only on the thread that armed it
+                    if other is not taker and other.park_now() and len(self.live) <= self.limit:
+                        break
+            return self.spare.pop() if self.spare else new_connection()
 
     def give(self, giver: TrialConnection, connection: sqlite3.Connection | None) -> None:
-        self.live.pop(id(giver), None)
-        if connection is not None:
-            self.spare.append(connection)
+        with self.lock:
+            self.live.pop(id(giver), None)
+            if connection is not None:
+                self.spare.append(connection)
 
 
 class TrialConnection(sqlite3.Connection):
@@ -92,6 +102,7 @@ class TrialConnection(sqlite3.Connection):
         self._size = len(template)  # the database's size in bytes when parked
         self._written = (0, 0)  # (rows changed, schema version) when last laid in: the same means nothing to keep
         self._armed = False
+        self._home = 0  # the thread that armed parking (its asyncio loop's): the only one that parks
         self._idle = IDLE_SECONDS
         self._used = 0.0
         self._timer: asyncio.TimerHandle | None = None
@@ -151,8 +162,9 @@ class TrialConnection(sqlite3.Connection):
     def close(self) -> None:
         """Hand the pool connection back (its database emptied); the trial's database is gone."""
         self.disarm()
-        self._closed = True
-        live, self._live = self._live, None
+        with self._pool.lock:
+            self._closed = True
+            live, self._live = self._live, None
         if live is None:
             return
         try:
@@ -174,6 +186,7 @@ class TrialConnection(sqlite3.Connection):
     def arm(self, idle: float = IDLE_SECONDS) -> None:
         """Park the database once it has been unused for ``idle`` seconds; needs a running asyncio loop."""
         self._armed, self._idle = True, idle
+        self._home = threading.get_ident()
         self._used = time.monotonic()
         self._schedule(idle)
 
@@ -186,15 +199,21 @@ class TrialConnection(sqlite3.Connection):
 
     def _use(self) -> sqlite3.Connection:
         live = self._live
-        if live is None:
-            if self._closed:
-                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-            live = self._wake()
-        if self._armed:
-            self._used = time.monotonic()
-            if self._timer is None:
-                self._schedule(self._idle)
-        return live
+        if live is not None and not self._armed:  # a disarmed database is never parked: no one takes it away
+            return live
+        with self._pool.lock:
+            if self._armed and threading.get_ident() != self._home:
+                self._armed = False  # used from another thread: laid in until the trial's end (its timer sees it)
+            live = self._live
+            if live is None:
+                if self._closed:
+                    raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+                live = self._wake()
+            if self._armed:
+                self._used = time.monotonic()
+                if self._timer is None:
+                    self._schedule(self._idle)
+            return live
 
     def _schedule(self, delay: float) -> None:
         try:
@@ -213,9 +232,13 @@ class TrialConnection(sqlite3.Connection):
             self._schedule(max(self._idle - waited, 0.005))
 
     def park_now(self) -> bool:
-        """Park the database now if it is armed and nothing is open on it (no transaction, no statement)."""
-        live = self._live
-        return self._armed and live is not None and not live.in_transaction and self._park(live)
+        """Park the database now if it is armed, this is the thread that armed it, and nothing is open on it (no
+        transaction, no statement)."""
+        if not self._armed or threading.get_ident() != self._home:
+            return False
+        with self._pool.lock:
+            live = self._live
+            return self._armed and live is not None and not live.in_transaction and self._park(live)
 
     def _park(self, live: sqlite3.Connection) -> bool:
         written = _written(live)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Sequence
 
 import pytest
@@ -25,7 +27,7 @@ from passhat.sandbox import (
 )
 from passhat.sandbox.domains.retail import models as m
 from passhat.sandbox.trial._database import TrialDatabase
-from passhat.sandbox.trial._parking import TrialConnection
+from passhat.sandbox.trial._parking import CopyPool, TrialConnection
 
 IDLE = 0.01
 
@@ -104,6 +106,91 @@ def test_a_closed_database_refuses_statements_and_returns_its_connection(retail:
     assert len(retail._spare) == spares + 1
     with pytest.raises(sqlite3.ProgrammingError, match="closed"):
         raw.execute("SELECT 1")
+
+
+def test_a_database_used_from_another_thread_is_never_parked_under_it(retail: Sandbox) -> None:
+    """An agent's own synchronous tool (pydantic-ai runs it on a worker thread) reading the trial's database:
+    from that first use the database keeps its connection, whatever the loop's timers do."""
+
+    async def run() -> None:
+        database = retail.memory_copy()
+        _connection(database).arm(IDLE)
+        try:
+            database.engine.dispose()
+            count = await asyncio.to_thread(lambda: _connection(database).execute("SELECT count(*) FROM orders"))
+            await asyncio.sleep(IDLE * 6)
+            assert not _connection(database).parked and _connection(database).parks == 0
+            assert count.fetchone()[0] > 0  # the cursor the thread opened still reads the trial's rows
+        finally:
+            database.close()
+
+    asyncio.run(run())
+
+
+def test_a_thread_waking_its_database_parks_no_other_trial() -> None:
+    """Only the thread that armed a database parks it: a trial woken on a worker thread, over the pool's limit,
+    takes a new connection instead of emptying one the loop may be using at that moment."""
+    source = sqlite3.connect(":memory:")
+    source.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    source.execute("INSERT INTO t VALUES (1)")
+    source.commit()
+    pool = CopyPool(limit=1)
+
+    async def run() -> None:
+        on_loop, on_thread = TrialConnection(source.serialize(), pool), TrialConnection(source.serialize(), pool)
+        on_loop.arm(60)
+        on_thread.arm(60)
+        try:
+            assert on_loop.execute("SELECT count(*) FROM t").fetchone() == (1,)
+            assert await asyncio.to_thread(lambda: on_thread.execute("SELECT count(*) FROM t").fetchone()) == (1,)
+            assert not on_loop.parked and not on_thread.parked and len(pool.live) == 2
+            assert on_loop.park_now() and on_loop.parked  # on its own thread it still parks
+            assert not on_thread.park_now()  # disarmed by its use on another thread
+        finally:
+            on_loop.close()
+            on_thread.close()
+
+    asyncio.run(run())
+
+
+STRESS = """
+import asyncio, sqlite3
+from passhat.sandbox.trial._parking import CopyPool, TrialConnection
+
+source = sqlite3.connect(":memory:")
+source.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+source.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 200) for i in range(2000)])
+source.commit()
+image, pool, wrong = source.serialize(), CopyPool(limit=2), []
+
+async def trial():
+    connection = TrialConnection(image, pool)
+    connection.arm(0.001)
+    def tool():
+        for _ in range(20):
+            row = connection.execute("SELECT count(*), sum(length(v)) FROM t").fetchone()
+            if row != (2000, 400000):
+                wrong.append(row)
+    try:
+        for _ in range(10):
+            await asyncio.to_thread(tool)
+            await asyncio.sleep(0.002)
+    finally:
+        connection.close()
+
+async def main():
+    await asyncio.gather(*(trial() for _ in range(12)))
+
+asyncio.run(main())
+assert not wrong, wrong[:3]
+"""
+
+
+def test_trials_whose_tools_run_on_threads_survive_the_loop_parking_around_them() -> None:
+    """Twelve trials, each reading its database from worker threads while the loop's timers would park it every
+    millisecond (the pydantic-ai quickstart's shape). Before the fix this process died of a segmentation fault."""
+    done = subprocess.run([sys.executable, "-c", STRESS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
 
 
 class _Slow:
