@@ -28,40 +28,38 @@ import multiprocessing
 import os
 import pickle
 import sys
-import threading
 import time
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 import passhat
+from passhat.collector.replay import _worker
 from passhat.collector.replay._adapters import ReplayTicket
-from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._ray import MAX_RETRIES, DomainRef, TrialWorker, WorkerResult, _load, _lost, domain_ref
-from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSnapshot
+from passhat.collector.replay._ray import MAX_RETRIES, WorkerResult, _lost, domain_ref
+from passhat.collector.replay._relay import RuntimeSettings, SpanSnapshot
 from passhat.collector.replay._row import RowSpec, row_of, with_lost
+from passhat.collector.replay._worker import NotSendableError, TrialJob, TrialProfile, WorkerRow, _serve, sendable
 from passhat.collector.store import TrialRow
-from passhat.sandbox import (
-    AgentFactory,
-    Domain,
-    DomainError,
-    RunConfig,
-    TrialResult,
-    release_copies_to_the_system,
-    run_trial_with_retries,
-)
+from passhat.sandbox import AgentFactory, Domain, DomainError, RunConfig, TrialResult
+
+__all__ = [
+    "LocalTrials",
+    "NotSendableError",
+    "TrialProfile",
+    "WorkerLostError",
+    "WorkerProcesses",
+    "default_workers",
+    "profile_for",
+    "sendable",
+]
 
 KEEP_PACKED = 256
 """Tickets the driver keeps pickled for their next attempts (a ticket's attempts are sent together)."""
 
 KEEP_IDLE = 32
 """At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
-
-
-class NotSendableError(Exception):
-    """What the trials need cannot be sent to a worker process; the message says what and how to make it sendable."""
 
 
 class WorkerLostError(Exception):
@@ -74,197 +72,6 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
-
-
-@dataclass(frozen=True)
-class TrialProfile:
-    """How a set of trials runs in a worker: the agent, the runner's settings, and how they are traced."""
-
-    agent: AgentFactory
-    config: RunConfig
-    tracing: RuntimeSettings | None = None
-    pseudonym_secret: bytes | None = None  # the driver's own key (same machine), else the workers read theirs
-    rows: RowSpec | None = None  # a replay's trials: the worker sends each one's stored row, not its result
-
-
-@dataclass(frozen=True)
-class WorkerRow:
-    """What a worker sends back for one replay trial: its stored row (details' JSON document built), its spans.
-
-    The row travels as its fields in order: a tuple unpickles in the driver faster than a slotted dataclass."""
-
-    values: tuple[Any, ...]
-    spans: tuple[SpanSnapshot, ...]
-
-    @classmethod
-    def of(cls, row: TrialRow, spans: tuple[SpanSnapshot, ...]) -> WorkerRow:
-        return cls(tuple(getattr(row, name) for name in _ROW_FIELDS), spans)
-
-    @property
-    def row(self) -> TrialRow:
-        return TrialRow(*self.values)
-
-
-_ROW_FIELDS = tuple(field.name for field in dataclasses.fields(TrialRow))
-
-
-@dataclass(frozen=True)
-class TrialJob:
-    """One trial sent to a worker: the ticket (pickled once for all its attempts), the attempt, and (production
-    traffic) the ticket id to trace."""
-
-    job_id: int
-    profile: int
-    ticket: bytes
-    attempt: int
-    ticket_id: str | None = None
-    production: bool = False
-
-
-def sendable(profile: TrialProfile) -> bytes:
-    """The profile pickled for the workers, or `NotSendableError` naming what cannot travel."""
-    try:
-        return pickle.dumps(profile)
-    except (pickle.PicklingError, TypeError, AttributeError) as exc:
-        agent = getattr(profile.agent, "__qualname__", type(profile.agent).__name__)
-        raise NotSendableError(
-            f"the agent factory {agent} (or the trace settings) cannot be sent to a worker process ({exc}); "
-            "name a module-level function or class as the factory (module:function) to run on every core"
-        ) from None
-
-
-# ---------------------------------------------------------------------------------------------------------- worker
-
-
-class _Body(TrialWorker):
-    """A worker process's state: the domains' templates, built once, and the profiles its trials run under."""
-
-    def __init__(self, domains: Mapping[str, DomainRef], seed: int, size: str, keep: int) -> None:
-        release_copies_to_the_system()  # parked trial databases give their memory back (`TrialConnection`)
-        self.pool = SandboxPool(seed=seed, size=size)
-        self.domains = {name: _load(ref) for name, ref in domains.items()}
-        for domain in self.domains.values():
-            self.pool.base(domain)  # the templates, once per worker
-        self.capture = SpanCapture()
-        self._derived = {}
-        self._idle = collections.OrderedDict()
-        self._keep = keep
-        self.profiles: dict[int, tuple[AgentFactory, RunConfig, passhat.Passhat | None, RowSpec | None]] = {}
-
-    def add_profile(self, number: int, profile: TrialProfile) -> None:
-        runtime = None
-        if profile.tracing is not None:
-            secret = profile.pseudonym_secret
-            key = None if secret is None else passhat.PseudonymKey(secret)
-            runtime = profile.tracing.runtime(self.capture, pseudonym_key=key)
-        self.profiles[number] = (profile.agent, profile.config, runtime, profile.rows)
-
-    async def run_job(self, job: TrialJob) -> WorkerResult | WorkerRow:
-        """One trial, exactly as a local replay (or the demo's production traffic) runs it."""
-        agent, config, runtime, rows = self.profiles[job.profile]
-        item: ReplayTicket = pickle.loads(job.ticket)
-        sandbox = self._open(item)
-        try:
-            result = await run_trial_with_retries(
-                sandbox,
-                item.scenario,
-                job.attempt,
-                agent,
-                config=config,
-                runtime=runtime,
-                ticket_id=job.ticket_id,
-                production=job.production,
-            )
-        finally:
-            self._close(item)
-        spans = tuple(self.capture.take(result.trace_id)) if runtime is not None else ()
-        if rows is not None:
-            row = row_of(rows, result)
-            row.details.to_json()  # built here, in parallel, not by the driver's writer
-            return WorkerRow.of(row, spans)
-        return WorkerResult(result, spans, os.getpid())
-
-
-def _serve(connection: Connection, path: list[str]) -> None:
-    """A worker process: take messages from the driver until it says stop or goes away."""
-    for entry in reversed(path):  # the driver's import path (your factory's module beside passhat.toml)
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_loop(connection))
-
-
-async def _serve_loop(connection: Connection) -> None:
-    loop = asyncio.get_running_loop()
-    inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
-
-    def read() -> None:
-        while True:
-            try:
-                message: bytes | None = connection.recv_bytes()
-            except (EOFError, OSError):
-                message = None
-            try:
-                loop.call_soon_threadsafe(inbox.put_nowait, message)
-            except RuntimeError:  # the loop has ended (the worker is stopping)
-                return
-            if message is None:
-                return
-
-    threading.Thread(target=read, name="passhat-worker-inbox", daemon=True).start()
-
-    def send(message: tuple[Any, ...]) -> None:
-        try:
-            payload = pickle.dumps(message)
-        except Exception as exc:  # a result that does not pickle: say so rather than hang the driver
-            payload = pickle.dumps(("error", message[1], RuntimeError(f"a trial's result cannot be sent: {exc!r}")))
-        connection.send_bytes(payload)
-
-    body: _Body | None = None
-    running: set[asyncio.Task[None]] = set()
-
-    async def answer(job: TrialJob) -> None:
-        assert body is not None
-        try:
-            send(("done", job.job_id, await body.run_job(job)))
-        except Exception as exc:
-            send(("error", job.job_id, _portable(exc)))
-
-    while True:
-        raw = await inbox.get()
-        if raw is None:
-            break
-        message = pickle.loads(raw)
-        kind = message[0]
-        if kind == "stop":
-            break
-        try:
-            if kind == "start":
-                body = _Body(*message[1:])
-                send(("ready", 0, None))
-            elif kind == "profile":
-                assert body is not None
-                body.add_profile(message[1], pickle.loads(message[2]))
-                send(("ready", 0, None))
-            elif kind == "run":
-                task = asyncio.ensure_future(answer(message[1]))
-                running.add(task)
-                task.add_done_callback(running.discard)
-        except Exception as exc:  # a domain or a factory this process cannot import
-            send(("broken", 0, f"{type(exc).__name__}: {exc}"))
-    if running:
-        await asyncio.gather(*running, return_exceptions=True)
-    if body is not None:
-        body.pool.close()
-
-
-def _portable(exc: BaseException) -> BaseException:
-    try:
-        pickle.dumps(exc)
-    except Exception:
-        text = "".join(traceback.format_exception(exc)).strip()
-        return RuntimeError(f"a trial raised in a worker process:\n{text}")
-    return exc
 
 
 # ---------------------------------------------------------------------------------------------------------- driver
@@ -414,7 +221,7 @@ class WorkerProcesses:
 
     def _spawn(self, index: int) -> _Process:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
+        context.set_forkserver_preload([_worker.__name__])
         ours, theirs = context.Pipe(duplex=True)
         process = context.Process(target=_serve, args=(theirs, list(sys.path)), name=f"passhat-trials-{index}")
         process.daemon = True
