@@ -137,7 +137,7 @@ class _Body(TrialWorker):
         spans = tuple(self.capture.take(result.trace_id)) if runtime is not None else ()
         if rows is not None:
             row = row_of(rows, result)
-            row.details.to_json()  # built here, in parallel, not by the driver's writer
+            row.details.json_text()  # built here, in parallel: the driver writes this text as it came
             return WorkerRow.of(row, spans)
         return WorkerResult(result, spans, os.getpid())
 

@@ -8,9 +8,12 @@ once: the sandbox builds it from a graded trial, the store keeps it, the report 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+import orjson
 
 from passhat.checks import RowChange, ToolCallRecord, TrialRecord
 from passhat.sandbox.agents import Usage
@@ -23,6 +26,10 @@ class TrialDetails:
 
     `to_json()` and `from_json()` round-trip exactly; `from_json` also reads documents written by older versions
     (missing keys take their defaults, keys it does not know are ignored).
+
+    Pickled (a replay worker sending its trial's row to the driver), it travels as its JSON text (`json_text`)
+    and is read back from it only when one of its fields is first read: the driver, which only stores the row,
+    writes that text as it came and never builds the objects (unpickling them was a third of its CPU a trial).
     """
 
     changes: tuple[RowChange, ...] = ()
@@ -59,9 +66,50 @@ class TrialDetails:
 
         A worker process builds it before sending the trial back, so the driver's store writer only encodes it."""
         document: dict[str, Any] | None = self.__dict__.get("_json")
+        if document is None and "_text" in self.__dict__ and "changes" not in self.__dict__:
+            document = self._parsed()  # unpickled, not read back: its text's document
         if document is None:
             document = self._document()
             object.__setattr__(self, "_json", document)  # a cache, not a field: equality and replace() ignore it
+        return document
+
+    def json_text(self) -> str:
+        """`to_json()` as the store writes it (compact JSON; what orjson refuses, such as integers past 64 bits,
+        by the standard library), made once per object."""
+        text: str | None = self.__dict__.get("_text")
+        if text is None:
+            document = self.to_json()
+            try:
+                text = orjson.dumps(document).decode()
+            except TypeError:
+                text = json.dumps(document, separators=(",", ":"), ensure_ascii=False, default=str)
+                object.__setattr__(self, "_exact", True)  # read back by the standard library too
+            object.__setattr__(self, "_text", text)
+        return text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        text = self.json_text()
+        return (_from_text, (text, True) if "_exact" in self.__dict__ else (text,))
+
+    def __getattr__(self, name: str) -> Any:
+        """Reached only for a field of details unpickled from their text and not read yet: read it back now."""
+        if "_text" not in self.__dict__ or name not in _FIELDS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._read_back()
+        return self.__dict__[name]
+
+    def _parsed(self) -> dict[str, Any]:
+        text = self.__dict__["_text"]
+        document: dict[str, Any] = json.loads(text) if "_exact" in self.__dict__ else orjson.loads(text)
+        return document
+
+    def _read_back(self) -> dict[str, Any]:
+        """Set every field from the JSON text these details were unpickled from; the document read."""
+        document = self._parsed()
+        read = TrialDetails.from_json(document)
+        for each in _FIELDS:
+            object.__setattr__(self, each, read.__dict__[each])
+        object.__setattr__(self, "_json", document)
         return document
 
     def _document(self) -> dict[str, Any]:
@@ -101,6 +149,24 @@ class TrialDetails:
             injected=None if injected is None else str(injected),
             infra_retries=tuple(str(reason) for reason in data.get("infra_retries") or ()),
         )
+
+
+_FIELDS = frozenset(each.name for each in fields(TrialDetails))
+# A field with a default is also a class attribute, which would answer for details not read back yet: the fields
+# are the instances' own (`__init__` sets every one), so the class keeps none and `__getattr__` is reached.
+for _name in _FIELDS:
+    if _name in TrialDetails.__dict__:
+        delattr(TrialDetails, _name)
+
+
+def _from_text(text: str, exact: bool = False) -> TrialDetails:
+    """Details unpickled from their JSON text (`TrialDetails.__reduce__`): read back on first use (``exact``:
+    by the standard library, which keeps the integers past 64 bits that orjson would not write)."""
+    details = object.__new__(TrialDetails)
+    object.__setattr__(details, "_text", text)
+    if exact:
+        object.__setattr__(details, "_exact", True)
+    return details
 
 
 def _call_to_json(call: ToolCallRecord) -> dict[str, Any]:

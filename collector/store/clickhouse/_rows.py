@@ -291,7 +291,7 @@ def trial_values(project: str, trial: TrialRow) -> list[Any]:
     values = {name: getattr(trial, name) for name in TRIAL_COLUMNS}
     values["started_at"] = to_utc(trial.started_at)
     values["verdict"] = dumps_opt(trial.verdict)
-    values["details"] = dumps(trial.details.to_json())
+    values["details"] = trial.details.json_text()
     return [project, *values.values()]
 
 

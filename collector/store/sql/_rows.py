@@ -261,7 +261,7 @@ def trial_values(project: str, trial: TrialRow) -> dict[str, Any]:
         "verdict": None if trial.verdict is None else dumps(trial.verdict),
         "simulator_error": trial.simulator_error,
         "infra_error": trial.infra_error,
-        "details": dumps(trial.details.to_json()),
+        "details": trial.details.json_text(),
     }
 
 

@@ -59,3 +59,37 @@ async def test_the_document_is_built_once_travels_with_the_details_and_never_out
     assert changed != details  # the cached document is no field: equality still compares the details
     assert changed.to_json()["agent"] == "another" and changed.to_json()["infra_retries"] == ["worker lost"]
     assert details.to_json()["agent"] == details.agent
+
+
+async def test_pickled_details_travel_as_their_text_and_read_back_equal_on_first_use(retail: Sandbox) -> None:
+    """A replay worker pickles a trial's row for the driver: the details go as the text the store writes, and
+    the driver, which only writes it, never builds their objects; whoever reads a field gets the same details."""
+    import dataclasses
+    import pickle
+
+    scenario = next(s for s in retail.scenarios(count=4) if s.expected_write_tables)
+    details = (await run_trial(retail, scenario, 0, ReferenceAgent.factory(FlawConfig.off()))).details
+    text = details.json_text()
+    assert json.loads(text) == details.to_json()
+
+    stored = pickle.loads(pickle.dumps(details))
+    assert stored.json_text() == text and "changes" not in vars(stored)  # written as it came, not read back
+    assert stored.to_json() == details.to_json() and "changes" not in vars(stored)
+    assert stored.tool_calls == details.tool_calls  # a field read: all of them are read back
+    assert stored == details and repr(stored) == repr(details)
+    again = pickle.loads(pickle.dumps(details))
+    assert details == again  # equality reads them back too, from either side
+    lost = dataclasses.replace(pickle.loads(pickle.dumps(details)), infra_retries=("worker lost",))
+    assert lost.infra_retries == ("worker lost",) and lost.changes == details.changes
+    assert not hasattr(pickle.loads(pickle.dumps(details)), "no_such_field")
+
+
+def test_details_orjson_refuses_are_written_by_the_standard_library() -> None:
+    from passhat.checks import ToolCallRecord
+
+    call = ToolCallRecord(name="lookup", arguments={"account": 2**70 + 1}, outcome="ok")
+    details = TrialDetails(tool_calls=(call,))
+    assert json.loads(details.json_text())["tool_calls"][0]["arguments"] == {"account": 2**70 + 1}
+    import pickle
+
+    assert pickle.loads(pickle.dumps(details)).tool_calls[0].arguments == {"account": 2**70 + 1}
