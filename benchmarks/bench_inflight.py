@@ -12,6 +12,9 @@ Per level it prints one JSON line:
 - ``ideal_per_s``: trials in flight / a trial's model time (its agent turns × the turn's wait, mean over the run);
 - ``cpu_ceiling_per_s``: cores / CPU-seconds a trial (driver + workers, measured in the same run);
 - ``share``: trials_per_s / min(ideal, ceiling) (the goal is >= 0.9);
+- ``steady_per_s`` / ``steady_share``: the same over the middle half of the replay's wall time only (trials that
+  finished between a quarter and three quarters of it), without the ramps at each end: the first trials all
+  start at once, and the last ones finish while the rest of the slots are empty;
 - ``peak_rss_mb`` / ``peak_pss_mb``: the peak over the replay of the driver's and its workers' resident memory
   summed (RSS counts pages the forked processes share once per process; PSS splits them), and the idle baseline
   (workers started, nothing in flight) they are measured against;
@@ -19,7 +22,13 @@ Per level it prints one JSON line:
 
 On a shared machine the CPU ceiling is what this process got, not the machine's: other load lowers both.
 
+By default every turn waits exactly ``--turn-seconds``, so trials started together stay in lockstep: they all
+wait at once, then all compute at once, and the CPU idles while they wait. A model API's latency varies;
+``--turn-jitter J`` draws each turn's wait uniformly from ``seconds × (1 ± J)`` (the same mean, so the same
+ideal), which spreads them out. Report which was used.
+
 Run: .venv/bin/python benchmarks/bench_inflight.py [--levels 50,400,1000] [--trials-per-slot 3] [--turn-seconds 0.5]
+[--turn-jitter 0]
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -50,8 +60,9 @@ FLAWS = FlawConfig.default()
 class SlowModel:
     """SIMULATION: the ReferenceAgent behind a model that takes ``seconds`` of wall time to answer each turn."""
 
-    def __init__(self, inner: Agent, seconds: float) -> None:
-        self.inner, self.seconds = inner, seconds
+    def __init__(self, inner: Agent, seconds: float, jitter: float = 0.0, seed: int = 0) -> None:
+        self.inner, self.seconds, self.jitter = inner, seconds, jitter
+        self._random = random.Random(seed)
         self.label = getattr(inner, "label", "ReferenceAgent")
 
     @property
@@ -59,7 +70,8 @@ class SlowModel:
         return getattr(self.inner, "flaw", None)
 
     async def respond(self, messages: Sequence[Message], tools: Toolbox) -> Message:
-        await asyncio.sleep(self.seconds)
+        spread = self.jitter * (2 * self._random.random() - 1) if self.jitter else 0.0
+        await asyncio.sleep(self.seconds * (1 + spread))
         return await self.inner.respond(messages, tools)
 
     def __getattr__(self, name: str) -> Any:
@@ -69,11 +81,12 @@ class SlowModel:
 class SlowFactory:
     """A module-level (so picklable: it travels to the worker processes) factory of `SlowModel` agents."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, seconds: float, jitter: float = 0.0) -> None:
+        self.seconds, self.jitter = seconds, jitter
 
     def __call__(self, context: TrialContext) -> Agent:
-        return SlowModel(ReferenceAgent(context, FLAWS), self.seconds)
+        seed = hash((context.scenario.scenario_id, context.attempt)) & 0xFFFFFFFF
+        return SlowModel(ReferenceAgent(context, FLAWS), self.seconds, self.jitter, seed)
 
 
 # ------------------------------------------------------------------------------------------------ /proc readings
@@ -154,14 +167,14 @@ class PeakMemory:
 
 
 async def replay_level(
-    week: Path, folder: Path, in_flight: int, tickets: int, k: int, seconds: float
+    week: Path, folder: Path, in_flight: int, tickets: int, k: int, seconds: float, jitter: float = 0.0
 ) -> dict[str, Any]:
     shutil.copy(week, folder / "copy.db")
     store = open_store(f"sqlite:///{folder / 'copy.db'}")
     retail = load_domain("retail")
     workers = default_workers()
     settings = ReplaySettings(k=k, tickets_per_task_type=tickets, parallel=in_flight, workers=workers)
-    agent = AgentSpec(SlowFactory(seconds), f"reference + {seconds:g} s a turn (simulation)", "1", True)
+    agent = AgentSpec(SlowFactory(seconds, jitter), f"reference + {seconds:g} s a turn (simulation)", "1", True)
     processes = await WorkerProcesses({"retail": retail}, workers=workers, concurrency=-(-in_flight // workers)).start()
     try:
         await asyncio.sleep(0.5)  # let the workers settle after building their templates
@@ -169,6 +182,7 @@ async def replay_level(
         idle_rss, idle_pss = _memory(tree)
         cpu = _cpu(tree)
         started = time.perf_counter()
+        began = time.time()
         with PeakMemory() as peak:
             outcome = await replay_period(
                 store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, processes=processes
@@ -184,8 +198,12 @@ async def replay_level(
     rate = len(trials) / wall
     ideal = in_flight / (turns * seconds)
     ceiling = cores / (cpu / len(trials))
+    ends = [row.started_at.timestamp() + row.duration_s - began for row in trials]
+    middle = sum(1 for end in ends if wall / 4 <= end < 3 * wall / 4)
+    steady = middle / (wall / 2)
     return {
         "in_flight": in_flight,
+        "turn_jitter": jitter,
         "workers": workers,
         "trials": len(trials),
         "wall_s": round(wall, 1),
@@ -195,6 +213,8 @@ async def replay_level(
         "cpu_ms_per_trial": round(1000 * cpu / len(trials), 2),
         "cpu_ceiling_per_s": round(ceiling, 1),
         "share": round(rate / min(ideal, ceiling), 2),
+        "steady_per_s": round(steady, 1),
+        "steady_share": round(steady / min(ideal, ceiling), 2),
         "idle_rss_mb": round(idle_rss),
         "peak_rss_mb": round(peak.rss),
         "idle_pss_mb": round(idle_pss),
@@ -210,6 +230,7 @@ def main() -> None:
     parser.add_argument("--levels", default="50,400,1000", help="trials in flight, comma-separated")
     parser.add_argument("--trials-per-slot", type=float, default=3.0, help="trials run per slot in flight")
     parser.add_argument("--turn-seconds", type=float, default=0.5)
+    parser.add_argument("--turn-jitter", type=float, default=0.0, help="each turn waits seconds x (1 +- this)")
     parser.add_argument("--k", type=int, default=20)
     args = parser.parse_args()
     levels = [int(level) for level in args.levels.split(",")]
@@ -220,7 +241,11 @@ def main() -> None:
         week = build_week(folder, max(1, -(-int(most * args.trials_per_slot) // (args.k * task_types))))
         for level in levels:
             tickets = max(1, -(-int(level * args.trials_per_slot) // (args.k * task_types)))
-            print(json.dumps(asyncio.run(replay_level(week, folder, level, tickets, args.k, args.turn_seconds))))
+            print(
+                json.dumps(
+                    asyncio.run(replay_level(week, folder, level, tickets, args.k, args.turn_seconds, args.turn_jitter))
+                )
+            )
             sys.stdout.flush()
 
 
