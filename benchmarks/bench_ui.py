@@ -10,7 +10,8 @@ in five failed, with a signature); then the read benchmark's 8 weekly official r
 (15 task types over 3 domains, k = 20, `bench_read.build`: each trial with its verdict and trial record), and a
 few alert notices. `--keep DIR` builds the store there once and reuses it.
 
-The collector app with the UI is served by uvicorn on 127.0.0.1 and each page is fetched with a Bearer key: once
+The collector app with the UI is served by uvicorn on 127.0.0.1, with the garbage collector tuned as `passhat
+serve` tunes it (`tune_gc`), and each page is fetched with a Bearer key: once
 cold (the first request) and then `--repeats` times; the table shows the cold time, the median and the 95th
 percentile (server time as the client sees it on 127.0.0.1). `first overview after a start` opens the store
 afresh and starts a new app (nothing cached) `--starts` times and times its first overview: the median is shown.
@@ -37,6 +38,7 @@ import httpx
 import uvicorn
 from bench_ingest import _Body, _template
 
+from passhat.collector.cli._serve import tune_gc
 from passhat.collector.ingest import CollectorSettings, create_api_key, create_app
 from passhat.collector.ingest._otlp import decode_protobuf
 from passhat.collector.store import AlertEvent, ProductionVerdict, SpanBatch, Store, open_store
@@ -109,6 +111,7 @@ def _build(url: str, spans: int, trials: int) -> tuple[int, float]:
 
 
 def _serve(store: Store) -> tuple[uvicorn.Server, threading.Thread, str]:
+    tune_gc()  # as `passhat serve` does before it serves
     app = create_app(CollectorSettings(), store=store, routers=[ui_router()])
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

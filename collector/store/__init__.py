@@ -23,6 +23,7 @@ from passhat.collector.store._period_traffic import reclassified, run_weights, t
 from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
+    HarnessTrial,
     NormalizedSpan,
     ProductionVerdict,
     Project,
@@ -52,6 +53,7 @@ __all__ = [
     "TICKET_SORTS",
     "AlertEvent",
     "ApiKey",
+    "HarnessTrial",
     "NormalizedSpan",
     "NotReplayable",
     "Period",

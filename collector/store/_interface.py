@@ -23,6 +23,7 @@ from typing import Any
 from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
+    HarnessTrial,
     NormalizedSpan,
     ProductionVerdict,
     Project,
@@ -191,9 +192,19 @@ class Store(abc.ABC):
         """A run's trials (of one ticket, with ``ticket_id``; only those the harness broke, with
         ``harness_only``: signed `infra_error` or `simulator_error`) ordered by ticket id, then attempt."""
 
+    def harness_trials(self, project: str, run_id: str) -> list[HarnessTrial]:
+        """A run's trials the harness broke (`list_trials(..., harness_only=True)`), their signature and error
+        columns only, ordered by ticket id, then attempt. A store reads them without the trials' other columns
+        where it can."""
+        return [
+            HarnessTrial(t.ticket_id, t.attempt, t.failure_label, t.failure_evidence, t.simulator_error, t.infra_error)
+            for t in self.list_trials(project, run_id, harness_only=True)
+        ]
+
     @abc.abstractmethod
-    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
-        """A run's trials counted per ticket by the database, ordered by domain, task type and ticket.
+    def ticket_tallies(self, project: str, run_id: str, *, task_type: str | None = None) -> list[TicketTally]:
+        """A run's trials counted per ticket by the database, ordered by domain, task type and ticket (with
+        ``task_type``, that task type's tickets only).
 
         What every figure of a run is computed from: trials and passes of the trials that speak about the agent,
         the attempts they were (bit sets), the failure signatures of the failed ones, and how many trials ended

@@ -284,6 +284,19 @@ class TrialRow:
 
 
 @dataclass(frozen=True, slots=True)
+class HarnessTrial:
+    """A trial the harness broke, as a run page lists it by cause (`reliability.harness_failures`): its row's
+    signature and error columns, without its verdict and details."""
+
+    ticket_id: str
+    attempt: int
+    failure_label: str | None
+    failure_evidence: str | None
+    simulator_error: str | None
+    infra_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class TicketTally:
     """One ticket of one run, counted by the store: what every figure is computed from (never every trial).
 

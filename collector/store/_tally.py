@@ -31,24 +31,29 @@ def tallies_from_rows(
     for ticket_id, label, count in signatures:
         if label:
             labels.setdefault(str(ticket_id), {})[str(label)] = int(count)  # type: ignore[call-overload]
+    later = later or {}
     found = []
     for domain, task_type, ticket_id, trials, passes, attempts, passed, harness in counted:
-        attempts_bits, passed_bits = int(attempts or 0), int(passed or 0)  # type: ignore[call-overload]
-        for attempt, ok in (later or {}).get(str(ticket_id), ()):
+        # A store's driver gives str and int mostly (PostgreSQL's SUM a Decimal): convert only what is not.
+        ticket = ticket_id if type(ticket_id) is str else str(ticket_id)
+        attempts_bits = attempts if type(attempts) is int else int(attempts or 0)  # type: ignore[call-overload]
+        passed_bits = passed if type(passed) is int else int(passed or 0)  # type: ignore[call-overload]
+        for attempt, ok in later.get(ticket, ()):
             attempts_bits |= 1 << attempt
             if ok:
                 passed_bits |= 1 << attempt
+        own = labels.get(ticket)
         found.append(
             TicketTally(
-                domain=None if domain is None else str(domain),
-                task_type=str(task_type),
-                ticket_id=str(ticket_id),
-                trials=int(trials or 0),  # type: ignore[call-overload]
-                passes=int(passes or 0),  # type: ignore[call-overload]
-                attempts=attempts_bits,
-                passed=passed_bits,
-                harness_errors=int(harness or 0),  # type: ignore[call-overload]
-                signatures=dict(sorted(labels.get(str(ticket_id), {}).items())),
+                None if domain is None else domain if type(domain) is str else str(domain),
+                task_type if type(task_type) is str else str(task_type),
+                ticket,
+                trials if type(trials) is int else int(trials or 0),  # type: ignore[call-overload]
+                passes if type(passes) is int else int(passes or 0),  # type: ignore[call-overload]
+                attempts_bits,
+                passed_bits,
+                harness if type(harness) is int else int(harness or 0),  # type: ignore[call-overload]
+                dict(sorted(own.items())) if own else {},
             )
         )
     found.sort(key=lambda t: (t.domain or "", t.task_type, t.ticket_id))

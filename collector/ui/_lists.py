@@ -169,10 +169,10 @@ def recent_periods(today: dt.date | None = None, weeks: int = RECENT_WEEKS) -> l
 
 
 # --- a run's tickets -----------------------------------------------------------------------------------------
-def _reliability(row: TicketDots) -> tuple[float, str, str]:
-    counted = len(row.dots)
+def _reliability(tally: TicketTally) -> tuple[float, str, str]:
+    counted = tally.attempts.bit_count()  # its dots: the attempts that speak about the agent
     # Tickets whose every trial the harness broke say nothing about the agent: after the measured ones.
-    return (row.passes / counted if counted else 2.0, row.task_type, row.ticket_id)
+    return (tally.passes / counted if counted else 2.0, tally.task_type, tally.ticket_id)
 
 
 @dataclass(frozen=True)
@@ -184,26 +184,26 @@ class RunTickets:
     failing: int = 0  # tickets with at least one failed attempt, in the whole run
 
 
-def run_tickets(ranked: list[TicketDots], offset: int) -> RunTickets:
+def run_tickets(rows: RunRows, offset: int) -> RunTickets:
     """A page from `offset` of a run's tickets ranked by their pass rate (`RunRowsCache`: lowest first, then task
-    type and id)."""
-    shown = ranked[offset : offset + PAGE]
-    failing = sum(1 for row in ranked if row.passes < len(row.dots))
-    return RunTickets(shown, Pager(offset, len(shown), len(ranked)), failing)
+    type and id); only the page shown is drawn attempt by attempt."""
+    shown = ticket_dots(rows.ranked[offset : offset + PAGE], ordered=False)
+    return RunTickets(shown, Pager(offset, len(shown), len(rows.ranked)), rows.failing)
 
 
 @dataclass(frozen=True)
 class RunRows:
-    """What a run page reads beyond its figures: its tickets ranked least reliable first, and the causes of the
-    trials the harness broke."""
+    """What a run page reads beyond its figures: its tickets' tallies ranked least reliable first, how many
+    failed an attempt, and the causes of the trials the harness broke."""
 
-    ranked: list[TicketDots]
+    ranked: list[TicketTally]
     harness: list[HarnessFailure]
+    failing: int = 0
 
 
 class RunRowsCache:
     """`RunRows` of finished runs (they never change), computed once per (project, run): ranking a run's tickets
-    walks every tally, and the harness's causes scan the run's trials."""
+    walks every tally, and the harness's causes read the run's trials the harness broke."""
 
     def __init__(self, size: int = 64) -> None:
         self._lock = threading.Lock()
@@ -218,8 +218,9 @@ class RunRowsCache:
                 self._entries.move_to_end(key)
                 return hit
         found = RunRows(
-            sorted(ticket_dots(tallies), key=_reliability),
-            harness_failures(store.list_trials(project, run.run_id, harness_only=True)),
+            sorted(tallies, key=_reliability),
+            harness_failures(store.harness_trials(project, run.run_id)),
+            sum(1 for tally in tallies if tally.passes < tally.attempts.bit_count()),
         )
         if run.status == "finished":
             with self._lock:

@@ -61,6 +61,21 @@ class FigureCache:
             self._tallies.put(key, tallies)
         return tallies
 
+    def task_type_tallies(self, store: Store, project: str, run: ReplayRun, task_type: str) -> list[TicketTally]:
+        """One task type's tickets of a run: from the run's tallies when they were read, else only its own (a
+        task type's page reads its tickets, not the run's)."""
+        whole = self._tallies.get((project, run.run_id))
+        if whole is not None:
+            return [t for t in whole if t.task_type == task_type]
+        key = (project, f"{run.run_id}\x00{task_type}")
+        hit = self._tallies.get(key)
+        if hit is not None:
+            return hit
+        tallies = store.ticket_tallies(project, run.run_id, task_type=task_type)
+        if run.status == "finished":
+            self._tallies.put(key, tallies)
+        return tallies
+
     def digest(self, store: Store, project: str, run: ReplayRun) -> RunDigest:
         key = (project, run.run_id)
         hit = self._digests.get(key)
@@ -192,7 +207,8 @@ def task_type_page(
     hist = cache.history(store, project)
     series = hist.series(name)
     chosen = period if period in hist.periods else (hist.periods[-1] if hist.periods else None)
-    tickets = sampled_tickets(hist.tallies.get(chosen, []), name, hist.runs[chosen].run_id) if chosen else []
+    run = hist.runs[chosen] if chosen else None
+    tickets = sampled_tickets(cache.task_type_tallies(store, project, run, name), name, run.run_id) if run else []
     all_signatures = sorted({s for t in tickets for s in t.signatures})
     if outcome in OUTCOME_LABELS:
         tickets = [t for t in tickets if t.outcome == outcome]
@@ -238,10 +254,11 @@ class TicketDots:
     signatures: list[str]
 
 
-def ticket_dots(tallies: list[TicketTally]) -> list[TicketDots]:
-    """A run's tickets by task type and id, each attempt read from its tally's bit sets."""
+def ticket_dots(tallies: list[TicketTally], *, ordered: bool = True) -> list[TicketDots]:
+    """Tickets each drawn attempt by attempt from its tally's bit sets: by task type and id, or (``ordered=False``)
+    in the order given."""
     rows = []
-    for tally in sorted(tallies, key=lambda t: (t.task_type, t.ticket_id)):
+    for tally in sorted(tallies, key=lambda t: (t.task_type, t.ticket_id)) if ordered else tallies:
         dots, bits, attempt = [], tally.attempts, 0
         while bits:
             if bits & 1:

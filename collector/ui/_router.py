@@ -341,7 +341,7 @@ def ui_router() -> APIRouter:
         figures = _query_store(lambda: _cache(request).digest(store, viewer.project, run)).figures
         done, planned = run_progress(run, tallies)
         rows = _query_store(lambda: _run_rows(request).run(store, viewer.project, run, tallies))
-        listed = run_tickets(rows.ranked, offset)
+        listed = run_tickets(rows, offset)
         return render.page(
             request,
             "run.html",

@@ -67,7 +67,7 @@ class TrialDetails:
         A worker process builds it before sending the trial back, so the driver's store writer only encodes it."""
         document: dict[str, Any] | None = self.__dict__.get("_json")
         if document is None and "_text" in self.__dict__ and "changes" not in self.__dict__:
-            document = self._parsed()  # unpickled, not read back: its text's document
+            document = self._parsed()  # unpickled, not read back: its text's document (this version's)
         if document is None:
             document = self._document()
             object.__setattr__(self, "_json", document)  # a cache, not a field: equality and replace() ignore it
@@ -92,23 +92,40 @@ class TrialDetails:
         return (_from_text, (text, True) if "_exact" in self.__dict__ else (text,))
 
     def __getattr__(self, name: str) -> Any:
-        """Reached only for a field of details unpickled from their text and not read yet: read it back now."""
-        if "_text" not in self.__dict__ or name not in _FIELDS:
+        """Reached only for a field of details made from their text (unpickled, or kept by a store: `from_text`)
+        and not read yet: read them back now."""
+        if "_source" not in self.__dict__ or name not in _FIELDS:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         self._read_back()
         return self.__dict__[name]
 
     def _parsed(self) -> dict[str, Any]:
-        text = self.__dict__["_text"]
-        document: dict[str, Any] = json.loads(text) if "_exact" in self.__dict__ else orjson.loads(text)
+        text = self.__dict__["_source"]
+        document: dict[str, Any] = (json.loads(text) if "_exact" in self.__dict__ else orjson.loads(text)) or {}
         return document
 
+    @classmethod
+    def from_text(cls, text: str | bytes | None, *, exact: bool = False) -> TrialDetails:
+        """Details a store kept as JSON text (any version), read back only when one of their fields is first
+        read: a page that lists trials by their columns never builds their details. A stored document the checks
+        cannot read raises ValueError then (as `from_json` does). ``exact``: read by the standard library (which
+        keeps integers past 64 bits) rather than orjson."""
+        if not text:
+            return cls()
+        details = object.__new__(cls)
+        object.__setattr__(details, "_source", text.decode() if isinstance(text, bytes) else text)
+        if exact:
+            object.__setattr__(details, "_exact", True)
+        return details
+
     def _read_back(self) -> dict[str, Any]:
-        """Set every field from the JSON text these details were unpickled from; the document read."""
-        document = self._parsed()
-        read = TrialDetails.from_json(document)
+        """Set every field from the JSON text these details were made from; their document."""
+        parsed = self._parsed()
+        read = TrialDetails.from_json(parsed)
         for each in _FIELDS:
             object.__setattr__(self, each, read.__dict__[each])
+        # Unpickled: the text is this version's document. Kept by a store: any version's, so written anew.
+        document = parsed if "_text" in self.__dict__ else read.to_json()
         object.__setattr__(self, "_json", document)
         return document
 
@@ -163,7 +180,8 @@ def _from_text(text: str, exact: bool = False) -> TrialDetails:
     """Details unpickled from their JSON text (`TrialDetails.__reduce__`): read back on first use (``exact``:
     by the standard library, which keeps the integers past 64 bits that orjson would not write)."""
     details = object.__new__(TrialDetails)
-    object.__setattr__(details, "_text", text)
+    object.__setattr__(details, "_source", text)
+    object.__setattr__(details, "_text", text)  # this version's text: written as it came
     if exact:
         object.__setattr__(details, "_exact", True)
     return details

@@ -301,7 +301,7 @@ def trial_from_row(row: Sequence[Any]) -> TrialRow:
     values = dict(zip(TRIAL_COLUMNS, row, strict=True))
     values["started_at"] = from_us_opt(values["started_at"])
     values["verdict"] = load_opt(values["verdict"])
-    values["details"] = TrialDetails.from_json(load_opt(values["details"]) or {})
+    values["details"] = TrialDetails.from_text(values["details"], exact=True)
     values["passed"] = bool(values["passed"])
     return TrialRow(**values)
 

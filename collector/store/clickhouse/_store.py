@@ -335,12 +335,15 @@ class ClickHouseStore(Store):
             self._conn.insert("trials", [trial_values(project, t) for t in trials], ("project", *TRIAL_COLUMNS))
             self._figures.forget(project, run_ids)
 
-    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+    def ticket_tallies(self, project: str, run_id: str, *, task_type: str | None = None) -> list[TicketTally]:
         counted = COUNTED_BY_AGENT
         low = f"{counted} AND attempt < {MASK_ATTEMPTS}"
         bit = "bitShiftLeft(toUInt64(1), attempt)"
         where = "project = %(p)s AND run_id = %(r)s"
         params = {"p": project, "r": run_id}
+        if task_type is not None:
+            where += " AND task_type = %(t)s"
+            params["t"] = task_type
         rows = self._conn.query(
             f"SELECT any(domain), any(task_type), ticket_id, countIf({counted}), countIf({counted} AND passed),"
             f" sumIf({bit}, {low}), sumIf({bit}, {low} AND passed), countIf(NOT ({counted}))"

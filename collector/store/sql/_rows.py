@@ -284,7 +284,7 @@ def trial_from_row(row: Any) -> TrialRow:
         verdict=_loads(row.verdict),
         simulator_error=row.simulator_error,
         infra_error=row.infra_error,
-        details=TrialDetails.from_json(_loads(row.details) or {}),
+        details=TrialDetails.from_text(row.details),
     )
 
 

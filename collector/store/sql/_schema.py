@@ -309,6 +309,22 @@ production_verdicts = sa.Table(
 trials_by_ticket = sa.Index("ix_trials_project_ticket", trials.c.project, trials.c.ticket_id)
 
 
+# The trials a harness broke (a simulator or infrastructure error, or their signature): few, and what a run page
+# lists by cause. A partial index holds only them, so the run page reads them without scanning the run's trials
+# (version 10). Its condition is written as text, the same in the index and in the queries (`HARNESS_BROKE`):
+# SQLite uses a partial index only for a query whose condition holds the index's own, term for term, and it
+# prefers the primary key's index unless the partial one covers the columns read. PostgreSQL limits an index
+# entry's size (an error message can be a long traceback), so there it indexes the run only: its planner picks a
+# partial index by its statistics.
+HARNESS_BROKE = (
+    "(coalesce(simulator_error, '') <> '' OR coalesce(infra_error, '') <> ''"
+    " OR coalesce(failure_label, '') IN ('infra_error', 'simulator_error'))"
+)
+_HARNESS_COLUMNS = {
+    "sqlite": "project, run_id, ticket_id, attempt, failure_label, failure_evidence, simulator_error, infra_error",
+}
+
+
 def _migrate_v5(conn: sa.Connection) -> None:
     """The production verdicts table, and trials found by ticket (a new database has both from version 1)."""
     production_verdicts.create(conn, checkfirst=True)
@@ -375,8 +391,14 @@ def _migrate_v9(conn: sa.Connection) -> None:
     _v9.create_all(conn)
 
 
+def _migrate_v10(conn: sa.Connection) -> None:
+    """The trials the harness broke, by run, from a partial index (a run page scanned every trial for them)."""
+    columns = _HARNESS_COLUMNS.get(conn.dialect.name, "project, run_id")
+    conn.execute(sa.text(f"CREATE INDEX IF NOT EXISTS ix_trials_harness ON trials ({columns}) WHERE {HARNESS_BROKE}"))
+
+
 #: Migration n (1-based) brings the schema from version n-1 to n. Append; never edit a released one.
 MIGRATIONS: list[Callable[[sa.Connection], None]] = [
     _migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6, _migrate_v7, _migrate_v8,
-    _migrate_v9,
+    _migrate_v9, _migrate_v10,
 ]  # fmt: skip

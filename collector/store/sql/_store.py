@@ -26,6 +26,7 @@ from passhat.collector.store._interface import Store, StoreDataError, StoreError
 from passhat.collector.store._rows import (
     AlertEvent,
     ApiKey,
+    HarnessTrial,
     NormalizedSpan,
     Project,
     ReplayRun,
@@ -62,7 +63,6 @@ from passhat.collector.store.sql._rows import (
     trial_values,
 )
 from passhat.collector.store.sql._tally import (
-    counted_by_agent,
     kept_query,
     kept_values,
     later_attempts_query,
@@ -428,14 +428,16 @@ class SqlStore(VerdictQueries, Store):
         except IntegrityError as exc:
             raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
 
-    def ticket_tallies(self, project: str, run_id: str) -> list[TicketTally]:
+    def ticket_tallies(self, project: str, run_id: str, *, task_type: str | None = None) -> list[TicketTally]:
         """A finished run's kept tallies (kept when it finished); counted from the trials otherwise."""
         r = schema.replay_runs
         with self._engine.connect() as conn:
             status = conn.scalar(sa.select(r.c.status).where(r.c.project == project, r.c.run_id == run_id))
-            kept = conn.execute(kept_query(project, run_id)).all() if status == "finished" else []
+            kept = conn.execute(kept_query(project, run_id, task_type)).all() if status == "finished" else []
             if kept:
                 return tallies_from_kept(kept, self._later_attempts(conn, project, run_id, kept))
+            if status == "finished" and task_type is not None and self._kept_any(conn, project, run_id):
+                return []  # kept, and none of this task type
             tallies = self._count_tallies(conn, project, run_id)
         if status == "finished" and tallies:  # finished before its tallies were kept (schema 5): keep them now
             with self._writing() as conn:
@@ -444,7 +446,8 @@ class SqlStore(VerdictQueries, Store):
                 count = conn.scalar(sa.select(sa.func.count()).where(t.c.project == project, t.c.run_id == run_id))
                 if count == sum(t.trials + t.harness_errors for t in tallies):
                     self._keep_tallies(conn, project, run_id, tallies)
-        return tallies
+        # None kept yet, or none of this task type: counted whole (and kept), then chosen.
+        return tallies if task_type is None else [t for t in tallies if t.task_type == task_type]
 
     def kept_run_figures(self, project: str, run_id: str) -> str | None:
         r, f = schema.replay_runs, schema.run_figures
@@ -478,6 +481,14 @@ class SqlStore(VerdictQueries, Store):
         if tallies:
             conn.execute(sa.insert(kept), [kept_values(project, run_id, t) for t in tallies])
 
+    @staticmethod
+    def _kept_any(conn: sa.Connection, project: str, run_id: str) -> bool:
+        k = schema.ticket_tallies
+        return (
+            conn.scalar(sa.select(k.c.ticket_id).where(k.c.project == project, k.c.run_id == run_id).limit(1))
+            is not None
+        )
+
     def _count_tallies(self, conn: sa.Connection, project: str, run_id: str) -> list[TicketTally]:
         counted = conn.execute(tally_query(project, run_id)).all()
         signatures = conn.execute(signature_query(project, run_id)).all()
@@ -502,9 +513,20 @@ class SqlStore(VerdictQueries, Store):
         if ticket_id is not None:
             query = query.where(t.c.ticket_id == ticket_id)
         if harness_only:
-            query = query.where(sa.not_(counted_by_agent()))
+            query = query.where(sa.text(schema.HARNESS_BROKE))  # the partial index's own condition
         with self._engine.connect() as conn:
             return [trial_from_row(row) for row in conn.execute(query)]
+
+    def harness_trials(self, project: str, run_id: str) -> list[HarnessTrial]:
+        t = schema.trials
+        query = (
+            sa.select(t.c.ticket_id, t.c.attempt, t.c.failure_label, t.c.failure_evidence)
+            .add_columns(t.c.simulator_error, t.c.infra_error)
+            .where(t.c.project == project, t.c.run_id == run_id, sa.text(schema.HARNESS_BROKE))
+            .order_by(t.c.ticket_id, t.c.attempt)
+        )
+        with self._engine.connect() as conn:
+            return [HarnessTrial(*row) for row in conn.execute(query)]
 
     def finish_replay_run(
         self,

@@ -7,10 +7,10 @@ next read of the still finished run keeps them again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 
 from passhat.checks import NOT_AGENT_FAULT
@@ -75,13 +75,15 @@ def later_attempts_query(project: str, run_id: str) -> sa.Select[Any]:
     )
 
 
-def kept_query(project: str, run_id: str) -> sa.Select[Any]:
-    """A finished run's kept tallies, in the aggregate's column order, then their signatures."""
+def kept_query(project: str, run_id: str, task_type: str | None = None) -> sa.Select[Any]:
+    """A finished run's kept tallies (of one task type, with ``task_type``), in the aggregate's column order, then
+    their signatures."""
     k = schema.ticket_tallies
-    return sa.select(
+    query = sa.select(
         k.c.domain, k.c.task_type, k.c.ticket_id, k.c.trials, k.c.passes, k.c.attempts, k.c.passed,
         k.c.harness_errors, k.c.signatures,
     ).where(k.c.project == project, k.c.run_id == run_id)  # fmt: skip
+    return query if task_type is None else query.where(k.c.task_type == task_type)
 
 
 def kept_values(project: str, run_id: str, tally: TicketTally) -> dict[str, Any]:
@@ -95,7 +97,12 @@ def kept_values(project: str, run_id: str, tally: TicketTally) -> dict[str, Any]
     }  # fmt: skip
 
 
+_loads = orjson.loads
+
+
 def tallies_from_kept(rows: Sequence[Any], later: dict[str, list[tuple[int, bool]]]) -> list[TicketTally]:
     """Tallies from kept rows (their later attempts read back from the trials)."""
-    signatures = [(row[2], label, count) for row in rows for label, count in (json.loads(row[8]) or {}).items()]
+    signatures = [
+        (row[2], label, count) for row in rows if row[8] != "{}" for label, count in (_loads(row[8]) or {}).items()
+    ]
     return tallies_from_rows([tuple(row[:8]) for row in rows], signatures, later)

@@ -594,6 +594,45 @@ class StoreContract:
         assert [t.ticket_id for t in store.ticket_tallies("bank", "run-1")] == ["T-1"]
         assert store.ticket_tallies("shop", "run-404") == []
 
+    def test_one_task_types_tallies_and_the_trials_the_harness_broke(self, store: Store) -> None:
+        """What a task type's page and a run's page read: that task type's tallies (the same as the run's, chosen),
+        before and after the run's tallies are kept; the trials the harness broke, by their columns only."""
+        store.ensure_project("shop")
+        store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=2))
+        trials = [
+            *[_trial("run-1", "T-1", a, passed=a == 0) for a in range(2)],
+            dataclasses.replace(_trial("run-1", "T-2", 0, passed=False), infra_error="ConnectionError: refused"),
+            dataclasses.replace(_trial("run-1", "T-2", 1), task_type="refund"),
+            dataclasses.replace(
+                _trial("run-1", "T-3", 0, passed=False), task_type="exchange", simulator_error="customer broke"
+            ),
+            dataclasses.replace(
+                _trial("run-1", "T-3", 1, passed=False), task_type="exchange", failure_label="simulator_error"
+            ),
+            dataclasses.replace(_trial("run-1", "T-4", 0), task_type="exchange"),
+        ]
+        store.add_trials("shop", trials)
+        for finished in (False, True):
+            if finished:
+                store.finish_replay_run("shop", "run-1")
+            whole = store.ticket_tallies("shop", "run-1")
+            for task_type in ("refund", "exchange"):
+                chosen = store.ticket_tallies("shop", "run-1", task_type=task_type)
+                assert chosen == [t for t in whole if t.task_type == task_type] and chosen
+            assert store.ticket_tallies("shop", "run-1", task_type="no such type") == []
+            assert store.ticket_tallies("shop", "run-1") == whole  # nothing kept twice, nothing lost
+        broken = store.harness_trials("shop", "run-1")
+        assert [(t.ticket_id, t.attempt) for t in broken] == [("T-2", 0), ("T-3", 0), ("T-3", 1)]
+        assert [
+            (t.ticket_id, t.attempt, t.failure_label, t.failure_evidence, t.simulator_error, t.infra_error)
+            for t in store.list_trials("shop", "run-1", harness_only=True)
+        ] == [
+            (t.ticket_id, t.attempt, t.failure_label, t.failure_evidence, t.simulator_error, t.infra_error)
+            for t in broken
+        ]
+        assert broken[0].infra_error == "ConnectionError: refused" and broken[2].failure_label == "simulator_error"
+        assert store.harness_trials("shop", "run-404") == []
+
     def test_a_finished_run_counts_trials_added_after_it_finished(self, store: Store) -> None:
         store.ensure_project("shop")
         store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=2))

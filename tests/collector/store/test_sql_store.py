@@ -406,3 +406,31 @@ def test_version_8_gives_a_version_7_database_the_verdict_indexes(sqlite_url: st
     store.close()
     assert set(names) <= found
     assert "COVERING INDEX ix_production_verdicts_project_passed" in plan
+
+
+def test_the_trials_the_harness_broke_are_read_from_their_partial_index(sql_store: Store) -> None:
+    """A run page lists the trials the harness broke: SQLite reads them from the covering partial index
+    (version 10), never the run's trials one by one; the index's condition names exactly the signatures that are
+    never the agent's."""
+    import dataclasses
+
+    from passhat.checks import NOT_AGENT_FAULT
+
+    import re
+
+    [listed] = re.findall(r"IN \(([^)]*)\)", _schema.HARNESS_BROKE)
+    assert {label.strip().strip("'") for label in listed.split(",")} == set(NOT_AGENT_FAULT)
+    assert isinstance(sql_store, SqlStore)
+    sql_store.ensure_project("shop")
+    sql_store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=2))
+    broken = dataclasses.replace(_trial("run-1", "T-1", 1, passed=False), infra_error="TimeoutError: no answer")
+    sql_store.add_trials("shop", [_trial("run-1", "T-1", 0), broken])
+    seen: list[tuple[str, Any]] = []
+    sa.event.listen(
+        sql_store._engine, "before_cursor_execute", lambda c, cur, sql, params, *_: seen.append((sql, params))
+    )
+    assert [(t.ticket_id, t.attempt) for t in sql_store.harness_trials("shop", "run-1")] == [("T-1", 1)]
+    [(statement, params)] = [(sql, p) for sql, p in seen if "FROM trials" in sql]
+    with sql_store._engine.connect() as conn:
+        plan = " ".join(str(row[-1]) for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", params))
+    assert "COVERING INDEX ix_trials_harness" in plan, plan

@@ -93,3 +93,23 @@ def test_details_orjson_refuses_are_written_by_the_standard_library() -> None:
     import pickle
 
     assert pickle.loads(pickle.dumps(details)).tool_calls[0].arguments == {"account": 2**70 + 1}
+
+
+def test_details_a_store_kept_read_back_on_first_use_and_as_this_versions_document() -> None:
+    """`from_text`: a list of stored trials builds no details until a field is read; an older document then
+    reads as `from_json` reads it, and is written back in this version's form."""
+    text = json.dumps(OLD_DETAILS)
+    stored = TrialDetails.from_text(text)
+    assert "changes" not in vars(stored)
+    assert stored == OLD_DETAILS_READ
+    assert stored.to_json() == OLD_DETAILS_READ.to_json()
+    assert json.loads(stored.json_text()) == OLD_DETAILS_READ.to_json()
+    assert TrialDetails.from_text(text.encode()) == OLD_DETAILS_READ
+    assert TrialDetails.from_text(None) == TrialDetails() == TrialDetails.from_text("")
+    unreadable = TrialDetails.from_text(json.dumps({"tool_calls": [{"name": "x", "outcome": "maybe"}]}))
+    with pytest.raises(ValueError, match="outcome"):
+        _ = unreadable.tool_calls
+    exact = TrialDetails.from_text(
+        '{"tool_calls":[{"name":"x","arguments":{"n":1180591620717411303425},"outcome":"ok"}]}', exact=True
+    )
+    assert exact.tool_calls[0].arguments == {"n": 2**70 + 1}
