@@ -413,10 +413,9 @@ def test_the_trials_the_harness_broke_are_read_from_their_partial_index(sql_stor
     (version 10), never the run's trials one by one; the index's condition names exactly the signatures that are
     never the agent's."""
     import dataclasses
+    import re
 
     from passhat.checks import NOT_AGENT_FAULT
-
-    import re
 
     [listed] = re.findall(r"IN \(([^)]*)\)", _schema.HARNESS_BROKE)
     assert {label.strip().strip("'") for label in listed.split(",")} == set(NOT_AGENT_FAULT)
