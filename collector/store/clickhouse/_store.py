@@ -263,7 +263,6 @@ class ClickHouseStore(RunQueries, Store):
     ) -> list[TrafficDay]:
         return self._spans.traffic(project, days=days, source=source, today=today)
 
-    # --- replay runs and trials ----------------------------------------------------------------------------
     # --- alerts --------------------------------------------------------------------------------------------
     def add_alert_event(self, project: str, event: AlertEvent) -> None:
         with self._conn.lock:

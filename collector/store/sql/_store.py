@@ -360,7 +360,7 @@ class SqlStore(RunQueries, VerdictQueries, Store):
                 for r in conn.execute(query)
             ]
 
-    # --- replay runs and trials --------------------------------------------------------------------
+    # --- alerts ---------------------------------------------------------------------------------------------
     def add_alert_event(self, project: str, event: AlertEvent) -> None:
         try:
             with self._writing() as conn:
