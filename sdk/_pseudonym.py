@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import threading
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -218,8 +219,15 @@ _MAKERS = {
 }
 
 
+_DIGIT_MARKS = str.maketrans(dict.fromkeys("0123456789", "\0"))
+
+
 def _refill(template: str, fresh: str, *, alphanumeric: bool = False) -> str:
     """``template`` with its digits (or letters and digits) replaced, in order, by the characters of ``fresh``."""
+    if not alphanumeric and template.isascii() and "\0" not in template:
+        pieces = template.translate(_DIGIT_MARKS).split("\0")
+        if len(pieces) == len(fresh) + 1:
+            return "".join(chain.from_iterable(zip(pieces, fresh, strict=False))) + pieces[-1]
     replaced = iter(fresh)
     out = []
     for char in template:

@@ -10,6 +10,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passhat._pseudonym import PseudonymKey, Pseudonyms
+from passhat._stretches import (
+    NINE,
+    OPENING,
+    digit_stretches,
+    email_stretches,
+    free_segments,
+    may_hold_run,
+    replaced,
+    run_classes,
+    searched,
+    within,
+)
 
 RedactCallback = Callable[[str], str]
 
@@ -63,132 +75,8 @@ def _always(match: re.Match[str]) -> bool:
     return True
 
 
-# A superset of what the numeric built-in patterns can match: nine digits or more with at most two of a phone's or
-# card's separators between each (phone, card, SSN), or an IBAN's check digits and the eleven characters after.
-# A string in which this finds nothing holds no card, IBAN, SSN or phone, so those patterns are not run on it (and
-# an email needs an ``@``): most strings an agent's spans carry are redacted with one scan instead of five. This is
-# its definition; it is answered by :func:`find_digit_run` (the tests check they agree).
-DIGIT_RUN = re.compile(r"\d(?:(?:[ .()+-]{0,2}\d){8}|\d(?: ?[A-Z0-9]){11})")
-
-
-# The regular expression engine reads a string one character at a time, and DIGIT_RUN backtracks at every digit:
-# running it was most of what redacting an agent's spans cost. It is answered instead with ``bytes.translate`` and
-# ``bytes.find``, which run in C over the whole string at once. Each character becomes one byte (ASCII as it is,
-# any other as ``?``, so positions are kept), then a class: every character of a DIGIT_RUN match is a digit, an
-# ASCII capital, a space or one of ``.()+-``, so a match lies in a stretch of nine or more such ("0" in
-# ``_STRETCH``); a stretch is then read with the pattern's own two branches (``_may_hold_run``). A non-ASCII
-# character counts as a digit (it may be one of another script): the answer is then a superset, never a miss.
-def _classes(pairs: dict[str, str], other: str, unknown: str) -> tuple[bytes, bytes]:
-    """Translation tables from ``pairs`` (characters to their class), for an ASCII string and for a string whose
-    non-ASCII characters were replaced by ``?`` (``unknown``'s class)."""
-    table = bytearray(other.encode() * 256)
-    for chars, kind in pairs.items():
-        for char in chars:
-            table[ord(char)] = ord(kind)
-    replaced = bytearray(table)
-    replaced[ord("?")] = ord(unknown)
-    return bytes(table), bytes(replaced)
-
-
-_DIGITS, _CAPITALS, _SEPARATORS = "0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", " .()+-"
-_STRETCH = _classes({_DIGITS + _CAPITALS + _SEPARATORS: "0"}, "x", "0")
-_CHAINED = _classes({_DIGITS: "d", _SEPARATORS: "s"}, "x", "d")  # the first branch: digits, separators
-_GROUPED = _classes({_DIGITS: "d", _CAPITALS: "A", " ": " "}, "x", "d")  # the second: [A-Z0-9], spaces
-_NINE = b"0" * 9
-
-
-def run_classes(value: str) -> bytes:
-    """One class byte per character of ``value`` (see ``_STRETCH``), for :func:`find_digit_run`."""
-    if value.isascii():
-        return value.encode().translate(_STRETCH[0])
-    return value.encode("ascii", "replace").translate(_STRETCH[1])
-
-
-def _may_hold_run(stretch: str) -> bool:
-    """Whether DIGIT_RUN matches in ``stretch`` (exactly for ASCII; a non-ASCII character counts as a digit)."""
-    ascii_only = stretch.isascii()
-    raw = stretch.encode() if ascii_only else stretch.encode("ascii", "replace")
-    which = 0 if ascii_only else 1
-    # ``\d(?:[ .()+-]{0,2}\d){8}``: nine digits with at most two separators between each.
-    chained = raw.translate(_CHAINED[which]).replace(b"sss", b"x")
-    if chained.count(b"d") >= 9:
-        for piece in chained.split(b"x"):
-            if piece.count(b"d") >= 9:
-                return True
-    # ``\d\d(?: ?[A-Z0-9]){11}``: two digits, then eleven digits or capitals, each after at most one space.
-    for piece in raw.translate(_GROUPED[which]).replace(b"  ", b"x").split(b"x"):
-        start = piece.find(b"dd")
-        if start != -1 and len(piece) - start - 2 - piece.count(b" ", start + 2) >= 11:
-            return True
-    return False
-
-
-def find_digit_run(value: str, classes: bytes, start: int, end: int) -> tuple[int, int] | None:
-    """The first stretch of ``value[start:end]`` in which DIGIT_RUN matches (``classes``: ``run_classes(value)``):
-    where the match lies, from the stretch's start to its end; None when there is none."""
-    while True:
-        begin = classes.find(_NINE, start, end)
-        if begin == -1:
-            return None
-        stop = classes.find(b"x", begin + 9, end)
-        if stop == -1:
-            stop = end
-        if _may_hold_run(value[begin:stop]):
-            return begin, stop
-        start = stop
-
-
-def has_digit_run(value: str) -> bool:
-    """Whether DIGIT_RUN finds a run anywhere in ``value`` (see ``find_digit_run``)."""
-    return find_digit_run(value, run_classes(value), 0, len(value)) is not None
-
-
-def digit_stretches(value: str) -> list[tuple[int, int]]:
-    """The stretches of ``value`` in which DIGIT_RUN matches (see ``find_digit_run``). Every character a card,
-    IBAN, SSN or phone pattern matches is one a stretch is made of, and each of their matches holds a DIGIT_RUN
-    match: they can match only inside these."""
-    classes = run_classes(value)
-    found: list[tuple[int, int]] = []
-    start, end = 0, len(value)
-    while (stretch := find_digit_run(value, classes, start, end)) is not None:
-        found.append(stretch)
-        start = stretch[1]
-    return found
-
-
-# The characters of an email the built-in pattern matches (ASCII letters and digits, ``._%+-`` and the one ``@``).
-_EMAIL_CHARS = _classes({_DIGITS + _CAPITALS + _CAPITALS.lower() + "._%+-@": "e"}, "x", "x")[1]
-
-
-def email_stretches(value: str) -> list[tuple[int, int]]:
-    """The stretches of an email's characters around each ``@`` of ``value``: where the email pattern can match."""
-    found: list[tuple[int, int]] = []
-    at = value.find("@")
-    if at == -1:
-        return found
-    raw = value.encode() if value.isascii() else value.encode("ascii", "replace")
-    classes = raw.translate(_EMAIL_CHARS)
-    while at != -1:
-        end = classes.find(b"x", at)
-        if end == -1:
-            end = len(value)
-        found.append((classes.rfind(b"x", 0, at) + 1, end))
-        at = value.find("@", end)
-    return found
-
-
-def _within(
-    segments: tuple[tuple[int, int], ...], regions: list[tuple[int, int]], length: int
-) -> tuple[tuple[int, int], ...]:
-    """The parts of ``segments`` inside ``regions`` (both in order), each region with the character after it, which
-    the patterns' lookaheads and word boundaries read (none of them is in a match: the search finds the same)."""
-    parts: list[tuple[int, int]] = []
-    for begin, stop in segments:
-        for start, end in regions:
-            low, high = max(begin, start), min(stop, end + 1, length)
-            if low < high:
-                parts.append((low, high))
-    return tuple(parts)
+_STRETCHES_REMEMBERED = 8192  # stretches whose values a ``Redactor`` keeps found
+_LONGEST_STRETCH_REMEMBERED = 256  # characters: a longer stretch is searched each time
 
 
 @dataclass(frozen=True)
@@ -247,6 +135,8 @@ class Redactor:
     key: PseudonymKey | None = None
     _rules: tuple[_Rule, ...] = field(init=False, repr=False, compare=False)
     _pseudonyms: Pseudonyms = field(init=False, repr=False, compare=False)
+    _only_regions: bool = field(init=False, repr=False, compare=False)
+    _found: dict[object, tuple[tuple[int, int, str], ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.mode not in REDACT_MODES:
@@ -255,6 +145,9 @@ class Redactor:
         rules += tuple(_Rule(PATTERN_LABEL, pattern) for pattern in self.patterns)
         object.__setattr__(self, "blank", frozenset(self.blank))
         object.__setattr__(self, "_rules", rules)
+        only_regions = bool(rules) and self.callback is None and all(rule.needs for rule in rules)
+        object.__setattr__(self, "_only_regions", only_regions)
+        object.__setattr__(self, "_found", {})
         object.__setattr__(self, "_pseudonyms", Pseudonyms(self.key or shared_key()))
 
     @classmethod
@@ -290,6 +183,11 @@ class Redactor:
         )
 
     @property
+    def is_plain(self) -> bool:
+        """Whether only the built-in patterns run (no pattern of the user's, no callback)."""
+        return self._only_regions
+
+    @property
     def active(self) -> bool:
         """Whether this redactor changes anything at all."""
         return bool(self._rules or self.callback)
@@ -303,19 +201,50 @@ class Redactor:
 
     def text(self, value: str, field: str | None = None) -> str:
         """The redacted form of one string (``field``: the key it sits under, for per-field blanking)."""
-        blank_field = field is not None and field in self.blank
-        claimed: list[tuple[int, int, str]] = []
+        return self.scanned(value, field, None)
+
+    def scanned(self, value: str, field: str | None, classes: bytes | None) -> str:
+        """:meth:`text`, for a caller that has ``run_classes(value)`` already (``classes``; None when not)."""
+        claimed = self.claims(value, field, classes)
+        if claimed:
+            value = replaced(value, claimed)
+        if self.callback is not None:
+            try:
+                result: object = self.callback(value)
+            except Exception as exc:  # fail closed: a broken hook must neither leak data nor crash the agent
+                logger.warning("passhat: redact_callback raised %r; the value was withheld", exc)
+                return "[REDACTED:callback_error]"
+            if not isinstance(result, str):
+                logger.warning("passhat: redact_callback returned %s, not str; the value was withheld", type(result))
+                return "[REDACTED:callback_error]"
+            value = result
+        return value
+
+    def claims(self, value: str, field: str | None = None, classes: bytes | None = None) -> list[tuple[int, int, str]]:
+        """Where the patterns find values in ``value``, in order and apart, each with its replacement (the callback
+        aside): :func:`replaced` makes the redacted string of them. ``classes``: ``run_classes(value)``, if known.
+
+        No pattern matches a ``"``, a ``\\`` or a ``,``, and what they read around a match (a lookbehind, a word
+        boundary) is the same beside a ``"`` as at either end of a string: in a JSON text without escapes, the
+        values found inside a string are those found in that string alone."""
+        if self._only_regions and (field is None or field not in self.blank):
+            regional = self.regional(value, run_classes(value) if classes is None else classes)
+            if regional is not None:
+                return regional
+        length = len(value)
         digits: list[tuple[int, int]] | None = None
         emails: list[tuple[int, int]] | None = None
+        blank_field = field is not None and field in self.blank
+        claimed: list[tuple[int, int, str]] = []
         for rule in self._rules:
             regions = None
             if rule.needs == "@":
                 if emails is None:
-                    emails = email_stretches(value)
+                    emails = searched(email_stretches(value), length)
                 regions = emails
             elif rule.needs == "digits":
                 if digits is None:
-                    digits = digit_stretches(value)
+                    digits = searched(digit_stretches(value, classes), length)
                 regions = digits
             if regions is not None and not regions:
                 continue
@@ -323,9 +252,13 @@ class Redactor:
             # Each rule looks only between the values earlier rules claimed, so a phone pattern cannot run on
             # into a card number beside it, and a rejected candidate (a digit run failing the Luhn check) is
             # retried one character later rather than hiding a real value that overlaps it.
-            segments = _free_segments(claimed, len(value)) if claimed else ((0, len(value)),)
-            if regions is not None:
-                segments = _within(segments, regions, len(value))
+            segments: tuple[tuple[int, int], ...] | list[tuple[int, int]]
+            if claimed:
+                segments = free_segments(claimed, length)
+                if regions is not None:
+                    segments = within(segments, regions)
+            else:
+                segments = regions if regions is not None else ((0, length),)
             for begin, stop in segments:
                 position = begin
                 while position < stop:
@@ -340,26 +273,113 @@ class Redactor:
                     position = end
             if found:
                 claimed = sorted(claimed + found)
-        if claimed:
-            pieces: list[str] = []
-            position = 0
-            for start, end, replacement in claimed:
-                pieces.append(value[position:start])
-                pieces.append(replacement)
-                position = end
-            pieces.append(value[position:])
-            value = "".join(pieces)
-        if self.callback is not None:
-            try:
-                result: object = self.callback(value)
-            except Exception as exc:  # fail closed: a broken hook must neither leak data nor crash the agent
-                logger.warning("passhat: redact_callback raised %r; the value was withheld", exc)
-                return "[REDACTED:callback_error]"
-            if not isinstance(result, str):
-                logger.warning("passhat: redact_callback returned %s, not str; the value was withheld", type(result))
-                return "[REDACTED:callback_error]"
-            value = result
-        return value
+        return claimed
+
+    def regional(self, value: str, classes: bytes) -> list[tuple[int, int, str]] | None:
+        """``claims`` with the built-in rules alone, when no email's stretch meets a digit stretch's (else None;
+        ``classes``: ``run_classes(value)``). Only for a redactor that :attr:`is_plain`, with no field blanked.
+
+        Then what the rules find in one stretch is all they find there, and depends only on the stretch's text and
+        on whether a word character is just before and just after it (the patterns' lookbehinds, lookaheads and
+        word boundaries read one character, and none is in a match); spaces at either end are never in a match
+        and read as its ends do. The email pattern reads nothing around its stretch. So each stretch's values are
+        found once and remembered, with their replacements, for every string it comes back in: a customer's email
+        and phone number in every later message, tool call and model input, an id in every span that names it.
+        """
+        remembered = self._found
+        emails = email_stretches(value)
+        claimed: list[tuple[int, int, str]] = []
+        start = 0
+        end = len(value)
+        while (begin := classes.find(NINE, start, end)) != -1:
+            stop = classes.find(b"x", begin + 9, end)
+            if stop == -1:
+                stop = end
+            start = stop
+            for email_start, email_end in emails:  # a stretch's search reads the character after it, as an email's
+                if email_start <= stop and begin <= email_end:
+                    return None
+            stretch = value[begin:stop]
+            before = begin > 0 and ((char := value[begin - 1]).isalnum() or char == "_")  # a word character
+            after = stop < end and ((char := value[stop]).isalnum() or char == "_")
+            core = stretch.strip(" ") if stretch[0] == " " or stretch[-1] == " " else stretch
+            if core is not stretch:
+                if not core:
+                    continue
+                lead = len(stretch) - len(stretch.lstrip(" "))
+                if lead:
+                    before = False
+                    begin += lead
+                if lead + len(core) < len(stretch):
+                    after = False
+            key = (before, core, after)
+            found = remembered.get(key)
+            if found is None:
+                found = self._in_stretch(before, core, after)
+                if len(core) <= _LONGEST_STRETCH_REMEMBERED:
+                    if len(remembered) >= _STRETCHES_REMEMBERED:
+                        remembered.clear()
+                    remembered[key] = found
+            for found_start, found_end, replacement in found:
+                claimed.append((begin + found_start, begin + found_end, replacement))
+        if emails:
+            for email_start, email_end in emails:
+                text = value[email_start:email_end]
+                found = remembered.get(text)
+                if found is None:
+                    found = self._in_region("@", "", text)
+                    if len(text) <= _LONGEST_STRETCH_REMEMBERED:
+                        if len(remembered) >= _STRETCHES_REMEMBERED:
+                            remembered.clear()
+                        remembered[text] = found
+                for found_start, found_end, replacement in found:
+                    claimed.append((email_start + found_start, email_start + found_end, replacement))
+            if len(claimed) > 1:
+                claimed.sort()
+        return claimed
+
+    def _in_stretch(self, before: bool, core: str, after: bool) -> tuple[tuple[int, int, str], ...]:
+        """What the numeric rules find in a digit stretch ``core`` (a word character before it or after it, or
+        neither), offsets in ``core``."""
+        first = 0  # where a match may begin, at the earliest (see ``digit_stretches``)
+        if before:
+            opening = OPENING.search(core)
+            if opening is None:
+                return ()
+            first = opening.end()
+        if len(core) - first < 9 or not may_hold_run(core[first:] if first else core):
+            return ()
+        return self._in_region("digits", "a" if before else "", core + "a" if after else core)
+
+    def _in_region(self, needs: str, before: str, region: str) -> tuple[tuple[int, int, str], ...]:
+        """What the rules that search ``needs`` regions find in ``region`` after ``before`` (offsets in
+        ``region``): each rule in order between the values earlier ones claimed, as ``claims`` runs them."""
+        text = before + region
+        offset = len(before)
+        claimed: list[tuple[int, int, str]] = []
+        for rule in self._rules:
+            if rule.needs != needs:
+                continue
+            found: list[tuple[int, int, str]] = []
+            if claimed:
+                segments = within(free_segments(claimed, len(text)), [(offset, len(text))])
+            else:
+                segments = ((offset, len(text)),)
+            for begin, stop in segments:
+                position = begin
+                while position < stop:
+                    match = rule.pattern.search(text, position, stop)
+                    if match is None:
+                        break
+                    start, end = match.span()
+                    if start == end or not rule.accept(match):
+                        position = start + 1
+                        continue
+                    found.append((start, end, self._replacement(rule.label, match.group(0), False)))
+                    position = end
+            if found:
+                claimed = sorted(claimed + found)
+        return tuple((start - offset, end - offset, replacement) for start, end, replacement in claimed)
 
     def value(self, value: Any, field: str | None = None) -> Any:
         """A copy of a JSON-like value with every string (and every long integer) redacted."""
@@ -381,19 +401,6 @@ class Redactor:
         if isinstance(value, list | tuple | set | frozenset):
             return [self.value(item, field) for item in value]
         return self.text(str(value), field)
-
-
-def _free_segments(claimed: list[tuple[int, int, str]], length: int) -> tuple[tuple[int, int], ...]:
-    """The stretches of a string of ``length`` characters outside the (sorted) claimed spans."""
-    segments: list[tuple[int, int]] = []
-    position = 0
-    for start, end, _ in claimed:
-        if start > position:
-            segments.append((position, start))
-        position = max(position, end)
-    if position < length:
-        segments.append((position, length))
-    return tuple(segments)
 
 
 _shared_key: PseudonymKey | None = None

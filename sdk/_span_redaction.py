@@ -16,7 +16,7 @@ pass would change it. Numbers are kept as they are (timestamps and counts are no
 
 from __future__ import annotations
 
-import json
+import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,7 +26,9 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import Link, Status
 
 from passhat import semconv
-from passhat._redact import Redactor, find_digit_run, run_classes
+from passhat._json_texts import JsonTexts
+from passhat._redact import Redactor
+from passhat._stretches import replaced, run_classes
 
 # Identifiers passhat copies onto every span of a ticket (from its baggage) or sets itself: never personal data
 # once passhat set them, and a second pass would change a pseudonym already in them (the intent).
@@ -44,26 +46,27 @@ _KEPT = frozenset(
 )
 _OWN_SCOPE = "passhat"
 _NUMBERS = (int, float)  # a tuple: ``int | float`` in an ``isinstance`` call builds a union each time
-_CONTAINERS = (dict, list)
-_ENCODER = json.JSONEncoder(ensure_ascii=False)  # ``json.dumps(..., ensure_ascii=False)`` makes one per call
 logger = logging.getLogger("passhat")
-# A candidate is a run ``DIGIT_RUN`` finds (see passhat._redact) or an @: a superset of what the built-in patterns
-# can match. None of these characters is ever escaped in JSON, so a JSON text holding no such run holds no value
-# with one: a string in which neither is found is kept without parsing it or running the patterns (unless the user's
-# own patterns or callback may find something in it). Timestamps, ids and counts do not pass it.
-
-_LISTS = 16  # JSON lists remembered for the conversations that grow from them
 _REMEMBERED = 1 << 22  # characters of the distinct strings whose redaction is kept for the next spans
 _LONGEST_REMEMBERED = 16384  # characters: longer strings (a long conversation) are rarely met twice
 
 
-def _next_candidate(value: str, classes: bytes, position: int) -> tuple[int, int] | None:
-    """Where the next candidate at or after ``position`` starts and ends (``classes``: ``run_classes(value)``)."""
-    at = value.find("@", position)
-    run = find_digit_run(value, classes, position, at if at != -1 else len(value))
-    if run is not None:
-        return run
-    return (at, at + 1) if at != -1 else None
+# ReadableSpan's parameters in the order passed by position; by keyword if this OpenTelemetry SDK's differ.
+_POSITIONAL = tuple(inspect.signature(ReadableSpan.__init__).parameters)[1:] == (
+    "name",
+    "context",
+    "parent",
+    "resource",
+    "attributes",
+    "events",
+    "links",
+    "kind",
+    "instrumentation_info",
+    "status",
+    "start_time",
+    "end_time",
+    "instrumentation_scope",
+)
 
 
 def _withheld(span: ReadableSpan) -> ReadableSpan:
@@ -90,7 +93,7 @@ def _withheld(span: ReadableSpan) -> ReadableSpan:
     )
 
 
-class SpanRedaction:
+class SpanRedaction(JsonTexts):
     """Redacts a span's attributes, events, links and status message with one :class:`Redactor`."""
 
     def __init__(self, redactor: Redactor) -> None:
@@ -103,11 +106,13 @@ class SpanRedaction:
         # string and the field when that field is blanked.
         self._remember = redactor.callback is None
         self._kept: set[str] = set()
-        self._done: dict[tuple[str, str | None], str] = {}
+        self._done: dict[object, str] = {}  # by (string, field), or by the string alone when ``_plain``
         self._remembered = 0  # characters in both
-        # The JSON lists redacted last, with their redacted form: a conversation's input messages in one model
-        # call are the previous call's plus the new ones, so only the new ones are scanned (see ``_grown``).
-        self._lists: list[tuple[str, str]] = []
+        self._lists = []  # see JsonTexts
+        self._scanned = {}
+        # With the built-in patterns alone and no field blanked, a string's redaction does not depend on its field:
+        # the strings are remembered by themselves, and found by the shortest way.
+        self._plain = redactor.is_plain and not redactor.blank
 
     def span(self, span: ReadableSpan) -> ReadableSpan:
         """The span as it may leave the process: itself when nothing in it changes, else a redacted copy."""
@@ -115,23 +120,41 @@ class SpanRedaction:
         if scope is not None and scope.name == _OWN_SCOPE:
             return span
         given = span.attributes  # each read of these three makes a new proxy or tuple: read once
-        attributes = self.attributes(given)
+        attributes = self._plain_attributes(given) if self._plain and given else self.attributes(given)
         given_events, given_links = span.events, span.links
-        events = [self.event(event) for event in given_events]
-        links = [self.link(link) for link in given_links]
-        given_status = status = span.status
+        changed = attributes is not given
+        events: Sequence[Event] = given_events
+        if given_events:
+            events = [self.event(event) for event in given_events]
+            changed = changed or any(new is not old for new, old in zip(events, given_events, strict=True))
+        links: Sequence[Link] = given_links
+        if given_links:
+            links = [self.link(link) for link in given_links]
+            changed = changed or any(new is not old for new, old in zip(links, given_links, strict=True))
+        status = span.status
         if status.description:
             described = self.text(status.description, None)
             if described is not status.description:
                 status = Status(status.status_code, described)
-        changed = (
-            attributes is not given
-            or status is not given_status
-            or any(new is not old for new, old in zip(events, given_events, strict=True))
-            or any(new is not old for new, old in zip(links, given_links, strict=True))
-        )
+                changed = True
         if not changed:
             return span
+        if _POSITIONAL:  # a third cheaper than by keyword, on the export thread's path for every span
+            return ReadableSpan(
+                span.name,
+                span.context,
+                span.parent,
+                span.resource,
+                attributes,
+                events,
+                links,
+                span.kind,
+                None,
+                status,
+                span.start_time,
+                span.end_time,
+                scope,
+            )
         return ReadableSpan(
             name=span.name,
             context=span.context,
@@ -151,17 +174,24 @@ class SpanRedaction:
         """The attributes with each string (and each string in a list) redacted; the same object if none changed."""
         if not attributes:
             return attributes
-        out: dict[str, Any] | None = None
+        if self._plain:
+            return self._plain_attributes(attributes)
+        out: dict[str, Any] = {}  # copied as they are read (``dict(attributes)`` of a proxy reads them again)
+        changed = False
         kept = self._kept
+        done = self._done if self._plain else None  # strings redacted before, by themselves
         blank = self.redactor.blank
         for key, value in attributes.items():
+            out[key] = value
             if key in _KEPT:
                 continue
             field = key.rsplit(".", 1)[-1] if blank else None  # a field matters only to blank
             if isinstance(value, str):
                 if value in kept:
                     continue  # an id, a name, a model, a schema met before: nothing to find
-                redacted: Any = self.text(value, field)
+                redacted: Any = done.get(value) if done is not None else None
+                if redacted is None:
+                    redacted = self.text(value, field)
             elif isinstance(value, _NUMBERS):
                 continue  # numbers and booleans are kept
             elif isinstance(value, Sequence) and not isinstance(value, bytes):
@@ -171,10 +201,42 @@ class SpanRedaction:
             else:
                 continue
             if redacted is not value:
-                if out is None:
-                    out = dict(attributes)
                 out[key] = redacted
-        return attributes if out is None else out
+                changed = True
+        return out if changed else attributes
+
+    def _plain_attributes(self, attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``attributes`` when the strings are redacted by themselves (``_plain``): the same, in fewer steps (most
+        of a span's strings were met before)."""
+        out: dict[str, Any] = {}
+        changed = False
+        kept = self._kept
+        done = self._done
+        redacted: Any
+        for key, value in attributes.items():
+            out[key] = value
+            if type(value) is str:
+                if value in kept or key in _KEPT or (len(value) < 9 and "@" not in value):
+                    continue  # met before with nothing in it, an identifier, or shorter than any digit run
+                redacted = done.get(value)
+                if redacted is None:
+                    redacted = self._plain_new(value)
+                    if redacted is value:
+                        continue
+            elif key in _KEPT or isinstance(value, _NUMBERS) or not isinstance(value, Sequence | str):
+                continue
+            elif isinstance(value, str):
+                redacted = self.text(value, None)
+            elif isinstance(value, bytes):
+                continue
+            else:
+                items = [self.text(item, None) if isinstance(item, str) else item for item in value]
+                same = all(new is old for new, old in zip(items, value, strict=True))
+                redacted = value if same else tuple(items)
+            if redacted is not value:
+                out[key] = redacted
+                changed = True
+        return out if changed else attributes
 
     def event(self, event: Event) -> Event:
         attributes = self.attributes(event.attributes)
@@ -194,6 +256,11 @@ class SpanRedaction:
         """
         if not self._every_string and len(value) < 9 and "@" not in value:
             return value  # shorter than any run of digits
+        if self._plain:
+            if value in self._kept:
+                return value
+            found = self._done.get(value)
+            return self._plain_new(value) if found is None else found
         if not self._remember or len(value) > _LONGEST_REMEMBERED:
             return self._text(value, field)
         if value in self._kept:
@@ -204,9 +271,7 @@ class SpanRedaction:
             return found
         found = self._text(value, key[1])
         if self._remembered > _REMEMBERED:
-            self._kept.clear()
-            self._done.clear()
-            self._remembered = 0
+            self._forget()
         self._remembered += len(value)
         if found is value or found == value:
             self._kept.add(value)
@@ -214,116 +279,33 @@ class SpanRedaction:
         self._done[key] = found
         return found
 
-    def _text(self, value: str, field: str | None) -> str:
-        first = None
-        classes = b""
-        if not self._every_string:
-            classes = run_classes(value)
-            first = _next_candidate(value, classes, 0)
-            if first is None:
-                return value
-            if value.startswith("[") and not self.redactor.blank:
-                grown = self._grown(value)
-                if grown is not None:
-                    return grown
-        if value.lstrip()[:1] in ("{", "["):
-            try:
-                data = json.loads(value)
-            except ValueError:
-                data = None
-            else:
-                if first is not None and not self.redactor.blank and isinstance(data, _CONTAINERS):
-                    in_place = self._json_strings(value, classes, first)
-                    if in_place is not None:
-                        if isinstance(data, list):
-                            self._remember_list(value, in_place)
-                        return in_place
-                redacted = self._json(data, field)
-                if redacted is data:
-                    return value
-                return _ENCODER.encode(redacted)
-        redacted_text = self.redactor.text(value, field)
-        return value if redacted_text == value else redacted_text
+    def _forget(self) -> None:
+        self._kept.clear()
+        self._done.clear()
+        self._remembered = 0
 
-    def _grown(self, value: str) -> str | None:
-        """``value`` redacted when it is a JSON list remembered, grown by more items: the remembered part is
-        taken as it was redacted and only the new items are (a valid list whose items are valid is valid JSON)."""
-        for known, redacted in reversed(self._lists):
-            size = len(known)
-            if size < len(value) and value[size - 1] == "," and known.endswith("]") and value.startswith(known[:-1]):
-                rest = self._text("[" + value[size:], None)
-                if not (rest.startswith("[") and redacted.endswith("]")):
-                    return None
-                combined = f"{redacted[:-1]},{rest[1:]}"
-                self._remember_list(value, combined)
-                return combined
-        return None
-
-    def _remember_list(self, value: str, redacted: str) -> None:
-        if len(self._lists) >= _LISTS:
-            del self._lists[0]
-        self._lists.append((value, redacted))
-
-    def _json_strings(self, value: str, classes: bytes, hit: tuple[int, int] | None) -> str | None:
-        """A valid JSON text with each of its strings that may hold a value redacted in place; None when its text
-        has an escaped backslash (then it is redacted value by value). ``hit``: the first candidate in it.
-
-        A big message list is not rebuilt and re-encoded to redact one email in it: the candidates are found in
-        the text itself, and only the string each one sits in is decoded, redacted and written back. A value a
-        pattern matches never contains a character JSON escapes, so the encoded text shows every candidate;
-        whether one sits inside a string is the parity of the unescaped quotes before it.
-        """
-        if "\\\\" in value:
-            return None
-        pieces: list[str] = []
-        last = position = 0
-        inside = False
-        while hit is not None:
-            start = hit[0]
-            quotes = value.count('"', position, start) - value.count('\\"', position, start)
-            inside ^= quotes % 2 == 1
-            if not inside:  # a number between the strings: numbers are kept
-                position = hit[1]
-                hit = _next_candidate(value, classes, position)
-                continue
-            opening = value.rfind('"', 0, start)
-            while value[opening - 1] == "\\":
-                opening = value.rfind('"', 0, opening)
-            closing = value.find('"', start)
-            while value[closing - 1] == "\\":
-                closing = value.find('"', closing + 1)
-            token = value[opening : closing + 1]
-            decoded = json.loads(token) if "\\" in token else token[1:-1]
-            redacted = self.text(decoded, None)
-            if redacted is not decoded:
-                pieces.append(value[last:opening])
-                pieces.append(_ENCODER.encode(redacted))
-                last = closing + 1
-            position = closing + 1
-            inside = False
-            hit = _next_candidate(value, classes, position)
-        if not pieces:
+    def _plain_new(self, value: str) -> str:
+        """``text`` for a string not met before, when ``_plain``: redacted, then remembered."""
+        head = value[:1]
+        if head.isspace():
+            head = value.lstrip()[:1]
+        if head == "[" or head == "{":
+            found = self._unescaped(value, None) if "\\" not in value else self._text(value, None)
+        else:
+            claimed = self.redactor.regional(value, run_classes(value))
+            if claimed is None:
+                claimed = self.redactor.claims(value)
+            found = replaced(value, claimed) if claimed else value
+        if len(value) > _LONGEST_REMEMBERED:
+            return found
+        if self._remembered > _REMEMBERED:
+            self._forget()
+        self._remembered += len(value)
+        if found is value or found == value:
+            self._kept.add(value)
             return value
-        pieces.append(value[last:])
-        return "".join(pieces)
-
-    def _json(self, value: Any, field: str | None) -> Any:
-        """A parsed JSON value redacted; the same object when nothing in it changed."""
-        if isinstance(value, str):
-            return self.text(value, field)
-        if isinstance(value, dict):
-            out: dict[str, Any] | None = None
-            for key, item in value.items():
-                redacted = self._json(item, key)
-                if redacted is not item:
-                    if out is None:
-                        out = dict(value)
-                    out[key] = redacted
-            return value if out is None else out
-        if isinstance(value, list):
-            items = [self._json(item, field) for item in value]
-            return value if all(new is old for new, old in zip(items, value, strict=True)) else items
-        return value  # numbers, booleans and null are kept
+        self._done[value] = found
+        return found
 
 
 class RedactingSpanExporter(SpanExporter):

@@ -8,6 +8,8 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -174,11 +176,13 @@ def test_strings_with_escapes_inside_json_are_redacted(redactor: passhat.Redacto
 def test_a_span_that_cannot_be_redacted_leaves_without_its_text(caplog: pytest.LogCaptureFixture) -> None:
     """Fail closed: a redactor that breaks must neither leak the text nor stop the export."""
 
-    def broken(text: str) -> str:
+    def broken(*args: object) -> str:
         raise RuntimeError("boom")
 
-    exporter = RedactingSpanExporter(InMemorySpanExporter(), passhat.Redactor(key=KEY))
-    exporter.redaction.text = broken  # type: ignore[assignment,method-assign]
+    redactor = passhat.Redactor(key=KEY)
+    for finding in ("claims", "regional", "text"):  # the redactor breaks whichever way a string reaches it
+        object.__setattr__(redactor, finding, broken)
+    exporter = RedactingSpanExporter(InMemorySpanExporter(), redactor)
     [span] = _exported(passhat.Redactor(key=KEY), lambda s: s.set_attribute("output.value", EMAIL))
     [withheld] = exporter.redacted([span])
     assert dict(withheld.attributes or {}) == {"output.value": "[REDACTED:redaction_error]"}
@@ -268,3 +272,105 @@ def test_a_span_with_nothing_to_redact_leaves_as_it_is_and_long_texts_are_redact
     redacted = str(_one(redactor, {"gen_ai.input.messages": message}).attributes["gen_ai.input.messages"])  # type: ignore[index]
     assert PHONE not in redacted and EMAIL not in redacted
     assert json.loads(redacted)[0]["parts"][0]["content"] == redactor.text(said)
+
+
+def test_digits_of_other_scripts_hidden_in_unicode_escapes_are_redacted(redactor: passhat.Redactor) -> None:
+    """``json.dumps`` writes every non-ASCII character as a ``\\u`` escape (OpenInference's ``input.value`` is made
+    so): a phone number or a card written in Arabic-Indic digits shows no digit in the text, and is still found."""
+    said = "call me on +٤٤ ٢٠ ٧٩٤٦ ٠٩٥٨ or pay with ٤١١١ ١١١١ ١١١١ ١١١١"
+    assert redactor.text(said) != said
+    for extra in ("", f" from {EMAIL}"):  # with a visible value elsewhere in the text, and without one
+        document = [{"role": "user", "content": said + extra}]
+        encoded = json.dumps(document)
+        assert "\\u0664" in encoded
+        span = _one(redactor, {"gen_ai.input.messages": encoded, "input.value": json.dumps({"text": said})})
+        assert span.attributes is not None
+        sent = json.loads(str(span.attributes["gen_ai.input.messages"]))
+        assert sent[0]["content"] == redactor.text(said + extra)
+        assert json.loads(str(span.attributes["input.value"]))["text"] == redactor.text(said)
+
+
+_SAID = st.sampled_from(
+    [
+        EMAIL,
+        PHONE,
+        "4111 1111 1111 1111",
+        "078-05-1120",
+        "GB82 WEST 1234 5698 7654 32",
+        "(020) 7946-0958",
+        "pyd_ai_a401a768378647ed93a7bc98d56247a4",
+        "01a24493-6daa-770b-8437-b2f033784858",
+        "2026-12-09",
+        "٤١١١ ١١١١ ١١١١ ١١١١",
+        "é",
+        "\n",
+        "\\",
+        '"',
+        "a",
+        "_",
+        " ",
+        "-",
+        "+",
+        "(",
+    ]
+)
+_TEXT = st.lists(st.one_of(_SAID, st.text(alphabet="0123456789 -+().@abXYZ_%?é\n", max_size=8)), max_size=6).map(
+    "".join
+)
+_JSON = st.recursive(
+    st.one_of(_TEXT, st.sampled_from([14155550199, 4111111111111111, 12, -3.5, True, None, 123456789012])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["content", "role", "id", "args", "n"]), inner, max_size=3),
+    ),
+    max_leaves=8,
+)
+_ENCODINGS = [
+    {},
+    {"ensure_ascii": False},
+    {"separators": (",", ":"), "ensure_ascii": False},
+    {"indent": 1},
+]
+
+
+def _value_by_value(redactor: passhat.Redactor, value: object) -> object:
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, dict):
+        return {key: _value_by_value(redactor, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_value_by_value(redactor, item) for item in value]
+    return value
+
+
+@given(
+    st.lists(st.lists(_JSON, min_size=1, max_size=3), min_size=1, max_size=4),
+    st.sampled_from(range(len(_ENCODINGS))),
+    st.sampled_from(["", ', "broken', ",{", ", 4111111111111111 x]", "]]"]),
+)
+def test_json_texts_and_growing_conversations_are_redacted_as_value_by_value(
+    turns: list[list[object]], encoding: int, broken: str
+) -> None:
+    """Every JSON text is redacted as its values are one by one (numbers kept), a text that is not JSON as text,
+    and a conversation whose lists grow turn by turn (each model call's output first, then the next input) as if
+    each list were met afresh: by the one scan of texts without escapes, the value-by-value path of texts with
+    them, and the lists remembered."""
+    from passhat._span_redaction import SpanRedaction
+
+    redactor = passhat.Redactor(key=KEY)
+    growing = SpanRedaction(redactor)
+    messages: list[object] = []
+    for number, items in enumerate(turns):
+        texts = [json.dumps(items, **_ENCODINGS[encoding])]  # type: ignore[arg-type]
+        messages = messages + items
+        whole = json.dumps(messages, **_ENCODINGS[encoding])  # type: ignore[arg-type]
+        texts.append(whole if broken == "" or number < len(turns) - 1 else whole[:-1] + broken)
+        for text in texts:
+            redacted = growing.text(text, None)
+            assert redacted == SpanRedaction(redactor).text(text, None)
+            try:
+                data = json.loads(text)
+            except ValueError:
+                assert redacted == redactor.text(text)
+            else:
+                assert json.loads(redacted) == _value_by_value(redactor, data)
