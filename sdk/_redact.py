@@ -85,14 +85,16 @@ class _Rule:
     pattern: re.Pattern[str]
     accept: Callable[[re.Match[str]], bool] = _always
     needs: str = ""  # "digits": only where DIGIT_RUN finds a run; "@": only in a string with an @; "": always
+    present: str = ""  # a character each of its matches holds: a region without it is not searched
+    capitals: bool = False  # each match holds an ASCII capital: an ASCII region with none is not searched
 
 
 # Order matters: card numbers and IBANs are digit runs a phone pattern would also claim; a value claimed by an
 # earlier rule is not looked at again by a later one (a pseudonymous card must not be re-read as a phone).
 BUILTIN_RULES: tuple[_Rule, ...] = (
     _Rule("card", re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])"), _card, "digits"),
-    _Rule("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"), _iban, "digits"),
-    _Rule("ssn", re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b"), needs="digits"),
+    _Rule("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"), _iban, "digits", capitals=True),
+    _Rule("ssn", re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b"), needs="digits", present="-"),
     _Rule("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"), needs="@"),
     _Rule(
         "phone",
@@ -358,7 +360,9 @@ class Redactor:
         offset = len(before)
         claimed: list[tuple[int, int, str]] = []
         for rule in self._rules:
-            if rule.needs != needs:
+            if rule.needs != needs or (rule.present and rule.present not in region):
+                continue
+            if rule.capitals and region.isascii() and region.lower() == region:
                 continue
             found: list[tuple[int, int, str]] = []
             if claimed:
