@@ -148,3 +148,26 @@ def test_verdict_filters_count_every_graded_group(seeded: tuple[Store, int]) -> 
     assert _ids(store, signature="unresolved", sort="verdict") == (["T-5", "T-2"], 2)
     assert _ids(store, signature="unresolved", sort="verdict", limit=1, offset=1) == (["T-2"], 2)
     assert _ids(store, verdict="ungraded") == (["B-4"], 1)
+
+
+def test_a_ticket_whose_row_was_replaced_is_listed_once_as_it_is_now(store: Store) -> None:
+    """A trace's outer agent span arriving after an inner one replaces its ticket row (in ClickHouse, a cancel row
+    beside the old one): the list shows the ticket once, as it is now, and counts it once, whatever the filter."""
+    store.ensure_project("shop")
+    outer = ticket_span("T-5", task_type="outer")
+    inner = ticket_span("T-5", task_type="inner", trace_id=outer.trace_id, start_ns=outer.start_time_ns + 1000)
+    store.write_batch("shop", [inner])
+    store.write_batch("shop", [outer])
+    store.write_batch("shop", [ticket_span("T-6", task_type="inner", start_ns=outer.start_time_ns + 5000)])
+    for filters, expected in (
+        ({}, ["T-6", "T-5"]),
+        ({"task_type": "outer"}, ["T-5"]),
+        ({"task_type": "inner"}, ["T-6"]),
+        ({"sort": "task_type"}, ["T-6", "T-5"]),
+        ({"search": "t-5"}, ["T-5"]),
+    ):
+        page = store.ticket_page("shop", TicketFilter(**filters), limit=50, offset=0)  # type: ignore[arg-type]
+        assert [r.ticket_id for r in page.rows] == expected, filters
+        assert page.total == len(expected), filters
+        now = [(r.task_type, r.start_time_ns) for r in page.rows if r.ticket_id == "T-5"]
+        assert now == ([("outer", outer.start_time_ns)] if "T-5" in expected else []), filters
