@@ -102,10 +102,10 @@ class TicketList:
         signs: dict[tuple[Any, ...], int] = {}
         for row in rows:
             signs[tuple(row[:3]), row[4]] = signs.get((tuple(row[:3]), row[4]), 0) + row[3]
-        newest: dict[tuple[Any, ...], tuple[int, Any]] = {}
+        current: dict[tuple[Any, ...], tuple[int, Any]] = {}
         for row in rows:
             key = tuple(row[:3])
-            if row[3] == 1 and signs[key, row[4]] > 0 and (key not in newest or row[4] > newest[key][0]):
-                newest[key] = (row[4], row[5:])
-        found = [ticket_from_row(newest[key][1]) for key in map(tuple, keys) if key in newest]
+            if row[3] == 1 and signs[key, row[4]] > 0 and (key not in current or row[4] > current[key][0]):
+                current[key] = (row[4], row[5:])
+        found = [ticket_from_row(current[key][1]) for key in map(tuple, keys) if key in current]
         return TicketPage(found, int(total[0][0] or 0) if total else 0)
