@@ -36,6 +36,8 @@ def _digits_in(value: str) -> str:
     if value.isascii():
         return value.encode().translate(None, _NOT_ASCII_DIGITS).decode()
     return _NON_DIGIT.sub("", value)
+
+
 _COUNTRY_CODE = re.compile(r"\+(\d{1,3})(?!\d)")
 _INNER_PAD = bytes(byte ^ 0x36 for byte in range(256))
 _OUTER_PAD = bytes(byte ^ 0x5C for byte in range(256))

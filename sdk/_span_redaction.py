@@ -69,6 +69,16 @@ _POSITIONAL = tuple(inspect.signature(ReadableSpan.__init__).parameters)[1:] == 
 )
 
 
+def _copied(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """A dict of ``attributes``, copied in C when it can be: a finished SDK span's attributes are a read-only view
+    of ``BoundedAttributes``, whose items are otherwise read one Python call at a time."""
+    try:
+        copied = attributes.copy()  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        return dict(attributes)
+    return copied if type(copied) is dict else dict(attributes)
+
+
 def _withheld(span: ReadableSpan) -> ReadableSpan:
     """The span with every text value replaced and its events' attributes dropped: what leaves when redacting it
     failed (its structure, names, ids and numbers still tell the collector what happened)."""
@@ -176,13 +186,12 @@ class SpanRedaction(JsonTexts):
             return attributes
         if self._plain:
             return self._plain_attributes(attributes)
-        out: dict[str, Any] = {}  # copied as they are read (``dict(attributes)`` of a proxy reads them again)
+        out = _copied(attributes)
         changed = False
         kept = self._kept
         done = self._done if self._plain else None  # strings redacted before, by themselves
         blank = self.redactor.blank
-        for key, value in attributes.items():
-            out[key] = value
+        for key, value in out.items():
             if key in _KEPT:
                 continue
             field = key.rsplit(".", 1)[-1] if blank else None  # a field matters only to blank
@@ -208,13 +217,12 @@ class SpanRedaction(JsonTexts):
     def _plain_attributes(self, attributes: Mapping[str, Any]) -> Mapping[str, Any]:
         """``attributes`` when the strings are redacted by themselves (``_plain``): the same, in fewer steps (most
         of a span's strings were met before)."""
-        out: dict[str, Any] = {}
+        out = _copied(attributes)
         changed = False
         kept = self._kept
         done = self._done
         redacted: Any
-        for key, value in attributes.items():
-            out[key] = value
+        for key, value in out.items():
             if type(value) is str:
                 if value in kept or key in _KEPT or (len(value) < 9 and "@" not in value):
                     continue  # met before with nothing in it, an identifier, or shorter than any digit run
