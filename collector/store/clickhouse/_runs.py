@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from passhat.collector.store._interface import StoreError
-from passhat.collector.store._rows import ReplayRun, RunStatus, TicketTally, TrialRow
+from passhat.collector.store._rows import HarnessTrial, ReplayRun, RunStatus, TicketTally, TrialRow
 from passhat.collector.store._tally import MASK_ATTEMPTS, tallies_from_rows
 from passhat.collector.store.clickhouse._client import ClickHouseConnection
 from passhat.collector.store.clickhouse._rows import (
@@ -151,6 +151,16 @@ class RunQueries:
             {"p": project, "r": run_id, "t": ticket_id},
         )
         return [trial_from_row(r) for r in rows]
+
+    def harness_trials(self, project: str, run_id: str) -> list[HarnessTrial]:
+        """`Store.harness_trials`: their six columns only (a trial's details and verdict are most of its row)."""
+        rows = self._conn.query(
+            "SELECT ticket_id, attempt, failure_label, failure_evidence, simulator_error, infra_error"
+            f" FROM {self._db}.trials FINAL WHERE project = %(p)s AND run_id = %(r)s AND NOT ({COUNTED_BY_AGENT})"
+            " ORDER BY ticket_id, attempt",
+            {"p": project, "r": run_id},
+        )
+        return [HarnessTrial(*row) for row in rows]
 
     def finish_replay_run(
         self,
