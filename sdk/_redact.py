@@ -250,7 +250,6 @@ class Redactor:
                 regions = digits
             if regions is not None and not regions:
                 continue
-            found: list[tuple[int, int, str]] = []
             # Each rule looks only between the values earlier rules claimed, so a phone pattern cannot run on
             # into a card number beside it, and a rejected candidate (a digit run failing the Luhn check) is
             # retried one character later rather than hiding a real value that overlaps it.
@@ -261,21 +260,29 @@ class Redactor:
                     segments = within(segments, regions)
             else:
                 segments = regions if regions is not None else ((0, length),)
-            for begin, stop in segments:
-                position = begin
-                while position < stop:
-                    match = rule.pattern.search(value, position, stop)
-                    if match is None:
-                        break
-                    start, end = match.span()
-                    if start == end or not rule.accept(match):
-                        position = start + 1
-                        continue
-                    found.append((start, end, self._replacement(rule.label, match.group(0), blank_field)))
-                    position = end
+            found = self._found_by(rule, value, segments, blank_field)
             if found:
                 claimed = sorted(claimed + found)
         return claimed
+
+    def _found_by(
+        self, rule: _Rule, value: str, segments: Iterable[tuple[int, int]], blank_field: bool
+    ) -> list[tuple[int, int, str]]:
+        """The values ``rule`` finds in ``value`` within ``segments``, each with its replacement."""
+        found: list[tuple[int, int, str]] = []
+        for begin, stop in segments:
+            position = begin
+            while position < stop:
+                match = rule.pattern.search(value, position, stop)
+                if match is None:
+                    break
+                start, end = match.span()
+                if start == end or not rule.accept(match):
+                    position = start + 1
+                    continue
+                found.append((start, end, self._replacement(rule.label, match.group(0), blank_field)))
+                position = end
+        return found
 
     def regional(self, value: str, classes: bytes) -> list[tuple[int, int, str]] | None:
         """``claims`` with the built-in rules alone, when no email's stretch meets a digit stretch's (else None;
@@ -317,11 +324,7 @@ class Redactor:
             key = (before, core, after)
             found = remembered.get(key)
             if found is None:
-                found = self._in_stretch(before, core, after)
-                if len(core) <= _LONGEST_STRETCH_REMEMBERED:
-                    if len(remembered) >= _STRETCHES_REMEMBERED:
-                        remembered.clear()
-                    remembered[key] = found
+                found = self._remembered(key, len(core), self._in_stretch(before, core, after))
             for found_start, found_end, replacement in found:
                 claimed.append((begin + found_start, begin + found_end, replacement))
         if emails:
@@ -329,16 +332,22 @@ class Redactor:
                 text = value[email_start:email_end]
                 found = remembered.get(text)
                 if found is None:
-                    found = self._in_region("@", "", text)
-                    if len(text) <= _LONGEST_STRETCH_REMEMBERED:
-                        if len(remembered) >= _STRETCHES_REMEMBERED:
-                            remembered.clear()
-                        remembered[text] = found
+                    found = self._remembered(text, len(text), self._in_region("@", "", text))
                 for found_start, found_end, replacement in found:
                     claimed.append((email_start + found_start, email_start + found_end, replacement))
             if len(claimed) > 1:
                 claimed.sort()
         return claimed
+
+    def _remembered(
+        self, key: object, size: int, found: tuple[tuple[int, int, str], ...]
+    ) -> tuple[tuple[int, int, str], ...]:
+        """``found``, remembered under ``key`` unless its stretch (``size`` characters) is too long to meet again."""
+        if size <= _LONGEST_STRETCH_REMEMBERED:
+            if len(self._found) >= _STRETCHES_REMEMBERED:
+                self._found.clear()
+            self._found[key] = found
+        return found
 
     def _in_stretch(self, before: bool, core: str, after: bool) -> tuple[tuple[int, int, str], ...]:
         """What the numeric rules find in a digit stretch ``core`` (a word character before it or after it, or
@@ -364,23 +373,11 @@ class Redactor:
                 continue
             if rule.capitals and region.isascii() and region.lower() == region:
                 continue
-            found: list[tuple[int, int, str]] = []
             if claimed:
                 segments = within(free_segments(claimed, len(text)), [(offset, len(text))])
             else:
                 segments = ((offset, len(text)),)
-            for begin, stop in segments:
-                position = begin
-                while position < stop:
-                    match = rule.pattern.search(text, position, stop)
-                    if match is None:
-                        break
-                    start, end = match.span()
-                    if start == end or not rule.accept(match):
-                        position = start + 1
-                        continue
-                    found.append((start, end, self._replacement(rule.label, match.group(0), False)))
-                    position = end
+            found = self._found_by(rule, text, segments, False)
             if found:
                 claimed = sorted(claimed + found)
         return tuple((start - offset, end - offset, replacement) for start, end, replacement in claimed)
