@@ -4,6 +4,7 @@ conversation's lists grow. A part of :class:`passhat._span_redaction.SpanRedacti
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from passhat._redact import Redactor
@@ -50,9 +51,8 @@ class JsonTexts:
     _lists: list[tuple[str, str, int, str, int]]  # (list, list[:-1], length, redacted, quotes)
     _scanned: dict[str, tuple[str, int]]  # the lists among them redacted by one scan
 
-    def text(self, value: str, field: str | None) -> str:
-        """One string redacted, remembered (``SpanRedaction.text``)."""
-        raise NotImplementedError
+    # One string redacted and remembered: ``SpanRedaction.text``, which the JSON's own strings go through.
+    text: Callable[[str, str | None], str]
 
     def _text(self, value: str, field: str | None) -> str:
         head = value[:1]

@@ -189,7 +189,6 @@ class SpanRedaction(JsonTexts):
         out = _copied(attributes)
         changed = False
         kept = self._kept
-        done = self._done if self._plain else None  # strings redacted before, by themselves
         blank = self.redactor.blank
         for key, value in out.items():
             if key in _KEPT:
@@ -198,15 +197,11 @@ class SpanRedaction(JsonTexts):
             if isinstance(value, str):
                 if value in kept:
                     continue  # an id, a name, a model, a schema met before: nothing to find
-                redacted: Any = done.get(value) if done is not None else None
-                if redacted is None:
-                    redacted = self.text(value, field)
+                redacted: Any = self.text(value, field)
             elif isinstance(value, _NUMBERS):
                 continue  # numbers and booleans are kept
             elif isinstance(value, Sequence) and not isinstance(value, bytes):
-                items = [self.text(item, field) if isinstance(item, str) else item for item in value]
-                same = all(new is old for new, old in zip(items, value, strict=True))
-                redacted = value if same else tuple(items)
+                redacted = self._sequence(value, field)
             else:
                 continue
             if redacted is not value:
@@ -238,13 +233,16 @@ class SpanRedaction(JsonTexts):
             elif isinstance(value, bytes):
                 continue
             else:
-                items = [self.text(item, None) if isinstance(item, str) else item for item in value]
-                same = all(new is old for new, old in zip(items, value, strict=True))
-                redacted = value if same else tuple(items)
+                redacted = self._sequence(value, None)
             if redacted is not value:
                 out[key] = redacted
                 changed = True
         return out if changed else attributes
+
+    def _sequence(self, value: Sequence[Any], field: str | None) -> Sequence[Any]:
+        """A list attribute with each string in it redacted; the same object when none changed."""
+        items = [self.text(item, field) if isinstance(item, str) else item for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else tuple(items)
 
     def event(self, event: Event) -> Event:
         attributes = self.attributes(event.attributes)
