@@ -243,26 +243,37 @@ def run_from_row(row: Any) -> ReplayRun:
     )
 
 
-def trial_values(project: str, trial: TrialRow) -> dict[str, Any]:
-    return {
-        "project": project,
-        "run_id": trial.run_id,
-        "ticket_id": trial.ticket_id,
-        "task_type": trial.task_type,
-        "attempt": trial.attempt,
-        "passed": trial.passed,
-        "termination_reason": trial.termination_reason,
-        "started_at_us": to_us(trial.started_at),
-        "duration_s": trial.duration_s,
-        "domain": trial.domain,
-        "trace_id": trial.trace_id,
-        "failure_label": trial.failure_label,
-        "failure_evidence": trial.failure_evidence,
-        "verdict": None if trial.verdict is None else dumps(trial.verdict),
-        "simulator_error": trial.simulator_error,
-        "infra_error": trial.infra_error,
-        "details": trial.details.json_text(),
-    }
+TRIAL_COLUMNS = (
+    "project", "run_id", "ticket_id", "task_type", "attempt", "passed", "termination_reason", "started_at_us",
+    "duration_s", "domain", "trace_id", "failure_label", "failure_evidence", "verdict", "simulator_error",
+    "infra_error", "details",
+)  # fmt: skip
+"""The trials table's columns, in the order `trial_values` gives a row's values."""
+
+
+def trial_values(project: str, trial: TrialRow) -> tuple[Any, ...]:
+    """A trial's row as the driver binds it (`TRIAL_COLUMNS` order): written in multi-row statements, as spans
+    are, since building SQLAlchemy's parameters per row cost more than the insert."""
+    verdict = trial.verdict
+    return (
+        project,
+        trial.run_id,
+        trial.ticket_id,
+        trial.task_type,
+        trial.attempt,
+        trial.passed,
+        trial.termination_reason,
+        to_us(trial.started_at),
+        trial.duration_s,
+        trial.domain,
+        trial.trace_id,
+        trial.failure_label,
+        trial.failure_evidence,
+        None if verdict is None else dumps(verdict),
+        trial.simulator_error,
+        trial.infra_error,
+        trial.details.json_text(),
+    )
 
 
 def trial_from_row(row: Any) -> TrialRow:

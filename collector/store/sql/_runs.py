@@ -17,7 +17,8 @@ from passhat.collector.store._interface import StoreError
 from passhat.collector.store._rows import HarnessTrial, ReplayRun, RunStatus, TicketTally, TrialRow
 from passhat.collector.store._tally import tallies_from_rows
 from passhat.collector.store.sql import _schema as schema
-from passhat.collector.store.sql._rows import run_from_row, trial_from_row, trial_values
+from passhat.collector.store.sql._ingest import RowInserter, chunked
+from passhat.collector.store.sql._rows import TRIAL_COLUMNS, run_from_row, trial_from_row, trial_values
 from passhat.collector.store.sql._tally import (
     kept_query,
     kept_values,
@@ -36,6 +37,8 @@ class RunQueries:
     """What `SqlStore` answers about replay runs and their trials (it provides the engine and the writer)."""
 
     _engine: sa.Engine
+    _inserter: RowInserter
+    _driver_integrity_error: type[Exception]
 
     def _writing(self) -> contextlib.AbstractContextManager[sa.Connection]:
         raise NotImplementedError
@@ -87,10 +90,11 @@ class RunQueries:
                 missing = [run_id for run_id in wanted if run_id not in found]
                 if missing:
                     raise StoreError(f"no replay run {missing[0]!r} in project {project!r}")
-                conn.execute(sa.insert(schema.trials), [trial_values(project, t) for t in trials])
+                rows = chunked([trial_values(project, t) for t in trials])
+                self._inserter.insert(conn, schema.trials, TRIAL_COLUMNS, rows)
                 for kept in (schema.ticket_tallies, schema.run_figures):
                     conn.execute(sa.delete(kept).where(kept.c.project == project, kept.c.run_id.in_(wanted)))
-        except IntegrityError as exc:
+        except (IntegrityError, self._driver_integrity_error) as exc:  # rows go in through the driver itself
             raise StoreError(f"a trial was already recorded (same run, ticket and attempt): {exc}") from exc
 
     def ticket_tallies(self, project: str, run_id: str, *, task_type: str | None = None) -> list[TicketTally]:

@@ -96,6 +96,9 @@ class SqlStore(RunQueries, VerdictQueries, Store):
             self._lock_path = str(pathlib.Path(parsed.database).expanduser()) + "-writers.lock"
         self._driver_error: type[Exception] = getattr(self._engine.dialect.dbapi, "Error", SQLAlchemyError)
         self._driver_data_error: type[Exception] = getattr(self._engine.dialect.dbapi, "DataError", DataError)
+        self._driver_integrity_error: type[Exception] = getattr(
+            self._engine.dialect.dbapi, "IntegrityError", IntegrityError
+        )
         self._inserter = RowInserter()
 
     @contextlib.contextmanager
