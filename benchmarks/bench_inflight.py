@@ -15,6 +15,11 @@ Per level it prints one JSON line:
 - ``steady_per_s`` / ``steady_share``: the same over the middle half of the replay's wall time only (trials that
   finished between a quarter and three quarters of it), without the ramps at each end: the first trials all
   start at once, and the last ones finish while the rest of the slots are empty;
+- ``steady_cpu_busy``: the share of the cores the driver and workers used over that middle half (their CPU
+  seconds sampled every 0.25 s), ``steady_cpu_ms_per_trial`` their CPU then over the trials that finished then,
+  ``steady_cpu_ceiling_per_s`` the ceiling that sets, and ``steady_share_of_own_ceiling`` the middle half's
+  throughput against min(ideal, that ceiling): a trial can cost more CPU with every slot full than over the
+  whole run, and the whole run's ceiling then overstates what the middle half could reach;
 - ``peak_rss_mb`` / ``peak_pss_mb``: the peak over the replay of the driver's and its workers' resident memory
   summed (RSS counts pages the forked processes share once per process; PSS splits them), and the idle baseline
   (workers started, nothing in flight) they are measured against;
@@ -140,18 +145,22 @@ def _cpu(pids: Sequence[int]) -> float:
 
 
 class PeakMemory:
-    """Samples the process tree's memory every ``every`` seconds on a thread; keeps the peaks."""
+    """Samples the process tree's memory every ``every`` seconds on a thread, keeps the peaks, and its CPU seconds
+    used so far at each sample (``cpu``: (perf_counter, CPU seconds) pairs)."""
 
     def __init__(self, every: float = 0.25) -> None:
         self.every = every
         self.rss = self.pss = 0.0
+        self.cpu: list[tuple[float, float]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
         while not self._stop.is_set():
-            rss, pss = _memory(_tree(os.getpid()))
+            tree = _tree(os.getpid())
+            rss, pss = _memory(tree)
             self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
+            self.cpu.append((time.perf_counter(), _cpu(tree)))
             self._stop.wait(self.every)
 
     def __enter__(self) -> PeakMemory:
@@ -161,6 +170,14 @@ class PeakMemory:
     def __exit__(self, *_: object) -> None:
         self._stop.set()
         self._thread.join()
+
+    def cpu_at(self, when: float) -> float:
+        """CPU seconds used by ``when`` (a perf_counter time), interpolated between the samples around it."""
+        before = max((s for s in self.cpu if s[0] <= when), default=self.cpu[0])
+        after = min((s for s in self.cpu if s[0] >= when), default=self.cpu[-1])
+        if after[0] == before[0]:
+            return before[1]
+        return before[1] + (after[1] - before[1]) * (when - before[0]) / (after[0] - before[0])
 
 
 # ------------------------------------------------------------------------------------------------ one level
@@ -201,6 +218,9 @@ async def replay_level(
     ends = [row.started_at.timestamp() + row.duration_s - began for row in trials]
     middle = sum(1 for end in ends if wall / 4 <= end < 3 * wall / 4)
     steady = middle / (wall / 2)
+    # The middle half's own CPU: how busy the cores were then, and the ceiling its CPU per trial sets.
+    steady_cpu = peak.cpu_at(started + 3 * wall / 4) - peak.cpu_at(started + wall / 4)
+    steady_ceiling = cores / (steady_cpu / middle) if middle and steady_cpu > 0 else ceiling
     return {
         "in_flight": in_flight,
         "turn_jitter": jitter,
@@ -215,6 +235,10 @@ async def replay_level(
         "share": round(rate / min(ideal, ceiling), 2),
         "steady_per_s": round(steady, 1),
         "steady_share": round(steady / min(ideal, ceiling), 2),
+        "steady_cpu_busy": round(steady_cpu / (cores * wall / 2), 2),
+        "steady_cpu_ms_per_trial": round(1000 * steady_cpu / middle, 2) if middle else None,
+        "steady_cpu_ceiling_per_s": round(steady_ceiling, 1),
+        "steady_share_of_own_ceiling": round(steady / min(ideal, steady_ceiling), 2),
         "idle_rss_mb": round(idle_rss),
         "peak_rss_mb": round(peak.rss),
         "idle_pss_mb": round(idle_pss),
