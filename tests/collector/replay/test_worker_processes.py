@@ -11,6 +11,7 @@ import asyncio
 import gc
 import pathlib
 import shutil
+import threading
 
 import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -149,3 +150,43 @@ def test_planning_reads_the_chosen_tickets_together_as_one_at_a_time(week_db: pa
         store.close()
     assert len(ids) >= 10 and sum(len(d.tool_calls) for d in together.values()) >= 10
     assert together == alone
+
+
+def test_hundreds_of_trials_sent_at_once_never_deadlock_the_pipes(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, in_process: ReplayOutcome
+) -> None:
+    """Every trial of the replay is sent to the one worker at once (the driver writing jobs while the worker writes
+    answers, both pipes full): the worker keeps reading its jobs while it answers, and the replay finishes with the
+    outcomes it has in one process. A deadlock blocks both processes in a write, so the replay runs on a thread
+    and the workers are killed if it has not finished in time."""
+    from passhat.collector.replay import WorkerProcesses
+
+    shutil.copy(week_db, tmp_path / "week.db")
+    settings = ReplaySettings(k=60, tickets_per_task_type=TICKETS, parallel=600, workers=1)
+    held: dict[str, object] = {}
+
+    async def replay() -> None:
+        processes = await WorkerProcesses({"retail": load_domain("retail")}, workers=1, concurrency=600).start()
+        held["processes"] = processes
+        store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
+        try:
+            held["outcome"] = await replay_period(store, "shop", WEEK, AGENT, settings=settings, processes=processes)
+        finally:
+            store.close()
+            processes.close()
+
+    thread = threading.Thread(target=lambda: asyncio.run(replay()), daemon=True)
+    thread.start()
+    thread.join(timeout=120)
+    if thread.is_alive():
+        processes = held["processes"]
+        assert isinstance(processes, WorkerProcesses)
+        for worker in processes._workers:
+            worker.process.kill()
+        thread.join(timeout=30)
+        pytest.fail("the replay did not finish: the driver and its worker deadlocked writing to each other")
+    outcome = held["outcome"]
+    assert isinstance(outcome, ReplayOutcome)
+    assert len(outcome.trials) >= 5 * 60 and not any(t.infra_error for t in outcome.trials)
+    first = {key: value for key, value in _outcomes(outcome.trials).items() if key[1] < K}
+    assert first == _outcomes(in_process.trials)  # the first K attempts of each ticket, as in one process
