@@ -26,6 +26,10 @@ class GeneratedTrials:
     results: list[TrialResult]
     infra_retries: int
 
+    def __repr__(self) -> str:
+        """How many trials, not every one (`asyncio.run` formats the repr of what it returns)."""
+        return f"GeneratedTrials(results=<{len(self.results)} trials>, infra_retries={self.infra_retries})"
+
 
 async def run_generated_on_ray(
     domains: Mapping[str, Domain],

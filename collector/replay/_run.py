@@ -46,6 +46,17 @@ class ReplayOutcome:
     reused: bool = False  # a finished run with the same settings: its trials were kept, none re-run
     notes: list[str] = field(default_factory=list)  # how the trials ran, when not as configured (one core: why)
 
+    def __repr__(self) -> str:
+        """The run and how many trials, not every trial: Python 3.11's `asyncio.run` formats the repr of the
+        result its main task returned as it ends, and the full one of a replay's outcome read back every trial's
+        details (a second of CPU and 10 MB of text at 1,800 trials, each time `asyncio.run(replay_period(...))`
+        returned)."""
+        return (
+            f"ReplayOutcome(run={self.run.run_id!r}, k={self.run.k}, status={self.run.status!r}, "
+            f"trials={len(self.trials)}, ran={self.ran}, not_replayable={len(self.not_replayable)}, "
+            f"resumed={self.resumed}, reused={self.reused}, notes={self.notes!r})"
+        )
+
 
 def _reused(store: Store, project: str, run: ReplayRun, progress: ProgressCallback | None) -> ReplayOutcome:
     trials = store.list_trials(project, run.run_id)

@@ -63,6 +63,14 @@ class SuiteOutcome:
     ran: int
     notes: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        """The run and how many trials, not every trial (as `ReplayOutcome`'s: `asyncio.run` formats it)."""
+        return (
+            f"SuiteOutcome(run={self.run.run_id!r}, k={self.run.k}, status={self.run.status!r}, "
+            f"trials={len(self.trials)}, ran={self.ran}, resumed={self.resumed}, reused={self.reused}, "
+            f"notes={self.notes!r})"
+        )
+
 
 def suite_of(run: ReplayRun) -> dict[str, Any] | None:
     """The suite block of a stored run (None when the run is not a suite run)."""

@@ -190,3 +190,21 @@ def test_hundreds_of_trials_sent_at_once_never_deadlock_the_pipes(
     assert len(outcome.trials) >= 5 * 60 and not any(t.infra_error for t in outcome.trials)
     first = {key: value for key, value in _outcomes(outcome.trials).items() if key[1] < K}
     assert first == _outcomes(in_process.trials)  # the first K attempts of each ticket, as in one process
+
+
+def test_an_outcome_returned_by_asyncio_run_is_not_read_back_trial_by_trial(
+    week_db: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """`asyncio.run` (Python 3.11) formats the repr of what its main task returned: an outcome's repr names its
+    run and counts its trials, so the rows the workers sent stay unread (their details are parsed on first use)."""
+    shutil.copy(week_db, tmp_path / "week.db")
+    store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
+    try:
+        settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, workers=1)
+        outcome = asyncio.run(replay_period(store, "shop", WEEK, AGENT, settings=settings))
+    finally:
+        store.close()
+    text = repr(outcome)
+    assert outcome.run.run_id in text and f"trials={len(outcome.trials)}," in text and len(text) < 400
+    assert outcome.trials and not any("changes" in t.details.__dict__ for t in outcome.trials)
+    assert outcome.trials[0].details.transcript  # and read when asked
