@@ -243,7 +243,14 @@ class WorkerProcesses:
         kind, detail = await worker.ready.get()
         if kind != "ready":
             self.close()
-            raise NotSendableError(f"a worker process could not {step}: {detail}")
+            hint = ""
+            if step == "start" and str(detail).startswith("process "):  # it ended before it could say why
+                hint = (
+                    ' (if the script that started this replay did so outside `if __name__ == "__main__":`, each'
+                    " worker process ran it again as it started, and could not start workers of its own: put the"
+                    " script's entry point under that guard)"
+                )
+            raise NotSendableError(f"a worker process could not {step}: {detail}{hint}")
 
     def _readable(self, worker: _Process) -> None:
         """The worker's pipe has an answer: the loop reads it (a worker writes each answer whole). No reader

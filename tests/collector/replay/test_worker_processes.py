@@ -11,6 +11,8 @@ import asyncio
 import gc
 import pathlib
 import shutil
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -208,3 +210,29 @@ def test_an_outcome_returned_by_asyncio_run_is_not_read_back_trial_by_trial(
     assert outcome.run.run_id in text and f"trials={len(outcome.trials)}," in text and len(text) < 400
     assert outcome.trials and not any("changes" in t.details.__dict__ for t in outcome.trials)
     assert outcome.trials[0].details.transcript  # and read when asked
+
+
+def test_a_script_without_a_main_guard_replays_in_its_own_process_and_is_told_why(
+    week_db: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """A worker process starts by importing the script that started it (Python's multiprocessing): a script that
+    replays at its top level runs again there and cannot start workers of its own. The replay still runs, in the
+    script's process, and its note says how to run it on every core."""
+    shutil.copy(week_db, tmp_path / "week.db")
+    script = tmp_path / "replay_now.py"
+    script.write_text(
+        "import asyncio\n"
+        "from passhat.collector.replay import AgentSpec, ReplaySettings, replay_period\n"
+        "from passhat.collector.store import open_store, parse_period\n"
+        "from passhat.sandbox import FlawConfig, ReferenceAgent\n"
+        f"store = open_store('sqlite:///{tmp_path / 'week.db'}')\n"
+        "agent = AgentSpec(ReferenceAgent.factory(FlawConfig.default()), 'reference (simulation)', '1', True)\n"
+        "settings = ReplaySettings(k=2, tickets_per_task_type=1, workers=1)\n"
+        "outcome = asyncio.run(replay_period(store, 'shop', parse_period('2026-W40'), agent, settings=settings))\n"
+        "print('TRIALS', len(outcome.trials))\n"
+        "print('NOTES', *outcome.notes)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "TRIALS 6" in done.stdout  # 3 task types x 1 ticket x k = 2, all run
+    assert "in this process" in done.stdout and 'if __name__ == "__main__":' in done.stdout
