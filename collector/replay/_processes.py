@@ -82,7 +82,7 @@ class _Process:
     process: Any  # multiprocessing's process object (its type is private to each start method)
     connection: Connection
     index: int
-    ready: asyncio.Queue[tuple[str, Any]]
+    ready: asyncio.Queue[tuple[str, Any]]  # "ready", "broken" (it said why) or "ended" (its process did)
     alive: bool = True
 
 
@@ -244,7 +244,7 @@ class WorkerProcesses:
         if kind != "ready":
             self.close()
             hint = ""
-            if step == "start" and str(detail).startswith("process "):  # it ended before it could say why
+            if step == "start" and kind == "ended":  # it ended before it could say why
                 hint = (
                     ' (if the script that started this replay did so outside `if __name__ == "__main__":`, each'
                     " worker process ran it again as it started, and could not start workers of its own: put the"
@@ -296,7 +296,7 @@ class WorkerProcesses:
         for future, index in list(self._pending.values()):
             if index == worker.index and not future.done():
                 future.set_exception(WorkerLostError(f"process {worker.process.pid} ended (exit code {code})"))
-        worker.ready.put_nowait(("broken", f"process {worker.process.pid} ended (exit code {code})"))
+        worker.ready.put_nowait(("ended", f"process {worker.process.pid} ended (exit code {code})"))
         if self._workers and self._workers[worker.index] is worker:
             replacement = self._spawn(worker.index)
             for number, data in enumerate(self._profiles):
