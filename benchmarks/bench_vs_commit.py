@@ -4,7 +4,8 @@ The earlier commit's code is exported (`git archive`) into a temporary folder an
 package (`passhat` = sdk/, `passhat.collector` = collector/, ...), then put first on PYTHONPATH, so the same
 interpreter and dependencies run both. The rounds alternate (earlier, current, earlier, current, ...) so a
 machine whose speed drifts (a shared one) touches both alike. The script must print one JSON line; the figure
-named by --figure is compared (by default the first numeric field ending in `per_cpu_s`).
+named by --figure is compared (by default the first numeric field ending in `per_cpu_s`); several figures,
+comma-separated, are each compared on the same runs, a line each.
 
 Run: .venv/bin/python benchmarks/bench_vs_commit.py --commit b3cb3b2 --rounds 3 -- \\
          benchmarks/bench_trial_cpu.py --domain retail
@@ -68,7 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commit", required=True, help="the earlier commit (e.g. the one before a change)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--figure", default=None, help="the JSON field to compare")
+    parser.add_argument("--figure", default=None, help="the JSON field to compare (several: comma-separated)")
     parser.add_argument("script", nargs=argparse.REMAINDER, help="-- then the benchmark script and its arguments")
     args = parser.parse_args()
     script = [part for part in args.script if part != "--"]
@@ -78,27 +79,28 @@ def main() -> None:
         for _ in range(args.rounds):
             earlier.append(run(script, path))
             current.append(run(script, None))
-    figure = args.figure or next(key for key, value in current[0].items() if key.endswith("per_cpu_s"))
-    before = [value(r, figure) for r in earlier]
-    after = [value(r, figure) for r in current]
-    ratios = [a / b for a, b in zip(after, before, strict=True)]
-    print(
-        json.dumps(
-            {
-                "script": " ".join(script),
-                "figure": figure,
-                "commit": args.commit,
-                "earlier_median": statistics.median(before),
-                "current_median": statistics.median(after),
-                "ratio_median": round(statistics.median(ratios), 2),
-                "ratio_min": round(min(ratios), 2),
-                "ratio_max": round(max(ratios), 2),
-                "rounds": args.rounds,
-                "earlier": before,
-                "current": after,
-            }
+    figures = args.figure.split(",") if args.figure else [next(k for k in current[0] if k.endswith("per_cpu_s"))]
+    for figure in figures:  # one line each, from the same runs
+        before = [value(r, figure) for r in earlier]
+        after = [value(r, figure) for r in current]
+        ratios = [a / b for a, b in zip(after, before, strict=True)]
+        print(
+            json.dumps(
+                {
+                    "script": " ".join(script),
+                    "figure": figure,
+                    "commit": args.commit,
+                    "earlier_median": statistics.median(before),
+                    "current_median": statistics.median(after),
+                    "ratio_median": round(statistics.median(ratios), 2),
+                    "ratio_min": round(min(ratios), 2),
+                    "ratio_max": round(max(ratios), 2),
+                    "rounds": args.rounds,
+                    "earlier": before,
+                    "current": after,
+                }
+            )
         )
-    )
 
 
 if __name__ == "__main__":

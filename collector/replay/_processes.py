@@ -5,7 +5,9 @@ one core. `WorkerProcesses` starts worker processes (one per core by default, ``
 the domains' sandbox templates and running trials concurrently on its own loop, exactly as a local replay runs
 them (a fresh database copy per trial, the same runner and agent). Only the driver reaches the store: a worker
 sends each trial's graded result and its spans back, and the driver writes them, so rows are stored as the
-trials finish and an interrupted run resumes as before. A trial's outcome depends only on (scenario, attempt,
+trials finish and an interrupted run resumes as before. Jobs and answers travel in batches (those ready
+together, answers a couple of milliseconds at most while other trials run): a message is a write and a wakeup
+on each side, which cost more than the pickling. A trial's outcome depends only on (scenario, attempt,
 agent): which process ran it never shows in its row.
 
 A worker that dies mid-trial (killed, out of memory) costs only the trials it had in flight a retry on its
@@ -84,6 +86,7 @@ class _Process:
     index: int
     ready: asyncio.Queue[tuple[str, Any]]  # "ready", "broken" (it said why) or "ended" (its process did)
     alive: bool = True
+    jobs: list[TrialJob] = dataclasses.field(default_factory=list)  # to send together, at the loop's next turn
 
 
 class WorkerProcesses:
@@ -179,7 +182,7 @@ class WorkerProcesses:
                 future: asyncio.Future[WorkerResult | WorkerRow] = self._loop.create_future()
                 self._pending[job.job_id] = (future, index)
                 try:
-                    self._send(worker, ("run", job))
+                    self._queue(worker, job)
                     return await future, tuple(lost)
                 except WorkerLostError as exc:
                     lost.append(f"worker process lost mid-trial: {exc}")
@@ -233,6 +236,32 @@ class WorkerProcesses:
         self._send(worker, ("start", *self._start_args))
         return worker
 
+    def _queue(self, worker: _Process, job: TrialJob) -> None:
+        """Jobs for a worker that become ready in one turn of the loop (the answers of a batch free their slots
+        together) go in one message: a write and a wakeup of the worker's reader for them all."""
+        if not worker.jobs:
+            assert self._loop is not None
+            self._loop.call_soon(self._send_jobs, worker)
+        worker.jobs.append(job)
+
+    def _send_jobs(self, worker: _Process) -> None:
+        jobs, worker.jobs = worker.jobs, []
+        try:
+            self._send(worker, ("run", jobs))
+        except WorkerLostError as exc:
+            for job in jobs:
+                self._settle(job.job_id, exc)
+
+    def _settle(self, job_id: int, outcome: Any) -> None:
+        """The trial's answer (or the exception it raises) to whoever waits for job ``job_id``."""
+        pending = self._pending.get(job_id)
+        if pending is None or pending[0].done():
+            return
+        if isinstance(outcome, BaseException):
+            pending[0].set_exception(outcome)
+        else:
+            pending[0].set_result(outcome)
+
     def _send(self, worker: _Process, message: tuple[Any, ...]) -> None:
         try:
             worker.connection.send_bytes(pickle.dumps(message))
@@ -253,7 +282,7 @@ class WorkerProcesses:
             raise NotSendableError(f"a worker process could not {step}: {detail}{hint}")
 
     def _readable(self, worker: _Process) -> None:
-        """The worker's pipe has an answer: the loop reads it (a worker writes each answer whole). No reader
+        """The worker's pipe has answers: the loop reads them (a worker writes each batch whole). No reader
         thread: threads taking answers contended with the loop for the GIL on every trial. On the pipe's end,
         the worker is lost."""
         try:
@@ -274,17 +303,18 @@ class WorkerProcesses:
                 self._loop.remove_reader(worker.connection.fileno())
 
     def _answer(self, worker: _Process, message: tuple[Any, ...]) -> None:
-        kind, job_id, payload = message
+        kind, _, payload = message
         if kind in ("ready", "broken"):
             worker.ready.put_nowait((kind, payload))
             return
-        pending = self._pending.get(job_id)
-        if pending is None or pending[0].done():
-            return
-        if kind == "done":
-            pending[0].set_result(payload)
-        else:
-            pending[0].set_exception(payload)
+        for answer, job_id, data in payload:  # "answers": (kind, job, pickled payload) of finished trials
+            try:
+                outcome = pickle.loads(data)
+            except Exception as exc:  # this answer only: its trial fails, saying why
+                outcome = RuntimeError(f"a trial's answer from a worker process cannot be read here: {exc!r}")
+            if answer == "error" and not isinstance(outcome, BaseException):
+                outcome = RuntimeError(f"a worker process failed a trial: {outcome!r}")
+            self._settle(job_id, outcome)
 
     def _gone(self, worker: _Process) -> None:
         """The worker's pipe closed: fail its trials in flight and start its replacement (unless closing)."""

@@ -28,6 +28,12 @@ from passhat.collector.replay._row import RowSpec, row_of
 from passhat.collector.store import TrialRow
 from passhat.sandbox import AgentFactory, RunConfig, release_copies_to_the_system, run_trial_with_retries
 
+ANSWER_WAIT = 0.002
+"""Seconds a finished trial's answer may wait for others to go back with it (while other trials run)."""
+
+ANSWERS_AT_ONCE = 64
+"""At most this many answers go back in one message."""
+
 
 class NotSendableError(Exception):
     """What the trials need cannot be sent to a worker process; the message says what and how to make it sendable."""
@@ -175,21 +181,44 @@ async def _serve_loop(connection: Connection) -> None:
     threading.Thread(target=read, name="passhat-worker-inbox", daemon=True).start()
 
     def send(message: tuple[Any, ...]) -> None:
-        try:
-            payload = pickle.dumps(message)
-        except Exception as exc:  # a result that does not pickle: say so rather than hang the driver
-            payload = pickle.dumps(("error", message[1], RuntimeError(f"a trial's result cannot be sent: {exc!r}")))
-        connection.send_bytes(payload)
+        connection.send_bytes(pickle.dumps(message))
 
     body: _Body | None = None
     running: set[asyncio.Task[None]] = set()
+    outbox: list[tuple[str, int, bytes]] = []
+    timer: list[asyncio.TimerHandle] = []
+
+    def flush() -> None:
+        for handle in timer:
+            handle.cancel()
+        timer.clear()
+        if outbox:
+            answers = outbox[:]
+            outbox.clear()
+            send(("answers", 0, answers))
+
+    def reply(kind: str, job_id: int, payload: Any) -> None:
+        """Answers go back in batches: each message costs both processes a wakeup (most of the driver's CPU a
+        trial went to pipe reads and writes). An answer waits while other trials still run here, so the core
+        has work meanwhile, until as many have finished as are still running, or `ANSWER_WAIT` passed; with
+        no other trial running, it goes at once. Each is pickled on its own: one that cannot be sent, or read
+        by the driver, fails its own trial only."""
+        try:
+            data = pickle.dumps(payload)
+        except Exception as exc:  # a result that does not pickle: say so rather than hang the driver
+            kind, data = "error", pickle.dumps(RuntimeError(f"a trial's result cannot be sent: {exc!r}"))
+        outbox.append((kind, job_id, data))
+        if len(outbox) >= min(len(running) // 2, ANSWERS_AT_ONCE):  # half the trials here (this one counted)
+            flush()
+        elif not timer:
+            timer.append(loop.call_later(ANSWER_WAIT, flush))
 
     async def answer(job: TrialJob) -> None:
         assert body is not None
         try:
-            send(("done", job.job_id, await body.run_job(job)))
+            reply("done", job.job_id, await body.run_job(job))
         except Exception as exc:
-            send(("error", job.job_id, _portable(exc)))
+            reply("error", job.job_id, _portable(exc))
 
     while True:
         raw = await inbox.get()
@@ -207,14 +236,17 @@ async def _serve_loop(connection: Connection) -> None:
                 assert body is not None
                 body.add_profile(message[1], pickle.loads(message[2]))
                 send(("ready", 0, None))
-            elif kind == "run":
-                task = asyncio.ensure_future(answer(message[1]))
-                running.add(task)
-                task.add_done_callback(running.discard)
+            elif kind == "run":  # the jobs the driver sent together
+                for job in message[1]:
+                    task = asyncio.ensure_future(answer(job))
+                    running.add(task)
+                    task.add_done_callback(running.discard)
         except Exception as exc:  # a domain or a factory this process cannot import
             send(("broken", 0, f"{type(exc).__name__}: {exc}"))
     if running:
         await asyncio.gather(*running, return_exceptions=True)
+    with contextlib.suppress(OSError, ValueError):  # the driver may be gone
+        flush()
     if body is not None:
         body.pool.close()
 

@@ -236,3 +236,25 @@ def test_a_script_without_a_main_guard_replays_in_its_own_process_and_is_told_wh
     assert done.returncode == 0, done.stderr[-2000:]
     assert "TRIALS 6" in done.stdout  # 3 task types x 1 ticket x k = 2, all run
     assert "in this process" in done.stdout and 'if __name__ == "__main__":' in done.stdout
+
+
+def test_an_answer_the_driver_cannot_read_fails_its_own_trial_only() -> None:
+    """A worker sends answers in batches, each pickled on its own: one the driver cannot unpickle (a class only
+    the worker could import, say) fails its trial with a message saying so; the others in the batch arrive."""
+    import pickle
+
+    from passhat.collector.replay import WorkerProcesses
+
+    async def answer() -> tuple[BaseException | None, object]:
+        processes = WorkerProcesses({"retail": load_domain("retail")}, workers=1)
+        loop = asyncio.get_running_loop()
+        processes._loop = loop
+        unreadable, readable = loop.create_future(), loop.create_future()
+        processes._pending = {1: (unreadable, 0), 2: (readable, 0)}
+        batch = [("done", 1, b"not a pickle"), ("done", 2, pickle.dumps("a row"))]
+        processes._answer(None, ("answers", 0, batch))  # type: ignore[arg-type]  # (a worker: for "ready" only)
+        return unreadable.exception(), readable.result()
+
+    error, row = asyncio.run(answer())
+    assert row == "a row"
+    assert isinstance(error, RuntimeError) and "cannot be read here" in str(error)
