@@ -62,6 +62,14 @@ def heap_frozen() -> Iterator[None]:
             gc.unfreeze()
 
 
+def freeze_kept() -> None:
+    """Inside `heap_frozen`: what the process holds now (the rows a replay keeps to return, stored already) joins
+    the frozen heap, so the collections while the rest of the trials run do not walk it again and again (a
+    sixth of the driver's CPU at 3,750 trials: four full collections, 49 of the middle generation)."""
+    if _frozen:
+        gc.freeze()
+
+
 class _TrialWriter:
     """Buffers finished trials and writes them in batches, so a crash loses at most one batch in flight."""
 
@@ -81,6 +89,7 @@ class _TrialWriter:
             self.store.add_trials(self.project, self.pending)
             self.written.extend(self.pending)
             self.pending = []
+            freeze_kept()
         self._last = time.monotonic()
 
 

@@ -258,3 +258,29 @@ def test_an_answer_the_driver_cannot_read_fails_its_own_trial_only() -> None:
     error, row = asyncio.run(answer())
     assert row == "a row"
     assert isinstance(error, RuntimeError) and "cannot be read here" in str(error)
+
+
+def test_the_rows_a_replay_keeps_join_the_frozen_heap_once_stored(
+    tmp_path: pathlib.Path, in_process: ReplayOutcome
+) -> None:
+    """While trials run, the rows a replay will return are frozen as each batch is stored (the collector then
+    leaves them alone), and the whole heap is handed back when the replay ends."""
+    from passhat.collector.replay._trials import _TrialWriter, heap_frozen
+
+    store = open_store(f"sqlite:///{tmp_path / 'rows.db'}")
+    try:
+        store.create_replay_run("shop", in_process.run)
+        with heap_frozen():
+            writer = _TrialWriter(store, "shop", flush_every=1000)
+            for row in in_process.trials[:3]:
+                writer.add(row)
+            gc.collect()  # nothing new waits in the young generations but the rows just received
+            before = gc.get_freeze_count()
+            writer.flush()
+            assert gc.get_freeze_count() > before
+            walked = {id(found) for found in gc.get_objects()}  # what the collections still walk
+            assert writer.written and not any(id(row.verdict) in walked for row in writer.written)
+        assert gc.get_freeze_count() == 0
+        assert len(store.list_trials("shop", in_process.run.run_id)) == 3
+    finally:
+        store.close()
