@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import gc
 import importlib
 import os
 import sys
@@ -108,6 +109,13 @@ class WorkerResult:
     pid: int
 
 
+def keep_templates_frozen() -> None:
+    """A worker's templates (and the modules it imported) join the frozen heap once built: they live as long as
+    the worker, and each full collection walked them all, about 75 ms for retail's, five times in 900 trials (a
+    tenth of the worker's CPU). Trials' own objects are collected as before."""
+    gc.freeze()
+
+
 class TrialWorker:
     """The body of a Ray worker actor: the domains' templates, built once, and trials run on them."""
 
@@ -126,6 +134,7 @@ class TrialWorker:
         self.domains = {name: _load(ref) for name, ref in domains.items()}
         for domain in self.domains.values():
             self.pool.base(domain)  # the templates, once per worker
+        keep_templates_frozen()
         self.agent = agent
         self.config = config
         self.capture = SpanCapture()

@@ -22,7 +22,7 @@ from typing import Any
 import passhat
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._ray import DomainRef, TrialWorker, WorkerResult, _load
+from passhat.collector.replay._ray import DomainRef, TrialWorker, WorkerResult, _load, keep_templates_frozen
 from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSnapshot
 from passhat.collector.replay._row import RowSpec, row_of
 from passhat.collector.store import TrialRow
@@ -108,6 +108,7 @@ class _Body(TrialWorker):
         self.domains = {name: _load(ref) for name, ref in domains.items()}
         for domain in self.domains.values():
             self.pool.base(domain)  # the templates, once per worker
+        keep_templates_frozen()
         self.capture = SpanCapture()
         self._derived = {}
         self._idle = collections.OrderedDict()
