@@ -199,11 +199,11 @@ async def _serve_loop(connection: Connection) -> None:
             send(("answers", 0, answers))
 
     def reply(kind: str, job_id: int, payload: Any) -> None:
-        """Answers go back in batches: each message costs both processes a wakeup (most of the driver's CPU a
-        trial went to pipe reads and writes). An answer waits while other trials still run here, so the core
-        has work meanwhile, until as many have finished as are still running, or `ANSWER_WAIT` passed; with
-        no other trial running, it goes at once. Each is pickled on its own: one that cannot be sent, or read
-        by the driver, fails its own trial only."""
+        """Answers go back in batches: each message costs both processes a write and a wakeup, a good part of
+        the driver's CPU a trial. An answer waits while other trials still run here (the core has work
+        meanwhile) until half of this worker's trials have finished, or `ANSWER_WAIT` passed; a worker holding
+        one to three trials answers at once. Each is pickled on its own: one that cannot be sent, or read by the
+        driver, fails its own trial only."""
         try:
             data = pickle.dumps(payload)
         except Exception as exc:  # a result that does not pickle: say so rather than hang the driver
