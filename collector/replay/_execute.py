@@ -16,7 +16,14 @@ import passhat
 from passhat.collector.reliability import is_harness_failure
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._processes import LocalTrials, NotSendableError, WorkerProcesses, default_workers
+from passhat.collector.replay._processes import (
+    LocalTrials,
+    NotSendableError,
+    WorkerProcesses,
+    default_workers,
+    profile_for,
+    sendable,
+)
 from passhat.collector.replay._row import RowSpec
 from passhat.collector.replay._settings import ReplaySettings
 from passhat.collector.store import NotReplayable, TrialRow
@@ -48,6 +55,53 @@ class Executor(Protocol):
     async def run(self, item: ReplayTicket, attempt: int) -> tuple[TrialResult, tuple[str, ...]]: ...
 
     def close(self) -> None: ...
+
+
+class EarlyWorkers:
+    """Local worker processes started before a replay plans, so they build their templates (about 0.6 s) while
+    the driver chooses and reads the tickets; the replay then runs its trials on them and closes them."""
+
+    def __init__(self, processes: WorkerProcesses, starting: asyncio.Task[WorkerProcesses]) -> None:
+        self.processes = processes
+        self._starting = starting
+
+    @classmethod
+    async def start(
+        cls,
+        settings: ReplaySettings,
+        domains: Mapping[str, Domain],
+        agent: AgentFactory,
+        runtime: passhat.Passhat | None,
+    ) -> EarlyWorkers | None:
+        """Start the workers the settings choose, or None: trials on Ray, or an agent, a domain or trace settings
+        that cannot be sent (the executor then says why, as before)."""
+        if settings.executor != "local":
+            return None
+        workers = settings.workers or default_workers()
+        try:
+            sendable(profile_for(agent, RunConfig(), runtime))
+            processes = WorkerProcesses(
+                domains, workers=workers, concurrency=max(1, -(-settings.parallel // workers)),
+                seed=settings.seed, size=settings.size,
+            )  # fmt: skip
+        except NotSendableError:
+            return None
+        starting = asyncio.ensure_future(processes.start())
+        await asyncio.sleep(0)  # its first step forks the workers; they build their templates from here on
+        return cls(processes, starting)
+
+    async def ready(self) -> WorkerProcesses | None:
+        """The workers once started, or None if they could not start (the executor tries again and says why)."""
+        try:
+            return await self._starting
+        except NotSendableError:
+            return None
+
+    def close(self) -> None:
+        """Stop the workers (a replay that planned no trial, or has run them all); safe to call again."""
+        if not self._starting.done():
+            self._starting.cancel()
+        self.processes.close()
 
 
 async def open_executor(

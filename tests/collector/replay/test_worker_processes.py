@@ -300,3 +300,37 @@ def test_a_worker_keeps_its_templates_out_of_the_collections() -> None:
         assert id(body.pool.base(body.domains["retail"])) not in walked
     finally:
         gc.unfreeze()  # this test's process is not a worker: hand the heap back
+
+
+def test_a_replays_own_workers_start_before_it_plans_and_end_with_it(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay that starts its own workers starts them first, so they build their templates while it chooses
+    and reads the tickets; none is left running after it, whether it ran trials or found nothing to replay."""
+    import multiprocessing
+
+    from passhat.collector.replay import NothingToReplayError, _run
+
+    def workers() -> list[str]:
+        return [p.name for p in multiprocessing.active_children() if p.name.startswith("passhat-trials")]
+
+    seen: list[list[str]] = []
+    prepare = _run.prepare_tickets
+
+    def watched(*args: object, **kwargs: object) -> object:
+        seen.append(workers())
+        return prepare(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_run, "prepare_tickets", watched)
+    outcome = _replay(week_db, tmp_path, AGENT, 2)
+    assert len(seen) == 1 and sorted(seen[0]) == ["passhat-trials-0", "passhat-trials-1"]  # while it planned
+    assert outcome.notes == [] and len(outcome.trials) >= 5 * K
+    assert workers() == []
+
+    empty = open_store(f"sqlite:///{tmp_path / 'empty.db'}")
+    try:
+        with pytest.raises(NothingToReplayError):
+            asyncio.run(replay_period(empty, "shop", WEEK, AGENT, settings=ReplaySettings(k=K, workers=2)))
+    finally:
+        empty.close()
+    assert workers() == []
