@@ -57,11 +57,19 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
+def slots_per_worker(settings: ReplaySettings, workers: int) -> int:
+    """Trials each of ``workers`` processes runs at once, for ``settings.parallel`` in all."""
+    return max(1, -(-settings.parallel // workers))
+
+
 class EarlyWorkers:
     """Local worker processes started before a replay plans, so they build their templates (about 0.6 s) while
-    the driver chooses and reads the tickets; the replay then runs its trials on them and closes them."""
+    the driver chooses and reads the tickets; the replay then runs its trials on them and closes them. Started
+    none (`start` found nothing to start): `ready` gives None and `close` does nothing."""
 
-    def __init__(self, processes: WorkerProcesses, starting: asyncio.Task[WorkerProcesses]) -> None:
+    def __init__(
+        self, processes: WorkerProcesses | None = None, starting: asyncio.Task[WorkerProcesses] | None = None
+    ) -> None:
         self.processes = processes
         self._starting = starting
 
@@ -72,26 +80,29 @@ class EarlyWorkers:
         domains: Mapping[str, Domain],
         agent: AgentFactory,
         runtime: passhat.Passhat | None,
-    ) -> EarlyWorkers | None:
-        """Start the workers the settings choose, or None: trials on Ray, or an agent, a domain or trace settings
+    ) -> EarlyWorkers:
+        """Start the workers the settings choose; none for trials on Ray, or an agent, a domain or trace settings
         that cannot be sent (the executor then says why, as before)."""
         if settings.executor != "local":
-            return None
+            return cls()
         workers = settings.workers or default_workers()
         try:
             sendable(profile_for(agent, RunConfig(), runtime))
             processes = WorkerProcesses(
-                domains, workers=workers, concurrency=max(1, -(-settings.parallel // workers)),
+                domains, workers=workers, concurrency=slots_per_worker(settings, workers),
                 seed=settings.seed, size=settings.size,
             )  # fmt: skip
         except NotSendableError:
-            return None
+            return cls()
         starting = asyncio.ensure_future(processes.start())
         await asyncio.sleep(0)  # its first step forks the workers; they build their templates from here on
         return cls(processes, starting)
 
     async def ready(self) -> WorkerProcesses | None:
-        """The workers once started, or None if they could not start (the executor tries again and says why)."""
+        """The workers once started, or None if none started or they could not (the executor then tries again
+        and says why)."""
+        if self._starting is None:
+            return None
         try:
             return await self._starting
         except NotSendableError:
@@ -99,9 +110,10 @@ class EarlyWorkers:
 
     def close(self) -> None:
         """Stop the workers (a replay that planned no trial, or has run them all); safe to call again."""
-        if not self._starting.done():
+        if self._starting is not None and not self._starting.done():
             self._starting.cancel()
-        self.processes.close()
+        if self.processes is not None:
+            self.processes.close()
 
 
 async def open_executor(
@@ -124,7 +136,7 @@ async def open_executor(
     try:
         local = await LocalTrials.open(
             domains, agent, config, runtime,
-            workers=workers, concurrency=max(1, -(-settings.parallel // workers)),
+            workers=workers, concurrency=slots_per_worker(settings, workers),
             seed=settings.seed, size=settings.size, processes=processes, rows=rows,
         )  # fmt: skip
     except NotSendableError as exc:

@@ -9,6 +9,7 @@ or this process).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import uuid
@@ -135,52 +136,50 @@ async def replay_period(
         if finished_run is not None:
             return _reused(store, project, finished_run, progress)
     # Workers of its own start now and build their templates while this process plans.
-    early = None if processes is not None else await EarlyWorkers.start(settings, domains, agent.factory, runtime)
-    try:
-        with heap_frozen():  # planning and running: the collector leaves the process's older heap alone
-            existing = find_resumable(store, project, identity)
-            chosen, population, moved = choose_tickets(
-                store, project, period, identity, resumed=existing, same_as=same_tickets_as,
-                inference=inference, adapters=all_adapters, domains=domains,
+    early = (
+        EarlyWorkers() if processes is not None else await EarlyWorkers.start(settings, domains, agent.factory, runtime)
+    )
+    # planning and running: the collector leaves the process's older heap alone; the early workers end with it
+    with heap_frozen(), contextlib.closing(early):
+        existing = find_resumable(store, project, identity)
+        chosen, population, moved = choose_tickets(
+            store, project, period, identity, resumed=existing, same_as=same_tickets_as,
+            inference=inference, adapters=all_adapters, domains=domains,
+        )  # fmt: skip
+        if not chosen:
+            raise NothingToReplayError(
+                f"no production tickets of {period.name} in project {project!r}: nothing to replay "
+                f"(is the agent sending traces to this collector, with passhat.ticket(...)?)"
+            )
+        ready, not_replayable = prepare_tickets(store, project, chosen, all_adapters)
+        if existing is None:
+            params = dataclasses.replace(
+                identity,
+                tickets=tuple(t.ticket_id for t in chosen),
+                population=population,
+                not_replayable=tuple(not_replayable),
+                exploratory=tuple(exploratory),
+                intents=inferred_intents(inference, chosen),
+                classified_traffic=moved,
+            )
+            run = ReplayRun(
+                run_id=f"run-{period.name}-{uuid.uuid4().hex[:8]}",
+                created_at=dt.datetime.now(dt.UTC),
+                k=settings.k,
+                params=params.to_dict(),
+            )
+            store.create_replay_run(project, run)
+        else:
+            run = existing
+        try:
+            processes = processes or await early.ready()
+            stored, written, notes = await run_stored_trials(
+                store, project, run.run_id, ready, agent, settings, domains, active_pool,
+                runtime=runtime, progress=progress, not_replayable=not_replayable, processes=processes,
             )  # fmt: skip
-            if not chosen:
-                raise NothingToReplayError(
-                    f"no production tickets of {period.name} in project {project!r}: nothing to replay "
-                    f"(is the agent sending traces to this collector, with passhat.ticket(...)?)"
-                )
-            ready, not_replayable = prepare_tickets(store, project, chosen, all_adapters)
-            if existing is None:
-                params = dataclasses.replace(
-                    identity,
-                    tickets=tuple(t.ticket_id for t in chosen),
-                    population=population,
-                    not_replayable=tuple(not_replayable),
-                    exploratory=tuple(exploratory),
-                    intents=inferred_intents(inference, chosen),
-                    classified_traffic=moved,
-                )
-                run = ReplayRun(
-                    run_id=f"run-{period.name}-{uuid.uuid4().hex[:8]}",
-                    created_at=dt.datetime.now(dt.UTC),
-                    k=settings.k,
-                    params=params.to_dict(),
-                )
-                store.create_replay_run(project, run)
-            else:
-                run = existing
-            try:
-                if early is not None:
-                    processes = await early.ready()
-                stored, written, notes = await run_stored_trials(
-                    store, project, run.run_id, ready, agent, settings, domains, active_pool,
-                    runtime=runtime, progress=progress, not_replayable=not_replayable, processes=processes,
-                )  # fmt: skip
-            finally:
-                if own_pool:
-                    active_pool.close()
-    finally:
-        if early is not None:
-            early.close()
+        finally:
+            if own_pool:
+                active_pool.close()
     # The run's trials are the ones found stored and the ones written here, in the store's order: not read back.
     trials = sorted([*stored, *written], key=lambda row: (row.ticket_id, row.attempt))
     outcome = ReplayOutcome(run, trials, not_replayable, population, existing is not None, len(written))
