@@ -68,6 +68,15 @@ class CopyPool:
         """Held while a connection changes hands (taken, parked, given back) and while a trial's use of its
         connection is decided: the trials of one sandbox may use it from more than one thread."""
 
+    @classmethod
+    def sharing(cls, origin: CopyPool) -> CopyPool:
+        """A pool of its own trials (its own limit on those holding a connection) whose spare connections are
+        ``origin``'s: a derived sandbox's (the same tables), whose trials then reuse the statements its origin's
+        connections prepared."""
+        pool = cls(origin.limit)
+        pool.spare, pool.lock = origin.spare, origin.lock
+        return pool
+
     def take(self, taker: TrialConnection) -> sqlite3.Connection:
         with self.lock:
             self.live[id(taker)] = taker

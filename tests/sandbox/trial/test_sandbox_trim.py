@@ -36,10 +36,11 @@ def test_trim_closes_the_spare_copies_beyond_the_count_and_later_copies_are_whol
         assert _orders(sandbox) == expected  # a fresh connection does too
 
 
-def test_a_workers_shared_base_keeps_its_spares_between_tickets_and_a_tickets_own_template_is_trimmed() -> None:
-    """A worker trims a ticket's own template when its last trial ends, never the domain's base: the base
-    serves every ticket whose rows fit the seed, and trimming it at each ticket's end made later trials open and
-    parse a new database (39% of a replay's trials did)."""
+def test_a_workers_shared_base_keeps_its_spares_between_tickets_and_a_tickets_own_template_borrows_them() -> None:
+    """A worker never trims the domain's base as a ticket ends: the base serves every ticket whose rows fit the
+    seed, and trimming it at each ticket's end made later trials open and parse a new database (39% of a
+    replay's trials did). A ticket's own template (its rows laid over the seed) holds no connection of its own:
+    its trials take the base's spares, statements prepared, and give them back; trimming it leaves them."""
     from passhat.collector.replay import ReplayTicket
     from passhat.collector.replay._ray import TrialWorker, domain_ref
     from passhat.sandbox import ReferenceAgent, RowImage, RunConfig, load_domain
@@ -69,6 +70,7 @@ def test_a_workers_shared_base_keeps_its_spares_between_tickets_and_a_tickets_ow
         order = base.initial.rows("orders")[0]
         changed = RowImage("orders", {"order_id": order["order_id"]}, {**order, "status": "cancelled"})
         own = ReplayTicket("T-own", "cancel_pending_order", "retail", scenarios[0], (changed,))
+        spares = list(base._spare)
         template = worker._open(own)
         assert template is not base
         copies = [template.memory_copy() for _ in range(3)]
@@ -76,8 +78,9 @@ def test_a_workers_shared_base_keeps_its_spares_between_tickets_and_a_tickets_ow
             _use(copy)
         for copy in copies:
             copy.close()
-        worker._close(own)
-        assert len(template._spare) == 1  # an idle ticket template keeps one spare
+        worker._close(own)  # trims the ticket's template: not the base's spares
+        assert sorted(map(id, base._spare)) == sorted(map(id, spares))  # the same connections, none new or closed
+        assert template._spare is base._spare
     finally:
         worker.pool.close()
 
@@ -86,3 +89,26 @@ def _use(database: TrialDatabase) -> None:
     """A trial's first statement on its copy (which then holds a connection of its sandbox's pool)."""
     with database.engine.connect() as connection:
         connection.execute(text("SELECT count(*) FROM orders")).scalar_one()
+
+
+def test_closing_a_derived_sandbox_leaves_its_origins_connections_open() -> None:
+    """A derived sandbox's trials borrow its origin's spare connections; closing it (a ticket done) closes none
+    of them, and the origin's next trials still read their own rows through them."""
+    from passhat.sandbox import RowImage
+
+    with Sandbox("retail") as sandbox:
+        expected = _orders(sandbox)
+        order = sandbox.initial.rows("orders")[0]
+        derived = sandbox.derive([RowImage("orders", {"order_id": order["order_id"]}, {**order, "status": "x"})])
+        copies = [derived.memory_copy() for _ in range(3)]
+        for copy in copies:
+            _use(copy)
+        for copy in copies:
+            copy.close()
+        spares = list(sandbox._spare)
+        assert len(spares) >= 3
+        derived.close()
+        assert sandbox._spare == spares
+        for spare in spares:
+            assert spare.execute("SELECT 1").fetchone() == (1,)  # open
+        assert _orders(sandbox) == expected
