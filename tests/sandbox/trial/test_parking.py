@@ -242,3 +242,36 @@ def test_a_derived_template_equals_a_fresh_log_and_shares_what_it_did_not_change
         assert derived.initial.get("orders", {"order_id": order["order_id"]})["status"] == "cancelled"  # type: ignore[index]
     finally:
         derived.close()
+
+
+def test_a_derived_template_reads_only_the_rows_its_overlay_wrote_and_equals_a_fresh_log(retail: Sandbox) -> None:
+    """Rows inserted, deleted and changed across tables: the derived starting state (the origin's rows with the
+    logged rows read again) equals a snapshot of the whole copy, rowids too; the rows it did not write are the
+    origin's own objects, even in the tables it wrote."""
+    orders = retail.initial.rows("orders")
+    changed, removed = orders[0], orders[1]
+    customer = retail.initial.rows("customers")[0]
+    note = {"note_id": 900_001, "customer_id": customer["customer_id"], "kind": "call", "body": "x"}
+    note["created_at"] = "2026-10-01T09:00:00"
+    columns = retail.domain.metadata.tables["notes"].columns.keys()
+    images = [
+        RowImage("orders", {"order_id": changed["order_id"]}, {**changed, "status": "cancelled"}),
+        RowImage("orders", {"order_id": removed["order_id"]}, None),
+        RowImage("customers", {"customer_id": customer["customer_id"]}, {"first_name": "Ada"}, partial=True),
+        RowImage("notes", {"note_id": 900_001}, {name: note.get(name) for name in columns}),
+    ]
+    derived = retail.derive(images)
+    try:
+        fresh = install_change_log(derived.template, metadata=retail.domain.metadata)
+        assert derived.start.snapshot == fresh.snapshot
+        assert derived.start.rowids == fresh.rowids
+        start = derived.initial
+        assert start.get("orders", {"order_id": removed["order_id"]}) is None
+        assert start.get("orders", {"order_id": changed["order_id"]})["status"] == "cancelled"  # type: ignore[index]
+        assert start.get("customers", {"customer_id": customer["customer_id"]})["first_name"] == "Ada"  # type: ignore[index]
+        assert start.get("notes", {"note_id": 900_001}) is not None
+        untouched = orders[2]
+        key = (untouched["order_id"],)
+        assert start.tables["orders"].rows[key] is retail.initial.tables["orders"].rows[key]
+    finally:
+        derived.close()
