@@ -18,7 +18,11 @@ max(workers, driver)), two workers and the driver share both (workers + driver o
 includes their start (the workers' CPU is not counted then): a replay starts them before it plans, so they build
 their templates meanwhile.
 
-Run: .venv/bin/python benchmarks/bench_workers.py [--tickets 3] [--k 10] [--repeats 3] [--cold]
+``--traced``: every trial is traced into the store, as `passhat replay` and the collector's cycle trace them by
+default (a `passhat.source = sandbox` ticket per trial, its tool calls and state writes: what the UI's trial
+trace view reads); the clock includes the last spans stored. Without it the trials are not traced.
+
+Run: .venv/bin/python benchmarks/bench_workers.py [--tickets 3] [--k 10] [--repeats 3] [--cold] [--traced]
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import passhat
 from passhat.collector.demo import TrafficPlan, plan_arrivals, serve_traffic
 from passhat.collector.demo._traffic import simulated_clock
 from passhat.collector.ingest import StoreSpanExporter
+from passhat.collector.loop import store_runtime
 from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, WorkerProcesses, replay_period
 from passhat.collector.store import open_store, parse_period
 from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
@@ -79,7 +84,15 @@ def _workers_cpu(processes: WorkerProcesses) -> float:
 
 
 async def replay_once(
-    week: Path, folder: Path, workers: int, tickets: int, k: int, pool: SandboxPool, *, cold: bool = False
+    week: Path,
+    folder: Path,
+    workers: int,
+    tickets: int,
+    k: int,
+    pool: SandboxPool,
+    *,
+    cold: bool = False,
+    traced: bool = False,
 ) -> tuple[float, float, int, float, float]:
     """(start-up seconds, replay seconds, trials, driver CPU-s, workers' CPU-s) for one replay on ``workers``
     processes; the CPU seconds cover the replay only. ``cold``: the replay starts its own workers, as `passhat
@@ -89,14 +102,19 @@ async def replay_once(
     retail = load_domain("retail")
     settings = ReplaySettings(k=k, tickets_per_task_type=tickets, parallel=4 * workers, workers=workers)
     agent = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
+    runtime = store_runtime(store, "shop") if traced else None
     if cold:
         driver = time.process_time()
         began = time.perf_counter()
         try:
             outcome = await replay_period(
-                store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, pool=pool
+                store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, pool=pool, runtime=runtime
             )
+            if runtime is not None:
+                runtime.flush()  # the last spans stored
         finally:
+            if runtime is not None:
+                runtime.shutdown()
             store.close()
         return 0.0, time.perf_counter() - began, len(outcome.trials), time.process_time() - driver, 0.0
     started = time.perf_counter()
@@ -106,13 +124,18 @@ async def replay_once(
     children = _workers_cpu(processes)
     try:
         outcome = await replay_period(
-            store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, pool=pool, processes=processes
-        )
+            store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, pool=pool,
+            processes=processes, runtime=runtime,
+        )  # fmt: skip
+        if runtime is not None:
+            runtime.flush()  # the last spans stored
         seconds = time.perf_counter() - ready
         driver = time.process_time() - driver
         children = _workers_cpu(processes) - children
     finally:
         processes.close()
+        if runtime is not None:
+            runtime.shutdown()
         store.close()
     return ready - started, seconds, len(outcome.trials), driver, children
 
@@ -125,6 +148,7 @@ def main() -> None:
     parser.add_argument(
         "--cold", action="store_true", help="each replay starts its own workers (the clock includes their start)"
     )
+    parser.add_argument("--traced", action="store_true", help="trace every trial into the store, as by default")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="passhat-bench-workers-") as name:
         folder = Path(name)
@@ -143,7 +167,7 @@ def main() -> None:
         for _ in range(args.repeats):
             for workers in (1, 2):
                 start, seconds, trials, driver, children = asyncio.run(
-                    replay_once(week, folder, workers, args.tickets, args.k, pool, cold=args.cold)
+                    replay_once(week, folder, workers, args.tickets, args.k, pool, cold=args.cold, traced=args.traced)
                 )
                 rates[workers].append(trials / seconds)
                 startup[workers].append(start)
@@ -157,6 +181,7 @@ def main() -> None:
         json.dumps(
             {
                 "trials": trials,
+                "traced": args.traced,
                 "trials_per_s_1_worker": round(statistics.median(rates[1]), 1),
                 "trials_per_s_2_workers": round(statistics.median(rates[2]), 1),
                 "ratio_median": round(statistics.median(ratios), 2),

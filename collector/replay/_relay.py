@@ -5,6 +5,11 @@ trial exactly as the driver would (same source, service name, redaction and cont
 into a provider of its own whose only processor keeps the finished spans (`SpanCapture`). Their `SpanSnapshot`s
 travel back with the trial's result, and `relay` ends each one in the driver's runtime, whose processors export
 it (into the store, or to a collector) as if the trial had run on the driver.
+
+When the driver's runtime only exports into an exporter that takes spans prepared elsewhere
+(`WorkerPreparedExport`: the store's, which `passhat replay` and the collector's cycle trace trials into), the
+workers prepare each trial's spans for it (`prepared_export`) and the driver hands them over as they come: the
+encoding and normalising the export does then runs on every core, not in the one process that writes the store.
 """
 
 from __future__ import annotations
@@ -12,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
@@ -209,3 +214,32 @@ def relay(runtime: passhat.Passhat, spans: Sequence[SpanSnapshot]) -> None:
         )
     for snapshot in spans:
         processor.on_end(snapshot.rebuild())
+
+
+class WorkerPreparedExport(Protocol):
+    """An exporter whose spans the process that made them can prepare (`prepare_in_workers`: a picklable
+    function of a trial's spans) and that stores what it prepared (`export_prepared`), as its `export` would."""
+
+    def prepare_in_workers(self) -> Callable[[Sequence[ReadableSpan]], Any]: ...
+
+    def export_prepared(self, prepared: Sequence[Any]) -> Any: ...
+
+
+def prepared_export(runtime: passhat.Passhat) -> WorkerPreparedExport | None:
+    """The runtime's exporter when the runtime's only span processor exports into one that takes spans prepared
+    in the workers; None otherwise (a worker's spans are then relayed, `relay`, and reach every processor)."""
+    active = getattr(runtime.tracer_provider, "_active_span_processor", None)
+    # Every passhat runtime has the SDK's baggage processor, which acts as spans start only (ending a relayed span
+    # does nothing there); it is the SDK's private class, known here by name.
+    processors = [p for p in getattr(active, "_span_processors", ()) if type(p).__name__ != "TicketBaggageProcessor"]
+    if len(processors) != 1:
+        return None
+    only = processors[0]
+    # SimpleSpanProcessor keeps its exporter as `span_exporter`, BatchSpanProcessor in its `_batch_processor`.
+    batch = getattr(only, "_batch_processor", None)
+    exporter = getattr(only, "span_exporter", None) or getattr(batch, "_exporter", None)
+    prepare, take = getattr(exporter, "prepare_in_workers", None), getattr(exporter, "export_prepared", None)
+    if callable(prepare) and callable(take):
+        found: WorkerPreparedExport = exporter  # type: ignore[assignment]
+        return found
+    return None

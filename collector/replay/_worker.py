@@ -14,10 +14,12 @@ import pickle
 import sys
 import threading
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
 
 import passhat
 from passhat.collector.replay._adapters import ReplayTicket
@@ -35,6 +37,13 @@ ANSWERS_AT_ONCE = 64
 """At most this many answers go back in one message."""
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A trial's spans as the driver's exporter prepared them in the worker (`TrialProfile.prepare_spans`)."""
+
+    spans: Any
+
+
 class NotSendableError(Exception):
     """What the trials need cannot be sent to a worker process; the message says what and how to make it sendable."""
 
@@ -48,6 +57,8 @@ class TrialProfile:
     tracing: RuntimeSettings | None = None
     pseudonym_secret: bytes | None = None  # the driver's own key (same machine), else the workers read theirs
     rows: RowSpec | None = None  # a replay's trials: the worker sends each one's stored row, not its result
+    # The driver's exporter prepares spans here (`prepared_export`): each trial's spans go back prepared.
+    prepare_spans: Callable[[Sequence[ReadableSpan]], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,10 +68,10 @@ class WorkerRow:
     The row travels as its fields in order: a tuple unpickles in the driver faster than a slotted dataclass."""
 
     values: tuple[Any, ...]
-    spans: tuple[SpanSnapshot, ...]
+    spans: tuple[SpanSnapshot, ...] | Prepared
 
     @classmethod
-    def of(cls, row: TrialRow, spans: tuple[SpanSnapshot, ...]) -> WorkerRow:
+    def of(cls, row: TrialRow, spans: tuple[SpanSnapshot, ...] | Prepared) -> WorkerRow:
         return cls(tuple(getattr(row, name) for name in _ROW_FIELDS), spans)
 
     @property
@@ -114,6 +125,7 @@ class _Body(TrialWorker):
         self._idle = collections.OrderedDict()
         self._keep = keep
         self.profiles: dict[int, tuple[AgentFactory, RunConfig, passhat.Passhat | None, RowSpec | None]] = {}
+        self.prepare: dict[int, Callable[[Sequence[ReadableSpan]], Any] | None] = {}
 
     def add_profile(self, number: int, profile: TrialProfile) -> None:
         runtime = None
@@ -122,6 +134,7 @@ class _Body(TrialWorker):
             key = None if secret is None else passhat.PseudonymKey(secret)
             runtime = profile.tracing.runtime(self.capture, pseudonym_key=key)
         self.profiles[number] = (profile.agent, profile.config, runtime, profile.rows)
+        self.prepare[number] = profile.prepare_spans
 
     async def run_job(self, job: TrialJob) -> WorkerResult | WorkerRow:
         """One trial, exactly as a local replay (or the demo's production traffic) runs it."""
@@ -145,6 +158,9 @@ class _Body(TrialWorker):
         if rows is not None:
             row = row_of(rows, result)
             row.details.json_text()  # built here, in parallel: the driver writes this text as it came
+            prepare = self.prepare.get(job.profile)
+            if prepare is not None and spans:  # prepared here, in parallel: the driver stores them as they come
+                return WorkerRow.of(row, Prepared(prepare([snapshot.rebuild() for snapshot in spans])))
             return WorkerRow.of(row, spans)
         return WorkerResult(result, spans, os.getpid())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import pickle
 import sys
 
@@ -122,3 +123,47 @@ def test_a_trial_that_lost_every_worker_is_stored_as_infra_never_as_the_agents_f
     assert row.infra_error is not None and f"{MAX_RETRIES} Ray workers were lost" in row.infra_error
     assert row.failure_label in NOT_AGENT_FAULT and row.termination_reason == "infra_error"
     assert row.details.infra_retries == tuple(lost)
+
+
+def test_spans_prepared_in_a_worker_are_stored_exactly_as_relayed_ones(tmp_path: pathlib.Path) -> None:
+    """The same trial's spans, relayed to the driver's store exporter or prepared in the worker for it and
+    handed over (pickled, as they travel): the two stores hold the same spans, ticket, tool call and writes."""
+    from passhat.collector.ingest import StoreSpanExporter
+    from passhat.collector.store import open_store
+
+    stores = [open_store(f"sqlite:///{tmp_path / name}") for name in ("relayed.db", "prepared.db")]
+    exporters = [StoreSpanExporter(store, "shop") for store in stores]
+    driver = passhat.configure(
+        make_global=False, send=False, source="sandbox", redact_mode="blank", service_name="passhat replay",
+        span_processors=[SimpleSpanProcessor(exporters[0])],
+    )  # fmt: skip
+    capture = SpanCapture()
+    worker = RuntimeSettings.of(driver).runtime(capture)
+
+    @worker.tool
+    def cancel_pending_order(order_id: int) -> dict[str, str]:
+        before, after = {"status": "pending"}, {"status": "cancelled"}
+        passhat.record_write("orders", {"order_id": order_id}, before=before, after=after, runtime=worker)
+        return {"status": "cancelled"}
+
+    with worker.ticket("T-1#0", task_type="cancel_pending_order", intent={"email": "ann@example.org"}) as ticket:
+        ticket.customer_says("please cancel order 7, write to ann@example.org")
+        cancel_pending_order(7)
+    spans = capture.take(ticket.trace_id)
+    try:
+        relay(driver, spans)
+        prepare = exporters[1].prepare_in_workers()
+        prepared = pickle.loads(pickle.dumps(prepare([snapshot.rebuild() for snapshot in spans])))
+        exporters[1].export_prepared([prepared])
+        relayed, made_here = (store.get_trace("shop", ticket.trace_id) for store in stores)
+        assert len(relayed) == len(spans) >= 2
+        assert made_here == relayed
+        assert any(span.tool_call is not None for span in made_here)
+        assert any(write.table == "orders" for span in made_here for write in span.state_writes)
+        listed = [store.list_tickets("shop", source="sandbox") for store in stores]
+        assert listed[0] == listed[1] and len(listed[0]) == 1
+    finally:
+        worker.shutdown()
+        driver.shutdown()
+        for store in stores:
+            store.close()

@@ -334,3 +334,63 @@ def test_a_replays_own_workers_start_before_it_plans_and_end_with_it(
     finally:
         empty.close()
     assert workers() == []
+
+
+def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_worker(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Traced into the store (as `passhat replay` traces by default) with a worker on every core, the workers
+    prepare each trial's spans for the store and the driver only writes them: nothing is relayed, and every
+    trial's trace is stored, its ticket and tool calls found as the collector's ingest finds them."""
+    from passhat.collector.loop import store_runtime
+    from passhat.collector.replay import _relay
+    from passhat.collector.replay._processes import default_workers
+
+    def no_relay(*_: object) -> None:
+        raise AssertionError("the driver relayed a worker's spans")
+
+    monkeypatch.setattr(_relay, "relay", no_relay)
+    shutil.copy(week_db, tmp_path / "week.db")
+    store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
+    runtime = store_runtime(store, "shop")
+    agent = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
+    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=default_workers())
+    try:
+        outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings, runtime=runtime))
+        runtime.flush()
+        traced = store.list_tickets("shop", source="sandbox", replay_run_id=outcome.run.run_id, limit=1000)
+        assert len(traced) == len(outcome.trials) == K * TICKETS * len(TASK_TYPES)
+        assert {t.trace_id for t in traced} == {t.trace_id for t in outcome.trials}
+        for trial in outcome.trials:
+            spans = store.get_trace("shop", str(trial.trace_id))
+            assert any(span.ticket is not None for span in spans)
+            calls = [span.tool_call.tool_name for span in spans if span.tool_call is not None]
+            assert calls == [call.name for call in trial.details.tool_calls]
+    finally:
+        runtime.shutdown()
+        store.close()
+
+
+def test_with_fewer_workers_than_cores_the_driver_prepares_the_spans_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver has a core of its own then: preparing the spans there keeps the workers' cores for trials."""
+    from passhat.collector.loop import store_runtime
+    from passhat.collector.replay import _processes
+
+    monkeypatch.setattr(_processes, "default_workers", lambda: 4)
+    store = open_store("sqlite://")
+    runtime = store_runtime(store, "shop")
+    try:
+        assert _processes.spans_prepared_in_workers(runtime, 1) is None
+        assert _processes.spans_prepared_in_workers(runtime, 3) is None
+        assert _processes.spans_prepared_in_workers(runtime, 4) is not None
+        assert _processes.spans_prepared_in_workers(None, 4) is None
+        two = passhat.configure(  # a second exporter: spans are relayed, and reach both
+            make_global=False, send=False,
+            span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop")), SimpleSpanProcessor(
+                StoreSpanExporter(store, "other"))],
+        )  # fmt: skip
+        assert _processes.spans_prepared_in_workers(two, 4) is None
+        two.shutdown()
+    finally:
+        runtime.shutdown()
+        store.close()
