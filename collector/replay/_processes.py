@@ -457,10 +457,11 @@ def spans_prepared_in_workers(runtime: passhat.Passhat | None, workers: int) -> 
     """The exporter whose spans the workers prepare (`prepared_export`), when a worker runs on every core.
 
     The driver then has no core of its own, so what it does for each trial is taken from the workers: storing a
-    traced trial's spans (encoding, normalising, writing) took 1.07 ms of the driver's CPU a trial against its
-    0.32 ms untraced, and capped any replay near 930 trials a second whatever the cores. Prepared in the workers,
-    the driver's part is 0.61 ms. With fewer workers than cores the driver has a core to itself, and preparing
-    there keeps the workers' cores for trials (one worker on two cores: 231 against 197 trials a second)."""
+    traced trial's spans (encoding, normalising, writing) took 1.03 ms of the driver's CPU a trial against its
+    0.32 ms untraced, and capped a traced replay near 970 trials a second whatever the cores. Prepared in the
+    workers, the driver's part is 0.60 ms (docs/loop.md, "Traced trials"). With fewer workers than cores the
+    driver has a core to itself, and preparing there keeps the workers' cores for trials (one worker on two
+    cores: 224 against 197 trials a second)."""
     if runtime is None or workers < default_workers():
         return None
     return prepared_export(runtime)
