@@ -38,8 +38,11 @@ when every trial waits alike (one process's trials all wait while another's comp
 CPU: at 1,000 in flight, 4 workers on 2 cores gave 96% busy against 91%, and fewer trials a second (308 against
 316). The share of the ceiling rises with the waste, so compare ``trials_per_s`` too.
 
+``--traced``: every trial is traced into the store, as `passhat replay` and the collector's cycle trace them by
+default (bench_workers.py says more); the clock includes the last spans stored.
+
 Run: .venv/bin/python benchmarks/bench_inflight.py [--levels 50,400,1000] [--trials-per-slot 3] [--turn-seconds 0.5]
-[--turn-jitter 0] [--workers 0]
+[--turn-jitter 0] [--workers 0] [--traced]
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from passhat.collector.loop import store_runtime
 from passhat.collector.replay import AgentSpec, ReplaySettings, WorkerProcesses, replay_period
 from passhat.collector.replay._processes import default_workers
 from passhat.collector.store import open_store, parse_period
@@ -201,6 +205,7 @@ async def replay_level(
     seconds: float,
     jitter: float = 0.0,
     workers: int = 0,
+    traced: bool = False,
 ) -> dict[str, Any]:
     shutil.copy(week, folder / "copy.db")
     store = open_store(f"sqlite:///{folder / 'copy.db'}")
@@ -208,6 +213,7 @@ async def replay_level(
     workers = workers or default_workers()
     settings = ReplaySettings(k=k, tickets_per_task_type=tickets, parallel=in_flight, workers=workers)
     agent = AgentSpec(SlowFactory(seconds, jitter), f"reference + {seconds:g} s a turn (simulation)", "1", True)
+    runtime = store_runtime(store, "shop") if traced else None
     processes = await WorkerProcesses({"retail": retail}, workers=workers, concurrency=-(-in_flight // workers)).start()
     try:
         await asyncio.sleep(0.5)  # let the workers settle after building their templates
@@ -218,12 +224,17 @@ async def replay_level(
         began = time.time()
         with PeakMemory() as peak:
             outcome = await replay_period(
-                store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, processes=processes
-            )
+                store, "shop", WEEK, agent, domains={"retail": retail}, settings=settings, processes=processes,
+                runtime=runtime,
+            )  # fmt: skip
+            if runtime is not None:
+                runtime.flush()  # the last spans stored
         wall = time.perf_counter() - started
         cpu = _cpu(_tree(os.getpid())) - cpu - peak.own
     finally:
         processes.close()
+        if runtime is not None:
+            runtime.shutdown()
         store.close()
     trials = outcome.trials
     turns = statistics.mean(sum(1 for role, _ in row.details.transcript if role == "agent") for row in trials)
@@ -241,6 +252,7 @@ async def replay_level(
         "in_flight": in_flight,
         "turn_jitter": jitter,
         "workers": workers,
+        "traced": traced,
         "trials": len(trials),
         "wall_s": round(wall, 1),
         "agent_turns_per_trial": round(turns, 2),
@@ -274,6 +286,7 @@ def main() -> None:
     parser.add_argument("--turn-jitter", type=float, default=0.0, help="each turn waits seconds x (1 +- this)")
     parser.add_argument("--k", type=int, default=20)
     parser.add_argument("--workers", type=int, default=0, help="worker processes (default: one per core)")
+    parser.add_argument("--traced", action="store_true", help="trace every trial into the store, as by default")
     args = parser.parse_args()
     levels = [int(level) for level in args.levels.split(",")]
     task_types = len(load_domain("retail").task_types)
@@ -287,7 +300,15 @@ def main() -> None:
                 json.dumps(
                     asyncio.run(
                         replay_level(
-                            week, folder, level, tickets, args.k, args.turn_seconds, args.turn_jitter, args.workers
+                            week,
+                            folder,
+                            level,
+                            tickets,
+                            args.k,
+                            args.turn_seconds,
+                            args.turn_jitter,
+                            args.workers,
+                            args.traced,
                         )
                     )
                 )

@@ -68,6 +68,12 @@ __all__ = [
 KEEP_PACKED = 256
 """Tickets the driver keeps pickled for their next attempts (a ticket's attempts are sent together)."""
 
+SPANS_PREPARED_FROM = 6
+"""Workers from which they prepare their trials' spans for the store (`spans_prepared_in_workers`): the driver
+relaying them bounds a traced replay near 970 trials a second, which six workers at 4.3 ms a trial pass; below,
+the CPU in all (a little more when prepared in the workers) decides. A projection from the CPU a trial measured on
+two cores, not a measurement on six."""
+
 PREPARED_AT_ONCE = 64
 """Trials whose prepared spans the driver stores together (one write of the store for them all)."""
 
@@ -454,14 +460,15 @@ def profile_for(agent: AgentFactory, config: RunConfig, runtime: passhat.Passhat
 
 
 def spans_prepared_in_workers(runtime: passhat.Passhat | None, workers: int) -> WorkerPreparedExport | None:
-    """The exporter whose spans the workers prepare (`prepared_export`), when a worker runs on every core.
+    """The exporter whose spans the workers prepare (`prepared_export`), when the driver would otherwise bound
+    the replay: `SPANS_PREPARED_FROM` workers or more, one on every core.
 
-    The driver then has no core of its own, so what it does for each trial is taken from the workers: storing a
-    traced trial's spans (encoding, normalising, writing) took 1.03 ms of the driver's CPU a trial against its
-    0.32 ms untraced, and capped a traced replay near 970 trials a second whatever the cores. Prepared in the
-    workers, the driver's part is 0.60 ms (docs/loop.md, "Traced trials"). With fewer workers than cores the
-    driver has a core to itself, and preparing there keeps the workers' cores for trials (one worker on two
-    cores: 224 against 197 trials a second)."""
-    if runtime is None or workers < default_workers():
+    Storing a traced trial's spans (encoding, normalising, writing) takes the driver 1.03 ms of CPU a trial
+    (0.32 ms untraced), so one process writing the store caps a traced replay near 970 trials a second whatever
+    the cores. Prepared in the workers, the driver's part is 0.60 ms, but the trial's CPU in all is a little more
+    (pickling what was prepared): measured on two cores, two workers gave 0.97x to 1.01x the trials a second, and
+    one worker (the driver on a core of its own) 197 against 224. Below the threshold the driver prepares them
+    (docs/loop.md, "Traced trials")."""
+    if runtime is None or workers < max(SPANS_PREPARED_FROM, default_workers()):
         return None
     return prepared_export(runtime)

@@ -343,13 +343,14 @@ def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_
     prepare each trial's spans for the store and the driver only writes them: nothing is relayed, and every
     trial's trace is stored, its ticket and tool calls found as the collector's ingest finds them."""
     from passhat.collector.loop import store_runtime
-    from passhat.collector.replay import _relay
+    from passhat.collector.replay import _processes, _relay
     from passhat.collector.replay._processes import default_workers
 
     def no_relay(*_: object) -> None:
         raise AssertionError("the driver relayed a worker's spans")
 
     monkeypatch.setattr(_relay, "relay", no_relay)
+    monkeypatch.setattr(_processes, "SPANS_PREPARED_FROM", default_workers())  # as on a machine of six cores
     shutil.copy(week_db, tmp_path / "week.db")
     store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
     runtime = store_runtime(store, "shop")
@@ -371,25 +372,31 @@ def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_
         store.close()
 
 
-def test_with_fewer_workers_than_cores_the_driver_prepares_the_spans_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The driver has a core of its own then: preparing the spans there keeps the workers' cores for trials."""
+def test_the_workers_prepare_the_spans_only_where_the_driver_would_bound_the_replay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From `SPANS_PREPARED_FROM` workers, one on every core; with fewer, or fewer than the cores (the driver has a
+    core of its own then), the driver prepares them: the trial's CPU in all is a little less that way."""
     from passhat.collector.loop import store_runtime
     from passhat.collector.replay import _processes
 
-    monkeypatch.setattr(_processes, "default_workers", lambda: 4)
     store = open_store("sqlite://")
     runtime = store_runtime(store, "shop")
     try:
-        assert _processes.spans_prepared_in_workers(runtime, 1) is None
-        assert _processes.spans_prepared_in_workers(runtime, 3) is None
-        assert _processes.spans_prepared_in_workers(runtime, 4) is not None
-        assert _processes.spans_prepared_in_workers(None, 4) is None
+        monkeypatch.setattr(_processes, "default_workers", lambda: 8)
+        assert _processes.SPANS_PREPARED_FROM == 6
+        assert _processes.spans_prepared_in_workers(runtime, 7) is None  # a core left to the driver
+        assert _processes.spans_prepared_in_workers(runtime, 8) is not None
+        assert _processes.spans_prepared_in_workers(None, 8) is None
+        monkeypatch.setattr(_processes, "default_workers", lambda: 4)
+        assert _processes.spans_prepared_in_workers(runtime, 4) is None  # the driver keeps up with four
+        assert _processes.spans_prepared_in_workers(runtime, 6) is not None
         two = passhat.configure(  # a second exporter: spans are relayed, and reach both
             make_global=False, send=False,
             span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop")), SimpleSpanProcessor(
                 StoreSpanExporter(store, "other"))],
         )  # fmt: skip
-        assert _processes.spans_prepared_in_workers(two, 4) is None
+        assert _processes.spans_prepared_in_workers(two, 6) is None
         two.shutdown()
     finally:
         runtime.shutdown()
