@@ -108,7 +108,7 @@ class SpanSnapshot:
             name=self.name,
             context=self.context.rebuild(),
             parent=None if self.parent is None else self.parent.rebuild(),
-            resource=Resource(dict(self.resource)),
+            resource=_resource(self.resource),
             attributes=dict(self.attributes),
             events=[Event(name, dict(attributes), timestamp) for name, attributes, timestamp in self.events],
             links=[Link(context.rebuild(), dict(attributes)) for context, attributes in self.links],
@@ -116,8 +116,37 @@ class SpanSnapshot:
             status=Status(StatusCode[self.status[0]], self.status[1]),
             start_time=self.start_time,
             end_time=self.end_time,
-            instrumentation_scope=InstrumentationScope(self.scope[0], self.scope[1]),
+            instrumentation_scope=_scope(self.scope),
         )
+
+
+# A worker's spans share one resource and a few scopes: rebuilding each once keeps the SDK's validation of their
+# attributes, and an exporter grouping spans by resource (OTLP's encoder hashes a resource's attributes as JSON)
+# meets the same object again. Bounded: a driver relays from a handful of worker runtimes.
+_RESOURCES: dict[Attributes, Resource] = {}
+_SCOPES: dict[tuple[str, str | None], InstrumentationScope] = {}
+_REBUILT_AT_MOST = 64
+
+
+def _resource(attributes: Attributes) -> Resource:
+    try:
+        found = _RESOURCES.get(attributes)
+    except TypeError:  # an unhashable value (none of the SDK's): built afresh
+        return Resource(dict(attributes))
+    if found is None:
+        if len(_RESOURCES) >= _REBUILT_AT_MOST:
+            _RESOURCES.clear()
+        found = _RESOURCES[attributes] = Resource(dict(attributes))
+    return found
+
+
+def _scope(scope: tuple[str, str | None]) -> InstrumentationScope:
+    found = _SCOPES.get(scope)
+    if found is None:
+        if len(_SCOPES) >= _REBUILT_AT_MOST:
+            _SCOPES.clear()
+        found = _SCOPES[scope] = InstrumentationScope(scope[0], scope[1])
+    return found
 
 
 class SpanCapture(SpanProcessor):
