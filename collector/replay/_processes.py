@@ -463,12 +463,11 @@ def spans_prepared_in_workers(runtime: passhat.Passhat | None, workers: int) -> 
     """The exporter whose spans the workers prepare (`prepared_export`), when the driver would otherwise bound
     the replay: `SPANS_PREPARED_FROM` workers or more, one on every core.
 
-    Storing a traced trial's spans (encoding, normalising, writing) takes the driver 1.03 ms of CPU a trial
-    (0.32 ms untraced), so one process writing the store caps a traced replay near 970 trials a second whatever
-    the cores. Prepared in the workers, the driver's part is 0.60 ms, but the trial's CPU in all is a little more
-    (pickling what was prepared): measured on two cores, two workers gave 0.97x to 1.01x the trials a second, and
-    one worker (the driver on a core of its own) 197 against 224. Below the threshold the driver prepares them
-    (docs/loop.md, "Traced trials")."""
+    Storing a traced trial's spans (converting them to the collector's rows, writing them) takes the driver about
+    0.8 ms of CPU a trial (0.32 ms untraced), so one process writing the store caps a traced replay near 1,200
+    trials a second whatever the cores. Prepared in the workers, the driver's part is about 0.74 ms (most of it
+    is the writing), and what they prepared is pickled back: measured on two cores, two workers gave 0.99x the
+    trials a second. Below the threshold the driver prepares them (docs/loop.md, "Traced trials")."""
     if runtime is None or workers < max(SPANS_PREPARED_FROM, default_workers()):
         return None
     return prepared_export(runtime)
