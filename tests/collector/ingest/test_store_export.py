@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode
 from sqlalchemy.sql.elements import quoted_name
 
 import passhat
@@ -60,6 +60,7 @@ def _span(
     parent: int | None = None,
     attributes: dict[str, Any] | None = None,
     events: Sequence[Event] = (),
+    links: Sequence[Link] = (),
     status: Status | None = None,
     kind: SpanKind = SpanKind.INTERNAL,
     start: int | None = 1_000,
@@ -75,6 +76,7 @@ def _span(
         resource=resource,
         attributes=attributes or {},
         events=list(events),
+        links=list(links),
         kind=kind,
         status=status or Status(StatusCode.UNSET),
         start_time=start,
@@ -160,6 +162,7 @@ def test_status_kind_parent_and_events_are_carried() -> None:
         _span("ok", span_id=6, status=Status(StatusCode.OK), kind=SpanKind.CLIENT, start=3_000, end=2_000),
         _span("unended", span_id=7, start=None, end=None),
         _span("blank message", span_id=8, status=Status(StatusCode.ERROR, "")),
+        _span("linked", span_id=9, links=[Link(SpanContext(0xDEF, 0x2, is_remote=True), {"why": "follows"})]),
     ]
     assert _agrees(spans)
 
