@@ -95,9 +95,9 @@ def record_write(
     ``op`` is inferred: ``insert`` (only ``after``), ``delete`` (only ``before``), ``update`` (both; only the
     columns whose value changed are kept). Bulk statements pass ``op="bulk_update"`` etc. and ``rowcount``.
     """
-    from passhat._runtime import current
+    from passhat._ticket import active_runtime
 
-    runtime = runtime or current()
+    runtime = runtime or active_runtime()
     table = _require_table(table)
     key_map: dict[str, Any] | None
     if key is None:

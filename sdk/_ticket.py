@@ -16,6 +16,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status,
 from passhat import semconv
 from passhat._baggage import with_ticket_baggage
 from passhat._content import cap, to_json
+from passhat._runtime import current
 from passhat._sampling import is_sampled
 
 if TYPE_CHECKING:
@@ -27,6 +28,17 @@ _current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar(
 def current_ticket() -> Ticket | None:
     """The ticket whose ``with`` block is running in this context, if any."""
     return _current_ticket.get()
+
+
+def active_runtime() -> Passhat:
+    """The runtime of the ticket open in this context, else the global one (`passhat._runtime.current`).
+
+    What the SDK's tool spans, recorded writes and instrumented clients use when given no runtime: a span inside a
+    ticket belongs to that ticket's trace, and goes where the ticket's spans go. A replay runs each trial inside a
+    ticket of the replay's own runtime, never the process's global one (which may send production traffic, or
+    nothing), so an agent's own `@passhat.tool` calls and writes land in the trial's trace."""
+    ticket = _current_ticket.get()
+    return ticket.runtime if ticket is not None else current()
 
 
 def error_type_of(exc: BaseException) -> str:

@@ -18,8 +18,8 @@ from opentelemetry.trace import SpanKind
 from passhat import semconv
 from passhat._content import to_json
 from passhat._outcome import TOOL_KINDS, EmptyPredicate, ToolKind, outcome_of
-from passhat._runtime import Passhat, current
-from passhat._ticket import current_ticket, error_type_of, record_exception
+from passhat._runtime import Passhat
+from passhat._ticket import active_runtime, current_ticket, error_type_of, record_exception
 
 logger = logging.getLogger("passhat")
 
@@ -169,7 +169,7 @@ def _wrap(
 
         @functools.wraps(func)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            runtime = bound or current()
+            runtime = bound or active_runtime()
             span, token = tool_span.start(runtime, args, kwargs)
             try:
                 result = await func(*args, **kwargs)
@@ -185,7 +185,7 @@ def _wrap(
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        runtime = bound or current()
+        runtime = bound or active_runtime()
         span, token = tool_span.start(runtime, args, kwargs)
         try:
             result = func(*args, **kwargs)

@@ -13,8 +13,8 @@ from opentelemetry.trace import SpanKind
 
 from passhat import semconv
 from passhat._content import to_json
-from passhat._runtime import Passhat, current
-from passhat._ticket import Ticket, current_ticket, record_exception
+from passhat._runtime import Passhat
+from passhat._ticket import Ticket, active_runtime, current_ticket, record_exception
 from passhat.integrations._handle import Instrumentation
 
 _PATCHED = "__passhat_original__"
@@ -281,7 +281,7 @@ def _tool_definition(tool: Any) -> dict[str, Any]:
 
 
 def _start(runtime: Passhat | None, kwargs: dict[str, Any]) -> tuple[_ChatRecord, object]:
-    active = runtime or current()
+    active = runtime or active_runtime()
     model = kwargs.get("model")
     attributes: dict[str, Any] = {
         semconv.OPERATION_NAME: semconv.OP_CHAT,

@@ -17,8 +17,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from passhat import semconv
 from passhat._content import to_json
 from passhat._outcome import ToolOutcome, outcome_of
-from passhat._runtime import Passhat, current
-from passhat._ticket import current_ticket, error_type_of, record_exception
+from passhat._runtime import Passhat
+from passhat._ticket import active_runtime, current_ticket, error_type_of, record_exception
 from passhat.integrations._handle import Instrumentation
 
 _PATCHED = "__passhat_original__"
@@ -131,7 +131,7 @@ def _install_client_patch(runtime: Passhat | None) -> None:
     async def call_tool(
         self: ClientSession, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kwargs: Any
     ) -> Any:
-        active = runtime or current()
+        active = runtime or active_runtime()
         span = _start(active, name, SpanKind.CLIENT)
         if active.capture_content and arguments is not None:
             span.set_attribute(
@@ -178,7 +178,7 @@ class PasshatServerMiddleware:
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         if ctx.method != "tools/call":
             return await call_next(ctx)
-        runtime = self._runtime or current()
+        runtime = self._runtime or active_runtime()
         params = ctx.params or {}
         name = params.get("name")
         meta = ctx.meta or params.get("_meta") or {}

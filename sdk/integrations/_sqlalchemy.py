@@ -15,9 +15,9 @@ from sqlalchemy.sql.dml import Delete, Insert, Update
 
 from passhat import semconv
 from passhat._content import jsonable
-from passhat._runtime import Passhat, current
+from passhat._runtime import Passhat
 from passhat._state import emit, record_read, write_attributes
-from passhat._ticket import current_ticket
+from passhat._ticket import active_runtime, current_ticket
 from passhat.integrations._handle import Instrumentation
 
 # True while an ORM flush runs in this context, so its statements are not counted again as Core DML.
@@ -69,7 +69,7 @@ class _SqlAlchemyTracer:
 
     @property
     def runtime(self) -> Passhat:
-        return self._runtime or current()
+        return self._runtime or active_runtime()
 
     def _ours(self, session: Session, state: InstanceState[Any]) -> bool:
         try:

@@ -150,6 +150,19 @@ def test_a_team_replays_its_own_agent_with_pseudonymised_data(project: pathlib.P
     failures = rows["change_plan"]["signatures"]["no_write"]
     assert failures == round((1 - by_type["change_plan"]["pass_at_1"]) * len(CUSTOMERS) * K)
 
+    # Each trial's trace (what the UI's trial page shows) holds the agent's own @passhat.tool calls, as the trial
+    # record does: the agent's module configured passhat for production, and the trials traced into the replay's.
+    store = open_store(store_url)
+    try:
+        trials = store.list_tickets("billing", source="sandbox", replay_run_id=result["run_id"], limit=1000)
+        assert len(trials) == sent * K
+        details = store.get_tickets("billing", [t.ticket_id for t in trials[:12]], source="sandbox")
+        for detail in details.values():
+            names = {call.tool_name for call in detail.tool_calls}
+            assert "find_customer" in names, (detail.ticket_id, names)
+    finally:
+        store.close()
+
     stored = b"".join(path.read_bytes() for path in (project / "collector").iterdir() if path.is_file())
     for _, email, phone, card in CUSTOMERS:
         for clear in (email, phone, re.sub(r"\D", "", phone), card, card.replace(" ", "")):

@@ -92,3 +92,33 @@ def test_direct_calls_are_recorded_in_order_by_the_mcp_outcome_rule() -> None:
     assert result.record.tool_calls[0].arguments == {"owner": "nobody"}  # the engine is not an argument worth keeping
     # lookup_strict never got a result: the empty lookup comes first in the signatures' precedence.
     assert result.signature is not None and result.signature.label == "tool_usage.empty_lookup"
+
+
+def test_direct_calls_are_in_the_trials_trace_not_the_global_runtimes() -> None:
+    """A replay traces trials with a runtime of its own (never the process's global one, which may send production
+    traffic or nothing): an agent's own @passhat.tool calls inside the trial are spans of the trial's trace."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    trial_spans, global_spans = InMemorySpanExporter(), InMemorySpanExporter()
+    providers = [TracerProvider(), TracerProvider()]
+    providers[0].add_span_processor(SimpleSpanProcessor(trial_spans))
+    providers[1].add_span_processor(SimpleSpanProcessor(global_spans))
+    trial_runtime = passhat.configure(tracer_provider=providers[0], source="sandbox", make_global=False)
+    production = passhat.configure(tracer_provider=providers[1], send=False, make_global=False)
+    previous = passhat._runtime.set_current(production)  # the agent's module configured passhat for production
+    try:
+        with Sandbox(domain) as sandbox:
+            scenario = sandbox.scenarios("rename", 1)[0]
+            asyncio.run(run_trial(sandbox, scenario, 0, DirectAgent, runtime=trial_runtime))
+    finally:
+        passhat._runtime.set_current(previous)
+    spans = trial_spans.get_finished_spans()
+    tools = [s for s in spans if s.attributes and s.attributes.get("gen_ai.operation.name") == "execute_tool"]
+    assert [s.attributes["gen_ai.tool.name"] for s in tools if s.attributes] == [
+        "lookup_by_owner", "lookup_strict", "lookup_by_owner", "rename"
+    ]  # fmt: skip
+    ticket = next(s for s in spans if s.name.startswith("invoke_agent"))
+    assert all(s.context.trace_id == ticket.context.trace_id for s in tools)
+    assert global_spans.get_finished_spans() == ()
