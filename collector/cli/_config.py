@@ -39,6 +39,20 @@ def domain_problems(config: PasshatConfig) -> list[str]:
     return []
 
 
+def agent_problems(config: PasshatConfig) -> list[str]:
+    """The problem with `agent.factory`, if it cannot be resolved as a replay resolves it (a `module:attribute`
+    that does not import, is misspelt or is not callable; options another agent does not take). Only `config
+    check` imports the agent: other commands (reports, runs) do not need its packages."""
+    from passhat.collector.loop import agent_spec
+    from passhat.sandbox import DomainError
+
+    try:
+        agent_spec(config)
+    except (DomainError, ValueError, ImportError) as exc:
+        return [f"agent.factory: {exc}"]
+    return []
+
+
 def _checked(path: str) -> PasshatConfig:
     """The config, valid in shape and in the domains it names; `ConfigError` lists every problem."""
     config = load_config(path)
@@ -140,9 +154,17 @@ def check(
         except ConfigError as exc:
             emit_json({"file": path, "valid": False, "problems": exc.problems})
             raise typer.Exit(2) from None
+        problems = agent_problems(loaded)
+        if problems:
+            emit_json({"file": path, "valid": False, "problems": problems})
+            raise typer.Exit(2)
         emit_json({"file": path, "valid": True, "problems": [], "error_rates": error_rates(loaded)})
         return
     config = load_or_exit(path)
+    for problem in agent_problems(config):
+        line = escape(f"{path}: {problem}")
+        error_console.print(f"[bold red]passhat: error:[/] {line}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
     console.print(f"[green]{path} is valid[/]", highlight=False)
     for line in [*_summary(config), *error_rates(config)]:
         console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)

@@ -17,4 +17,14 @@ def main() -> None:
             )
             raise SystemExit(2) from None
         raise
-    app()
+    try:
+        app()
+    except ModuleNotFoundError as exc:  # a command reached a part of passhat whose extra is not installed
+        if not exc.name or exc.name.startswith("passhat"):
+            raise
+        message = str(exc) if "pip install" in str(exc) else f"{exc.name} is not installed"
+        sys.stderr.write(
+            f"passhat: error: {message}\n"
+            "The command line's extra has every command's: pip install 'passhat[collector]'\n"
+        )
+        raise SystemExit(2) from None

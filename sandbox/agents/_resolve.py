@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from passhat.sandbox.agents._conversation import AgentFactory, CustomerFactory
+from passhat.sandbox.agents._conversation import Agent, AgentFactory, CustomerFactory, TrialContext
 from passhat.sandbox.agents._customer import ScriptedCustomer
 from passhat.sandbox.agents._reference import FlawConfig, ReferenceAgent
 from passhat.sandbox.agents._service import ServiceAgent, is_service_url
@@ -42,14 +42,48 @@ def resolve_agent(
         raise DomainError(
             f"unknown agent {spec!r}: use reference, anthropic, openai, an http(s):// URL, or module:function"
         )
+    return NamedFactory(spec, _imported(spec))
+
+
+def _imported(spec: str) -> AgentFactory:
+    module_name, _, attribute = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise DomainError(f"cannot import {module_name!r} for agent {spec!r}: {exc}") from None
     factory = getattr(module, attribute, None)
+    if factory is None:
+        raise DomainError(f"{module_name!r} has no {attribute!r} (agent {spec!r}): check the name's spelling")
     if not callable(factory):
-        raise DomainError(f"{spec!r} is not a function in {module_name!r}")
+        raise DomainError(
+            f"{spec!r} is a {type(factory).__name__}, not a factory: name a function or class taking a TrialContext"
+        )
     return factory  # type: ignore[no-any-return]
+
+
+class NamedFactory:
+    """An agent factory a config names as ``module:attribute``. Worker processes import it by that name instead
+    of receiving it pickled: a configured object (an adapter around a framework agent, say) may hold what cannot
+    be pickled, such as a lambda or a client, and importing its module builds it there as it was built here."""
+
+    def __init__(self, spec: str, factory: AgentFactory) -> None:
+        self.spec = spec
+        self.factory = factory
+        self.__qualname__ = spec
+
+    def __call__(self, context: TrialContext) -> Agent:
+        return self.factory(context)
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return named_factory, (self.spec,)
+
+    def __repr__(self) -> str:
+        return f"NamedFactory({self.spec!r})"
+
+
+def named_factory(spec: str) -> NamedFactory:
+    """The factory ``module:attribute`` names, imported (how a `NamedFactory` is unpickled in a worker)."""
+    return NamedFactory(spec, _imported(spec))
 
 
 def resolve_customer(spec: str, *, model: str | None = None, base_url: str | None = None) -> CustomerFactory:

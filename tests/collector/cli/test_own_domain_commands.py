@@ -81,3 +81,42 @@ def test_a_wrong_module_attribute_is_one_line_and_status_2(tmp_path: pathlib.Pat
     assert done.exit_code == 2
     assert "domains[0]" in done.output and "nothing_here" in done.output
     assert "domains[1]" not in done.output
+
+
+AGENT = """
+
+class ReplayedClinicAgent:
+    def __init__(self, context):
+        self.context = context
+
+
+def make_agent(context):
+    return ReplayedClinicAgent(context)
+
+
+settings = {"not": "callable"}
+"""
+
+
+@pytest.mark.parametrize(
+    ("factory", "expected"),
+    [
+        ("MOD:ReplayedClinicAgnet", "has no 'ReplayedClinicAgnet'"),  # a typo
+        ("MOD:settings", "is a dict, not a factory"),
+        ("no_such_module_here:make_agent", "cannot import 'no_such_module_here'"),
+    ],
+)
+def test_config_check_resolves_the_agent_factory_as_replay_would(
+    tmp_path: pathlib.Path, module: str, factory: str, expected: str
+) -> None:
+    config = _project(tmp_path, module, '["MOD:domain"]')
+    (tmp_path / f"{module}.py").write_text(CLINIC + AGENT)
+    for name, code in ((factory, 2), ("MOD:make_agent", 0), ("MOD:ReplayedClinicAgent", 0)):
+        text = config.read_text().replace("[store]", f'[agent]\nfactory = "{name.replace("MOD", module)}"\n[store]')
+        (tmp_path / "agent.toml").write_text(text)
+        done = runner.invoke(app, ["config", "check", str(tmp_path / "agent.toml")])
+        assert done.exit_code == code, done.output
+        if code == 2:
+            assert "agent.factory" in done.output and expected in done.output and "Traceback" not in done.output
+            as_json = runner.invoke(app, ["config", "check", str(tmp_path / "agent.toml"), "--json"])
+            assert as_json.exit_code == 2 and expected in as_json.output

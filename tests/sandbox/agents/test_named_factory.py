@@ -1,0 +1,55 @@
+"""An agent factory named `module:attribute` travels to worker processes by its name, whatever it holds."""
+
+from __future__ import annotations
+
+import pathlib
+import pickle
+import sys
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from passhat.sandbox import DomainError
+from passhat.sandbox.agents._resolve import NamedFactory, resolve_agent
+
+MODULE = """
+class Adapter:
+    def __init__(self, deps):
+        self.deps = deps  # a lambda: an instance holding it cannot be pickled by value
+
+    def __call__(self, context):
+        return ("agent for", context, self.deps(context))
+
+
+replay_agent = Adapter(lambda context: context * 2)
+"""
+
+
+@pytest.fixture
+def module(tmp_path: pathlib.Path) -> Iterator[str]:
+    name = f"adapter_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(MODULE)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        yield name
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(name, None)
+
+
+def test_a_configured_object_holding_a_lambda_is_sent_by_its_name(module: str) -> None:
+    factory = resolve_agent(f"{module}:replay_agent")
+    assert isinstance(factory, NamedFactory)
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        pickle.dumps(factory.factory)  # by value it cannot travel
+    again = pickle.loads(pickle.dumps(factory))
+    assert again("ctx") == factory("ctx") == ("agent for", "ctx", "ctxctx")
+    assert len(pickle.dumps(factory)) < 200  # its name, not its state
+
+
+def test_a_misspelt_or_uncallable_factory_is_one_clear_error(module: str) -> None:
+    with pytest.raises(DomainError, match="has no 'replay_agnet'"):
+        resolve_agent(f"{module}:replay_agnet")
+    with pytest.raises(DomainError, match="is a str, not a factory"):
+        resolve_agent(f"{module}:__name__")
