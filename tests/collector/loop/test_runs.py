@@ -107,6 +107,11 @@ def test_a_one_off_run_changes_neither_the_report_nor_the_next_baseline_until_pr
     assert setup.run("report", "--period", "2026-W40")["run"] == {"run_id": one_off["run_id"], "role": "official"}
     roles = {row["run_id"]: row["role"] for row in setup.run("runs", "list", "--period", "2026-W40")["runs"]}
     assert roles == {one_off["run_id"]: "official", official["run_id"]: "superseded"}
+    # As a terminal of 80 columns (or a pipe) shows it, each run id whole, to copy into `runs show`.
+    shown = CliRunner().invoke(
+        app, ["runs", "list", "--config", str(setup.config()), "--store", setup.url], env={"COLUMNS": "80"}
+    )
+    assert shown.exit_code == 0 and official["run_id"] in shown.output and one_off["run_id"] in shown.output
 
 
 @pytest.mark.slow
