@@ -48,7 +48,9 @@ def list_command(
     table = Table(title=f"replay runs of {name}")
     # The run id is what `runs show` and `runs promote` take: kept whole, the other columns fold around it.
     table.add_column("run", no_wrap=True, min_width=max((len(row["run_id"]) for row in rows), default=3))
-    for column in ("period", "role", "k", "trials/ticket", "tickets", "agent", "why exploratory"):
+    for column in ("period", "role", "k"):
+        table.add_column(column, no_wrap=True)
+    for column in ("trials/ticket", "tickets", "agent", "why exploratory"):
         table.add_column(column, overflow="fold")
     for row in rows:
         agent = f"{row['agent']} {row['agent_version']}".strip()
