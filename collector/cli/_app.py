@@ -8,6 +8,7 @@ from passhat.collector.cli import _bench, _replay
 from passhat.collector.cli._alerts import alerts_app
 from passhat.collector.cli._config import config_app
 from passhat.collector.cli._demo import demo
+from passhat.collector.cli._errors import OneLineErrors
 from passhat.collector.cli._grade import grade
 from passhat.collector.cli._report import report
 from passhat.collector.cli._runs import runs_app
@@ -17,6 +18,7 @@ from passhat.collector.cli._stats import calc, fit
 from passhat.collector.cli._suite import suite_app
 
 app = typer.Typer(
+    cls=OneLineErrors,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

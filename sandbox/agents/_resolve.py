@@ -4,6 +4,7 @@ service's `http(s)://` URL, or a `module:function`."""
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from passhat.sandbox.agents._conversation import Agent, AgentFactory, CustomerFactory, TrialContext
 from passhat.sandbox.agents._customer import ScriptedCustomer
@@ -71,8 +72,9 @@ class NamedFactory:
         self.factory = factory
         self.__qualname__ = spec
 
-    def __call__(self, context: TrialContext) -> Agent:
-        return self.factory(context)
+    def __call__(self, context: TrialContext, **options: Any) -> Agent:
+        # agent.options arrive as keyword arguments (functools.partial over this factory)
+        return self.factory(context, **options)
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         return named_factory, (self.spec,)

@@ -23,6 +23,10 @@ class Adapter:
 
 
 replay_agent = Adapter(lambda context: context * 2)
+
+
+def make(context, tone="plain"):
+    return ("made", context, tone)
 """
 
 
@@ -53,3 +57,12 @@ def test_a_misspelt_or_uncallable_factory_is_one_clear_error(module: str) -> Non
         resolve_agent(f"{module}:replay_agnet")
     with pytest.raises(DomainError, match="is a str, not a factory"):
         resolve_agent(f"{module}:__name__")
+
+
+def test_agent_options_reach_the_named_factory_in_a_worker(module: str) -> None:
+    import functools
+
+    factory = functools.partial(resolve_agent(f"{module}:make"), tone="warm")  # as agent.options are given
+    again = pickle.loads(pickle.dumps(factory))
+    assert type(again.func) is NamedFactory
+    assert again("ctx") == ("made", "ctx", "warm")

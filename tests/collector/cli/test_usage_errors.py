@@ -1,0 +1,42 @@
+"""A mistyped command line is one `passhat: error:` line naming the command and its --help (exit status 2), for
+every command: click's usage block in a box is what a new user saw for all but replay and bench."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from passhat.collector.cli import app
+
+
+@pytest.mark.parametrize(
+    ("args", "command", "says"),
+    [
+        (["grade", "--tickets-per-task-type", "3"], "passhat grade", "No such option: --tickets-per-task-type"),
+        (["serve", "--prot", "1"], "passhat serve", "--port"),
+        (["keys", "create"], "passhat keys create", "Missing option '--project'"),
+        (["runs", "show"], "passhat runs show", "Missing argument"),
+        (["calc", "--k", "abc"], "passhat calc", "Invalid value for '--k'"),
+    ],
+)
+def test_a_usage_error_is_one_line(args: list[str], command: str, says: str) -> None:
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 2
+    [line] = done.output.strip().splitlines()
+    assert line.startswith(f"passhat: error: `{command}`: ") and says in line
+    assert f"`{command} --help`" in line
+
+
+def test_the_console_script_prints_the_same_line_and_help_still_works(tmp_path: pathlib.Path) -> None:
+    script = pathlib.Path(sys.executable).with_name("passhat")
+    done = subprocess.run([str(script), "keys", "create"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("passhat: error: `passhat keys create`: Missing option") and "╭" not in done.stderr
+    helped = subprocess.run([str(script), "runs", "--help"], capture_output=True, text=True, cwd=tmp_path)
+    assert helped.returncode == 0 and "Usage: passhat runs" in helped.stdout
+    bare = subprocess.run([str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert "Usage: passhat" in bare.stdout + bare.stderr  # no arguments: the help, as before
