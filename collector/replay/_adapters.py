@@ -163,7 +163,9 @@ def _require_captured_pseudonyms(intent: Mapping[str, Any], images: Sequence[Row
                 f"the intent's {key!r} is a pseudonym that no row captured with the ticket holds, so the sandbox "
                 "cannot find that customer",
                 fix="capture the rows the agent reads (passhat.instrument_sqlalchemy(engine), or record_write "
-                f"before-images), or blank {key!r} in the SDK (redact_blank=[{key!r}]) so replay restores it",
+                "before-images; instrumentation captures the rows of a select of whole rows, such as "
+                "select(Customer), not of a select of some columns), or blank "
+                f"{key!r} in the SDK (redact_blank=[{key!r}]) so replay restores it",
             )
 
 

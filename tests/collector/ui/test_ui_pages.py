@@ -283,3 +283,30 @@ def test_the_back_button_gets_the_whole_page_not_a_fragment(ui: UiCollector) -> 
         )
     assert "<html" in restore.text
     assert "HX-Request" in restore.headers["vary"]
+
+
+def test_a_trials_own_page_says_why_its_messages_have_no_text_and_lists_no_replays(ui: UiCollector) -> None:
+    """A replay traces each trial (a sandbox ticket) without message text: its page says so instead of asking the
+    agent's team to turn on content capture, and does not offer replays of a replay."""
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    import passhat
+    from passhat.collector.ingest import StoreSpanExporter
+
+    runtime = passhat.configure(
+        make_global=False, send=False, source="sandbox", capture_content=False,
+        span_processors=[SimpleSpanProcessor(StoreSpanExporter(ui.store, "shop"))],
+    )  # fmt: skip
+    trial_ticket = runtime.ticket(
+        "SHOP-trial#0", task_type="refund", source="sandbox", replay_run_id="run-shop-2026-W47", trial_attempt=0
+    )
+    with trial_ticket as ticket:
+        ticket.customer_says("my order never came")
+        ticket.agent_says("I refunded it.")
+    runtime.shutdown()
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/tickets/SHOP-trial%230").text
+        production = client.get("/ui/tickets/SHOP-refund-0").text
+    assert "a replay traces its trials without message text" in page and "capture_content=True" not in page
+    assert 'id="trials-h"' not in page and "Not replayed yet" not in page
+    assert 'id="trials-h"' in production
