@@ -48,10 +48,13 @@ def period_from(period: str | None, since: str | None, *, missing: str = "give o
     try:
         if period is not None:
             return parse_period(period)
-        assert since is not None
-        start = dt.date.fromisoformat(since[:10])
     except ValueError as exc:
         fail(str(exc))
+    assert since is not None
+    try:
+        start = dt.date.fromisoformat(since[:10])
+    except ValueError as exc:
+        fail(f"--since {since!r} is not a calendar date ({exc}): write a day like 2026-11-20")
     end = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
     if start >= end:
         fail(f"--since {since} is in the future")

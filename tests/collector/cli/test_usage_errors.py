@@ -40,3 +40,10 @@ def test_the_console_script_prints_the_same_line_and_help_still_works(tmp_path: 
     assert helped.returncode == 0 and "Usage: passhat runs" in helped.stdout
     bare = subprocess.run([str(script)], capture_output=True, text=True, cwd=tmp_path)
     assert "Usage: passhat" in bare.stdout + bare.stderr  # no arguments: the help, as before
+
+
+@pytest.mark.parametrize("since", ["2026-13-01", "yesterday"])
+def test_a_since_that_is_not_a_date_names_the_option_and_the_form(since: str) -> None:
+    done = CliRunner().invoke(app, ["replay", "--since", since])
+    assert done.exit_code == 2
+    assert f"--since '{since}' is not a calendar date" in done.output and "2026-11-20" in done.output
