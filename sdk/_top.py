@@ -1,12 +1,11 @@
-"""``passhat.ticket``: the module-level entry point bound to the global instance."""
+"""``passhat.ticket``: the module-level entry point, bound to the global instance (or the open ticket's)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from passhat._runtime import current
-from passhat._ticket import Ticket
+from passhat._ticket import Ticket, active_runtime
 
 
 def ticket(
@@ -27,10 +26,12 @@ def ticket(
     ``intent`` holds the parameters a check needs (order id, items …). ``source`` is ``production`` (the
     configured default) or ``sandbox`` for replay trials, which also set ``replay_run_id`` and
     ``trial_attempt``. Production tickets are head-sampled by :func:`passhat.is_sampled`; sandbox ones never.
-    Works with ``with`` and ``async with``.
+    Works with ``with`` and ``async with``. Opened inside another ticket, it belongs to that ticket's instance
+    (as the SDK's tool spans do): an agent's own ticket opened inside a replay's trial is part of the trial's trace,
+    never a production ticket of the instance the agent's module configured.
     """
     return Ticket(
-        current(),
+        active_runtime(),
         ticket_id,
         task_type=task_type,
         intent=intent,

@@ -122,3 +122,44 @@ def test_direct_calls_are_in_the_trials_trace_not_the_global_runtimes() -> None:
     ticket = next(s for s in spans if s.name.startswith("invoke_agent"))
     assert all(s.context.trace_id == ticket.context.trace_id for s in tools)
     assert global_spans.get_finished_spans() == ()
+
+
+class TicketOpeningAgent:
+    """An agent whose own code opens a passhat ticket per reply, as its production handler does."""
+
+    def __init__(self, context: TrialContext) -> None:
+        pass
+
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        assert tools.engine is not None
+        with passhat.ticket("PROD-1", task_type="rename"):
+            lookup_by_owner(tools.engine, "ada")
+        return Message("agent", "Done.", final=True)
+
+
+def test_a_ticket_the_agent_opens_inside_a_trial_is_part_of_the_trial_not_production() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    trial_spans, global_spans = InMemorySpanExporter(), InMemorySpanExporter()
+    providers = [TracerProvider(), TracerProvider()]
+    providers[0].add_span_processor(SimpleSpanProcessor(trial_spans))
+    providers[1].add_span_processor(SimpleSpanProcessor(global_spans))
+    trial_runtime = passhat.configure(tracer_provider=providers[0], source="sandbox", make_global=False)
+    production = passhat.configure(tracer_provider=providers[1], send=False, make_global=False)
+    previous = passhat._runtime.set_current(production)
+    try:
+        with Sandbox(domain) as sandbox:
+            scenario = sandbox.scenarios("rename", 1)[0]
+            asyncio.run(run_trial(sandbox, scenario, 0, TicketOpeningAgent, runtime=trial_runtime))
+    finally:
+        passhat._runtime.set_current(previous)
+    assert global_spans.get_finished_spans() == ()  # no production ticket from a replay
+    inner = [
+        s
+        for s in trial_spans.get_finished_spans()
+        if s.attributes and s.attributes.get("passhat.ticket.id") == "PROD-1"
+    ]
+    assert len(inner) == 1 and inner[0].attributes is not None
+    assert inner[0].attributes["passhat.source"] == "sandbox"
