@@ -94,34 +94,40 @@ def test_direct_calls_are_recorded_in_order_by_the_mcp_outcome_rule() -> None:
     assert result.signature is not None and result.signature.label == "tool_usage.empty_lookup"
 
 
-def test_direct_calls_are_in_the_trials_trace_not_the_global_runtimes() -> None:
-    """A replay traces trials with a runtime of its own (never the process's global one, which may send production
-    traffic or nothing): an agent's own @passhat.tool calls inside the trial are spans of the trial's trace."""
+def _traced_trial(agent: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """One trial traced by a runtime of its own while the process's global runtime is a production one (as when
+    the agent's module configured passhat): the spans each of them received."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    trial_spans, global_spans = InMemorySpanExporter(), InMemorySpanExporter()
-    providers = [TracerProvider(), TracerProvider()]
-    providers[0].add_span_processor(SimpleSpanProcessor(trial_spans))
-    providers[1].add_span_processor(SimpleSpanProcessor(global_spans))
-    trial_runtime = passhat.configure(tracer_provider=providers[0], source="sandbox", make_global=False)
-    production = passhat.configure(tracer_provider=providers[1], send=False, make_global=False)
-    previous = passhat._runtime.set_current(production)  # the agent's module configured passhat for production
+    exporters = [InMemorySpanExporter(), InMemorySpanExporter()]
+    runtimes = []
+    for exporter, source in zip(exporters, ("sandbox", "production"), strict=True):
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        runtimes.append(passhat.configure(tracer_provider=provider, source=source, send=False, make_global=False))
+    previous = passhat._runtime.set_current(runtimes[1])
     try:
         with Sandbox(domain) as sandbox:
             scenario = sandbox.scenarios("rename", 1)[0]
-            asyncio.run(run_trial(sandbox, scenario, 0, DirectAgent, runtime=trial_runtime))
+            asyncio.run(run_trial(sandbox, scenario, 0, agent, runtime=runtimes[0]))
     finally:
         passhat._runtime.set_current(previous)
-    spans = trial_spans.get_finished_spans()
+    return exporters[0].get_finished_spans(), exporters[1].get_finished_spans()
+
+
+def test_direct_calls_are_in_the_trials_trace_not_the_global_runtimes() -> None:
+    """A replay traces trials with a runtime of its own (never the process's global one, which may send production
+    traffic or nothing): an agent's own @passhat.tool calls inside the trial are spans of the trial's trace."""
+    spans, production = _traced_trial(DirectAgent)
     tools = [s for s in spans if s.attributes and s.attributes.get("gen_ai.operation.name") == "execute_tool"]
     assert [s.attributes["gen_ai.tool.name"] for s in tools if s.attributes] == [
         "lookup_by_owner", "lookup_strict", "lookup_by_owner", "rename"
     ]  # fmt: skip
     ticket = next(s for s in spans if s.name.startswith("invoke_agent"))
     assert all(s.context.trace_id == ticket.context.trace_id for s in tools)
-    assert global_spans.get_finished_spans() == ()
+    assert production == ()
 
 
 class TicketOpeningAgent:
@@ -138,28 +144,8 @@ class TicketOpeningAgent:
 
 
 def test_a_ticket_the_agent_opens_inside_a_trial_is_part_of_the_trial_not_production() -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    trial_spans, global_spans = InMemorySpanExporter(), InMemorySpanExporter()
-    providers = [TracerProvider(), TracerProvider()]
-    providers[0].add_span_processor(SimpleSpanProcessor(trial_spans))
-    providers[1].add_span_processor(SimpleSpanProcessor(global_spans))
-    trial_runtime = passhat.configure(tracer_provider=providers[0], source="sandbox", make_global=False)
-    production = passhat.configure(tracer_provider=providers[1], send=False, make_global=False)
-    previous = passhat._runtime.set_current(production)
-    try:
-        with Sandbox(domain) as sandbox:
-            scenario = sandbox.scenarios("rename", 1)[0]
-            asyncio.run(run_trial(sandbox, scenario, 0, TicketOpeningAgent, runtime=trial_runtime))
-    finally:
-        passhat._runtime.set_current(previous)
-    assert global_spans.get_finished_spans() == ()  # no production ticket from a replay
-    inner = [
-        s
-        for s in trial_spans.get_finished_spans()
-        if s.attributes and s.attributes.get("passhat.ticket.id") == "PROD-1"
-    ]
+    trial_spans, global_spans = _traced_trial(TicketOpeningAgent)
+    assert global_spans == ()  # no production ticket from a replay
+    inner = [s for s in trial_spans if s.attributes and s.attributes.get("passhat.ticket.id") == "PROD-1"]
     assert len(inner) == 1 and inner[0].attributes is not None
     assert inner[0].attributes["passhat.source"] == "sandbox"
