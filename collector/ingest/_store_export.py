@@ -20,9 +20,9 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanKind
 
 from passhat.collector.ingest._normalize import normalize_span
-from passhat.collector.ingest._otlp import DecodedTraces, decode_traces
+from passhat.collector.ingest._otlp import _STATUS, MAX_TIME_NS, DecodedTraces, decode_traces
 from passhat.collector.ingest._settings import CollectorSettings
-from passhat.collector.store import NormalizedSpan, SpanEvent, StatusCode, Store
+from passhat.collector.store import NormalizedSpan, SpanEvent, Store
 
 _log = logging.getLogger("passhat.collector")
 
@@ -60,9 +60,7 @@ class StoreSpanExporter(SpanExporter):
         return None
 
 
-_INT64 = 1 << 63
-
-_STATUS_NAMES: tuple[StatusCode, ...] = ("unset", "ok", "error")
+_INT64 = 1 << 63  # attribute ints: OTLP's are int64
 _SPAN_KINDS = {
     SpanKind.INTERNAL: PB2Span.SpanKind.SPAN_KIND_INTERNAL,
     SpanKind.SERVER: PB2Span.SpanKind.SPAN_KIND_SERVER,
@@ -133,7 +131,7 @@ def _direct_span(
             raise _NotPlainError
         parent_id = format(parent.span_id, "016x")
     start, end = span.start_time or 0, span.end_time or 0
-    if not (0 <= start < _INT64 and 0 <= end < _INT64):
+    if not (0 <= start <= MAX_TIME_NS and 0 <= end <= MAX_TIME_NS):
         raise _NotPlainError
     name = span.name
     if type(name) is not str or len(name) > limit:
@@ -141,7 +139,7 @@ def _direct_span(
     _check_text(name)
     events = []
     for event in span.events:
-        if type(event.name) is not str or not 0 <= event.timestamp < _INT64:
+        if type(event.name) is not str or not 0 <= event.timestamp <= MAX_TIME_NS:
             raise _NotPlainError
         _check_text(event.name)
         events.append(SpanEvent(event.name, event.timestamp, _plain_attributes(event.attributes, limit)))
@@ -165,7 +163,7 @@ def _direct_span(
         start_time_ns=start,
         end_time_ns=max(end, start),
         kind=kind,
-        status=_STATUS_NAMES[code] if 0 <= code < 3 else "unset",
+        status=_STATUS.get(code, "unset"),
         status_message=message or None,
         service_name=service_name,
         scope_name=scope_name,

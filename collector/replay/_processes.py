@@ -70,9 +70,9 @@ KEEP_PACKED = 256
 
 SPANS_PREPARED_FROM = 6
 """Workers from which they prepare their trials' spans for the store (`spans_prepared_in_workers`): the driver
-relaying them bounds a traced replay near 970 trials a second, which six workers at 4.3 ms a trial pass; below,
-the CPU in all (a little more when prepared in the workers) decides. A projection from the CPU a trial measured on
-two cores, not a measurement on six."""
+preparing and writing them bounds a traced replay near 1,200 trials a second (0.8 ms a trial), which six workers
+at about 4 ms a trial approach; below, the CPU in all (a little more when prepared in the workers) decides. A
+projection from the CPU a trial measured on two cores, not a measurement on six."""
 
 PREPARED_AT_ONCE = 64
 """Trials whose prepared spans the driver stores together (one write of the store for them all)."""

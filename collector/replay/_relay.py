@@ -123,29 +123,29 @@ class SpanSnapshot:
 # A worker's spans share one resource and a few scopes: rebuilding each once keeps the SDK's validation of their
 # attributes, and an exporter grouping spans by resource (OTLP's encoder hashes a resource's attributes as JSON)
 # meets the same object again. Bounded: a driver relays from a handful of worker runtimes.
-_RESOURCES: dict[Attributes, Resource] = {}
-_SCOPES: dict[tuple[str, str | None], InstrumentationScope] = {}
-_REBUILT_AT_MOST = 64
+_REBUILT: dict[object, Any] = {}
+_REBUILT_AT_MOST = 128
 
 
-def _resource(attributes: Attributes) -> Resource:
+def _rebuilt(key: object, build: Callable[[], Any]) -> Any:
     try:
-        found = _RESOURCES.get(attributes)
+        found = _REBUILT.get(key)
     except TypeError:  # an unhashable value (none of the SDK's): built afresh
-        return Resource(dict(attributes))
+        return build()
     if found is None:
-        if len(_RESOURCES) >= _REBUILT_AT_MOST:
-            _RESOURCES.clear()
-        found = _RESOURCES[attributes] = Resource(dict(attributes))
+        if len(_REBUILT) >= _REBUILT_AT_MOST:
+            _REBUILT.clear()
+        found = _REBUILT[key] = build()
     return found
 
 
+def _resource(attributes: Attributes) -> Resource:
+    resource: Resource = _rebuilt(("resource", attributes), lambda: Resource(dict(attributes)))
+    return resource
+
+
 def _scope(scope: tuple[str, str | None]) -> InstrumentationScope:
-    found = _SCOPES.get(scope)
-    if found is None:
-        if len(_SCOPES) >= _REBUILT_AT_MOST:
-            _SCOPES.clear()
-        found = _SCOPES[scope] = InstrumentationScope(scope[0], scope[1])
+    found: InstrumentationScope = _rebuilt(("scope", scope), lambda: InstrumentationScope(scope[0], scope[1]))
     return found
 
 
