@@ -19,6 +19,7 @@ from passhat.collector.cli._suite import suite_app
 
 app = typer.Typer(
     cls=OneLineErrors,
+    rich_markup_mode=None,  # help texts write [default: ...] and [report]: plain text, not Rich markup
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -336,7 +336,7 @@ def register(app: typer.Typer) -> None:
 
 def bench_command() -> TyperCommand:
     """`passhat bench` as a click command of its own (the deprecated `passhat replay --domain` runs it)."""
-    solo = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    solo = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     register(solo)
     command = typer.main.get_command(solo)
     assert isinstance(command, BenchCommand)

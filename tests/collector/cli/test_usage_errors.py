@@ -47,3 +47,22 @@ def test_a_since_that_is_not_a_date_names_the_option_and_the_form(since: str) ->
     done = CliRunner().invoke(app, ["replay", "--since", since])
     assert done.exit_code == 2
     assert f"--since '{since}' is not a calendar date" in done.output and "2026-11-20" in done.output
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["report", "--help"], "[report] send_to"),
+        (["replay", "--help"], "[default: replay.tickets_per_task_type]"),
+        (["replay", "--help"], "[env PASSHAT_CONFIG;"),
+        (["bench", "--help"], "[bench: 5; replay: the config's replay.k]"),
+        (["sandbox", "serve", "--help"], "[default: stdio]"),
+        (["suite", "run", "--help"], "[default: all]"),
+    ],
+)
+def test_help_keeps_the_bracketed_defaults_and_names(args: list[str], says: str) -> None:
+    """Help texts are plain text: Rich read `[default: ...]`, `[env ...]` and `[report]` as markup and dropped them
+    (`--send` read "Send the report to the  send_to channels")."""
+    done = CliRunner().invoke(app, args, terminal_width=200)
+    assert done.exit_code == 0
+    assert says in " ".join(done.output.split())
