@@ -241,10 +241,12 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                     )
                 )  # fmt: skip
             except (NothingToReplayError, ReportInputError, StoreError, DomainError, ExecutorError) as exc:
+                progress.remove_task(task)  # no bar left above the error
                 fail(str(exc))
             except ImportError as exc:  # executor = "ray" without Ray installed
                 if settings.executor != "ray":
                     raise
+                progress.remove_task(task)
                 fail(str(exc))
         comparison = None
         if base_run is not None:

@@ -12,6 +12,7 @@ from dataclasses import replace
 from passhat.collector.replay._adapters import ReplayTicket, ScenarioAdapter, prepare, production_attempt
 from passhat.collector.replay._intent import IntentInference, classified_traffic, classify_unnamed
 from passhat.collector.replay._sampling import sample_tickets
+from passhat.collector.replay._settings import NothingToReplayError
 from passhat.collector.store import (
     NotReplayable,
     Period,
@@ -49,6 +50,20 @@ def production_tickets(store: Store, project: str, period: Period, *, page: int 
         if len(batch) < page:
             return found
         offset += page
+
+
+def has_production_tickets(store: Store, project: str, period: Period) -> bool:
+    """Whether any production ticket started within the period (one row read)."""
+    since, until = _period_ns(period)
+    return bool(store.list_tickets(project, source="production", since_ns=since, until_ns=until, limit=1))
+
+
+def nothing_to_replay(project: str, period: Period) -> NothingToReplayError:
+    """The error of a period without production tickets, and what to check."""
+    return NothingToReplayError(
+        f"no production tickets of {period.name} in project {project!r}: nothing to replay "
+        f"(is the agent sending traces to this collector, with passhat.ticket(...)?)"
+    )
 
 
 def find_resumable(store: Store, project: str, params: RunParams) -> ReplayRun | None:

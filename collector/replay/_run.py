@@ -25,11 +25,13 @@ from passhat.collector.replay._plan import (
     design_of,
     find_resumable,
     find_reusable,
+    has_production_tickets,
+    nothing_to_replay,
     prepare_tickets,
 )
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import WorkerProcesses
-from passhat.collector.replay._settings import AgentSpec, NothingToReplayError, ProgressCallback, ReplaySettings
+from passhat.collector.replay._settings import AgentSpec, ProgressCallback, ReplaySettings
 from passhat.collector.replay._trials import heap_frozen, run_stored_trials
 from passhat.collector.store import NotReplayable, Period, ReplayRun, RunParams, Store, TrialRow
 from passhat.sandbox import Domain, load_domain
@@ -135,6 +137,8 @@ async def replay_period(
         finished_run = find_reusable(store, project, identity)
         if finished_run is not None:
             return _reused(store, project, finished_run, progress)
+    if same_tickets_as is None and not has_production_tickets(store, project, period):
+        raise nothing_to_replay(project, period)  # before any worker starts
     # Workers of its own start now and build their templates while this process plans.
     early = (
         EarlyWorkers() if processes is not None else await EarlyWorkers.start(settings, domains, agent.factory, runtime)
@@ -147,10 +151,7 @@ async def replay_period(
             inference=inference, adapters=all_adapters, domains=domains,
         )  # fmt: skip
         if not chosen:
-            raise NothingToReplayError(
-                f"no production tickets of {period.name} in project {project!r}: nothing to replay "
-                f"(is the agent sending traces to this collector, with passhat.ticket(...)?)"
-            )
+            raise nothing_to_replay(project, period)
         ready, not_replayable = prepare_tickets(store, project, chosen, all_adapters)
         if existing is None:
             params = dataclasses.replace(

@@ -66,3 +66,13 @@ def test_help_keeps_the_bracketed_defaults_and_names(args: list[str], says: str)
     done = CliRunner().invoke(app, args, terminal_width=200)
     assert done.exit_code == 0
     assert says in " ".join(done.output.split())
+
+
+def test_a_period_without_tickets_is_one_line_and_no_progress_bar(tmp_path: pathlib.Path) -> None:
+    """`passhat replay --period` on a store without that period's tickets says so in one line: before, a `0/1`
+    progress bar was left above it, after the replay's workers had started and stopped for nothing."""
+    store = f"sqlite:///{tmp_path / 'empty.db'}"
+    done = CliRunner().invoke(app, ["replay", "--period", "2026-W48", "--store", store, "--project", "shop"])
+    assert done.exit_code == 2
+    [line] = done.output.strip().splitlines()
+    assert line.startswith("passhat: error: no production tickets of 2026-W48 in project 'shop'")

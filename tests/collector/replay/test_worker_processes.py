@@ -327,12 +327,21 @@ def test_a_replays_own_workers_start_before_it_plans_and_end_with_it(
     assert outcome.notes == [] and len(outcome.trials) >= 5 * K
     assert workers() == []
 
+    started: list[object] = []
+    start = _run.EarlyWorkers.start
+
+    async def counted(*args: object, **kwargs: object) -> object:
+        started.append(args)
+        return await start(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_run.EarlyWorkers, "start", counted)
     empty = open_store(f"sqlite:///{tmp_path / 'empty.db'}")
     try:
-        with pytest.raises(NothingToReplayError):
+        with pytest.raises(NothingToReplayError, match="no production tickets of 2026-W40"):
             asyncio.run(replay_period(empty, "shop", WEEK, AGENT, settings=ReplaySettings(k=K, workers=2)))
     finally:
         empty.close()
+    assert started == []  # a period without tickets says so before any worker starts
     assert workers() == []
 
 
