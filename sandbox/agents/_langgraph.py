@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,23 +26,40 @@ GraphBuilder = Callable[[list[Any], TrialContext], Any]
 
 
 def langchain_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any]:
-    """The trial's tools as LangChain `StructuredTool`s (a tool error goes back to the model as its text)."""
+    """The trial's tools as LangChain `StructuredTool`s (a tool error goes back to the model as its text); a call
+    invoked with the model's tool call (as LangGraph's `ToolNode` does) keeps the model's id on the trace."""
     require("langchain_core", EXTRA)
-    from langchain_core.tools import StructuredTool
 
     def forward(name: str) -> Callable[..., Any]:
-        async def call(**arguments: Any) -> str:
-            return (await tools.call(name, arguments)).text
+        async def call(call_id: str | None = None, /, **arguments: Any) -> str:
+            return (await tools.call(name, arguments, call_id=call_id)).text
 
         return call
 
     return [
-        StructuredTool(
+        _trial_tool()(
             name=t["name"], description=t["description"] or t["name"], args_schema=t["input_schema"],
             coroutine=forward(t["name"]),
         )
         for t in listed
     ]  # fmt: skip
+
+
+@functools.cache
+def _trial_tool() -> type[Any]:
+    """A `StructuredTool` handing its coroutine the model's tool-call id as the first positional argument (no
+    argument name can clash with it); LangChain injects `InjectedToolCallId` only into Pydantic schemas, not the
+    MCP tools' JSON schemas. Invoked without an id (plain arguments), the coroutine gets none."""
+    from langchain_core.tools import StructuredTool
+
+    class TrialTool(StructuredTool):
+        def _to_args_and_kwargs(
+            self, tool_input: str | dict[str, Any], tool_call_id: str | None
+        ) -> tuple[tuple[str, ...], dict[str, Any]]:
+            args, kwargs = super()._to_args_and_kwargs(tool_input, tool_call_id)
+            return ((tool_call_id, *args) if tool_call_id else args), kwargs
+
+    return TrialTool
 
 
 def _text(message: Any) -> str:

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 from typing import Any
 
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from passhat.sandbox import Sandbox, TrialContext, TrialResult, run_trial
+import passhat
+from passhat.sandbox import Sandbox, ToolResult, TrialContext, TrialResult, run_trial
 from passhat.sandbox.agents import langgraph_agent
+from passhat.sandbox.agents._langgraph import langchain_tools
 from tests.sandbox.retail_paths import CancelTicket, Turn, cancel_ticket
 
 
@@ -126,3 +133,47 @@ async def test_the_team_s_compiled_graph_with_its_own_tools_runs_the_trial_s_in_
     assert result.record.infra_error is None and result.passed, result.record.verdict
     assert production == []
     assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+
+
+def _own_ids(turns: list[Turn]) -> list[Turn]:
+    """The script with the model's own ids (`lc_0_a`, ...), not passhat's `call_1`, ... numbering."""
+    ids = (f"lc_{n}_a" for n in itertools.count())
+    return [
+        dataclasses.replace(t, calls=tuple(dataclasses.replace(s, call_id=next(ids)) for s in t.calls)) for t in turns
+    ]
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["builder", "compiled-graph"])
+async def test_the_tool_spans_carry_the_model_s_tool_call_ids(retail: Sandbox, compiled: bool) -> None:
+    ticket = cancel_ticket(retail)
+    model = scripted_model(_own_ids(ticket.turns()))
+    exporter = InMemorySpanExporter()
+    runtime = passhat.configure(make_global=False, send=False, span_processors=[SimpleSpanProcessor(exporter)])
+    agent = langgraph_agent(support_graph(model, []) if compiled else lambda tools, _: support_graph(model, tools))
+    result = await run_trial(retail, ticket.scenario, 0, agent, runtime=runtime)
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    spans = [s for s in exporter.get_finished_spans() if s.name.startswith("execute_tool") and s.attributes]
+    assert [s.attributes["gen_ai.tool.call.id"] for s in spans if s.attributes] == ["lc_0_a", "lc_1_a", "lc_2_a"]
+
+
+class _Toolbox:
+    """A stand-in Toolbox recording the call ids it is given."""
+
+    def __init__(self) -> None:
+        self.ids: list[str | None] = []
+
+    async def call(self, name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> Any:
+        self.ids.append(call_id)
+        return ToolResult(name, True, arguments, json.dumps(arguments))
+
+
+async def test_a_trial_tool_invoked_without_a_call_id_runs_and_leaves_the_id_to_passhat() -> None:
+    toolbox = _Toolbox()
+    listed = [{"name": "get_order", "description": "", "input_schema": {"type": "object", "properties": {}}}]
+    (tool,) = langchain_tools(toolbox, listed)
+    assert json.loads(await tool.ainvoke({"order_id": "W1", "call_id": "not the id"})) == {
+        "order_id": "W1", "call_id": "not the id"
+    }  # fmt: skip
+    message = await tool.ainvoke({"name": "get_order", "args": {"order_id": "W2"}, "id": "lc_9", "type": "tool_call"})
+    assert isinstance(message, ToolMessage) and message.tool_call_id == "lc_9"
+    assert toolbox.ids == [None, "lc_9"]
