@@ -9,7 +9,9 @@ from passhat.checks import ANY_ACTION
 from passhat.sandbox.agents._conversation import Message, TrialContext
 from passhat.sandbox.domain import CustomerScript
 
-STOP_TEXT = "Thank you, that's all. ###STOP###"
+STOP_TEXT = "Thank you, that's all."
+"""The scripted customer's last words: the message's `stop` ends the conversation (a model customer's `###STOP###`
+token is read and taken out of its text the same way)."""
 
 
 def _say(key: str, value: Any) -> str:
@@ -79,7 +81,7 @@ class ScriptedCustomer:
         if not asks:
             self._idle_turns += 1
             if self._idle_turns > self._patience:
-                return Message("customer", "I'll try again later. ###STOP###", stop=True)
+                return Message("customer", "I'll try again later.", stop=True)
             return Message("customer", f"Could you help me with this? {self._script.goal}")
         parts: list[str] = []
         facts: dict[str, Any] = {}

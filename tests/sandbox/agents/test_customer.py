@@ -37,7 +37,7 @@ async def test_a_confirmation_request_is_not_the_end() -> None:
     reply = await customer.respond([Message("agent", "I will cancel #W1. Shall I go ahead?", asks=("confirm",))])
     assert reply.facts == {"confirm": True} and not reply.stop
     done = await customer.respond([Message("agent", "Order #W1 is cancelled.", final=True)])
-    assert done.stop
+    assert done.stop and done.text == "Thank you, that's all."  # `stop` ends it: no ###STOP### in the transcript
 
 
 async def test_the_fallback_is_offered_when_asked() -> None:
@@ -50,6 +50,7 @@ async def test_an_agent_that_never_asks_runs_out_the_customers_patience() -> Non
     chatter = [Message("agent", "Hmm, let me think about that?")]
     replies = [await customer.respond(chatter) for _ in range(3)]
     assert [r.stop for r in replies] == [False, False, True]
+    assert "###" not in replies[-1].text
 
 
 RETAIL_WORDS = CustomerScript(
