@@ -34,3 +34,33 @@ def test_docs_pages_link_to_each_other() -> None:
 def test_snippet_fence_is_found() -> None:
     assert FENCE.search("```python\nx = 1\n```\n")
     assert not FENCE.search("```text\nx = 1\n```\n")
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped (hyphens and underscores kept), spaces to -."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_links_between_pages_reach_a_page_and_its_heading() -> None:
+    """Every `(page.md)` and `(page.md#heading)` link in docs/ and the README names a page that exists and, with an
+    anchor, one of its headings."""
+    pages = [*DOCS.glob("*.md"), DOCS.parent / "README.md"]
+    anchors: dict[str, set[str]] = {}
+    for page in DOCS.glob("*.md"):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        fenced = False
+        found: set[str] = set()
+        for line in lines:
+            if line.startswith("```"):
+                fenced = not fenced
+            elif not fenced and line.startswith("#"):
+                found.add(_anchor(line.lstrip("#")))
+        anchors[page.name] = found
+    broken = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for target, anchor in re.findall(r"\]\((?:docs/)?([a-z_]+\.md)(?:#([^)\s]+))?\)", text):
+            if target not in anchors or (anchor and anchor not in anchors[target]):
+                broken.append(f"{page.name}: ({target}{'#' + anchor if anchor else ''})")
+    assert broken == []
