@@ -250,6 +250,10 @@ def configure(
         tracer_provider = TracerProvider(
             resource=Resource.create(attributes), id_generator=id_generator, shutdown_on_exit=False
         )
+    from passhat._trial_routing import TrialRouting  # (it reads tickets, which import this module)
+
+    # passhat's processors, behind the rule that keeps a replay's trial spans in the trial (_trial_routing).
+    routing = TrialRouting(tracer_provider)
     if want_send:
         exporter = OtlpHttpExporter(
             settings["endpoint"], api_key=settings["api_key"], timeout=settings["export_timeout"]
@@ -263,11 +267,13 @@ def configure(
             interval=settings["export_interval"],
             describe=exporter.url,
         )
-        _add_processor(tracer_provider, processor)
+        routing.add_span_processor(processor)
     for extra in span_processors:
-        _add_processor(tracer_provider, extra)
+        routing.add_span_processor(extra)
     if owns_provider or set_global:
-        _add_processor(tracer_provider, TicketBaggageProcessor())
+        routing.add_span_processor(TicketBaggageProcessor())
+    if routing.used:
+        _add_processor(tracer_provider, routing)
     if set_global:
         _set_global_provider(tracer_provider)
     instance = Passhat(

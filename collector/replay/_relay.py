@@ -258,9 +258,13 @@ def prepared_export(runtime: passhat.Passhat) -> WorkerPreparedExport | None:
     """The runtime's exporter when the runtime's only span processor exports into one that takes spans prepared
     in the workers; None otherwise (a worker's spans are then relayed, `relay`, and reach every processor)."""
     active = getattr(runtime.tracer_provider, "_active_span_processor", None)
+    listed: list[Any] = []
+    for processor in getattr(active, "_span_processors", ()):
+        behind = getattr(processor, "processors", None)  # the SDK's own processors sit behind its trial routing
+        listed.extend(behind() if callable(behind) else [processor])
     # Every passhat runtime has the SDK's baggage processor, which acts as spans start only (ending a relayed span
     # does nothing there); it is the SDK's private class, known here by name.
-    processors = [p for p in getattr(active, "_span_processors", ()) if type(p).__name__ != "TicketBaggageProcessor"]
+    processors = [p for p in listed if type(p).__name__ != "TicketBaggageProcessor"]
     if len(processors) != 1:
         return None
     only = processors[0]
