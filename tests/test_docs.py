@@ -18,7 +18,7 @@ def pages_with_snippets() -> list[pathlib.Path]:
 @pytest.mark.parametrize("page", pages_with_snippets(), ids=lambda p: p.name)
 def test_snippets_run(page: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    namespace: dict[str, object] = {"__name__": "__main__"}  # as `python snippet.py` runs it
     for number, block in enumerate(FENCE.findall(page.read_text(encoding="utf-8")), start=1):
         code = compile(block, f"{page.name} [python block {number}]", "exec")
         exec(code, namespace)
