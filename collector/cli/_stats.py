@@ -151,6 +151,12 @@ def _parse_mixture(text: str) -> Mixture:
         ps = [float(p) for _, p in pairs]
     except ValueError:
         fail(f"cannot read --mixture {text!r}: write it as WEIGHT:P pairs, e.g. 0.31:0.99,0.60:0.58,0.09:0")
+    total = sum(weights)
+    if weights and all(w >= 0 for w in weights) and abs(total - 1) > 0.02:  # rounded shares add up to 0.98-1.02
+        fail(
+            f"--mixture: the weights add up to {total:g}, not 1: each is the share of tickets at its p, "
+            "e.g. 0.31:0.99,0.60:0.58,0.09:0"
+        )
     try:
         return Mixture.of(weights, ps)
     except ValueError as exc:

@@ -88,6 +88,7 @@ def test_calc_with_a_mixture() -> None:
         (["calc", "--success-rate", "1.5", "--tickets-per-day", "10"], "[0, 1]"),
         (["calc", "--tickets-per-day", "10"], "--success-rate"),
         (["calc", "--mixture", "abc", "--tickets-per-day", "10"], "WEIGHT:P"),
+        (["calc", "--mixture", "0.5:0.9,0.6:0.1", "--tickets-per-day", "10"], "add up to 1.1, not 1"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(args: list[str], message: str) -> None:
