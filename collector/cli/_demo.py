@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from passhat.collector.cli._console import console, fail
@@ -21,14 +22,18 @@ from passhat.collector.cli._demo_table import WeekRow, print_weeks
 if TYPE_CHECKING:
     from passhat.collector.demo import DemoOutcome
 
+OUT, TICKETS_PER_WEEK, K, TICKETS_PER_TASK_TYPE = Path("passhat-demo"), 2000, 20, 8  # the demo's defaults
+
 
 def demo(
-    out: Annotated[Path, typer.Option(help="Folder for the store, the weekly reports and summary.json.")] = Path(
-        "passhat-demo"
-    ),
-    tickets_per_week: Annotated[int, typer.Option(min=10, help="Production tickets per simulated week.")] = 2000,
-    k: Annotated[int, typer.Option("--k", min=1, help="Trials per sampled ticket.")] = 20,
-    tickets_per_task_type: Annotated[int, typer.Option(min=1, help="Tickets sampled per task type.")] = 8,
+    out: Annotated[Path, typer.Option(help="Folder for the store, the weekly reports and summary.json.")] = OUT,
+    tickets_per_week: Annotated[
+        int, typer.Option(min=10, help="Production tickets per simulated week.")
+    ] = TICKETS_PER_WEEK,
+    k: Annotated[int, typer.Option("--k", min=1, help="Trials per sampled ticket.")] = K,
+    tickets_per_task_type: Annotated[
+        int, typer.Option(min=1, help="Tickets sampled per task type.")
+    ] = TICKETS_PER_TASK_TYPE,
     keep: Annotated[
         bool,
         typer.Option(
@@ -91,8 +96,16 @@ def demo(
     if kept:
         return
     _print_summary(outcome, k, out)
+    again = " ".join(
+        [f"{_command()} demo --keep"]
+        + ([f"--out {shlex.quote(str(out))}"] if out != OUT else [])
+        + [f"--{flag} {value}" for flag, value, default in (
+            ("tickets-per-week", tickets_per_week, TICKETS_PER_WEEK), ("k", k, K),
+            ("tickets-per-task-type", tickets_per_task_type, TICKETS_PER_TASK_TYPE),
+        ) if value != default]
+    )  # fmt: skip
     console.print(
-        f"The collector has stopped; [bold]{_command()} demo --keep[/] serves these results in its web UI "
+        f"The collector has stopped; [bold]{escape(again)}[/] serves these results in its web UI "
         "(without running the demo again).",
         soft_wrap=True,
     )

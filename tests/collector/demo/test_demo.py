@@ -67,6 +67,9 @@ def test_demo_command_prints_a_summary(tmp_path: pathlib.Path) -> None:
         assert (f"{week['period']} alert: " in result.output) or (f"{week['period']}: no alert" in result.output)
     assert "95% interval" in result.output
     assert (tmp_path / "reports").is_dir()
+    # What to type to browse these results names this folder and size (the default folder holds no such demo).
+    again = f"demo --keep --out {tmp_path} --tickets-per-week 100 --k 3 --tickets-per-task-type 2"
+    assert again in " ".join(result.output.split())
 
 
 def _browse_until_ctrl_c(command: list[str]) -> tuple[list[str], str]:
