@@ -278,7 +278,8 @@ class AlertLog:
             if historical and alert_id in latest_open:
                 skipped.append(alert_id)  # still open in a later period: only that period may close it
                 continue
-            to_send.append(_withdrawal(alert_id, before, current.period, evaluation))
+            configured = any(rule.name == before.rule for rule in rules)
+            to_send.append(_withdrawal(alert_id, before, current.period, evaluation, configured=configured))
         if not historical:
             to_send.extend(evaluation.resolve)
         attempts: dict[str, list[DeliveryAttempt]] = {}
@@ -329,12 +330,19 @@ def _update(notice: AlertNotice, before: _Sent) -> AlertNotice:
     )
 
 
-def _withdrawal(alert_id: str, before: _Sent, period: str, evaluation: Evaluation) -> AlertNotice:
-    """A note that an alert sent for ``period`` no longer holds on the period's current figures."""
+def _withdrawal(
+    alert_id: str, before: _Sent, period: str, evaluation: Evaluation, *, configured: bool = True
+) -> AlertNotice:
+    """A note that an alert sent for ``period`` no longer holds: on the period's current figures, or because its
+    rule is no longer ``configured``."""
     decision = next(
         (d for d in evaluation.decisions if d.rule == before.rule and d.task_type == before.task_type), None
     )
     why = f" Now: {decision.reason}." if decision is not None else ""
+    if not configured:
+        reason = f"its rule {before.rule} is no longer configured"
+    else:
+        reason = f"the period was evaluated again and its figures no longer fire it.{why}"
     return AlertNotice(
         alert_id=f"{alert_id}:withdrawn-{uuid.uuid4().hex[:8]}",
         kind="resolved",
@@ -343,9 +351,6 @@ def _withdrawal(alert_id: str, before: _Sent, period: str, evaluation: Evaluatio
         period=period,
         severity="info",
         title=f"Withdrawn: alert {alert_id}",
-        text=(
-            f"Alert {alert_id} sent for {period} is withdrawn: the period was evaluated again and its figures "
-            f"no longer fire it.{why} It had said: {before.text}"
-        ),
+        text=f"Alert {alert_id} sent for {period} is withdrawn: {reason.rstrip('.')}. It had said: {before.text}",
         details={"withdraws": alert_id},
     )

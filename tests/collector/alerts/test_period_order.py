@@ -79,3 +79,18 @@ def test_an_alert_the_new_figures_no_longer_fire_is_withdrawn(store: Store, rece
     assert log.load_state().open == {}
     log.run_period([RULE], channels, FAST, period("2026-W49", cancel=HEALTHY), [], k=K)
     assert len(receiver.requests) == 2
+
+
+def test_an_alert_whose_rule_was_removed_is_withdrawn_saying_so(store: Store, receiver: Receiver) -> None:
+    """The period evaluated again without the alert's rule (a configuration without it): the withdrawal names the
+    removed rule; it said the figures no longer fired it, though they still would."""
+    log = AlertLog(store, "shop")
+    channels = [WebhookChannel("ops", receiver.url)]
+    log.run_period([RULE], channels, FAST, period("2026-W49", cancel=BROKEN), [], k=K)
+
+    log.run_period([], channels, FAST, period("2026-W49", cancel=BROKEN), [], k=K)
+
+    withdrawn = receiver.requests[-1]["json"]
+    assert withdrawn["event"] == "alert.resolved" and withdrawn["title"].startswith("Withdrawn:")
+    assert "its rule task-floor is no longer configured" in withdrawn["text"]
+    assert "no longer fire it" not in withdrawn["text"]
