@@ -240,3 +240,10 @@ def run_report(store: Store, project: str, run: ReplayRun) -> AlertEvent | None:
             return event
     return None
 
+
+def report_written(run: ReplayRun) -> str:
+    """Where the run's report was written when the run finished (its `report.html`, as the run's summary
+    records it), or "" when it was not (a run without a report folder; `passhat report` records no file)."""
+    written = (run.summary or {}).get("report")
+    path = written.get("html") if isinstance(written, dict) else None
+    return path if isinstance(path, str) else ""
