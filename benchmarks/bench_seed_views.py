@@ -5,7 +5,7 @@ Run:  .venv/bin/python benchmarks/bench_seed_views.py [--tickets 6250] [--task-t
 
 Load: `--periods` official runs of `--tickets` tickets each with k trials (by default 8 x 6,250 x 20 = a million
 trials), per-ticket success drawn from the seed's mixture (31% at 0.99, 60% at 0.58, 9% never), as the store's
-`TicketTally` rows; 28 days of production traffic. Times the UI's `overview_views` and a task type's views through
+`TicketTally` rows; a week of production traffic. Times the UI's `overview_views` and a task type's views through
 the same `ViewCache` the pages use: the first call (one pass over each period's tallies, the newest run's
 headlines and its mixture fit with 60 bootstrap resamples) and the median of 7 warm calls. The HTTP and template
 times of the same pages are in `bench_ui.py`.
@@ -20,10 +20,17 @@ import time
 
 import numpy as np
 
-from passhat.collector.store import ReplayRun, TicketTally, TrafficDay
+from passhat.collector.store import ReplayRun, TicketTally
 from passhat.collector.ui._digest import RunDigest, digest_of
 from passhat.collector.ui._figures import History
-from passhat.collector.ui._reliability import RunViews, ViewCache, overview_views, signature_table
+from passhat.collector.ui._reliability import (
+    PeriodTraffic,
+    RunViews,
+    ViewCache,
+    overview_views,
+    period_traffic,
+    signature_table,
+)
 
 
 def main() -> None:
@@ -47,11 +54,13 @@ def main() -> None:
             for t in range(args.tickets)
         ]  # fmt: skip
     hist = History(list(runs), runs, {}, tallies)
-    traffic = [
-        TrafficDay(dt.date(2026, 11, 1) + dt.timedelta(days=d), f"type-{t}", "production", 40)
-        for d in range(28)
-        for t in range(args.task_types)
+    days = [
+        (dt.date(2026, 11, 1) + dt.timedelta(days=d), f"type-{t}", 40) for d in range(7) for t in range(args.task_types)
     ]
+
+    def traffic(run: ReplayRun) -> PeriodTraffic:
+        return period_traffic(run.params["period"], days)
+
     cache = ViewCache()
     digests: dict[str, RunDigest] = {}  # computed on first use, as a run not kept in the store yet
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -130,17 +131,27 @@ def _curve(n: np.ndarray, c: np.ndarray, max_k: int, *, quick: bool = False) -> 
     return Curve(raw.k, np.clip(1.0 - miss, 0.0, 1.0), np.clip(hat, 0.0, 1.0), beyond)
 
 
-def _daily_volumes(report_input: ReportInput) -> dict[tuple[str, str], float]:
-    """Mean production tickets per day over the days of the period that have any traffic recorded.
+_Key = TypeVar("_Key", bound=Hashable)
 
-    A task type with no row on such a day had no tickets that day; days with no traffic at all are left out, so
-    a report on a week in progress is not diluted by days that have not happened yet.
+
+def daily_volumes(rows: Iterable[tuple[dt.date, _Key, int]]) -> dict[_Key, float]:
+    """Mean production tickets per day of each key (a task type) over the days that have any traffic recorded.
+
+    ``rows`` are (day, key, tickets). A key with no row on such a day had no tickets that day; days with no
+    traffic at all are left out, so a report on a week in progress is not diluted by days that have not happened
+    yet. The report's daily volumes, and the web UI's "a day of traffic", are these.
     """
-    days = {row.day for row in report_input.traffic}
-    totals: Counter[tuple[str, str]] = Counter()
-    for row in report_input.traffic:
-        totals[(row.domain, row.task_type)] += row.tickets
+    found = list(rows)
+    days = {day for day, _, _ in found}
+    totals: Counter[_Key] = Counter()
+    for _, key, tickets in found:
+        totals[key] += tickets
     return {key: total / len(days) for key, total in totals.items()} if days else {}
+
+
+def _daily_volumes(report_input: ReportInput) -> dict[tuple[str, str], float]:
+    """`daily_volumes` of the report's traffic, by (domain, task type)."""
+    return daily_volumes((row.day, (row.domain, row.task_type), row.tickets) for row in report_input.traffic)
 
 
 def _measure(

@@ -21,6 +21,7 @@ from passhat.collector.reliability import (
 )
 from passhat.collector.store import ReplayRun, RunParams, RunRole, TicketTally
 from passhat.collector.ui._digest import Headline
+from passhat.collector.ui._errors import UiRoute
 from passhat.collector.ui._figures import period_of, run_roles
 from passhat.collector.ui._reliability import RunViews
 
@@ -99,7 +100,7 @@ def compare_router() -> APIRouter:
     # The UI's shared helpers live in `_router`, which includes this router: imported once it is loaded.
     from passhat.collector.ui import _router as ui
 
-    router = APIRouter()
+    router = APIRouter(route_class=UiRoute)
     render = ui._Renderer()
 
     @router.get("/runs/compare", response_class=HTMLResponse)

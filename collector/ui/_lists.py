@@ -58,8 +58,11 @@ def _period_ns(value: str) -> tuple[int | None, int | None]:
         return None, None
     try:
         period = parse_period(value)
-    except ValueError as exc:
-        raise ListError(f"{exc}; a period is an ISO week like 2026-W48 or a day like 2026-11-30") from None
+    except ValueError:
+        raise ListError(
+            f"cannot read the period {value[:40]!r}: write an ISO week like 2026-W48 or a day like 2026-11-30, "
+            "or leave it out"
+        ) from None
     return int(period.start_datetime().timestamp()) * 10**9, int(period.end_datetime().timestamp()) * 10**9
 
 
@@ -236,3 +239,11 @@ def run_report(store: Store, project: str, run: ReplayRun) -> AlertEvent | None:
         if event.payload.get("kind") == REPORT_KIND and event.payload.get("run_id") == run.run_id:
             return event
     return None
+
+
+def report_written(run: ReplayRun) -> str:
+    """Where the run's report was written when the run finished (its `report.html`, as the run's summary
+    records it), or "" when it was not (a run without a report folder; `passhat report` records no file)."""
+    written = (run.summary or {}).get("report")
+    path = written.get("html") if isinstance(written, dict) else None
+    return path if isinstance(path, str) else ""

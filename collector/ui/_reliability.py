@@ -4,13 +4,16 @@ signatures as shares per period.
 
 Every figure comes from `reliability.headline_curve` (and, weighted by the period's traffic as the weekly report
 weighs its headline, `reliability.weighted_headline_curve`), so a headline and the curve's band at the same k are
-the same number and interval, and the traffic-weighted overall figure is the weekly report's. Tallies come from
+the same number and interval, and the traffic-weighted overall figure is the weekly report's. A day of traffic
+is the run's period's own, as the report counts it (`report.daily_volumes`), so the failing customers a day are
+the report's expected failed tickets a day. Tallies come from
 the store's aggregation (`Store.ticket_tallies`), never from every trial, through each run's digest
 (`_digest.RunDigest`, which a finished run keeps in the store: `_kept`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import threading
 from collections import Counter, OrderedDict
@@ -30,7 +33,16 @@ from passhat.collector.reliability import (
     signature_shares,
     weighted_headline_curve,
 )
-from passhat.collector.store import ReplayRun, RunParams, Store, TrafficDay, parse_period, run_weights
+from passhat.collector.report import daily_volumes
+from passhat.collector.store import (
+    ReplayRun,
+    RunParams,
+    Store,
+    parse_period,
+    reclassified,
+    run_weights,
+    traffic_rows,
+)
 from passhat.collector.ui._digest import ALL, Headline, RunDigest
 from passhat.collector.ui._figures import History
 from passhat.collector.ui._pages import FigureCache
@@ -144,16 +156,40 @@ def signature_table(periods: dict[str, RunViews], task_type: str | None = None) 
 
 # --- traffic -----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class PeriodTraffic:
+    """A period's production tickets a day per task type, as the weekly report counts them (`daily_volumes`:
+    the period's tickets over its days with any traffic, classified tickets moved to their task type)."""
+
+    period: str
+    days: int  # the period's days with traffic
+    volumes: dict[str, float]  # tickets a day per task type
+
+
+def period_traffic(period: str, rows: Sequence[tuple[dt.date, str, int]]) -> PeriodTraffic:
+    """``rows`` (day, task type, tickets) of one period, as the report's traffic basis."""
+    return PeriodTraffic(period, len({day for day, _, _ in rows}), daily_volumes(rows))
+
+
+def run_traffic(store: Store, project: str, run: ReplayRun) -> PeriodTraffic | None:
+    """The production traffic of a run's period as its report weighs it; None for a run without a period."""
+    name = RunParams.of(run).period
+    if name is None:
+        return None
+    return period_traffic(name, reclassified(traffic_rows(store, project, parse_period(name)), run))
+
+
+@dataclass(frozen=True)
 class TrafficRow:
     task_type: str
-    tickets: int  # production tickets counted over the days measured
+    volume: float  # the period's production tickets a day
     projection: FailureProjection
     headline: Headline
 
 
 @dataclass(frozen=True)
 class TrafficView:
-    days: int
+    period: str
+    days: int  # the period's days with traffic
     measured_daily: float
     daily_tickets: float
     k: int
@@ -165,41 +201,33 @@ class TrafficView:
     repeat_affected_ci: tuple[float, float]
 
 
-def traffic_view(
-    views: RunViews,
-    traffic: Sequence[TrafficDay],
-    *,
-    days: int,
-    daily_tickets: float | None = None,
-) -> TrafficView | None:
-    """Daily tickets × each task type's share of measured traffic × its failure probability, summed.
+def traffic_view(views: RunViews, traffic: PeriodTraffic, *, daily_tickets: float | None = None) -> TrafficView | None:
+    """Daily tickets × each task type's share of the period's traffic × its failure probability, summed.
 
-    Shares come from the last ``days`` days of production traffic; ``daily_tickets`` defaults to their mean.
-    The total's interval adds the task types' bounds (every task type at its worst at once: conservative).
+    Daily tickets and shares are the run's period's own (`PeriodTraffic`, the weekly report's basis), so the
+    failing customers a day are the report's expected failed tickets a day; ``daily_tickets`` (the calculator's)
+    replaces the period's total, the shares kept. The total's interval adds the task types' bounds (every task
+    type at its worst at once: conservative).
     """
-    volume: Counter[str] = Counter()
-    for day in traffic:
-        volume[day.task_type] += day.tickets
-    total = sum(volume.values())
-    if total == 0:
+    total = sum(traffic.volumes.values())
+    if total <= 0:
         return None
-    measured_daily = total / days
-    daily = measured_daily if daily_tickets is None else daily_tickets
+    daily = total if daily_tickets is None else daily_tickets
     run = views.run
     rows, unmeasured = [], []
-    for name, tickets in sorted(volume.items(), key=lambda item: (-item[1], item[0])):
+    for name, volume in sorted(traffic.volumes.items(), key=lambda item: (-item[1], item[0])):
         headline = views.task_types.get(name)
         if headline is None:
             unmeasured.append(name)
             continue
         projection = project_failures(
             daily_tickets=daily,
-            share=tickets / total,
+            share=volume / total,
             k=run.k,
             pass_at_1=(headline.curve.pass_at_1, *headline.curve.pass_at_1_ci),
             pass_hat_k=headline.pass_hat_k,
         )
-        rows.append(TrafficRow(name, tickets, projection, headline))
+        rows.append(TrafficRow(name, volume, projection, headline))
 
     def summed(value: str) -> float:
         return float(sum(getattr(r.projection, value) for r in rows))
@@ -209,15 +237,12 @@ def traffic_view(
                 float(sum(getattr(r.projection, value)[1] for r in rows)))  # fmt: skip
 
     return TrafficView(
-        days, measured_daily, daily, run.k, rows, unmeasured,
+        traffic.period, traffic.days, total, daily, run.k, rows, unmeasured,
         summed("failing"), summed_ci("failing_ci"), summed("repeat_affected"), summed_ci("repeat_affected_ci"),
     )  # fmt: skip
 
 
 # --- the overview's views ----------------------------------------------------------------------------------
-TRAFFIC_DAYS = 28
-
-
 @dataclass(frozen=True)
 class OverviewViews:
     """What the overview shows of the newest official run, beside its task type table."""
@@ -247,9 +272,14 @@ def daily_tickets(text: str) -> tuple[float | None, str]:
 
 
 def overview_views(
-    hist: History, traffic: Sequence[TrafficDay], views: Callable[[str], RunViews], *, daily: str = ""
+    hist: History,
+    traffic: Callable[[ReplayRun], PeriodTraffic | None],
+    views: Callable[[str], RunViews],
+    *,
+    daily: str = "",
 ) -> OverviewViews | None:
-    """Headlines, curve, mixture, traffic and signature shares of the newest official period, if any."""
+    """Headlines, curve, mixture, traffic (``traffic`` of the newest official run: `run_traffic`) and signature
+    shares of the newest official period, if any."""
     if not hist.periods:
         return None
     period = hist.periods[-1]
@@ -257,13 +287,14 @@ def overview_views(
     if not any(h.scope == ALL for h in latest.headlines):
         return None
     value, error = daily_tickets(daily)
+    measured = traffic(latest.run)
     return OverviewViews(
         period=period,
         run=latest.run,
         k=latest.run.k,
         headlines=latest.headlines,
         mixture=latest.mixture(),
-        traffic=traffic_view(latest, traffic, days=TRAFFIC_DAYS, daily_tickets=value),
+        traffic=None if measured is None else traffic_view(latest, measured, daily_tickets=value),
         traffic_error=error,
         signatures=signature_table({p: views(p) for p in hist.periods}),
     )
@@ -290,7 +321,7 @@ def seed_overview(
     store: Store, project: str, figures: FigureCache, views: ViewCache, daily: str
 ) -> OverviewViews | None:
     hist, of = _views_of(store, project, figures, views)
-    return overview_views(hist, store.traffic(project, days=TRAFFIC_DAYS), of, daily=daily)
+    return overview_views(hist, lambda run: run_traffic(store, project, run), of, daily=daily)
 
 
 # --- a task type's views -----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib.resources
 import urllib.parse
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from passhat.collector.ui._attempts import chosen_trace
 from passhat.collector.ui._compare import compare_router
 from passhat.collector.ui._curve_chart import curve_chart, curve_data
 from passhat.collector.ui._divergence import divergences
+from passhat.collector.ui._errors import UiRoute
 from passhat.collector.ui._figures import period_of, role_in_period, run_roles
 from passhat.collector.ui._grades import SIGNATURE_CHOICES, ticket_grades
 from passhat.collector.ui._lists import (
@@ -27,6 +29,7 @@ from passhat.collector.ui._lists import (
     RunRowsCache,
     TicketQuery,
     recent_periods,
+    report_written,
     run_report,
     run_tickets,
     ticket_list,
@@ -164,6 +167,12 @@ class _Renderer:
         return HTMLResponse(html, status, headers=_SECURITY_HEADERS)
 
 
+@functools.cache
+def error_renderer() -> _Renderer:
+    """The renderer of error pages (`_errors`), made once."""
+    return _Renderer()
+
+
 def _query_store(call: Any) -> Any:
     try:
         return call()
@@ -180,7 +189,7 @@ def ui_router() -> APIRouter:
     """The web UI, to mount on the collector app (`create_app(routers=[ui_router()])`).
 
     It finds the store at `request.app.state.passhat_store` (set by the collector app's lifespan)."""
-    router = APIRouter(prefix=PREFIX, include_in_schema=False)
+    router = APIRouter(prefix=PREFIX, include_in_schema=False, route_class=UiRoute)
     render = _Renderer()
     static = _static_files()
     router.include_router(compare_router())  # ahead of /runs/{run_id}
@@ -259,6 +268,9 @@ def ui_router() -> APIRouter:
                 signature=signature,
             )
         )
+        store = _store(request)
+        if not data["known"] and not _query_store(lambda: store.list_tickets(viewer.project, task_type=name, limit=1)):
+            return render.page(request, "missing.html", 404, viewer=viewer, what=f"task type {name}")
         if _fragment(request):
             return render.page(request, "_sampled.html", viewer=viewer, **data)
         seed = _query_store(
@@ -352,6 +364,7 @@ def ui_router() -> APIRouter:
             planned=planned,
             listed=listed,
             report=_query_store(lambda: run_report(store, viewer.project, run)),
+            written=report_written(run),
             harness=rows.harness,
             role=_query_store(lambda: role_in_period(store, viewer.project, run)),
             exploratory=exploratory_reasons(run),

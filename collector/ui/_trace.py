@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -160,6 +161,20 @@ class IntentRow:
     field: str
     value: str
     evidence: str | None  # how replay inferred the value; None for a recorded intent
+
+    @property
+    def stands_in(self) -> str:
+        """What a value that is not the customer's own is: "" for any other value."""
+        if _BLANKED.fullmatch(self.value):
+            return "redacted before export"
+        if _PSEUDONYM.fullmatch(self.value):
+            return "a pseudonym, not the address"
+        return ""
+
+
+# The SDK's blank (`[REDACTED:email]`) and its email pseudonym (16 hex digits at the reserved example.com).
+_BLANKED = re.compile(r"\[REDACTED(:[^\]]+)?\]")
+_PSEUDONYM = re.compile(r"[0-9a-f]{16}@example\.com")
 
 
 def intent_rows(recorded: Mapping[str, Any] | None, inferred: Mapping[str, Any] | None) -> tuple[str, list[IntentRow]]:

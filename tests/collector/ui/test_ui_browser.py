@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
 
-from passhat.collector.store import ReplayRun
+from passhat.collector.store import ReplayRun, Store
 from tests.collector.report.test_report_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.collector.ui.conftest import UiCollector
 from tests.collector.ui.ui_data import trial
@@ -168,12 +168,27 @@ def test_another_projects_key_sees_none_of_the_first(ui: UiCollector, desktop: S
     assert desktop.outside == []
 
 
+def _wide_run(store: Store) -> str:
+    """A run as wide as the demo's: k = 20 attempts of tickets with long ids and task types."""
+    when = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(days=3)
+    names = [("return_delivered_items", f"T-2026-W48-0111{n}") for n in range(3)]
+    params = {"period": "2026-W48", "k": 20, "tickets": [t for _, t in names], "tickets_per_task_type": 3}
+    store.create_replay_run("shop", ReplayRun("run-2026-W48-804d9380", when, k=20, params=params))
+    store.add_trials(
+        "shop", [trial("run-2026-W48-804d9380", name, t, a, a % 3 > 0, when) for name, t in names for a in range(20)]
+    )
+    store.finish_replay_run("shop", "run-2026-W48-804d9380", at=when + dt.timedelta(hours=1))
+    return "run-2026-W48-804d9380"
+
+
 def test_the_pages_fit_a_phone(ui: UiCollector, browser: Browser) -> None:
     phone = Session(browser, width=390, height=844, mobile=True)
+    wide = _wide_run(ui.store)
     try:
         phone.sign_in(ui.url, ui.shop_key)
         for name, path in (("overview", "/ui/"), ("ticket", "/ui/tickets/SHOP-refund-0"),
-                           ("attempts", "/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2")):  # fmt: skip
+                           ("attempts", "/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2"),
+                           ("run", "/ui/runs/run-shop-2026-W47"), ("wide-run", f"/ui/runs/{wide}")):  # fmt: skip
             phone.page.goto(f"{ui.url}{path}")
             root = "document.documentElement"
             overflow = phone.page.evaluate(f"{root}.scrollWidth - {root}.clientWidth")

@@ -115,7 +115,26 @@ def test_a_run_lists_its_least_reliable_tickets_first_and_links_its_report(ui: U
     assert "9</strong> tickets, 4 failed at least once" in page
     assert 'href="/ui/alerts#report-shop-w47"' in page and 'id="report-shop-w47"' in alerts
     assert f"passhat report --period 2026-W47 --run {run_id}" in page
-    assert "not sent yet" in other
+    assert "not written when the run finished and not sent to any channel" in other
+    assert "writes it and <code>--send</code> sends it" in other
+
+
+def test_a_run_whose_report_was_written_but_not_sent_says_so(ui: UiCollector) -> None:
+    """The run's summary records the files its report went to: the page says written (not sent), never that it
+    is still to be written."""
+    when = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(days=21)
+    written = {kind: f"/srv/reports/2026-W45/report.{kind}" for kind in ("html", "json", "md")}
+    ui.store.create_replay_run("shop", ReplayRun("run-w45", when, k=4, params={"period": "2026-W45", "k": 4}))
+    ui.store.add_trials("shop", [trial("run-w45", "refund", "SHOP-refund-0", a, True, when) for a in range(4)])
+    ui.store.finish_replay_run("shop", "run-w45", summary={"report": written}, at=when + dt.timedelta(hours=1))
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/runs/run-w45").text
+    line = re.sub(r"<[^>]+>", "", page.split('data-testid="run-report">', 1)[1].split("</dd>", 1)[0])
+    assert line == (
+        "written to /srv/reports/2026-W45/report.html when the run finished, not sent to any channel; "
+        "passhat report --period 2026-W45 --run run-w45 --send sends it"
+    )
+    assert "not sent yet" not in page and "not written" not in page
 
 
 def test_a_big_run_is_paged(ui: UiCollector) -> None:

@@ -157,6 +157,14 @@ def test_the_overview_lists_the_least_reliable_task_type_first_with_its_figures(
     assert 'aria-label="pass^k of cancel over the last periods"' in page
 
 
+def test_the_overviews_traffic_column_shows_tickets_a_day_as_its_header_says(ui: UiCollector) -> None:
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/").text
+    assert "Traffic: production tickets a day, the mean of the last 14 days" in page
+    # 3 production tickets of each task type, about 6 hours ago: 3 / 14 a day, not the 14 days' total of 3.
+    assert re.findall(r'data-testid="traffic-per-day">([^<]*)<', page) == ["0.2 a day"] * 3
+
+
 def test_the_task_type_page_filters_its_sampled_tickets_by_outcome_and_signature(ui: UiCollector) -> None:
     with ui.client(ui.shop_key) as client:
         every = client.get("/ui/task-types/cancel").text

@@ -3,10 +3,13 @@ whose value at the run's k is the headline, the mixture, the traffic calculator 
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
 import re
 
+from passhat.collector.store import parse_period
+from tests.collector.store.store_contract import NS, ticket_span
 from tests.collector.ui.conftest import UiCollector
 from tests.collector.ui.ui_data import PERIODS, K
 
@@ -72,12 +75,21 @@ def test_the_task_type_page_shows_its_headline_curve_mixture_and_signature_share
 
 
 def test_the_traffic_calculator_takes_tickets_a_day_and_refuses_a_typo_politely(ui: UiCollector) -> None:
+    # The calculator's shares are those of the official run's period (W47): 3 production tickets per task type.
+    monday = dt.datetime.combine(parse_period(PERIODS[1]).start, dt.time(9), tzinfo=dt.UTC)
+    start = int(monday.timestamp()) * NS
+    spans = [
+        ticket_span(f"W47-{task_type}-{n}", task_type=task_type, start_ns=start + (i * 3 + n) * NS)
+        for i, task_type in enumerate(("refund", "exchange", "cancel"))
+        for n in range(3)
+    ]
+    ui.store.write_batch("shop", spans)
     with ui.client(ui.shop_key) as client:
         measured = client.get("/ui/").text
         chosen = client.get("/ui/?daily=900").text
         typo = client.get("/ui/?daily=lots")
     assert 'data-testid="traffic"' in measured
-    # 9 production tickets in 28 days, 3 per task type: each a third of 900 a day; cancel W47 failed 9 of 12
+    # 9 production tickets in W47, 3 per task type: each a third of 900 a day; cancel W47 failed 9 of 12
     # attempts pooled (pass@1 = 0.25), so 300 × 0.75 = 225 failing customers a day.
     table = chosen[chosen.index('data-testid="traffic"') :]
     assert "225.0" in table and "33.3%" in table

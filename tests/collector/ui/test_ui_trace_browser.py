@@ -176,7 +176,7 @@ def test_the_ticket_trace_its_attempts_and_where_they_depart(served: Served, bro
         expect(page.get_by_test_id("not-captured")).to_contain_text("2 of 2 messages were recorded without their text")
         expect(page.get_by_test_id("not-captured")).to_contain_text("capture_content=True")
         intent = page.get_by_test_id("intent")
-        expect(intent.get_by_role("heading")).to_have_text("Intent (recorded)")
+        expect(intent.get_by_role("heading")).to_have_text("Intent (recorded in production)")
         expect(intent.locator("tbody tr")).to_have_count(2)
         expect(intent.locator("tbody tr").first).to_contain_text("L0386-4")
         expect(page.get_by_test_id("divergence").locator("li")).to_have_count(3)

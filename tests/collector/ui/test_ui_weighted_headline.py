@@ -92,3 +92,42 @@ def test_the_overall_headline_is_the_weekly_reports_traffic_weighted_figure(sql_
     # ... and the headline row prints that interval, with the tickets behind it.
     low, high = weighted.pass_hat_k_ci
     assert f"{100 * low:.0f}–{100 * high:.0f}%" in rows[1] and ">15<" in rows[1].replace(" ", "")
+
+
+def _cell(row: str, n: int) -> str:
+    cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
+    return re.sub(r"<[^>]+>", " ", cells[n])
+
+
+def test_a_day_of_traffic_on_the_overview_is_the_weekly_reports(sql_store: Store) -> None:
+    """The overview's failing customers a day and tickets a day are the report's expected failed tickets a day
+    and its daily volume: the period's own traffic over its days with traffic (5 here), not the last 28 days."""
+    run_id = _seed(sql_store)
+    run = sql_store.get_replay_run("shop", run_id)
+    assert run is not None
+    report = build_report(report_input_for(sql_store, "shop", parse_period(PERIOD), run))
+    failed, volume = report.overall.expected_failed_tickets_per_day, report.overall.measured_daily_volume
+    assert failed is not None and volume == 58 / 5
+
+    key = new_key(sql_store, "shop")
+    settings, auth = CollectorSettings(key_cache_s=0.0), {"authorization": f"Bearer {key}"}
+    with (
+        running_collector(sql_store, settings, routers=[ui_router()]) as running,
+        httpx.Client(base_url=running.url, headers=auth, timeout=30) as client,
+    ):
+        page = client.get("/ui/").text
+    section = page[page.index('id="traffic"') : page.index("</section>", page.index('id="traffic"'))]
+    basis = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section[section.index('data-testid="traffic-basis"') :]))
+    assert f"Measured: {volume:.1f} production tickets a day in {PERIOD}" in basis
+    assert "5 days with traffic" in basis
+    total = next(r for r in section.split("</tr>") if 'class="total"' in r)
+    assert f"{failed:.1f}" == _cell(total, 2).split()[0]  # failing customers a day, as the report's failed a day
+    assert re.search(r"\d+\.\d–\d+\.\d", _cell(total, 2))  # with its interval
+    per_type = {t.task_type: t for t in report.task_types}
+    for row in section.split("</tr>"):
+        name = re.search(r'<th scope="row">([a-z]+)</th>', row)
+        if name and name.group(1) in per_type:
+            expected = per_type[name.group(1)]
+            assert f"({expected.daily_volume:.1f} a day)" in _cell(row, 1)
+            assert f"{expected.expected_failed_tickets_per_day:.1f}" == _cell(row, 2).split()[0]
+            assert f"{expected.tickets_sampled} tickets" in _cell(row, 4)  # the sample behind the figure
