@@ -33,7 +33,7 @@ from passhat.collector.replay._intent import (
     customer_messages,
     intent_inference,
 )
-from passhat.collector.replay._plan import find_resumable, find_reusable, production_tickets
+from passhat.collector.replay._plan import find_resumable, find_reusable, lost_to_the_harness, production_tickets
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import (
     NotSendableError,
@@ -113,6 +113,7 @@ __all__ = [
     "intent_inference",
     "keep_promotion",
     "list_runs",
+    "lost_to_the_harness",
     "official_run",
     "official_since",
     "period_runs",
