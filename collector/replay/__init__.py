@@ -17,6 +17,7 @@ from passhat.collector.replay._compare import (
     compare_runs,
     compare_tallies,
     compare_trials,
+    trials_per_ticket,
 )
 from passhat.collector.replay._generated import GeneratedTrials, run_generated_on_ray
 from passhat.collector.replay._grade import (
@@ -133,4 +134,5 @@ __all__ = [
     "run_tickets",
     "sample_tickets",
     "trial_row",
+    "trials_per_ticket",
 ]
