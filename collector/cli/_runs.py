@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from passhat.collector.cli._console import console, emit_json, fail, pct, print_harness_failures
+from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct, print_harness_failures
 from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
 from passhat.collector.cli._store import load_loop_config, open_loop_store
 from passhat.collector.store import RunParams
@@ -29,12 +29,14 @@ def list_command(
     config_path: ConfigPath = None,
     store_url: StoreOption = None,
     project: ProjectOption = None,
-    limit: Annotated[int, typer.Option(help="At most this many runs, newest first.")] = 50,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many runs, newest first.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
     """The replay runs, newest first, each with its role: official, exploratory, superseded, running or failed."""
     from passhat.collector.replay import list_runs
 
+    if period is not None:
+        period = _period_name(period)
     config = load_loop_config(config_path)
     name = project or config.project
     store = open_loop_store(config, store_url)
@@ -55,11 +57,30 @@ def list_command(
     for row in rows:
         agent = f"{row['agent']} {row['agent_version']}".strip()
         table.add_row(
-            row["run_id"], str(row["period"]), row["role"], str(row["k"]), str(row["trials_per_ticket"]),
+            row["run_id"], row["period"] or "-", row["role"], str(row["k"]), str(row["trials_per_ticket"]),
             str(row["tickets"]), agent, "; ".join(row["exploratory"]) or "-",
         )  # fmt: skip
     console.print(table)
     console.print(RULE)
+
+
+def _period_name(text: str) -> str:
+    """`--period`'s value as runs name their period (`2026-W48`, a day, or `since-2026-11-20` for a run of
+    `replay --since`), or a one-line error as `passhat grade` gives for a period that does not exist."""
+    import datetime as dt
+
+    from passhat.collector.store import parse_period
+
+    value = text.strip()
+    if value.startswith("since-"):
+        try:
+            return f"since-{dt.date.fromisoformat(value.removeprefix('since-')).isoformat()}"
+        except ValueError:
+            fail(f"--period {text!r} is not a calendar date after since-: write since-2026-11-20")
+    try:
+        return parse_period(value).name
+    except ValueError as exc:
+        fail(f"--period: {exc}")
 
 
 def _show(run: Any, role: str) -> dict[str, Any]:
@@ -111,23 +132,63 @@ def show_command(
         emit_json(data)
         return
     params = RunParams.of(run)
-    console.print(f"run {run_id}: {data['role']} run of {params.period} ({data['status']})")
+    suite = run.params.get("suite")
+    if isinstance(suite, dict):
+        console.print(f"run {run_id}: {_suite_text(suite)} ({data['status']}), never a period's figures")
+    elif params.period:
+        console.print(f"run {run_id}: {data['role']} run of {params.period} ({data['status']})")
+    else:
+        console.print(f"run {run_id}: {data['role']} run of no period ({data['status']})")
+    units = "tasks" if isinstance(suite, dict) else "tickets"
     console.print(
-        f"  k = {data['k']}, {params.trials} trials per ticket, {data['tickets']} tickets "
+        f"  k = {data['k']}, {params.trials} trials per {units[:-1]}, {data['tickets']} {units} "
         f"({data['not_replayable']} not replayable); agent {params.agent} {params.agent_version}"
     )
     if params.exploratory:
         console.print(f"  exploratory: {'; '.join(params.exploratory)}")
     if params.compare_to:
         console.print(f"  replayed the tickets of run {params.compare_to} (a paired comparison)")
-    overall = ((data["summary"] or {}).get("figures") or {}).get("overall") or {}
-    if overall:
-        console.print(
-            f"  pass@1 {pct(overall.get('pass_at_1'))}, pass^k {pct(overall.get('pass_hat_k'))} (traffic-weighted)"
-        )
+    settled = len(trials) - sum(int(group["trials"]) for group in data["harness_failures"])
+    _print_figures((data["summary"] or {}).get("figures") or {}, settled)
+    if isinstance(suite, dict):
+        console.print(f"  its figures per domain, with intervals: passhat suite table {run_id}")
+    elif params.period and data["status"] == "finished":
+        console.print(f"  its figures per task type: passhat report --period {params.period} --run {run_id}")
     if data["infra_retries"]:
         console.print(f"  {data['infra_retries']} run(s) of trials lost to the infrastructure were run again")
     print_harness_failures(data["harness_failures"], as_json=False)
+
+
+def _suite_text(suite: dict[str, Any]) -> str:
+    """What a suite run ran: the suite version and the selection."""
+    identity = suite.get("identity") or {}
+    domains = ", ".join(identity.get("domains") or []) or "every domain"
+    types = ", ".join(identity.get("task_types") or []) or "every task type"
+    return f"suite run of suite {identity.get('version')} ({domains}; {types})"
+
+
+def _print_figures(figures: dict[str, Any], settled: int) -> None:
+    """The run's overall figures (from its summary), each with its interval, and the tickets and trials behind
+    them; nothing when the run has none (a suite run, a run that measured nothing)."""
+    sides = [(name, figures.get(key)) for name, key in (("traffic-weighted", "overall"), ("unweighted", "unweighted"))]
+    found = [(name, side) for name, side in sides if side]
+    if not found:
+        return
+    k = figures.get("k")
+    level = float(figures.get("confidence_level") or 0.95)  # the report's level: 95% unless it says otherwise
+    tickets = found[0][1].get("tickets", "?")
+    console.print(f"  figures over {tickets} tickets ({settled} trials), {100 * level:g}% intervals:")
+    table = Table()
+    table.add_column("")
+    for name, _ in found:
+        table.add_column(name, no_wrap=True)
+    for label, key in (("pass@1", "pass_at_1"), (f"pass@{k}", "pass_at_k"), (f"pass^{k}", "pass_hat_k")):
+        cells = [
+            f"{pct(side.get(key))} {ci_text(side[f'{key}_ci']) if side.get(f'{key}_ci') else '(no interval)'}"
+            for _, side in found
+        ]
+        table.add_row(label, *cells)
+    console.print(table)
 
 
 @runs_app.command("promote")
@@ -173,8 +234,13 @@ def promote_command(
 def compare_command(
     baseline: Annotated[str, typer.Argument(help="The baseline run id.")],
     candidate: Annotated[str, typer.Argument(help="The candidate run id.")],
-    k: Annotated[int | None, typer.Option("--k", help="pass^k's k (default: the smaller of the runs' k).")] = None,
-    level: Annotated[float, typer.Option(help="Level of the paired interval.")] = 0.95,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "--k", min=1, help="pass^k's k, at most the trials per ticket of either run (default: the smaller k)."
+        ),
+    ] = None,
+    level: Annotated[float, typer.Option(help="Level of the paired interval, between 0 and 1.")] = 0.95,
     config_path: ConfigPath = None,
     store_url: StoreOption = None,
     project: ProjectOption = None,
@@ -182,9 +248,11 @@ def compare_command(
 ) -> None:
     """Per task type, candidate minus baseline in pass@1 and pass^k over the tickets both runs replayed."""
     from passhat.collector.cli._tables import print_comparison
-    from passhat.collector.replay import compare_runs
+    from passhat.collector.replay import compare_runs, trials_per_ticket
     from passhat.collector.store import StoreError
 
+    if not 0.0 < level < 1.0:
+        fail(f"--level must lie strictly between 0 and 1 (e.g. 0.95 for a 95% interval), got {level:g}")
     config = load_loop_config(config_path)
     name = project or config.project
     store = open_loop_store(config, store_url)
@@ -195,6 +263,15 @@ def compare_command(
             fail(str(exc))
     finally:
         store.close()
+    if k is not None and k > comparison.largest_k:
+        # pass^k of a ticket with fewer than k trials is known only when one of them failed: the rest would be
+        # left out, and what is left (the tickets a run failed) says pass^k = 0 however reliable the agent is.
+        short = min((comparison.baseline, comparison.candidate), key=trials_per_ticket)
+        fail(
+            f"--k {k} is above the {trials_per_ticket(short)} trials per ticket of run {short.run_id}: pass^{k} "
+            f"cannot be estimated without bias from fewer trials; the largest usable k is {comparison.largest_k} "
+            f"(--k {comparison.largest_k}; pass^{k} needs runs with at least {k} trials per ticket)"
+        )
     if as_json:
         emit_json(comparison.to_dict())
         return

@@ -84,6 +84,8 @@ def print_comparison(comparison: RunComparison) -> None:
             signed_points(hat.difference), ci_points(hat.interval), verdict,
         )  # fmt: skip
     console.print(table)
+    for note in comparison.notes:  # what was left out or lowered: the JSON's "notes"
+        console.print(f"Note: {note}")
 
 
 def signed_points(value: float) -> str:

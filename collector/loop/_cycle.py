@@ -422,7 +422,8 @@ def _conclude(
     }
     if isinstance(report, Report):
         summary["figures"] = {
-            key: report.to_json()[key] for key in ("period", "k", "overall", "unweighted", "agent", "agent_version")
+            key: report.to_json()[key]
+            for key in ("period", "k", "confidence_level", "overall", "unweighted", "agent", "agent_version")
         }
     else:
         summary["nothing_measured"] = report.why

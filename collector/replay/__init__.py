@@ -17,6 +17,7 @@ from passhat.collector.replay._compare import (
     compare_runs,
     compare_tallies,
     compare_trials,
+    trials_per_ticket,
 )
 from passhat.collector.replay._generated import GeneratedTrials, run_generated_on_ray
 from passhat.collector.replay._grade import (
@@ -33,7 +34,7 @@ from passhat.collector.replay._intent import (
     customer_messages,
     intent_inference,
 )
-from passhat.collector.replay._plan import find_resumable, find_reusable, production_tickets
+from passhat.collector.replay._plan import find_resumable, find_reusable, lost_to_the_harness, production_tickets
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import (
     NotSendableError,
@@ -113,6 +114,7 @@ __all__ = [
     "intent_inference",
     "keep_promotion",
     "list_runs",
+    "lost_to_the_harness",
     "official_run",
     "official_since",
     "period_runs",
@@ -132,4 +134,5 @@ __all__ = [
     "run_tickets",
     "sample_tickets",
     "trial_row",
+    "trials_per_ticket",
 ]

@@ -30,11 +30,25 @@ class RunComparison:
     requested_k: int | None = None  # the k asked for, when fewer trials forced a smaller one
     unsettled_tickets: int = 0  # shared tickets whose pass^k neither run settled (too few trials): left out
     flips: tuple[FlippedTicket, ...] = ()
+    asked_k: int | None = None  # the k asked for, when it exceeded a run's trials per ticket (see largest_k)
+
+    @property
+    def largest_k(self) -> int:
+        """The largest k the runs can be compared at: the fewer trials per ticket of the two runs."""
+        return min(trials_per_ticket(self.baseline), trials_per_ticket(self.candidate))
 
     @property
     def notes(self) -> list[str]:
         """What the comparison had to leave out or lower, in words."""
-        return pairing_notes(
+        lowered = []
+        if self.asked_k is not None and self.asked_k > self.largest_k:
+            short = min((self.baseline, self.candidate), key=trials_per_ticket)
+            lowered.append(
+                f"pass^{self.asked_k} was asked for, but run {short.run_id} has {trials_per_ticket(short)} trials "
+                f"per ticket: pass^k above a ticket's trials cannot be estimated without bias (only the tickets it "
+                f"failed would count), so the runs are compared at k = {self.largest_k} at most"
+            )
+        return lowered + pairing_notes(
             TicketPairing(
                 self.k, self.requested_k or self.k, self.level, self.task_types, self.unpaired_tickets,
                 self.unsettled_tickets, self.flips,
@@ -93,19 +107,33 @@ def compare_tallies(
     k: int | None = None,
     level: float = 0.95,
 ) -> RunComparison:
-    """`compare_trials` from the runs' per-ticket tallies (`Store.ticket_tallies`)."""
-    wanted = k or min(baseline.k, candidate.k)
-    try:
-        pairing = pair_tickets(baseline_tallies, candidate_tallies, wanted, level=level)
-    except ValueError:
+    """`compare_trials` from the runs' per-ticket tallies (`Store.ticket_tallies`).
+
+    A ``k`` above either run's trials per ticket is lowered to them (a note says so): a ticket's pass^k with
+    fewer than k trials is known only when one of them failed, so what would be left is a selection of the
+    tickets a run failed. ValueError for a ``k`` below 1 or a ``level`` outside (0, 1)."""
+    if k is not None and k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"the interval's level must lie strictly between 0 and 1 (e.g. 0.95), got {level:g}")
+    asked = k or min(baseline.k, candidate.k)
+    wanted = min(asked, trials_per_ticket(baseline), trials_per_ticket(candidate))
+    base_tallies, cand_tallies = list(baseline_tallies), list(candidate_tallies)
+    if not {t.ticket_id for t in base_tallies if t.trials} & {t.ticket_id for t in cand_tallies if t.trials}:
         raise ValueError(
             f"runs {baseline.run_id} and {candidate.run_id} share no ticket with a usable trial: "
             f"replay the candidate with --compare-to {baseline.run_id} to use the same tickets"
-        ) from None
+        )
+    pairing = pair_tickets(base_tallies, cand_tallies, wanted, level=level)
     return RunComparison(
         baseline, candidate, pairing.k, level, pairing.task_types, pairing.unpaired_tickets, requested_k=wanted,
-        unsettled_tickets=pairing.unsettled_tickets, flips=pairing.flips,
+        unsettled_tickets=pairing.unsettled_tickets, flips=pairing.flips, asked_k=asked,
     )  # fmt: skip
+
+
+def trials_per_ticket(run: ReplayRun) -> int:
+    """How many trials each ticket of the run was to get (its design's; at least its k)."""
+    return max(RunParams.of(run).trials or run.k, run.k)
 
 
 def compare_runs(

@@ -74,10 +74,25 @@ def find_resumable(store: Store, project: str, params: RunParams) -> ReplayRun |
     return None
 
 
+def lost_to_the_harness(store: Store, project: str, run_id: str) -> bool:
+    """Whether every trial of the run was lost to the harness (it has trials, and none speaks about the agent).
+
+    Such a run measured nothing (an agent service that was down, a tool server that would not start): it is
+    never reused as a finished run with its settings, so the same command runs it again once the cause is fixed.
+    """
+    tallies = store.ticket_tallies(project, run_id)
+    return not any(t.trials for t in tallies) and any(t.harness_errors for t in tallies)
+
+
 def find_reusable(store: Store, project: str, params: RunParams) -> ReplayRun | None:
-    """The newest finished run with the same identity: re-running its period keeps its trials."""
+    """The newest finished run with the same identity: re-running its period keeps its trials (a run whose
+    trials were all lost to the harness is not reused: see `lost_to_the_harness`)."""
     for run in store.list_replay_runs(project, limit=500):
-        if run.status == "finished" and RunParams.of(run).same_run_as(params):
+        if (
+            run.status == "finished"
+            and RunParams.of(run).same_run_as(params)
+            and not lost_to_the_harness(store, project, run.run_id)
+        ):
             return run
     return None
 

@@ -4,7 +4,8 @@ A suite run is a replay run of its own kind (``params["suite"]`` names the versi
 domains and task types chosen): no period, no sampling, never a period's official figures. It runs through the
 replay's execution path (worker processes on every core, or Ray; the fixed or the curtailed design; harness
 retries), writes trials as they finish, and resumes: the same agent, k, design and selection finds the
-unfinished run and runs only the trials it lacks, and a finished one is reused.
+unfinished run and runs only the trials it lacks, and a finished one is reused (not one whose trials were all
+lost to the harness: it measured nothing).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import passhat
-from passhat.collector.replay import AgentSpec, ProgressCallback, ReplaySettings, ReplayTicket, run_tickets
+from passhat.collector.replay import (
+    AgentSpec,
+    ProgressCallback,
+    ReplaySettings,
+    ReplayTicket,
+    lost_to_the_harness,
+    run_tickets,
+)
 from passhat.collector.store import ReplayRun, RunDesign, RunParams, Store, TrialRow
 from passhat.collector.suite._tasks import SUITE_VERSION, Suite, SuiteError, load_suite
 from passhat.sandbox import load_domain
@@ -98,11 +106,15 @@ def _identity(agent: AgentSpec, settings: SuiteRunSettings, suite: Suite) -> dic
 
 
 def find_suite_run(store: Store, project: str, identity: dict[str, Any], status: str) -> ReplayRun | None:
-    """The newest run of this identity with this status."""
+    """The newest run of this identity with this status; a finished run whose trials were all lost to the harness
+    (`lost_to_the_harness`: it measured nothing) is not one, so the same command runs the suite again."""
     for run in store.list_replay_runs(project, limit=500):
         block = suite_of(run)
-        if run.status == status and block is not None and block.get("identity") == identity:
-            return run
+        if run.status != status or block is None or block.get("identity") != identity:
+            continue
+        if status == "finished" and lost_to_the_harness(store, project, run.run_id):
+            continue
+        return run
     return None
 
 
@@ -119,7 +131,8 @@ async def run_suite(
     """Run the chosen part of the suite k times with ``agent``; trials are stored (traced through ``runtime``).
 
     An unfinished run with the same identity (interrupted: Ctrl-C, a crash) is resumed, running only the
-    trials it lacks; a finished one is reused unless ``fresh``."""
+    trials it lacks; a finished one is reused unless ``fresh`` (or unless every trial of it was lost to the
+    harness: such a run measured nothing, and the suite is run again in a new run)."""
     settings = settings or SuiteRunSettings()
     suite = load_suite(settings.version)
     tasks = suite.select(domains=settings.domains, task_types=settings.task_types)

@@ -111,6 +111,8 @@ def suite_table(
     notes = [] if len({run.k for run in runs}) == 1 else [f"the runs have different k: figures use k = {k}"]
     designs = [RunParams.of(run).design for run in runs]
     tallies = [_tallies(store, project, run) for run in runs]
+    for run, counted in zip(runs, tallies, strict=True):
+        _measured_something(run, counted)
     common = set.intersection(*(set(_settled_ids(t, k)) for t in tallies))
     if not common:
         raise SuiteError("the runs share no task with settled trials: run them on the same domains and task types")
@@ -160,6 +162,22 @@ def suite_table(
 def _ranked(ids: list[str], cells: dict[str, dict[str, Any]]) -> list[str]:
     """Run ids by pass@1, best first (ties in the order the runs were named)."""
     return sorted(ids, key=lambda rid: (-float(cells[rid]["pass_at_1"]), ids.index(rid)))
+
+
+def _measured_something(run: ReplayRun, tallies: dict[str, TicketTally]) -> None:
+    """`SuiteError` naming the run when none of its trials speaks about the agent (all lost to the harness, or
+    none run yet): its tasks are in no table, and the error says why instead of "share no task"."""
+    if any(t.trials for t in tallies.values()):
+        return
+    lost = sum(t.harness_errors for t in tallies.values())
+    if lost:
+        raise SuiteError(
+            f"all {lost} trials of run {run.run_id} were lost to the harness, none measured the agent: "
+            f"`passhat runs show {run.run_id}` names the cause; fix it and run the same `passhat suite run` again"
+        )
+    raise SuiteError(
+        f"run {run.run_id} holds no trial yet ({run.status}): run the same `passhat suite run` to resume it"
+    )
 
 
 def _settled_ids(tallies: dict[str, TicketTally], k: int) -> list[str]:
