@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 
     from passhat.collector.config import PasshatConfig
     from passhat.collector.replay import ReplaySettings
+    from passhat.collector.store import TrialRow
 
 DEPRECATED = (
     "`passhat replay --domain` is deprecated: run `passhat bench --domain ...` (the same options); "
@@ -300,6 +302,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 **({"comparison": comparison.to_dict()} if comparison is not None else {}),
             }
         )
+        _nothing_settled(run.run_id, result.outcome.trials, broken)
         return
     version = f" {spec.version}" if spec.version else ""
     if isinstance(result.report, UnreplayedReport):
@@ -332,6 +335,20 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     if comparison is not None:
         print_comparison(comparison)
     console.print(f"Report: {result.report_paths.get('html')}")
+    _nothing_settled(run.run_id, result.outcome.trials, broken)
+
+
+def _nothing_settled(run_id: str, trials: Sequence[TrialRow], broken: list[dict[str, Any]]) -> None:
+    """Exit with status 1 when trials ran and every one was lost to the harness: the run measured nothing."""
+    from passhat.collector.reliability import agent_trials
+
+    if trials and broken and not agent_trials(trials):
+        first = f"{broken[0]['error_type']}: {broken[0]['message']}"
+        fail(
+            f"all {len(trials)} trials of run {run_id} were lost to the harness, none measured the agent (first "
+            f"cause: {first}); fix it and run the same command again (a run that measured nothing is not reused)",
+            code=1,
+        )
 
 
 def replay(

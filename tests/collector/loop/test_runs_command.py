@@ -165,6 +165,9 @@ def test_a_replay_whose_trials_were_all_lost_to_the_harness_is_not_reused(runs: 
     first = runs.invoke(*args)
     broken = json.loads(first.stdout)
     assert broken["harness_failures"] and broken["harness_failures"][0]["trials"] == broken["trials"] == 3
+    # It measured nothing: exit status 1 and one line saying why, as `suite run` says it.
+    assert first.exit_code == 1
+    assert f"all 3 trials of run {broken['run_id']} were lost to the harness" in _words(first.stderr)
     again = json.loads(runs.invoke(*args).stdout)
     assert not again["reused"] and again["run_id"] != broken["run_id"]
     # A run that measured the agent is still reused.
