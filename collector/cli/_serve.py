@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from passhat.collector.cli._options import JsonOption
-from passhat.collector.ingest import CollectorSettings, create_api_key
+from passhat.collector.ingest import CollectorSettings, SettingsError, create_api_key
 from passhat.collector.store import Store, StoreError, open_store
 
 if TYPE_CHECKING:
@@ -34,7 +34,10 @@ keys_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke proje
 
 
 def _settings(data_dir: pathlib.Path | None, store_url: str | None) -> CollectorSettings:
-    settings = CollectorSettings()
+    try:
+        settings = CollectorSettings()  # its PASSHAT_* environment variables
+    except SettingsError as exc:
+        raise _fail(str(exc)) from None
     updates: dict[str, object] = {}
     if data_dir is not None:
         updates["data_dir"] = data_dir
