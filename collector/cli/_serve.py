@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
 import pathlib
+import socket
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -58,6 +60,31 @@ def _open(data_dir: pathlib.Path | None, store_url: str | None) -> Store:
         raise _fail(str(exc)) from None
 
 
+def check_listen(host: str, port: int) -> None:
+    """Refuse, in one line, an address `serve` could not listen on: bound and released here, before the collector
+    announces itself (uvicorn would print its own error after the success lines, exit status 3)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise _fail(f"--host {host!r} is not an address or a host name this machine can resolve ({exc})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise _fail(f"port {port} on {host} is in use (another collector?): pick another with --port") from None
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise _fail(
+                    f"--host {host} is not an address of this machine: use 127.0.0.1 (this machine only), "
+                    "0.0.0.0 (every interface) or one of its own addresses"
+                ) from None
+            if exc.errno == errno.EACCES:
+                raise _fail(f"port {port} on {host} needs privileges: pick one above 1023 with --port") from None
+            raise _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def tune_gc() -> None:
     """Fewer cyclic garbage collections for a collector process: ingest allocates millions of short-lived
     containers (decoded attributes, rows) that reference counting frees, yet each 700 allocations would
@@ -96,6 +123,7 @@ def serve(
     settings = _settings(data_dir, store_url).model_copy(
         update={"max_body_bytes": max(int(max_body_mb * 1024 * 1024), 1024)}
     )
+    check_listen(host, port)
     config = None
     if config_path is not None:
         from passhat.collector.cli._store import load_loop_config

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 
@@ -48,3 +49,23 @@ def test_a_data_dir_that_is_a_file_is_one_line(tmp_path: pathlib.Path) -> None:
     (tmp_path / "file").write_text("")
     line = one_error_line(passhat("serve", "--port", "0", env={"PASSHAT_DATA_DIR": str(tmp_path / "file")}))
     assert f"cannot create the folder {tmp_path / 'file'}" in line
+
+
+def test_a_port_in_use_is_one_line_and_nothing_is_announced(tmp_path: pathlib.Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = one_error_line(passhat("serve", "--port", str(port), "--data-dir", str(tmp_path)))
+    assert line == (
+        f"passhat: error: port {port} on 127.0.0.1 is in use (another collector?): pick another with --port"
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "says"),
+    [("999.1.1.1", "--host '999.1.1.1' is not an address"), ("192.0.2.77", "--host 192.0.2.77 is not an address")],
+)
+def test_a_host_serve_cannot_listen_on_is_one_line(tmp_path: pathlib.Path, host: str, says: str) -> None:
+    line = one_error_line(passhat("serve", "--host", host, "--port", "0", "--data-dir", str(tmp_path)))
+    assert says in line
