@@ -7,6 +7,7 @@ import gc
 import json
 import os
 import pathlib
+import re
 import socket
 from typing import TYPE_CHECKING, Annotated
 
@@ -193,8 +194,13 @@ def keys_create(
     as_json: JsonOption = False,
 ) -> None:
     """Create a key. It is printed once, alone on the last line; only its hash is stored."""
-    if not project.strip() or len(project) > 200:
-        raise _fail("--project must be a non-empty name of at most 200 characters")
+    from passhat.collector.config import PROJECT_NAME, PROJECT_NAME_MAX, PROJECT_NAME_WHAT
+
+    if not re.match(PROJECT_NAME, project) or len(project) > PROJECT_NAME_MAX:
+        raise _fail(
+            f"--project must be {PROJECT_NAME_WHAT} (at most {PROJECT_NAME_MAX} characters, as passhat.toml's "
+            f"`project`), got {project!r}"
+        )
     with _open(data_dir, store_url) as store:
         try:
             key, record = create_api_key(store, project, label=label)

@@ -26,6 +26,10 @@ def _matches(pattern: str, value: str, what: str) -> str:
 
 
 _RULE_WHAT = "lowercase letters, digits, '-' or '_' (no dots or spaces)"
+PROJECT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+"""What a project may be called (passhat.toml's `project`, `passhat keys create --project`): at most 100 of these."""
+PROJECT_NAME_WHAT = "letters, digits, '.', '-' or '_'"
+PROJECT_NAME_MAX = 100
 _IDENT_WHAT = "a lowercase identifier such as 'retail' (letters, digits, '_')"
 
 
@@ -329,7 +333,7 @@ class AlertsConfig(_Table):
 class PasshatConfig(_Table):
     """The whole passhat.toml."""
 
-    project: str = Field(default="default", max_length=100)
+    project: str = Field(default="default", max_length=PROJECT_NAME_MAX)
     domains: list[str] = Field(default_factory=lambda: ["retail"], min_length=1)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
@@ -364,7 +368,7 @@ class PasshatConfig(_Table):
     @field_validator("project")
     @classmethod
     def _project(cls, value: str) -> str:
-        return _matches(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", value, "letters, digits, '.', '-' or '_'")
+        return _matches(PROJECT_NAME, value, PROJECT_NAME_WHAT)
 
     @field_validator("domains")
     @classmethod
