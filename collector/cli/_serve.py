@@ -132,6 +132,12 @@ def serve(
         config = load_loop_config(config_path)
         if store_url is None and data_dir is None and not os.environ.get("PASSHAT_STORE_URL"):
             settings = settings.model_copy(update={"store_url": config.store_url()})
+    if workers > 1 and settings.resolved_store_url().lower().startswith("chdb:"):
+        raise _fail(
+            f"--workers {workers} with an embedded ClickHouse store ({settings.resolved_store_url()}): only one "
+            "process can open its data directory; serve it with one worker, or use a ClickHouse server "
+            "(http://host:8123) that several workers can share"
+        )
     store = _open(data_dir, settings.store_url)  # migrates once, before any worker starts
     tune_gc()
     typer.echo(f"passhat collector on http://{host}:{port} (store {settings.resolved_store_url()})", err=True)
