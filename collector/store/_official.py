@@ -63,8 +63,10 @@ def latest_official_run(store: Store, project: str, *, limit: int = 500) -> Repl
         period = RunParams.of(run).period
         if period:
             by_period.setdefault(period, []).append(run)
-    ranked = [(_period_order(name, run), run) for name, runs in by_period.items() if (run := choose_official(runs))]
-    return max(ranked, key=lambda pair: pair[0])[1] if ranked else None
+    officials = [(name, chosen) for name, runs in by_period.items() if (chosen := choose_official(runs)) is not None]
+    if not officials:
+        return None
+    return max(officials, key=lambda pair: _period_order(*pair))[1]
 
 
 def _period_order(name: str, run: ReplayRun) -> tuple[dt.date, dt.date]:
