@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
 import pathlib
+import re
+import socket
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from passhat.collector.cli._options import JsonOption
-from passhat.collector.ingest import CollectorSettings, create_api_key
+from passhat.collector.ingest import CollectorSettings, SettingsError, create_api_key
 from passhat.collector.store import Store, StoreError, open_store
 
 if TYPE_CHECKING:
@@ -34,7 +37,10 @@ keys_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke proje
 
 
 def _settings(data_dir: pathlib.Path | None, store_url: str | None) -> CollectorSettings:
-    settings = CollectorSettings()
+    try:
+        settings = CollectorSettings()  # its PASSHAT_* environment variables
+    except SettingsError as exc:
+        raise _fail(str(exc)) from None
     updates: dict[str, object] = {}
     if data_dir is not None:
         updates["data_dir"] = data_dir
@@ -53,6 +59,31 @@ def _open(data_dir: pathlib.Path | None, store_url: str | None) -> Store:
         return open_store(_settings(data_dir, store_url).resolved_store_url())
     except StoreError as exc:
         raise _fail(str(exc)) from None
+
+
+def check_listen(host: str, port: int) -> None:
+    """Refuse, in one line, an address `serve` could not listen on: bound and released here, before the collector
+    announces itself (uvicorn would print its own error after the success lines, exit status 3)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise _fail(f"--host {host!r} is not an address or a host name this machine can resolve ({exc})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise _fail(f"port {port} on {host} is in use (another collector?): pick another with --port") from None
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise _fail(
+                    f"--host {host} is not an address of this machine: use 127.0.0.1 (this machine only), "
+                    "0.0.0.0 (every interface) or one of its own addresses"
+                ) from None
+            if exc.errno == errno.EACCES:
+                raise _fail(f"port {port} on {host} needs privileges: pick one above 1023 with --port") from None
+            raise _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def tune_gc() -> None:
@@ -93,6 +124,7 @@ def serve(
     settings = _settings(data_dir, store_url).model_copy(
         update={"max_body_bytes": max(int(max_body_mb * 1024 * 1024), 1024)}
     )
+    check_listen(host, port)
     config = None
     if config_path is not None:
         from passhat.collector.cli._store import load_loop_config
@@ -100,6 +132,12 @@ def serve(
         config = load_loop_config(config_path)
         if store_url is None and data_dir is None and not os.environ.get("PASSHAT_STORE_URL"):
             settings = settings.model_copy(update={"store_url": config.store_url()})
+    if workers > 1 and settings.resolved_store_url().lower().startswith("chdb:"):
+        raise _fail(
+            f"--workers {workers} with an embedded ClickHouse store ({settings.resolved_store_url()}): only one "
+            "process can open its data directory; serve it with one worker, or use a ClickHouse server "
+            "(http://host:8123) that several workers can share"
+        )
     store = _open(data_dir, settings.store_url)  # migrates once, before any worker starts
     tune_gc()
     typer.echo(f"passhat collector on http://{host}:{port} (store {settings.resolved_store_url()})", err=True)
@@ -162,8 +200,13 @@ def keys_create(
     as_json: JsonOption = False,
 ) -> None:
     """Create a key. It is printed once, alone on the last line; only its hash is stored."""
-    if not project.strip() or len(project) > 200:
-        raise _fail("--project must be a non-empty name of at most 200 characters")
+    from passhat.collector.config import PROJECT_NAME, PROJECT_NAME_MAX, PROJECT_NAME_WHAT
+
+    if not re.match(PROJECT_NAME, project) or len(project) > PROJECT_NAME_MAX:
+        raise _fail(
+            f"--project must be {PROJECT_NAME_WHAT} (at most {PROJECT_NAME_MAX} characters, as passhat.toml's "
+            f"`project`), got {project!r}"
+        )
     with _open(data_dir, store_url) as store:
         try:
             key, record = create_api_key(store, project, label=label)

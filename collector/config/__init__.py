@@ -2,6 +2,9 @@
 
 from passhat.collector.config._load import DEFAULT_CONFIG, ConfigError, load_config, validate_config
 from passhat.collector.config._model import (
+    PROJECT_NAME,
+    PROJECT_NAME_MAX,
+    PROJECT_NAME_WHAT,
     AgentConfig,
     AlertsConfig,
     ChannelConfig,
@@ -21,6 +24,9 @@ from passhat.collector.config._objects import ObjectImportError, add_to_import_p
 
 __all__ = [
     "DEFAULT_CONFIG",
+    "PROJECT_NAME",
+    "PROJECT_NAME_MAX",
+    "PROJECT_NAME_WHAT",
     "AgentConfig",
     "AlertsConfig",
     "ChannelConfig",

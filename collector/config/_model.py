@@ -25,7 +25,13 @@ def _matches(pattern: str, value: str, what: str) -> str:
     return value
 
 
+_SQLITE_FILE = re.compile(r"^(?P<scheme>sqlite(?:\+\w+)?):///(?P<path>[^?]*)(?P<query>\?.*)?$", re.IGNORECASE)
+_CHDB_RELATIVE = re.compile(r"^chdb://(?P<path>[^/].*)$", re.IGNORECASE)  # chdb://data/ch, not chdb:///abs/data
 _RULE_WHAT = "lowercase letters, digits, '-' or '_' (no dots or spaces)"
+PROJECT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+"""What a project may be called (passhat.toml's `project`, `passhat keys create --project`): at most 100 of these."""
+PROJECT_NAME_WHAT = "letters, digits, '.', '-' or '_'"
+PROJECT_NAME_MAX = 100
 _IDENT_WHAT = "a lowercase identifier such as 'retail' (letters, digits, '_')"
 
 
@@ -329,7 +335,7 @@ class AlertsConfig(_Table):
 class PasshatConfig(_Table):
     """The whole passhat.toml."""
 
-    project: str = Field(default="default", max_length=100)
+    project: str = Field(default="default", max_length=PROJECT_NAME_MAX)
     domains: list[str] = Field(default_factory=lambda: ["retail"], min_length=1)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
@@ -364,7 +370,7 @@ class PasshatConfig(_Table):
     @field_validator("project")
     @classmethod
     def _project(cls, value: str) -> str:
-        return _matches(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", value, "letters, digits, '.', '-' or '_'")
+        return _matches(PROJECT_NAME, value, PROJECT_NAME_WHAT)
 
     @field_validator("domains")
     @classmethod
@@ -393,7 +399,19 @@ class PasshatConfig(_Table):
         return self.resolve_path(self.report.out_dir)
 
     def store_url(self) -> str:
-        """The store URL: `store.url`, or a SQLite file in the data dir."""
-        if self.store.url:
-            return self.store.url
-        return f"sqlite:///{self.data_dir() / 'passhat.db'}"
+        """The store URL: `store.url`, or a SQLite file in the data dir. A relative SQLite file or chdb data
+        directory in `store.url` is resolved against the config file's folder, as `data_dir` is."""
+        if not self.store.url:
+            return f"sqlite:///{self.data_dir() / 'passhat.db'}"
+        url = self.store.url
+        sqlite = _SQLITE_FILE.match(url)
+        if sqlite is not None:
+            path, query = sqlite["path"], sqlite["query"] or ""
+            if path and path != ":memory:" and not path.startswith(("/", "file:")):
+                return f"{sqlite['scheme']}:///{self.resolve_path(path)}{query}"
+            return url
+        chdb = _CHDB_RELATIVE.match(url)
+        if chdb is not None and chdb["path"] not in ("memory", "") and not chdb["path"].startswith("memory?"):
+            path, _, query = chdb["path"].partition("?")
+            return f"chdb://{self.resolve_path(path)}{'?' + query if query else ''}"
+        return url

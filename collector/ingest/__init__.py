@@ -3,11 +3,12 @@
 from passhat.collector.ingest._app import create_app
 from passhat.collector.ingest._http import TimedHttpProtocol
 from passhat.collector.ingest._keys import create_api_key
-from passhat.collector.ingest._settings import CollectorSettings
+from passhat.collector.ingest._settings import CollectorSettings, SettingsError
 from passhat.collector.ingest._store_export import StoreSpanExporter
 
 __all__ = [
     "CollectorSettings",
+    "SettingsError",
     "StoreSpanExporter",
     "TimedHttpProtocol",
     "create_api_key",

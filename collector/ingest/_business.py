@@ -1,6 +1,8 @@
 """Business gauges for Prometheus, read from the store at scrape time: today's tickets per project, task type and
-source, and each task type's pass@1 and pass^k in the project's latest finished replay run (the official run);
-per project only for a scrape authorised for it, aggregates otherwise.
+source, and each task type's pass@1 and pass^k in the official run of the project's latest period that has one
+(`passhat.collector.store.latest_official_run`: the run the UI, the report and the alerts take for that period, so
+a promotion moves the gauges and an exploratory one-off never does); per project only for a scrape authorised for
+it, aggregates otherwise.
 
 Answers are kept for `refresh_s` so a scrape every few seconds costs the store one query set per interval.
 """
@@ -20,7 +22,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from passhat.collector.reliability import pass_hat_k_array
-from passhat.collector.store import Store, StoreError, TicketTally
+from passhat.collector.store import Store, StoreError, TicketTally, latest_official_run
 
 ALL_PROJECTS = "*"
 """The scope of a scrape authorised for every project (no project is named `*`)."""
@@ -72,12 +74,12 @@ class BusinessGauges:
         )
         pass_at_1 = GaugeMetricFamily(
             "passhat_pass_at_1",
-            "pass@1 per task type in the project's latest finished replay run.",
+            "pass@1 per task type in the official run of the project's latest period.",
             labels=["project", "task_type"],
         )
         pass_hat_k = GaugeMetricFamily(
             "passhat_pass_hat_k",
-            "pass^k per task type in the project's latest finished replay run (k trials per ticket).",
+            "pass^k per task type in the official run of the project's latest period (k trials per ticket).",
             labels=["project", "task_type", "k"],
         )
         for project, task_type, source, count in figures.tickets:
@@ -109,9 +111,7 @@ class BusinessGauges:
                 for day in self._store.traffic(project.name, days=1, source=source):
                     if day.day == today:
                         figures.tickets.append((project.name, day.task_type, source, day.tickets))
-            run = next(
-                (r for r in self._store.list_replay_runs(project.name, limit=20) if r.status == "finished"), None
-            )
+            run = latest_official_run(self._store, project.name)
             if run is None:
                 continue
             by_type: dict[str, list[TicketTally]] = defaultdict(list)

@@ -12,6 +12,10 @@ from passhat.collector.ingest._normalize import TicketRules
 from passhat.collector.store import default_store_url
 
 
+class SettingsError(ValueError):
+    """A PASSHAT_* environment variable the collector cannot use: the message names it and what to write."""
+
+
 def _env_task_types() -> dict[str, str]:
     raw = os.environ.get("PASSHAT_TASK_TYPES") or ""
     if not raw.strip():
@@ -19,16 +23,24 @@ def _env_task_types() -> dict[str, str]:
     try:
         mapping = json.loads(raw)
     except ValueError as exc:
-        raise ValueError(
+        raise SettingsError(
             f'PASSHAT_TASK_TYPES must be a JSON object like {{"Agent workflow": "refund"}}: {exc}'
         ) from exc
     if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
-        raise ValueError('PASSHAT_TASK_TYPES must be a JSON object of names to task types, like {"triage": "refund"}')
+        raise SettingsError(
+            'PASSHAT_TASK_TYPES must be a JSON object of names to task types, like {"triage": "refund"}'
+        )
     return {str(k): v for k, v in mapping.items()}
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
 def _env_flag(name: str) -> bool:
-    return (os.environ.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
+    value = (os.environ.get(name) or "").strip().lower()
+    if value not in _TRUE + _FALSE:
+        raise SettingsError(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {os.environ[name]!r}")
+    return value in _TRUE
 
 
 def _default_data_dir() -> pathlib.Path:

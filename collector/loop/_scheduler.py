@@ -3,8 +3,9 @@
 Weekly at Monday 06:00 UTC (the default) replays last ISO week; daily replays yesterday. Each run samples,
 replays (resuming an interrupted run), evaluates the alert rules and writes the report, like
 `passhat replay --period`, then sends the report to the `[report] send_to` channels (once per period and channel;
-a delivery failure is recorded in the alert history and never stops the scheduler). A failed run is logged and
-retried at the next tick; it never stops the collector.
+a delivery failure is recorded in the alert history and never stops the scheduler). A period without production
+tickets is logged as one line (nothing to replay). A failed run is logged with its traceback and retried at the
+next tick; it never stops the collector.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 from passhat.collector.config import PasshatConfig, ScheduleConfig
+from passhat.collector.replay._settings import NothingToReplayError
 from passhat.collector.store import Period, Store, parse_period, week_of
 
 log = logging.getLogger("passhat.scheduler")
+
+NOTHING_TO_REPLAY = "nothing to replay"
+"""`Scheduler.runs`' outcome of a period without production tickets (logged as one line, not as a failure)."""
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
@@ -63,7 +68,7 @@ class Scheduler:
         self.clock = clock
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="passhat-scheduler", daemon=True)
-        self.runs: list[tuple[str, str]] = []  # (period, "ok" | error text)
+        self.runs: list[tuple[str, str]] = []  # (period, "ok" | NOTHING_TO_REPLAY | error text)
 
     def start(self) -> dt.datetime:
         """Start the thread; returns the first scheduled time."""
@@ -115,6 +120,10 @@ class Scheduler:
                 self.run_once(period)
                 self.runs.append((period.name, "ok"))
                 log.warning("passhat scheduler: replayed %s", period.name)
+            except NothingToReplayError as exc:  # a quiet period is normal, not a failure
+                self.runs.append((period.name, NOTHING_TO_REPLAY))
+                after = next_run(self.config.schedule, max(self.clock(), due))
+                log.warning("passhat scheduler: %s; next run at %s UTC", exc, f"{after:%Y-%m-%d %H:%M}")
             except Exception as exc:  # a failed run must not stop the collector
                 self.runs.append((period.name, repr(exc)))
                 log.exception("passhat scheduler: the run for %s failed", period.name)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from passhat.collector.store._interface import Store, StoreError
+from passhat.collector.store._period import parse_period
 from passhat.collector.store._rows import ReplayRun
 from passhat.collector.store._run_params import RunParams
 
@@ -52,6 +53,33 @@ def period_runs(store: Store, project: str, period: str, *, limit: int = 1000) -
 def official_run(store: Store, project: str, period: str) -> ReplayRun | None:
     """The period's official run (see the module docstring), or None when no run qualifies."""
     return choose_official(period_runs(store, project, period))
+
+
+def latest_official_run(store: Store, project: str, *, limit: int = 500) -> ReplayRun | None:
+    """The official run of the latest period (by its dates) that has one: what the project's current figures
+    are (the collector's /metrics gauges). Runs of no period (generated scenarios, suites) never are."""
+    by_period: dict[str, list[ReplayRun]] = {}
+    for run in store.list_replay_runs(project, limit=limit):
+        period = RunParams.of(run).period
+        if period:
+            by_period.setdefault(period, []).append(run)
+    officials = [(name, chosen) for name, runs in by_period.items() if (chosen := choose_official(runs)) is not None]
+    if not officials:
+        return None
+    return max(officials, key=lambda pair: _period_order(*pair))[1]
+
+
+def _period_order(name: str, run: ReplayRun) -> tuple[dt.date, dt.date]:
+    """A period's place in time: its end, then its start. A `since-2026-11-20` period ran up to its run."""
+    try:
+        period = parse_period(name)
+    except ValueError:
+        made = run.created_at.astimezone(dt.UTC).date() + dt.timedelta(days=1)
+        try:
+            return (made, dt.date.fromisoformat(name.removeprefix("since-")[:10]))
+        except ValueError:
+            return (made, made)
+    return (period.end, period.start)
 
 
 def choose_official(runs: Sequence[ReplayRun]) -> ReplayRun | None:

@@ -16,6 +16,11 @@ from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: chDB runs on Linux and macOS only
+    fcntl = None  # type: ignore[assignment]
+
 import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
@@ -88,6 +93,33 @@ def parse_url(url: str, *, database: str | None = None, retention: Retention | N
     return ClickHouseTarget(dsn, check_database_name(db), resolved, durable, False)
 
 
+def refuse_if_in_use(data_path: str) -> None:
+    """StoreError when another process has the embedded engine's data directory open (it holds an exclusive
+    lock on `status` there, which names its pid). chDB would print a raw `Cannot lock file` line to stderr, then
+    fail with an unrelated message; this says what is wrong and what to do instead."""
+    status = os.path.join(data_path, "status")
+    if fcntl is None or not os.path.exists(status):
+        return
+    try:
+        with open(status, "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = handle.read(200).decode(errors="replace").split("\n", 1)[0].removeprefix("PID:").strip()
+            else:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                return
+    except OSError:
+        return  # unreadable: let chDB say what it finds
+    if owner == str(os.getpid()):
+        return  # this process holds it: chDB reuses its engine
+    raise StoreError(
+        f"the embedded ClickHouse data directory {data_path} is in use by another process (pid {owner or '?'}): "
+        "only one process can open it at a time: stop the collector, or use the collector's HTTP API or a "
+        "ClickHouse server (http://host:8123) that several processes can share"
+    )
+
+
 class ClickHouseConnection:
     """A clickhouse-connect `Client` behind a lock, with every driver error turned into a `StoreError`.
 
@@ -102,6 +134,7 @@ class ClickHouseConnection:
             if target.embedded:
                 assert target.data_path is not None
                 os.makedirs(target.data_path, exist_ok=True)
+                refuse_if_in_use(target.data_path)
                 self.client: Client = clickhouse_connect.get_client(dsn=target.dsn)
             else:
                 self.client = clickhouse_connect.get_client(
@@ -112,7 +145,8 @@ class ClickHouseConnection:
                 )
         except ClickHouseError as exc:
             hint = (
-                " (the embedded engine hosts one data path per process: is another chdb path open?)"
+                " (the embedded engine hosts one data path per process, and one process per data path: is another"
+                " chdb path open in this process?)"
                 if target.embedded
                 else ""
             )

@@ -80,7 +80,14 @@ class SqlStore(RunQueries, VerdictQueries, Store):
         self.url = parsed
         self._is_sqlite = parsed.get_backend_name() == "sqlite"
         if self._is_sqlite and parsed.database and parsed.database != ":memory:":
-            pathlib.Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            folder = pathlib.Path(parsed.database).expanduser().parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file in the way, no permission: say which folder, not a traceback
+                raise StoreError(
+                    f"cannot create the folder {folder} of the SQLite store {parsed.render_as_string()}: "
+                    f"{exc.strerror or exc} (check --data-dir, $PASSHAT_DATA_DIR or the store URL)"
+                ) from exc
         try:
             self._engine = sa.create_engine(parsed)
         except (ArgumentError, ImportError) as exc:

@@ -154,6 +154,53 @@ def test_relative_paths_resolve_against_the_config_folder(tmp_path: pathlib.Path
     assert config.store_url() == f"sqlite:///{tmp_path / 'conf' / 'data' / 'passhat.db'}"
 
 
+@pytest.mark.parametrize(
+    ("url", "resolved"),
+    [
+        ("sqlite:///demo.sqlite", "sqlite:///{conf}/demo.sqlite"),
+        ("sqlite+pysqlite:///db/x.db?timeout=3", "sqlite+pysqlite:///{conf}/db/x.db?timeout=3"),
+        ("sqlite:////abs/x.db", "sqlite:////abs/x.db"),
+        ("sqlite:///:memory:", "sqlite:///:memory:"),
+        ("chdb://ch/data?database=p", "chdb://{conf}/ch/data?database=p"),
+        ("chdb:///abs/ch", "chdb:///abs/ch"),
+        ("http://clickhouse:8123", "http://clickhouse:8123"),
+        ("postgresql+psycopg://u@db/passhat", "postgresql+psycopg://u@db/passhat"),
+    ],
+)
+def test_a_relative_store_url_resolves_against_the_config_folder(
+    tmp_path: pathlib.Path, url: str, resolved: str
+) -> None:
+    (tmp_path / "conf").mkdir()
+    path = tmp_path / "conf" / "passhat.toml"
+    path.write_text(f'[store]\nurl = "{url}"\n', encoding="utf-8")
+    assert load_config(path).store_url() == resolved.format(conf=tmp_path / "conf")
+
+
+def test_commands_open_a_relative_sqlite_url_in_the_config_folder_and_config_check_prints_it(
+    tmp_path: pathlib.Path,
+) -> None:
+    conf, elsewhere = tmp_path / "conf", tmp_path / "elsewhere"
+    conf.mkdir()
+    elsewhere.mkdir()
+    path = conf / "passhat.toml"
+    path.write_text('project = "shop"\n[store]\nurl = "sqlite:///demo.sqlite"\n', encoding="utf-8")
+    passhat = pathlib.Path(sys.executable).with_name("passhat")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(passhat), *args], cwd=elsewhere, capture_output=True, text=True, timeout=120)
+
+    listed = run("runs", "list", "--config", str(path))
+    assert listed.returncode == 0, listed.stderr
+    assert (conf / "demo.sqlite").exists() and not (elsewhere / "demo.sqlite").exists()
+    checked = run("config", "check", str(path))
+    assert checked.returncode == 0, checked.stderr
+    assert f"store: sqlite:///{conf / 'demo.sqlite'}" in checked.stdout
+    # A URL on the command line is the user's own, relative to where they are.
+    on_the_line = run("runs", "list", "--config", str(path), "--store", "sqlite:///here.sqlite")
+    assert on_the_line.returncode == 0, on_the_line.stderr
+    assert (elsewhere / "here.sqlite").exists() and not (conf / "here.sqlite").exists()
+
+
 def test_config_check_prints_a_summary_for_a_valid_file() -> None:
     result = runner.invoke(app, ["config", "check", str(EXAMPLE)])
     assert result.exit_code == 0, result.output

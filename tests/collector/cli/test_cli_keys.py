@@ -63,6 +63,24 @@ def test_a_bad_store_url_is_one_clear_error(tmp_path: pathlib.Path) -> None:
     assert empty.exit_code == 2 and "--project" in empty.output
 
 
+def test_a_project_name_passhat_toml_would_refuse_is_refused_in_one_line(tmp_path: pathlib.Path) -> None:
+    for name in ("bad name!", "-dash", "x" * 101):
+        done = subprocess.run(
+            [str(PASSHAT), "keys", "create", "--project", name, "--data-dir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr == (
+            "passhat: error: --project must be letters, digits, '.', '-' or '_' (at most 100 characters, as "
+            f"passhat.toml's `project`), got {name!r}\n"
+        )
+    with open_store(f"sqlite:///{tmp_path / 'passhat.db'}") as store:
+        assert store.list_api_keys() == [] and store.list_projects() == []
+    ok = runner.invoke(app, ["keys", "create", "--project", "Shop-2.eu_west", "--data-dir", str(tmp_path)])
+    assert ok.exit_code == 0, ok.output
+
+
 def test_the_prefix_of_a_key_is_its_public_name(tmp_path: pathlib.Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'k.db'}") as store:
         for _ in range(50):  # the secret part may contain '_' and '-': the prefix never depends on it

@@ -1,6 +1,7 @@
-"""`/metrics` business gauges: today's tickets per project and task type, and the latest finished run's pass@1 and
-pass^k per task type (k as a label), read from a real store through a real collector. Project names and task types
-are shown only to a scrape authorised for them (the metrics token, or a project's key for its own project)."""
+"""`/metrics` business gauges: today's tickets per project and task type, and pass@1 and pass^k per task type (k as
+a label) in the official run of the project's latest period (a promotion moves them, an exploratory run does not),
+read from a real store through a real collector. Project names and task types are shown only to a scrape
+authorised for them (the metrics token, or a project's key for its own project)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from passhat.collector import CollectorSettings
-from passhat.collector.store import ReplayRun, Store, TrialRow
+from passhat.collector.ingest._business import ALL_PROJECTS, BusinessGauges
+from passhat.collector.store import ReplayRun, Store, TrialRow, promote_run
 from tests.collector.ingest.otlp_payloads import passhat_ticket, request
 from tests.collector.server import Collector, new_key, running_collector
 
@@ -42,7 +44,7 @@ def _traffic(collector: Collector) -> None:
     store = collector.store
     now = dt.datetime.now(dt.UTC)
     # ticket A passes both trials, ticket B one of two: pass@1 = 0.75, pass^2 = 0.5
-    store.create_replay_run("shop", ReplayRun(run_id="run-1", created_at=now, k=2))
+    store.create_replay_run("shop", ReplayRun(run_id="run-1", created_at=now, k=2, params={"period": "2026-W48"}))
     store.add_trials(
         "shop",
         [
@@ -111,3 +113,57 @@ def _traffic_shop_only(collector: Collector) -> None:
     with collector.client(collector.shop_key) as client:
         body = request(passhat_ticket("T-9", task_type="refund", tools=1)).SerializeToString()
         assert client.post("/v1/traces", content=body, headers={"content-type": "application/x-protobuf"}).is_success
+
+
+START = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.UTC)
+
+
+def _run(store: Store, run_id: str, minutes: int, k: int, passes: list[list[bool]], **params: object) -> None:
+    """A finished run of `shop`'s refund tickets, one list of trial outcomes per ticket."""
+    created = START + dt.timedelta(minutes=minutes)
+    store.create_replay_run("shop", ReplayRun(run_id, created, k=k, params={"k": k, **params}))
+    store.add_trials(
+        "shop",
+        [
+            TrialRow(run_id, f"T-{ticket}", "refund", attempt, passed, "done", created, 1.0)
+            for ticket, outcomes in enumerate(passes)
+            for attempt, passed in enumerate(outcomes)
+        ],
+    )
+    store.finish_replay_run("shop", run_id, summary={}, at=created + dt.timedelta(minutes=5))
+
+
+def _scrape(store: Store) -> str:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from passhat.collector.ingest._business import FixedFamilies
+
+    registry = CollectorRegistry()
+    registry.register(FixedFamilies(BusinessGauges(store, refresh_s=0.0).families(ALL_PROJECTS)))
+    return generate_latest(registry).decode()
+
+
+def test_the_pass_gauges_follow_the_periods_official_run_a_promotion_moves_them_a_one_off_does_not(
+    sql_store: Store,
+) -> None:
+    sql_store.ensure_project("shop")
+    # The scheduled k=4 run of 2026-W48: every trial passes.
+    _run(sql_store, "scheduled-w48", 0, 4, [[True] * 4] * 2, period="2026-W48")
+    text = _scrape(sql_store)
+    assert gauge(text, "passhat_pass_hat_k", project="shop", task_type="refund", k="4") == 1.0
+    # Later: an exploratory --compare-to run of the same period and a suite run (no period); neither is official.
+    _run(sql_store, "compare-w48", 10, 2, [[False, False]] * 2, period="2026-W48", exploratory=["k = 2"])
+    _run(sql_store, "suite", 20, 2, [[False, False]] * 2)
+    _run(sql_store, "compare-w49", 30, 2, [[False, False]] * 2, period="2026-W49", exploratory=["k = 2"])
+    text = _scrape(sql_store)
+    assert gauge(text, "passhat_pass_hat_k", project="shop", task_type="refund", k="4") == 1.0
+    assert gauge(text, "passhat_pass_at_1", project="shop", task_type="refund") == 1.0
+    assert 'k="2"' not in text
+    # A k=20 run of the period, promoted: it is the official one now, and the gauges say so.
+    _run(sql_store, "big-w48", 40, 20, [[True] * 20, [True] * 10 + [False] * 10], period="2026-W48", exploratory=["k"])
+    assert gauge(_scrape(sql_store), "passhat_pass_hat_k", project="shop", task_type="refund", k="4") == 1.0
+    promote_run(sql_store, "shop", "big-w48", at=START + dt.timedelta(hours=2))
+    text = _scrape(sql_store)
+    assert gauge(text, "passhat_pass_hat_k", project="shop", task_type="refund", k="20") == 0.5
+    assert gauge(text, "passhat_pass_at_1", project="shop", task_type="refund") == 0.75
+    assert 'k="4"' not in text

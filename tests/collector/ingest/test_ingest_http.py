@@ -289,3 +289,35 @@ def test_healthz_and_metrics(collector: Collector) -> None:
         "passhat_request_seconds",
     ):
         assert name in metrics.text
+
+
+def test_the_healthz_example_in_the_docs_is_what_the_collector_answers(collector: Collector) -> None:
+    import pathlib
+    import re
+
+    from passhat.collector.store.clickhouse._schema import LATEST_VERSION
+
+    docs = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "collector.md").read_text(encoding="utf-8")
+    example = re.search(r"`GET /healthz` \(no key\): `(\{.*?\})`", docs)
+    assert example is not None
+    with httpx.Client(base_url=collector.url) as client:
+        answer = client.get("/healthz").json()
+    assert json.loads(example[1]) == answer
+    assert answer["schema_version"] == len(MIGRATIONS)
+    said = f"in this release {len(MIGRATIONS)} on SQLite and PostgreSQL, {LATEST_VERSION} on ClickHouse"
+    assert said in " ".join(docs.split())
+
+
+def test_the_docs_list_every_query_parameter_of_get_api_tickets(collector: Collector) -> None:
+    import pathlib
+    import re
+
+    docs = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "collector.md").read_text(encoding="utf-8")
+    with httpx.Client(base_url=collector.url) as client:
+        operation = client.get("/openapi.json").json()["paths"]["/api/tickets"]["get"]
+    listed = re.search(r"- `GET /api/tickets\?([^`]*)`(.*?)\n- ", docs, re.DOTALL)
+    assert listed is not None
+    described = listed[1] + " ".join(re.findall(r"`(\w+=)", listed[2]))
+    assert "`?source=sandbox&run=RUN_ID`" in listed[2]
+    for parameter in operation["parameters"]:
+        assert f"{parameter['name']}=" in described, parameter["name"]

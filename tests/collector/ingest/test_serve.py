@@ -106,3 +106,18 @@ def test_tune_gc_raises_the_young_threshold_and_still_collects_cycles() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_the_docs_synopsis_of_serve_names_every_option() -> None:
+    import re
+
+    import typer.main
+
+    from passhat.collector.cli import app
+
+    docs = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "collector.md").read_text(encoding="utf-8")
+    synopsis = re.search(r"`passhat serve (\[[^`]*)`", docs)
+    assert synopsis is not None
+    serve = typer.main.get_command(app).commands["serve"]  # type: ignore[attr-defined]
+    options = {opt for param in serve.params for opt in param.opts if opt.startswith("--") and opt != "--help"}
+    assert options == set(re.findall(r"\[(--[\w-]+)", synopsis[1]))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import pathlib
 import time
 
+import pytest
+
 from passhat.collector.config import PasshatConfig, ScheduleConfig
-from passhat.collector.loop._scheduler import Scheduler, next_run, period_due
-from passhat.collector.store import open_store
+from passhat.collector.loop._scheduler import NOTHING_TO_REPLAY, Scheduler, next_run, period_due
+from passhat.collector.store import Store, open_store
 
 UTC = dt.UTC
 
@@ -34,9 +37,8 @@ def test_the_period_due_is_the_one_that_just_ended() -> None:
     assert period_due(daily, dt.datetime(2026, 11, 30, 6, 0, tzinfo=UTC)).name == "2026-11-29"
 
 
-def test_a_failed_run_is_recorded_and_the_scheduler_keeps_going(tmp_path: pathlib.Path) -> None:
-    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
-    config = PasshatConfig.model_validate({"schedule": {"every": "daily", "time": "00:00"}})
+def _first_run(config: PasshatConfig, store: Store) -> Scheduler:
+    """A daily 00:00 scheduler started just before midnight, once its first run (of 2026-11-29) is over."""
     start = dt.datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC)
     calls = iter([start, start])  # start(), then the loop's first reading; later readings are past midnight
 
@@ -44,18 +46,55 @@ def test_a_failed_run_is_recorded_and_the_scheduler_keeps_going(tmp_path: pathli
         return next(calls, dt.datetime(2026, 11, 30, 0, 0, 1, tzinfo=UTC))
 
     scheduler = Scheduler(config, store, clock=clock)
-    try:
-        assert scheduler.start() == dt.datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
-        deadline = time.monotonic() + 30
-        while not scheduler.runs and time.monotonic() < deadline:
-            time.sleep(0.05)
-        # No traffic was ever stored, so the run fails; the failure is kept and the thread lives on.
-        assert scheduler.runs and scheduler.runs[0][0] == "2026-11-29"
-        assert scheduler.runs[0][1] != "ok"
-        assert scheduler._thread.is_alive()
-    finally:
-        scheduler.stop()
-        store.close()
+    assert scheduler.start() == dt.datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
+    deadline = time.monotonic() + 30
+    while not scheduler.runs and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert scheduler.runs and scheduler.runs[0][0] == "2026-11-29"
+    return scheduler
+
+
+DAILY = {"project": "x", "schedule": {"every": "daily", "time": "00:00"}}
+
+
+def test_a_period_without_tickets_is_one_log_line_not_a_failure(
+    tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    with caplog.at_level(logging.INFO, logger="passhat.scheduler"):
+        scheduler = _first_run(PasshatConfig.model_validate(DAILY), store)
+        try:
+            # No traffic was ever stored: nothing to replay, said in one line; the thread lives on.
+            assert scheduler.runs[0][1] == NOTHING_TO_REPLAY
+            assert scheduler._thread.is_alive()
+        finally:
+            scheduler.stop()
+            store.close()
+    [record] = [r for r in caplog.records if r.name == "passhat.scheduler"]
+    assert record.levelno == logging.WARNING and record.exc_info is None
+    assert record.getMessage().startswith(
+        "passhat scheduler: no production tickets of 2026-11-29 in project 'x': nothing to replay"
+    )
+    assert record.getMessage().endswith("; next run at 2026-12-01 00:00 UTC")
+    assert "failed" not in caplog.text and "Traceback" not in caplog.text
+
+
+def test_a_failed_run_is_logged_with_its_traceback_and_the_scheduler_keeps_going(
+    tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    config = PasshatConfig.model_validate({**DAILY, "agent": {"factory": "no_such_module_xyz:make"}})
+    with caplog.at_level(logging.INFO, logger="passhat.scheduler"):
+        scheduler = _first_run(config, store)
+        try:
+            assert "no_such_module_xyz" in scheduler.runs[0][1]
+            assert scheduler._thread.is_alive()
+        finally:
+            scheduler.stop()
+            store.close()
+    [record] = [r for r in caplog.records if r.name == "passhat.scheduler"]
+    assert record.getMessage() == "passhat scheduler: the run for 2026-11-29 failed"
+    assert record.levelno == logging.ERROR and record.exc_info is not None
 
 
 def test_a_scheduled_run_replays_with_every_configured_replay_setting() -> None:

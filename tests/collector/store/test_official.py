@@ -6,7 +6,15 @@ import datetime as dt
 
 import pytest
 
-from passhat.collector.store import ReplayRun, Store, StoreError, choose_official, promote_run, role_of
+from passhat.collector.store import (
+    ReplayRun,
+    Store,
+    StoreError,
+    choose_official,
+    latest_official_run,
+    promote_run,
+    role_of,
+)
 
 START = dt.datetime(2026, 11, 23, 6, 0, tzinfo=dt.UTC)
 
@@ -37,3 +45,18 @@ def test_a_run_of_no_period_cannot_be_promoted_and_says_why(sql_store: Store) ->
         promote_run(sql_store, "shop", "sessions")
     with pytest.raises(StoreError, match=r"no replay run 'nope'.*passhat runs list"):
         promote_run(sql_store, "shop", "nope")
+
+
+def test_the_latest_official_run_is_that_of_the_latest_period_with_one(sql_store: Store) -> None:
+    sql_store.ensure_project("shop")
+    assert latest_official_run(sql_store, "shop") is None
+    _run(sql_store, "w49-one-off", 0, period="2026-W49", exploratory=["k = 2 (configured 4)"])
+    _run(sql_store, "suite", 1, period=None)
+    assert latest_official_run(sql_store, "shop") is None
+    _run(sql_store, "w48", 2, period="2026-W48")
+    _run(sql_store, "day-before-w48", 3, period="2026-11-22")  # a daily run of an earlier day, made later
+    found = latest_official_run(sql_store, "shop")
+    assert found is not None and found.run_id == "w48"
+    promote_run(sql_store, "shop", "w49-one-off")
+    found = latest_official_run(sql_store, "shop")
+    assert found is not None and found.run_id == "w49-one-off"
