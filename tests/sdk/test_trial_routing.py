@@ -43,7 +43,7 @@ def test_a_frameworks_span_in_a_trial_goes_to_the_trial_not_production() -> None
 
 
 def test_outside_a_trial_the_frameworks_spans_stay_in_production() -> None:
-    deployed, production, replay, trial = _instances()
+    deployed, production, _replay, trial = _instances()
     framework = deployed.tracer_provider.get_tracer("some.framework")
     with framework.start_as_current_span("no ticket"):
         pass
@@ -54,7 +54,7 @@ def test_outside_a_trial_the_frameworks_spans_stay_in_production() -> None:
 
 
 def test_the_trials_redactor_redacts_the_frameworks_text() -> None:
-    deployed, production, replay, trial = _instances()
+    deployed, _production, replay, trial = _instances()
     framework = deployed.tracer_provider.get_tracer("some.framework")
     said = json.dumps([{"role": "user", "content": "I am ann.lee@example.com"}])
     with replay.ticket("T-3#0", task_type="refund"):
@@ -86,7 +86,7 @@ def test_a_trial_whose_instance_keeps_nothing_never_sends_to_production() -> Non
 
 def test_relayed_and_flushed_spans_still_reach_the_instances_own_processors() -> None:
     """What the replay relays from its workers ends in the instance's processors (no start seen here)."""
-    deployed, production, replay, trial = _instances()
+    deployed, _production, replay, trial = _instances()
     with replay.ticket("T-6#0", task_type="refund"):
         pass
     [span] = trial.get_finished_spans()
