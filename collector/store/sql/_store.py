@@ -80,7 +80,13 @@ class SqlStore(RunQueries, VerdictQueries, Store):
         self.url = parsed
         self._is_sqlite = parsed.get_backend_name() == "sqlite"
         if self._is_sqlite and parsed.database and parsed.database != ":memory:":
-            folder = pathlib.Path(parsed.database).expanduser().parent
+            file = pathlib.Path(parsed.database).expanduser()
+            if file.is_dir():
+                raise StoreError(
+                    f"the SQLite store {parsed.render_as_string()} names the folder {file}, not a file: name a file "
+                    f"in it, e.g. sqlite:///{file / 'passhat.db'}"
+                )
+            folder = file.parent
             try:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as exc:  # a file in the way, no permission: say which folder, not a traceback

@@ -69,3 +69,9 @@ def test_a_port_in_use_is_one_line_and_nothing_is_announced(tmp_path: pathlib.Pa
 def test_a_host_serve_cannot_listen_on_is_one_line(tmp_path: pathlib.Path, host: str, says: str) -> None:
     line = one_error_line(passhat("serve", "--host", host, "--port", "0", "--data-dir", str(tmp_path)))
     assert says in line
+
+
+def test_a_sqlite_store_url_naming_a_folder_is_one_line(tmp_path: pathlib.Path) -> None:
+    """`--store sqlite:///DIR` (a folder) was SQLAlchemy's 'unable to open database file' traceback."""
+    line = one_error_line(passhat("runs", "list", "--store", f"sqlite:///{tmp_path}", "--project", "shop"))
+    assert f"names the folder {tmp_path}, not a file" in line and f"sqlite:///{tmp_path / 'passhat.db'}" in line
