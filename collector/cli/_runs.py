@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.table import Table
 
 from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct, print_harness_failures
@@ -47,20 +48,28 @@ def list_command(
     if as_json:
         emit_json({"project": name, "rule": RULE, "runs": rows})
         return
-    table = Table(title=f"replay runs of {name}")
+    # Light rules, one space between columns, and why a run is exploratory under the table: in 80 columns (a pipe,
+    # a narrow terminal) the agent still has room to wrap by words.
+    table = Table(title=f"replay runs of {name}", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)
     # The run id is what `runs show` and `runs promote` take: kept whole, the other columns fold around it.
     table.add_column("run", no_wrap=True, min_width=max((len(row["run_id"]) for row in rows), default=3))
     for column in ("period", "role", "k"):
         table.add_column(column, no_wrap=True)
-    for column in ("trials/ticket", "tickets", "agent", "why exploratory"):
-        table.add_column(column, overflow="fold")
+    table.add_column("trials per ticket", justify="right", min_width=6)
+    table.add_column("tickets", justify="right", no_wrap=True)
+    table.add_column("agent", min_width=12, overflow="fold")
+    why: list[str] = []
     for row in rows:
         agent = f"{row['agent']} {row['agent_version']}".strip()
+        if row["exploratory"]:
+            why.append(f"{row['run_id']} is exploratory: {'; '.join(row['exploratory'])}")
         table.add_row(
             row["run_id"], row["period"] or "-", row["role"], str(row["k"]), str(row["trials_per_ticket"]),
-            str(row["tickets"]), agent, "; ".join(row["exploratory"]) or "-",
+            str(row["tickets"]), agent,
         )  # fmt: skip
     console.print(table)
+    for line in why:
+        console.print(f"  {line}", highlight=False, markup=False)
     console.print(RULE)
 
 

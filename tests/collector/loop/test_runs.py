@@ -112,6 +112,8 @@ def test_a_one_off_run_changes_neither_the_report_nor_the_next_baseline_until_pr
         app, ["runs", "list", "--config", str(setup.config()), "--store", setup.url], env={"COLUMNS": "80"}
     )
     assert shown.exit_code == 0 and official["run_id"] in shown.output and one_off["run_id"] in shown.output
+    assert "simulation)" in shown.output  # the agent wraps by words (it was folded four letters a line)
+    assert f"{one_off['run_id']} is exploratory: " in " ".join(shown.output.split())  # why, under the table
 
 
 @pytest.mark.slow
