@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -17,6 +18,9 @@ from passhat.collector.cli._store import load_loop_config, open_loop_store
 
 if TYPE_CHECKING:
     from passhat.collector.suite import SuiteTable
+
+COMPACT: dict[str, Any] = {"box": box.SIMPLE_HEAD, "collapse_padding": True, "pad_edge": False}
+"""Light rules and one space between columns: the tables fit 80 columns (a pipe, a narrow terminal)."""
 
 suite_app = typer.Typer(
     no_args_is_help=True,
@@ -49,20 +53,20 @@ def list_command(as_json: JsonOption = False) -> None:
     for manifest in manifests:
         table = Table(
             title=f"suite {manifest['version']}: {manifest['tasks']} tasks, {manifest['response_checked']} also "
-            f"graded on the final response; hash {manifest['content_hash'][:16]}"
+            f"graded on the final response; hash {manifest['content_hash'][:16]}",
+            **COMPACT,
         )
         # The task type's name is what a reader looks up: never cut, even on an 80-column terminal.
-        table.add_column("domain", overflow="fold")
-        table.add_column("tasks", justify="right")
+        table.add_column("domain (tasks)", min_width=10)
         table.add_column("task type", no_wrap=True)
-        table.add_column("kind", overflow="fold")
-        table.add_column("tasks of type", justify="right")
-        table.add_column("reply checked", overflow="fold")
+        table.add_column("kind", no_wrap=True)
+        table.add_column("tasks", justify="right", min_width=5)
+        table.add_column("reply checked", min_width=7)
         for domain, entry in manifest["domains"].items():
             for index, (name, info) in enumerate(entry["task_types"].items()):
                 table.add_row(
-                    domain if index == 0 else "", str(entry["tasks"]) if index == 0 else "", name, info["kind"],
-                    str(info["tasks"]), "yes" if info["response_check"] else "",
+                    f"{domain} ({entry['tasks']})" if index == 0 else "", name, info["kind"], str(info["tasks"]),
+                    "yes" if info["response_check"] else "",
                 )  # fmt: skip
         console.print(table)
 
@@ -245,9 +249,12 @@ def _ci(values: list[float] | None) -> str:
 def print_table(table: SuiteTable) -> None:
     labels = {a["run_id"]: a["label"] for a in table.agents}
     k = table.k
-    grid = Table(title=f"suite {table.version}: k = {k}, {int(100 * table.level)}% intervals over tasks")
-    for column in ("domain", "rank", "agent", "tasks", "trials"):
-        grid.add_column(column, overflow="fold")
+    grid = Table(title=f"suite {table.version}: k = {k}, {int(100 * table.level)}% intervals over tasks", **COMPACT)
+    grid.add_column("domain", no_wrap=True)
+    grid.add_column("rank", justify="right")
+    grid.add_column("agent", min_width=10, overflow="fold")
+    for column in ("tasks", "trials"):
+        grid.add_column(column, justify="right")
     for column in ("pass@1", f"pass@{k}", f"pass^{k}"):
         grid.add_column(column, no_wrap=True)
     for domain in [*table.domains, "overall"]:
@@ -271,7 +278,7 @@ def print_table(table: SuiteTable) -> None:
             f"{agreement['value']:.2f} [{low:.2f}, {high:.2f}], over {agreement['tasks']} tasks in "
             f"{agreement['domains']} domains."
         )
-    swings = Table(title="each agent's swing across domains (best domain's pass@1 minus worst's)")
+    swings = Table(title="each agent's swing across domains (best domain's pass@1 minus worst's)", **COMPACT)
     for column in ("agent", "swing", "interval", "best", "worst"):
         swings.add_column(column)
     for rid, swing in table.swing.items():
@@ -282,7 +289,7 @@ def print_table(table: SuiteTable) -> None:
                        swing["lowest"])  # fmt: skip
     console.print(swings)
     if table.paired:
-        paired = Table(title="paired differences on the same tasks (candidate minus baseline, points)")
+        paired = Table(title="paired differences on the same tasks (candidate minus baseline, points)", **COMPACT)
         for column in ("domain", "candidate - baseline", "tasks", "pass@1", f"pass^{k}"):
             paired.add_column(column)
         for item in table.paired:

@@ -27,6 +27,9 @@ def test_suite_list_shows_versions_domains_and_task_types_with_counts() -> None:
     assert text.exit_code == 0 and "suite v1" in text.output
     # Every task type's name whole, whatever the terminal's width (the runner's console is 80 columns wide).
     assert all(name in text.output for name in retail["task_types"]), text.output
+    kinds = {task["kind"] for task in retail["task_types"].values()}
+    assert {"confidentiality", "read_only"} <= kinds and all(kind in text.output for kind in kinds)  # whole too
+    assert max(len(line) for line in text.output.splitlines()[1:]) <= 80  # the table fits the 80 columns
 
 
 def test_suite_run_names_its_run_and_reuses_a_finished_one(stored_runs: StoredRuns) -> None:
