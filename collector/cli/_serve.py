@@ -54,7 +54,19 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _open(data_dir: pathlib.Path | None, store_url: str | None) -> Store:
+KeysConfig = Annotated[
+    pathlib.Path | None,
+    typer.Option("--config", help="passhat.toml: the store of its [store] url, as `passhat serve --config` uses."),
+]
+
+
+def _open(data_dir: pathlib.Path | None, store_url: str | None, config_path: pathlib.Path | None = None) -> Store:
+    """The store `serve` would use with these options: --store, --data-dir or $PASSHAT_STORE_URL, else the
+    --config's [store] url, else the data dir's SQLite file."""
+    if config_path is not None and store_url is None and data_dir is None and not os.environ.get("PASSHAT_STORE_URL"):
+        from passhat.collector.cli._store import load_loop_config
+
+        store_url = load_loop_config(config_path).store_url()
     try:
         return open_store(_settings(data_dir, store_url).resolved_store_url())
     except StoreError as exc:
@@ -197,6 +209,7 @@ def keys_create(
     label: Annotated[str | None, typer.Option(help="A note to recognise the key by.")] = None,
     data_dir: DataDir = None,
     store_url: StoreUrl = None,
+    config_path: KeysConfig = None,
     as_json: JsonOption = False,
 ) -> None:
     """Create a key. It is printed once, alone on the last line; only its hash is stored."""
@@ -207,7 +220,7 @@ def keys_create(
             f"--project must be {PROJECT_NAME_WHAT} (at most {PROJECT_NAME_MAX} characters, as passhat.toml's "
             f"`project`), got {project!r}"
         )
-    with _open(data_dir, store_url) as store:
+    with _open(data_dir, store_url, config_path) as store:
         try:
             key, record = create_api_key(store, project, label=label)
         except StoreError as exc:
@@ -224,10 +237,11 @@ def keys_list(
     project: Annotated[str | None, typer.Option(help="Only this project's keys.")] = None,
     data_dir: DataDir = None,
     store_url: StoreUrl = None,
+    config_path: KeysConfig = None,
     as_json: JsonOption = False,
 ) -> None:
     """List keys by prefix (the keys themselves are never stored)."""
-    with _open(data_dir, store_url) as store:
+    with _open(data_dir, store_url, config_path) as store:
         records = store.list_api_keys(project)
     rows = [
         {
@@ -257,9 +271,10 @@ def keys_revoke(
     prefix: Annotated[str, typer.Argument(help="The key's prefix, as `passhat keys list` shows it.")],
     data_dir: DataDir = None,
     store_url: StoreUrl = None,
+    config_path: KeysConfig = None,
 ) -> None:
     """Revoke a key: requests with it are refused (within the collector's key cache time, 5 s)."""
-    with _open(data_dir, store_url) as store:
+    with _open(data_dir, store_url, config_path) as store:
         revoked = store.revoke_api_key(prefix)
     if not revoked:
         raise _fail(f"no active key with prefix {prefix!r} (see `passhat keys list`)")

@@ -7,6 +7,7 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from passhat.collector.cli import app
@@ -87,3 +88,25 @@ def test_the_prefix_of_a_key_is_its_public_name(tmp_path: pathlib.Path) -> None:
             key, record = create_api_key(store, "shop")
             assert key_prefix(key) == record.prefix
             assert len(record.prefix) == 12 and record.prefix.startswith("phk_")
+
+
+def test_keys_take_the_store_of_the_config_serve_uses(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`keys create|list|revoke --config passhat.toml` use its [store] url (relative to its folder), as
+    `passhat serve --config` does; --store still wins."""
+    monkeypatch.delenv("PASSHAT_STORE_URL", raising=False)
+    folder = tmp_path / "collector"
+    folder.mkdir()
+    config = folder / "passhat.toml"
+    config.write_text('project = "shop"\n[store]\nurl = "sqlite:///keys.db"\n')
+    created = runner.invoke(app, ["keys", "create", "--project", "shop", "--config", str(config), "--json"])
+    assert created.exit_code == 0, created.output
+    prefix = json.loads(created.output)["prefix"]
+    with open_store(f"sqlite:///{folder / 'keys.db'}") as store:
+        assert [k.prefix for k in store.list_api_keys("shop")] == [prefix]
+    listed = runner.invoke(app, ["keys", "list", "--config", str(config)])
+    assert prefix in listed.output
+    elsewhere = runner.invoke(
+        app, ["keys", "list", "--config", str(config), "--store", f"sqlite:///{tmp_path / 'o.db'}"]
+    )
+    assert elsewhere.exit_code == 0 and prefix not in elsewhere.output
+    assert runner.invoke(app, ["keys", "revoke", prefix, "--config", str(config)]).exit_code == 0
