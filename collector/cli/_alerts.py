@@ -4,6 +4,7 @@ report delivery recorded, with how each delivery went)."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import Annotated
 
 import typer
@@ -22,7 +23,7 @@ from passhat.collector.alerts import (
     retry_from_config,
 )
 from passhat.collector.cli._console import console, emit_json, error_console, fail
-from passhat.collector.cli._options import JsonOption
+from passhat.collector.cli._options import JsonOption, ProjectOption, StoreOption
 from passhat.collector.store import Store, StoreError, open_store
 
 alerts_app = typer.Typer(no_args_is_help=True, help="Alert channels: send test alerts.")
@@ -126,6 +127,8 @@ def history(
         list[str] | None,
         typer.Option(help="Only this kind: fired, resolved, test or report (repeatable; default: all)."),
     ] = None,
+    store_url: StoreOption = None,
+    project: ProjectOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show the alerts recorded in the store (fired, resolved, test), the reports sent (report), and how each
@@ -137,12 +140,13 @@ def history(
     unknown = sorted(set(kind or ()) - set(known))
     if unknown:
         fail(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    url = store_url or os.environ.get("PASSHAT_STORE_URL") or settings.store_url()
     try:
-        store = open_store(settings.store_url())
+        store = open_store(url)
     except (StoreError, OSError, ValueError) as exc:
-        fail(f"cannot open the store {settings.store_url()}: {exc}")
+        fail(f"cannot open the store {url}: {exc}")
     try:
-        events = AlertLog(store, settings.project).notices(kinds=tuple(kind or known), limit=limit)
+        events = AlertLog(store, project or settings.project).notices(kinds=tuple(kind or known), limit=limit)
     finally:
         store.close()
     if as_json:

@@ -121,6 +121,11 @@ def test_report_send_is_once_per_period_and_channel_and_shows_in_the_history(
     assert all(e["period"] == "2026-W40" and e["run_id"].startswith("run-2026-W40-") for e in entries)
     table = runner.invoke(app, ["alerts", "history", "--config", str(config)])
     assert table.exit_code == 0 and "passhat.report" in table.stdout and "hook: ok" in table.stdout
+    # --store and --project as the other commands take them: another store has no history, another project none.
+    other = runner.invoke(app, ["alerts", "history", "--config", str(config), "--store", f"sqlite:///{tmp_path}/o.db"])
+    assert other.exit_code == 0 and "passhat.report" not in other.stdout
+    elsewhere = runner.invoke(app, ["alerts", "history", "--config", str(config), "--project", "bank", "--json"])
+    assert elsewhere.exit_code == 0 and json.loads(elsewhere.stdout) == []
 
 
 def test_report_send_errors_are_clear(tmp_path: pathlib.Path, receiver: Receiver) -> None:
