@@ -18,7 +18,7 @@ from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 from passhat.collector.config import PasshatConfig, ScheduleConfig
-from passhat.collector.replay._settings import NothingToReplayError
+from passhat.collector.replay import NothingToReplayError
 from passhat.collector.store import Period, Store, parse_period, week_of
 
 log = logging.getLogger("passhat.scheduler")

@@ -77,6 +77,7 @@ from passhat.collector.reliability._traffic import (
     TaskTypeTraffic,
     TrafficImpact,
     calculate,
+    daily_volumes,
     project_failures,
     traffic_impact,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "bootstrap_means",
     "calculate",
     "curve_band",
+    "daily_volumes",
     "detect_drop",
     "difference_interval",
     "drop_power",

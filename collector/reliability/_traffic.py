@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from passhat.collector.reliability._mixture import Mixture
 
@@ -184,3 +186,21 @@ def project_failures(
         repeat_affected=volume * (1.0 - hat[0]),
         repeat_affected_ci=(volume * (1.0 - hat[2]), volume * (1.0 - hat[1])),
     )
+
+
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def daily_volumes(rows: Iterable[tuple[dt.date, _Key, int]]) -> dict[_Key, float]:
+    """Mean production tickets per day of each key (a task type) over the days that have any traffic recorded.
+
+    ``rows`` are (day, key, tickets). A key with no row on such a day had no tickets that day; days with no
+    traffic at all are left out, so a report on a week in progress is not diluted by days that have not happened
+    yet. The report's daily volumes, and the web UI's "a day of traffic", are these.
+    """
+    found = list(rows)
+    days = {day for day, _, _ in found}
+    totals: Counter[_Key] = Counter()
+    for _, key, tickets in found:
+        totals[key] += tickets
+    return {key: total / len(days) for key, total in totals.items()} if days else {}

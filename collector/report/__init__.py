@@ -1,6 +1,6 @@
 """The weekly reliability report: build its figures from a period's trials and traffic, render HTML, JSON, Markdown."""
 
-from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS, build_report, daily_volumes
+from passhat.collector.report._build import MIN_EXTRAPOLATION_TICKETS, build_report
 from passhat.collector.report._digest import (
     DEFAULT_WEBHOOK_MAX_BYTES,
     OpenAlertLine,
@@ -47,7 +47,6 @@ __all__ = [
     "TrialResult",
     "UnreplayedReport",
     "build_report",
-    "daily_volumes",
     "email_html",
     "email_subject",
     "email_text",

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from passhat.collector.reliability import (
     TaskTypeTraffic,
     WeightedCurve,
     curve_band,
+    daily_volumes,
     fit_mixture,
     half_width,
     reliability_curve,
@@ -129,24 +129,6 @@ def _curve(n: np.ndarray, c: np.ndarray, max_k: int, *, quick: bool = False) -> 
     hat[beyond] = hat[reach - 1] * model.pass_hat_k(raw.k[beyond]) / seam_hat if seam_hat > 0 else 0.0
     miss[beyond] = miss[reach - 1] * (1.0 - model.pass_at_k(raw.k[beyond])) / seam_miss if seam_miss > 0 else 0.0
     return Curve(raw.k, np.clip(1.0 - miss, 0.0, 1.0), np.clip(hat, 0.0, 1.0), beyond)
-
-
-_Key = TypeVar("_Key", bound=Hashable)
-
-
-def daily_volumes(rows: Iterable[tuple[dt.date, _Key, int]]) -> dict[_Key, float]:
-    """Mean production tickets per day of each key (a task type) over the days that have any traffic recorded.
-
-    ``rows`` are (day, key, tickets). A key with no row on such a day had no tickets that day; days with no
-    traffic at all are left out, so a report on a week in progress is not diluted by days that have not happened
-    yet. The report's daily volumes, and the web UI's "a day of traffic", are these.
-    """
-    found = list(rows)
-    days = {day for day, _, _ in found}
-    totals: Counter[_Key] = Counter()
-    for _, key, tickets in found:
-        totals[key] += tickets
-    return {key: total / len(days) for key, total in totals.items()} if days else {}
 
 
 def _daily_volumes(report_input: ReportInput) -> dict[tuple[str, str], float]:

@@ -5,7 +5,7 @@ signatures as shares per period.
 Every figure comes from `reliability.headline_curve` (and, weighted by the period's traffic as the weekly report
 weighs its headline, `reliability.weighted_headline_curve`), so a headline and the curve's band at the same k are
 the same number and interval, and the traffic-weighted overall figure is the weekly report's. A day of traffic
-is the run's period's own, as the report counts it (`report.daily_volumes`), so the failing customers a day are
+is the run's period's own, as the report counts it (`reliability.daily_volumes`), so the failing customers a day are
 the report's expected failed tickets a day. Tallies come from
 the store's aggregation (`Store.ticket_tallies`), never from every trial, through each run's digest
 (`_digest.RunDigest`, which a finished run keeps in the store: `_kept`).
@@ -28,12 +28,12 @@ from passhat.collector.reliability import (
     FailureProjection,
     MixtureSpread,
     SignatureShare,
+    daily_volumes,
     mixture_spread,
     project_failures,
     signature_shares,
     weighted_headline_curve,
 )
-from passhat.collector.report import daily_volumes
 from passhat.collector.store import (
     ReplayRun,
     RunParams,
