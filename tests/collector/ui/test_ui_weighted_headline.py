@@ -70,13 +70,7 @@ def test_the_overall_headline_is_the_weekly_reports_traffic_weighted_figure(sql_
     # The traffic matters here: unweighted, cancel's poor tickets count as much as refund's.
     assert abs(weighted.pass_hat_k - report.overall.unweighted.pass_hat_k) > 0.02  # type: ignore[operator]
 
-    key = new_key(sql_store, "shop")
-    settings, auth = CollectorSettings(key_cache_s=0.0), {"authorization": f"Bearer {key}"}
-    with (
-        running_collector(sql_store, settings, routers=[ui_router()]) as running,
-        httpx.Client(base_url=running.url, headers=auth, timeout=30) as client,
-    ):
-        page = client.get("/ui/").text
+    page = _overview(sql_store)
     table = page[page.index('data-testid="headlines"') : page.index("</table>", page.index('data-testid="headlines"'))]
     rows = table.split("</tr>")
     assert "weighted by traffic" in rows[1] and "every ticket once" in rows[2]  # rows[0] is the header
@@ -94,6 +88,17 @@ def test_the_overall_headline_is_the_weekly_reports_traffic_weighted_figure(sql_
     assert f"{100 * low:.0f}–{100 * high:.0f}%" in rows[1] and ">15<" in rows[1].replace(" ", "")
 
 
+def _overview(store: Store) -> str:
+    """The overview page as a signed-in member of the project sees it, over real HTTP."""
+    key = new_key(store, "shop")
+    settings, auth = CollectorSettings(key_cache_s=0.0), {"authorization": f"Bearer {key}"}
+    with (
+        running_collector(store, settings, routers=[ui_router()]) as running,
+        httpx.Client(base_url=running.url, headers=auth, timeout=30) as client,
+    ):
+        return client.get("/ui/").text
+
+
 def _cell(row: str, n: int) -> str:
     cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
     return re.sub(r"<[^>]+>", " ", cells[n])
@@ -109,13 +114,7 @@ def test_a_day_of_traffic_on_the_overview_is_the_weekly_reports(sql_store: Store
     failed, volume = report.overall.expected_failed_tickets_per_day, report.overall.measured_daily_volume
     assert failed is not None and volume == 58 / 5
 
-    key = new_key(sql_store, "shop")
-    settings, auth = CollectorSettings(key_cache_s=0.0), {"authorization": f"Bearer {key}"}
-    with (
-        running_collector(sql_store, settings, routers=[ui_router()]) as running,
-        httpx.Client(base_url=running.url, headers=auth, timeout=30) as client,
-    ):
-        page = client.get("/ui/").text
+    page = _overview(sql_store)
     section = page[page.index('id="traffic"') : page.index("</section>", page.index('id="traffic"'))]
     basis = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section[section.index('data-testid="traffic-basis"') :]))
     assert f"Measured: {volume:.1f} production tickets a day in {PERIOD}" in basis
