@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -22,6 +21,7 @@ from passhat.collector.cli._console import (
     emit_json,
     error_console,
     fail,
+    fail_if_nothing_settled,
     print_design_notes,
     print_harness_failures,
 )
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 
     from passhat.collector.config import PasshatConfig
     from passhat.collector.replay import ReplaySettings
-    from passhat.collector.store import TrialRow
 
 DEPRECATED = (
     "`passhat replay --domain` is deprecated: run `passhat bench --domain ...` (the same options); "
@@ -258,7 +257,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 fail(str(exc))
     finally:
         store.close()
-    from passhat.collector.reliability import harness_failures
+    from passhat.collector.reliability import agent_trials, harness_failures
     from passhat.collector.report import UnreplayedReport, reason_counts
 
     run = result.outcome.run
@@ -272,6 +271,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     # Runs of trials lost to the infrastructure (a harness error, a Ray worker that died) and run again.
     lost = sum(len(trial.details.infra_retries) for trial in result.outcome.trials)
     broken = [group.to_dict() for group in harness_failures(result.outcome.trials)]
+    settled = len(agent_trials(result.outcome.trials))
     if as_json:
         print_harness_failures(broken, as_json=True)
         emit_json(
@@ -302,7 +302,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 **({"comparison": comparison.to_dict()} if comparison is not None else {}),
             }
         )
-        _nothing_settled(run.run_id, result.outcome.trials, broken)
+        fail_if_nothing_settled(f"run {run.run_id}", len(result.outcome.trials), settled, broken)
         return
     version = f" {spec.version}" if spec.version else ""
     if isinstance(result.report, UnreplayedReport):
@@ -335,20 +335,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     if comparison is not None:
         print_comparison(comparison)
     console.print(f"Report: {result.report_paths.get('html')}")
-    _nothing_settled(run.run_id, result.outcome.trials, broken)
-
-
-def _nothing_settled(run_id: str, trials: Sequence[TrialRow], broken: list[dict[str, Any]]) -> None:
-    """Exit with status 1 when trials ran and every one was lost to the harness: the run measured nothing."""
-    from passhat.collector.reliability import agent_trials
-
-    if trials and broken and not agent_trials(trials):
-        first = f"{broken[0]['error_type']}: {broken[0]['message']}"
-        fail(
-            f"all {len(trials)} trials of run {run_id} were lost to the harness, none measured the agent (first "
-            f"cause: {first}); fix it and run the same command again (a run that measured nothing is not reused)",
-            code=1,
-        )
+    fail_if_nothing_settled(f"run {run.run_id}", len(result.outcome.trials), settled, broken)
 
 
 def replay(

@@ -12,7 +12,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from passhat.collector.cli._console import console, emit_json, fail, pct, print_harness_failures
+from passhat.collector.cli._console import (
+    console,
+    emit_json,
+    fail,
+    fail_if_nothing_settled,
+    harness_cause,
+    pct,
+    print_harness_failures,
+)
 from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
 from passhat.collector.cli._store import load_loop_config, open_loop_store
 
@@ -170,7 +178,7 @@ def run_command(
     if as_json:
         print_harness_failures(broken, as_json=True)
         emit_json(summary)
-        _nothing_settled(run.run_id, len(outcome.trials), settled, broken)
+        fail_if_nothing_settled(f"suite run {run.run_id}", len(outcome.trials), settled, broken)
         return
     how = (
         " (resumed)"
@@ -183,30 +191,16 @@ def run_command(
     for note in outcome.notes:
         console.print(f"Note: {note}")
     print_harness_failures(broken, as_json=False)
-    _nothing_settled(run.run_id, len(outcome.trials), settled, broken)
+    fail_if_nothing_settled(f"suite run {run.run_id}", len(outcome.trials), settled, broken)
     if broken:
         lost = len(outcome.trials) - settled
         console.print(
             f"[bold yellow]Warning:[/] {lost} of {len(outcome.trials)} trials were lost to the harness (never the "
-            f"agent's, in no figure; first cause: {escape(_cause(broken[0]))}): the table uses the other {settled}.",
+            f"agent's, in no figure; first cause: {escape(harness_cause(broken[0]))}): the table uses the other "
+            f"{settled}.",
             highlight=False,
         )
     console.print(f"The table: passhat suite table {run.run_id} \\[other runs...]")
-
-
-def _cause(group: dict[str, Any]) -> str:
-    return f"{group['error_type']}: {group['message']}"
-
-
-def _nothing_settled(run_id: str, trials: int, settled: int, broken: list[dict[str, Any]]) -> None:
-    """Exit with status 1 when trials ran and every one was lost to the harness: the run measured nothing."""
-    if trials and not settled and broken:
-        fail(
-            f"all {trials} trials of suite run {run_id} were lost to the harness, none measured the agent "
-            f"(first cause: {_cause(broken[0])}); fix it and run the same command again (a run that measured "
-            "nothing is not reused)",
-            code=1,
-        )
 
 
 @suite_app.command("table")
