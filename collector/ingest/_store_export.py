@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PB2Span
@@ -39,20 +40,36 @@ class StoreSpanExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         return self.export_prepared([prepare_spans(spans, max_attribute_bytes=self.max_attribute_bytes)])
 
-    def prepare_in_workers(self) -> Callable[[Sequence[ReadableSpan]], DecodedTraces]:
+    def prepare_in_workers(self) -> Callable[[Sequence[ReadableSpan]], DecodedTraces | BuiltSpans]:
         """What a replay's worker processes run on each trial's spans (`prepare_spans`), so the driver only
         writes them (`export_prepared`): encoding and normalising them was most of a traced trial's CPU in the
-        one process that writes the store."""
-        return functools.partial(prepare_spans, max_attribute_bytes=self.max_attribute_bytes)
+        one process that writes the store. When the store builds its rows elsewhere (`Store.row_builder`: the
+        SQL stores), the workers build those too, and the driver only inserts them."""
+        build = self.store.row_builder()
+        if build is None:
+            return functools.partial(prepare_spans, max_attribute_bytes=self.max_attribute_bytes)
+        return functools.partial(
+            prepare_rows, max_attribute_bytes=self.max_attribute_bytes, project=self.project, build=build
+        )
 
-    def export_prepared(self, prepared: Sequence[DecodedTraces]) -> SpanExportResult:
-        """Store spans `prepare_spans` made (here or in a worker process), exactly as `export` stores them."""
-        spans = [span for each in prepared for span in each.spans]
+    def builds_rows(self) -> bool:
+        """Whether `prepare_in_workers` builds the store's rows (`Store.row_builder`), not only the spans."""
+        return self.store.row_builder() is not None
+
+    def export_prepared(self, prepared: Sequence[DecodedTraces | BuiltSpans]) -> SpanExportResult:
+        """Store spans `prepare_spans` or `prepare_rows` made (here or in a worker process), exactly as `export`
+        stores them."""
+        spans = [span for each in prepared if isinstance(each, DecodedTraces) for span in each.spans]
+        built = [each.rows for each in prepared if isinstance(each, BuiltSpans)]
         self.rejected.extend(reason for each in prepared for reason in each.rejected)
         try:
-            self.store.write_batch(self.project, spans)
+            if spans:
+                self.store.write_batch(self.project, spans)
+            if built:
+                self.store.write_built(self.project, built)
         except Exception as exc:  # a trace that cannot be stored must not fail the trial it describes
-            _log.warning("passhat: could not store %d trial spans: %s", len(spans), exc)
+            count = len(spans) + sum(each.count for each in prepared if isinstance(each, BuiltSpans))
+            _log.warning("passhat: could not store %d trial spans: %s", count, exc)
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
@@ -72,6 +89,29 @@ _SPAN_KINDS = {
 
 class _NotPlainError(Exception):
     """A span the direct conversion leaves to the OTLP round trip (which gives its exact rejection)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltSpans:
+    """A trial's spans as the store's own rows (`Store.row_builder`), built where the trial ran: ``count``
+    spans, and one reason per span rejected."""
+
+    rows: Any
+    count: int
+    rejected: list[str]
+
+
+def prepare_rows(
+    spans: Sequence[ReadableSpan],
+    *,
+    max_attribute_bytes: int,
+    project: str,
+    build: Callable[[str, Sequence[NormalizedSpan]], Any],
+) -> BuiltSpans:
+    """The spans as `prepare_spans` makes them, then as the store's rows for ``project`` (``build``, the store's
+    `row_builder`)."""
+    decoded = prepare_spans(spans, max_attribute_bytes=max_attribute_bytes)
+    return BuiltSpans(build(project, decoded.spans), len(decoded.spans), decoded.rejected)
 
 
 def prepare_spans(spans: Sequence[ReadableSpan], *, max_attribute_bytes: int) -> DecodedTraces:

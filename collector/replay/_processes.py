@@ -69,10 +69,12 @@ KEEP_PACKED = 256
 """Tickets the driver keeps pickled for their next attempts (a ticket's attempts are sent together)."""
 
 SPANS_PREPARED_FROM = 6
-"""Workers from which they prepare their trials' spans for the store (`spans_prepared_in_workers`): the driver
-preparing and writing them bounds a traced replay near 1,200 trials a second (0.8 ms a trial), which six workers
-at about 4 ms a trial approach; below, the CPU in all (a little more when prepared in the workers) decides. A
-projection from the CPU a trial measured on two cores, not a measurement on six."""
+"""Workers from which they prepare their trials' spans for a store that takes spans, not rows (embedded
+ClickHouse: `spans_prepared_in_workers`): the driver preparing and writing them bounds a traced replay near 1,200
+trials a second (0.8 ms a trial), which six workers at about 4 ms a trial approach; below, the CPU in all (a
+little more when prepared in the workers) decides. A projection from the CPU a trial measured on two cores, not a
+measurement on six. For a store whose rows the workers build (the SQL stores), one worker on every core is
+enough: the driver then only inserts them."""
 
 PREPARED_AT_ONCE = 64
 """Trials whose prepared spans the driver stores together (one write of the store for them all)."""
@@ -460,14 +462,20 @@ def profile_for(agent: AgentFactory, config: RunConfig, runtime: passhat.Passhat
 
 
 def spans_prepared_in_workers(runtime: passhat.Passhat | None, workers: int) -> WorkerPreparedExport | None:
-    """The exporter whose spans the workers prepare (`prepared_export`), when the driver would otherwise bound
-    the replay: `SPANS_PREPARED_FROM` workers or more, one on every core.
+    """The exporter whose spans the workers prepare (`prepared_export`), when the driver has no core of its own:
+    one worker on every core, or more. For a store that takes spans rather than rows built elsewhere
+    (`WorkerPreparedExport.builds_rows`), from `SPANS_PREPARED_FROM` workers.
 
-    Storing a traced trial's spans (converting them to the collector's rows, writing them) takes the driver about
-    0.8 ms of CPU a trial (0.32 ms untraced), so one process writing the store caps a traced replay near 1,200
-    trials a second whatever the cores. Prepared in the workers, the driver's part is about 0.74 ms (most of it
-    is the writing), and what they prepared is pickled back: measured on two cores, two workers gave 0.99x the
-    trials a second. Below the threshold the driver prepares them (docs/loop.md, "Traced trials")."""
-    if runtime is None or workers < max(SPANS_PREPARED_FROM, default_workers()):
+    Storing a traced trial's spans in the driver (rebuilding what the worker sent, converting it to the
+    collector's rows, writing them) takes it about 0.6 ms of CPU a trial more than an untraced trial, on the one
+    process that writes the store. Where the workers build the SQL store's rows, the driver unpickles and inserts
+    them: about 0.3 ms less of its CPU a trial, for about 0.1 ms more of a worker's, measured on two cores with two
+    workers (docs/loop.md, "Traced trials"). While the driver has a core to itself (fewer workers than cores), it
+    prepares them: the workers' cores are then the replay's bound."""
+    if runtime is None:
         return None
-    return prepared_export(runtime)
+    export = prepared_export(runtime)
+    if export is None:
+        return None
+    enough = default_workers() if export.builds_rows() else max(SPANS_PREPARED_FROM, default_workers())
+    return export if workers >= enough else None

@@ -150,22 +150,29 @@ def _scope(scope: tuple[str, str | None]) -> InstrumentationScope:
 
 
 class SpanCapture(SpanProcessor):
-    """Keeps every finished span by trace id until `take` hands a trial's spans over."""
+    """Keeps every finished span by trace id until `take` (or `take_spans`) hands a trial's spans over."""
 
     def __init__(self) -> None:
-        self._spans: dict[int, list[SpanSnapshot]] = {}
+        self._spans: dict[int, list[ReadableSpan]] = {}
         self._lock = threading.Lock()
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         return None
 
     def on_end(self, span: ReadableSpan) -> None:
-        snapshot = SpanSnapshot.of(span)
+        if span.context is None:
+            raise ValueError(f"span {span.name!r} has no context")
         with self._lock:
-            self._spans.setdefault(snapshot.trace_id, []).append(snapshot)
+            self._spans.setdefault(span.context.trace_id, []).append(span)
 
     def take(self, trace_id: str) -> list[SpanSnapshot]:
-        """The finished spans of one trace (a trial's ticket trace, its id in hex), removed from the capture."""
+        """The finished spans of one trace (a trial's ticket trace, its id in hex), removed from the capture, as
+        plain data for another process."""
+        return [SpanSnapshot.of(span) for span in self.take_spans(trace_id)]
+
+    def take_spans(self, trace_id: str) -> list[ReadableSpan]:
+        """The finished spans of one trace themselves (prepared here for the store: `TrialProfile.prepare_spans`),
+        removed from the capture."""
         with self._lock:
             return self._spans.pop(int(trace_id, 16), [])
 
@@ -253,6 +260,10 @@ class WorkerPreparedExport(Protocol):
 
     def export_prepared(self, prepared: Sequence[Any]) -> Any: ...
 
+    def builds_rows(self) -> bool:
+        """Whether the workers build the store's own rows (the driver only inserts them), not only spans."""
+        ...
+
 
 def prepared_export(runtime: passhat.Passhat) -> WorkerPreparedExport | None:
     """The runtime's exporter when the runtime's only span processor exports into one that takes spans prepared
@@ -272,7 +283,7 @@ def prepared_export(runtime: passhat.Passhat) -> WorkerPreparedExport | None:
     batch = getattr(only, "_batch_processor", None)
     exporter = getattr(only, "span_exporter", None) or getattr(batch, "_exporter", None)
     prepare, take = getattr(exporter, "prepare_in_workers", None), getattr(exporter, "export_prepared", None)
-    if callable(prepare) and callable(take):
+    if callable(prepare) and callable(take) and callable(getattr(exporter, "builds_rows", None)):
         found: WorkerPreparedExport = exporter  # type: ignore[assignment]
         return found
     return None

@@ -154,15 +154,17 @@ class _Body(TrialWorker):
             )
         finally:
             self._close(item)
-        spans = tuple(self.capture.take(result.trace_id)) if runtime is not None else ()
+        # The harness's lost runs are traced like any (as on Ray), and are handed over with the trial.
+        traces = (*result.lost_trace_ids, result.trace_id)
+        finished = [span for trace in traces for span in self.capture.take_spans(trace)] if runtime else []
         if rows is not None:
             row = row_of(rows, result)
             row.details.json_text()  # built here, in parallel: the driver writes this text as it came
             prepare = self.prepare.get(job.profile)
-            if prepare is not None and spans:  # prepared here, in parallel: the driver stores them as they come
-                return WorkerRow.of(row, Prepared(prepare([snapshot.rebuild() for snapshot in spans])))
-            return WorkerRow.of(row, spans)
-        return WorkerResult(result, spans, os.getpid())
+            if prepare is not None and finished:  # prepared here, in parallel: the driver stores them as they come
+                return WorkerRow.of(row, Prepared(prepare(finished)))
+            return WorkerRow.of(row, tuple(SpanSnapshot.of(span) for span in finished))
+        return WorkerResult(result, tuple(SpanSnapshot.of(span) for span in finished), os.getpid())
 
 
 def _serve(connection: Connection, path: list[str]) -> None:

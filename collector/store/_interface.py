@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from passhat.collector.store._rows import (
@@ -121,6 +121,17 @@ class Store(abc.ABC):
     def write_batch(self, project: str, spans: Sequence[NormalizedSpan]) -> WriteResult:
         """Write one project's spans atomically (see `write_batches`)."""
         return self.write_batches([SpanBatch(project, spans)])[0]
+
+    def row_builder(self) -> Callable[[str, Sequence[NormalizedSpan]], Any] | None:
+        """A picklable function making this store's rows of one project's spans in another process (a replay's
+        worker processes, which cannot reach the store), for `write_built`; None when this store takes spans
+        only (`write_batch`)."""
+        return None
+
+    def write_built(self, project: str, built: Sequence[Any]) -> WriteResult:
+        """Write what `row_builder`'s function made for ``project``, as `write_batch` writes those spans: one
+        atomic unit, duplicates counted and skipped."""
+        raise NotImplementedError(f"{type(self).__name__} builds no rows elsewhere: use write_batch")
 
     @abc.abstractmethod
     def count_spans(self, project: str) -> int: ...

@@ -82,10 +82,11 @@ def chunked(rows: Rows, offsets: Sequence[int] = ()) -> Chunks:
 
 @dataclass(slots=True)
 class Prepared:
-    """A group commit's rows (and their statement parameters, and ticket rows) for the spans taken as new."""
+    """A group commit's rows (and their statement parameters, and ticket rows) for the spans taken as new.
 
-    trace_ids: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # per project
-    distinct: bool = True  # no (project, trace id, span id) twice in the group
+    Its rows may be built in another process (`built_rows`, in a replay's worker processes) and several such
+    sets joined where the store is written (`joined`): only rows, offsets and one ticket per trace travel."""
+
     span_rows: Rows = field(default_factory=list)  # each row starts with a placeholder for the span's id
     tool_rows: Rows = field(default_factory=list)  # ... for its span's id
     write_rows: Rows = field(default_factory=list)  # ... for its span's id
@@ -94,68 +95,117 @@ class Prepared:
     candidates: dict[Slot, TicketRow] = field(default_factory=dict)  # each trace's lowest-ranked ticket span
     ticket_offsets: dict[Slot, int] = field(default_factory=dict)
     ticket_rows: dict[Slot, dict[str, Any]] = field(default_factory=dict)
+    batch_ends: list[int] = field(default_factory=list)  # where each batch's spans end in span_rows
+    # Set by `finish`, where the store is written:
+    trace_ids: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # per project
+    distinct: bool = True  # no (project, trace id, span id) twice in the group
     chunks: tuple[Chunks, Chunks, Chunks] = ([], [], [])  # spans, tool calls, state writes
 
     @classmethod
     def of(cls, batches: Sequence[SpanBatch]) -> Prepared:
         """Every span taken as new: the usual case, built before the write lock is taken."""
         prepared = cls()
-        idents: set[tuple[str, str, str]] = set()
-        count = 0
         for batch in batches:
-            prepared.trace_ids[batch.project].update([s.trace_id for s in batch.spans])
-            idents.update([(batch.project, s.trace_id, s.span_id) for s in batch.spans])
-            count += len(batch.spans)
-        prepared.distinct = len(idents) == count
-        return prepared._build([(batch.project, batch.spans) for batch in batches])
+            prepared._build(batch.project, batch.spans)
+        return prepared.finish()
 
     @classmethod
-    def fresh(
-        cls, batches: Sequence[SpanBatch], stored: dict[str, set[tuple[str, str]]]
-    ) -> tuple[Prepared, list[WriteResult]]:
-        """Re-delivered spans: the first copy of each span that is not in `stored` (per project)."""
-        taken: list[tuple[str, list[NormalizedSpan]]] = []
-        results: list[WriteResult] = []
-        known_by_project = {project: set(ids) for project, ids in stored.items()}  # `stored` stays as it was
-        for batch in batches:
-            known = known_by_project[batch.project]
-            spans = []
-            for span in batch.spans:
-                ident = (span.trace_id, span.span_id)
-                if ident not in known:
-                    known.add(ident)
-                    spans.append(span)
-            taken.append((batch.project, spans))
-            results.append(WriteResult(len(spans), len(batch.spans) - len(spans)))
-        return cls()._build(taken), results
+    def joined(cls, parts: Sequence[Prepared]) -> Prepared:
+        """Several sets of rows (`built_rows`) as one group, each part one batch."""
+        joined = cls()
+        for part in parts:
+            base = len(joined.span_rows)
+            joined.span_rows.extend(part.span_rows)
+            joined.tool_rows.extend(part.tool_rows)
+            joined.tool_offsets.extend([base + offset for offset in part.tool_offsets])
+            joined.write_rows.extend(part.write_rows)
+            joined.write_offsets.extend([base + offset for offset in part.write_offsets])
+            for slot, ticket in part.candidates.items():
+                held = joined.candidates.get(slot)
+                if held is None or ticket.rank < held.rank:
+                    joined.candidates[slot] = ticket
+                    joined.ticket_offsets[slot] = base + part.ticket_offsets[slot]
+                    joined.ticket_rows[slot] = part.ticket_rows[slot]
+            joined.batch_ends.append(len(joined.span_rows))
+        return joined.finish()
 
-    def _build(self, spans_by_project: Sequence[tuple[str, Sequence[NormalizedSpan]]]) -> Prepared:
+    def fresh(self, stored: dict[str, set[tuple[str, str]]]) -> tuple[Prepared, list[WriteResult]]:
+        """Re-delivered spans: the first copy of each span that is not in `stored` (per project), with its rows."""
+        known = {project: set(ids) for project, ids in stored.items()}  # `stored` stays as it was
+        kept: dict[int, int] = {}  # offset here -> offset in the fresh rows
+        results: list[WriteResult] = []
+        start = 0
+        for end in self.batch_ends:
+            for offset in range(start, end):
+                row = self.span_rows[offset]
+                seen = known.setdefault(row[1], set())
+                ident = (row[2], row[3])
+                if ident not in seen:
+                    seen.add(ident)
+                    kept[offset] = len(kept)
+            taken = sum(1 for offset in range(start, end) if offset in kept)
+            results.append(WriteResult(taken, end - start - taken))
+            start = end
+        fresh = Prepared(span_rows=[self.span_rows[offset] for offset in kept], batch_ends=[len(kept)])
+        for rows, offsets, into, into_offsets in (
+            (self.tool_rows, self.tool_offsets, fresh.tool_rows, fresh.tool_offsets),
+            (self.write_rows, self.write_offsets, fresh.write_rows, fresh.write_offsets),
+        ):
+            for row, offset in zip(rows, offsets, strict=True):
+                if offset in kept:
+                    into.append(row)
+                    into_offsets.append(kept[offset])
+        # A trace's ticket span that is already stored takes no ticket row: a stored ticket of that trace ranks
+        # no lower than it, and so no lower than any other span of the trace here (`_write_tickets`).
+        for slot, ticket in self.candidates.items():
+            offset = self.ticket_offsets[slot]
+            if offset in kept:
+                fresh.candidates[slot] = ticket
+                fresh.ticket_offsets[slot] = kept[offset]
+                fresh.ticket_rows[slot] = self.ticket_rows[slot]
+        return fresh.finish(), results
+
+    def _build(self, project: str, spans: Sequence[NormalizedSpan]) -> Prepared:
         resource_json: dict[int, str] = {}  # the spans of one request share their resource's dict
-        offset = 0
-        for project, spans in spans_by_project:
-            for span in spans:
-                self.span_rows.append(span_values(project, span, resource_json))
-                if span.tool_call is not None:
-                    self.tool_rows.append(tool_call_values(project, span.tool_call))
-                    self.tool_offsets.append(offset)
-                if span.state_writes:
-                    self.write_rows.extend([state_write_values(project, w) for w in span.state_writes])
-                    self.write_offsets.extend([offset] * len(span.state_writes))
-                ticket = span.ticket
-                if ticket is not None:
-                    slot = (project, ticket.trace_id)
-                    held = self.candidates.get(slot)
-                    if held is None or ticket.rank < held.rank:
-                        self.candidates[slot] = ticket
-                        self.ticket_offsets[slot] = offset
-                offset += 1
+        offset = len(self.span_rows)
+        for span in spans:
+            self.span_rows.append(span_values(project, span, resource_json))
+            if span.tool_call is not None:
+                self.tool_rows.append(tool_call_values(project, span.tool_call))
+                self.tool_offsets.append(offset)
+            if span.state_writes:
+                self.write_rows.extend([state_write_values(project, w) for w in span.state_writes])
+                self.write_offsets.extend([offset] * len(span.state_writes))
+            ticket = span.ticket
+            if ticket is not None:
+                slot = (project, ticket.trace_id)
+                held = self.candidates.get(slot)
+                if held is None or ticket.rank < held.rank:
+                    self.candidates[slot] = ticket
+                    self.ticket_offsets[slot] = offset
+                    self.ticket_rows[slot] = ticket_values(project, ticket)
+            offset += 1
+        self.batch_ends.append(len(self.span_rows))
+        return self
+
+    def finish(self) -> Prepared:
+        """The group's trace ids, whether its spans are distinct, and its statements' parameters."""
+        idents = {(row[1], row[2], row[3]) for row in self.span_rows}  # (project, trace id, span id)
+        self.distinct = len(idents) == len(self.span_rows)
+        for project, trace_id, _ in idents:
+            self.trace_ids[project].add(trace_id)
         self.chunks = (
             chunked(self.span_rows, range(len(self.span_rows))),
             chunked(self.tool_rows, self.tool_offsets),
             chunked(self.write_rows, self.write_offsets),
         )
-        self.ticket_rows = {slot: ticket_values(slot[0], t) for slot, t in self.candidates.items()}
         return self
+
+
+def built_rows(project: str, spans: Sequence[NormalizedSpan]) -> Prepared:
+    """A project's spans as the SQL store's rows, built where the spans were made (`SqlStore.row_builder`):
+    no statement parameters, which `Prepared.joined` makes where the store is written."""
+    return Prepared()._build(project, spans)
 
 
 class RowInserter:
@@ -207,9 +257,17 @@ class RowInserter:
         return sql
 
 
-def write_group(
-    conn: sa.Connection, inserter: RowInserter, batches: Sequence[SpanBatch], prepared: Prepared
-) -> list[WriteResult]:
+def rows_built_for(project: str, built: Sequence[Any]) -> list[Prepared]:
+    """What `built_rows` made for ``project``, checked: a part of another kind or project is refused."""
+    for part in built:
+        if not isinstance(part, Prepared):
+            raise TypeError(f"write_built takes what the store's row_builder made, not a {type(part).__name__}")
+        if any(row[1] != project for row in part.span_rows):
+            raise ValueError(f"write_built: rows built for another project than {project!r}")
+    return list(built)
+
+
+def write_group(conn: sa.Connection, inserter: RowInserter, prepared: Prepared) -> list[WriteResult]:
     """One group commit's writes, in the caller's transaction: duplicates are found with one indexed query
     per project; rows go in with multi-row statements per table."""
     if conn.dialect.name == "postgresql":
@@ -218,9 +276,10 @@ def write_group(
         project: stored_span_ids(conn, project, sorted(trace_ids)) for project, trace_ids in prepared.trace_ids.items()
     }
     if prepared.distinct and not any(stored.values()):
-        results = [WriteResult(len(batch.spans), 0) for batch in batches]
+        ends = prepared.batch_ends
+        results = [WriteResult(end - start, 0) for start, end in zip([0, *ends], ends, strict=False)]
     else:
-        prepared, results = Prepared.fresh(batches, stored)
+        prepared, results = prepared.fresh(stored)
     # Span ids are given out in commit order (the write lock is held), so the span table and the indexes keyed
     # by span id are appended to.
     first_id = int(conn.execute(_LAST_SPAN_ID).scalar() or 0) + 1

@@ -8,7 +8,7 @@ import os
 import pathlib
 import threading
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 try:
@@ -44,7 +44,14 @@ from passhat.collector.store._tool_twins import merge_tool_twins
 from passhat.collector.store.sql import _schema as schema
 from passhat.collector.store.sql._connect import postgres_parameters, sqlite_begin, sqlite_pragmas
 from passhat.collector.store.sql._graded import VerdictQueries
-from passhat.collector.store.sql._ingest import Prepared, RowInserter, id_chunks, write_group
+from passhat.collector.store.sql._ingest import (
+    Prepared,
+    RowInserter,
+    built_rows,
+    id_chunks,
+    rows_built_for,
+    write_group,
+)
 from passhat.collector.store.sql._rows import (
     HASH_SHIFT,
     alert_from_row,
@@ -245,10 +252,21 @@ class SqlStore(RunQueries, VerdictQueries, Store):
             return []
         # Rows are built before the write lock is taken, as if every span were new (the usual case): other
         # writers of the file wait only for the inserts and the commit.
+        return self._write_prepared(lambda: Prepared.of(batches))
+
+    def row_builder(self) -> Callable[[str, Sequence[NormalizedSpan]], Any]:
+        return built_rows
+
+    def write_built(self, project: str, built: Sequence[Any]) -> WriteResult:
+        parts = rows_built_for(project, built)
+        results = self._write_prepared(lambda: Prepared.joined(parts))
+        return WriteResult(sum(r.accepted for r in results), sum(r.duplicates for r in results))
+
+    def _write_prepared(self, prepare: Callable[[], Prepared]) -> list[WriteResult]:
         try:
-            prepared = Prepared.of(batches)
+            prepared = prepare()
             with self._writing() as conn:
-                return write_group(conn, self._inserter, batches, prepared)
+                return write_group(conn, self._inserter, prepared)
         # A value the database cannot hold: the driver's DataError (PostgreSQL's out-of-range integer), or
         # the binding's own refusal before it reaches the database (SQLite's OverflowError, an encoder's
         # TypeError or ValueError). The rows are at fault, not the database.

@@ -53,3 +53,27 @@ class KillingFactory:
 
     def __call__(self, context: TrialContext) -> Agent:
         return KillsItsWorker(self.reference(context), context, self.target, self.marker)
+
+
+class DropsFirstRun:
+    """The reference agent, its connection reset on the first run of every trial: the harness runs each trial
+    again (`run_trial_with_retries`), and the lost run's trace is kept. Picklable, for worker processes."""
+
+    def __init__(self, flaws: FlawConfig) -> None:
+        self.flaws = flaws
+        self.runs: dict[tuple[str, int], int] = {}
+
+    def __call__(self, context: TrialContext) -> Agent:
+        key = (context.scenario.scenario_id, context.attempt)
+        self.runs[key] = self.runs.get(key, 0) + 1
+        return _ResetOnce(ReferenceAgent.factory(self.flaws)(context), drop=self.runs[key] == 1)
+
+
+class _ResetOnce:
+    def __init__(self, agent: Agent, *, drop: bool) -> None:
+        self.agent, self.drop = agent, drop
+
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        if self.drop:
+            raise ConnectionResetError("the agent's connection was reset")
+        return await self.agent.respond(conversation, tools)

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 
 import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -23,9 +24,9 @@ from passhat.collector.demo import TrafficPlan, plan_arrivals, serve_traffic
 from passhat.collector.demo._traffic import simulated_clock
 from passhat.collector.ingest import StoreSpanExporter
 from passhat.collector.replay import AgentSpec, ReplayOutcome, ReplaySettings, SandboxPool, replay_period
-from passhat.collector.store import TrialRow, open_store, parse_period
+from passhat.collector.store import Store, TrialRow, open_store, parse_period
 from passhat.sandbox import FlawConfig, ReferenceAgent, TrialContext, load_domain
-from tests.collector.replay.ray_agents import KillingFactory
+from tests.collector.replay.ray_agents import DropsFirstRun, KillingFactory
 
 WEEK = parse_period("2026-W40")
 TASK_TYPES = ["cancel_pending_order", "order_status_inquiry", "return_delivered_items"]
@@ -349,25 +350,33 @@ def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_
     week_db: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Traced into the store (as `passhat replay` traces by default) with a worker on every core, the workers
-    prepare each trial's spans for the store and the driver only writes them: nothing is relayed, and every
+    build the store's rows of each trial's spans and the driver only inserts them: nothing is relayed, and every
     trial's trace is stored, its ticket and tool calls found as the collector's ingest finds them."""
     from passhat.collector.loop import store_runtime
     from passhat.collector.replay import _processes, _relay
-    from passhat.collector.replay._processes import default_workers
 
     def no_relay(*_: object) -> None:
         raise AssertionError("the driver relayed a worker's spans")
 
     monkeypatch.setattr(_relay, "relay", no_relay)
-    monkeypatch.setattr(_processes, "SPANS_PREPARED_FROM", default_workers())  # as on a machine of six cores
+    monkeypatch.setattr(_processes, "default_workers", lambda: 2)  # two workers: one on every core
     shutil.copy(week_db, tmp_path / "week.db")
     store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
     runtime = store_runtime(store, "shop")
     agent = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
-    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=default_workers())
+    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=2)
+    built = []
+    write_built = type(store).write_built
+
+    def counted(self: Store, project: str, parts: Sequence[object]) -> object:
+        built.append(len(parts))
+        return write_built(self, project, parts)
+
+    monkeypatch.setattr(type(store), "write_built", counted)
     try:
         outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings, runtime=runtime))
         runtime.flush()
+        assert sum(built) == len(outcome.trials)  # each trial's rows, built by its worker
         traced = store.list_tickets("shop", source="sandbox", replay_run_id=outcome.run.run_id, limit=1000)
         assert len(traced) == len(outcome.trials) == K * TICKETS * len(TASK_TYPES)
         assert {t.trace_id for t in traced} == {t.trace_id for t in outcome.trials}
@@ -381,32 +390,73 @@ def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_
         store.close()
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_trace_of_a_run_the_harness_lost_in_a_worker_is_stored_with_its_trial(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, workers: int
+) -> None:
+    """A worker hands the trace of each run the harness lost back with its trial, as a Ray worker and an
+    in-process replay keep it: it is stored beside the trial's own (with one worker the driver relays the spans,
+    with a worker on every core the workers build the rows), and none stays behind in the worker."""
+    from passhat.collector.loop import store_runtime
+
+    shutil.copy(week_db, tmp_path / "week.db")
+    store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
+    runtime = store_runtime(store, "shop")
+    agent = AgentSpec(DropsFirstRun(FLAWS), "reference, reset once (simulation)", "1", True)
+    settings = ReplaySettings(k=2, tickets_per_task_type=1, parallel=4, workers=workers, harness_retries=1)
+    try:
+        outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings, runtime=runtime))
+        runtime.flush()
+        assert outcome.trials and all(len(t.details.infra_retries) == 1 for t in outcome.trials)
+        traced = store.list_tickets("shop", source="sandbox", replay_run_id=outcome.run.run_id, limit=1000)
+        assert len(traced) == 2 * len(outcome.trials)  # each trial's trace and its lost run's
+        assert {t.trace_id for t in outcome.trials} < {t.trace_id for t in traced}
+    finally:
+        runtime.shutdown()
+        store.close()
+
+
 def test_the_workers_prepare_the_spans_only_where_the_driver_would_bound_the_replay(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """From `SPANS_PREPARED_FROM` workers, one on every core; with fewer, or fewer than the cores (the driver has a
-    core of its own then), the driver prepares them: the trial's CPU in all is a little less that way."""
+    """With a worker on every core (the driver has no core of its own), the workers build the SQL store's rows;
+    with fewer, the driver prepares them. A store that takes spans only (no rows built elsewhere) has them
+    prepared in the workers from `SPANS_PREPARED_FROM`: below, the trial's CPU in all is a little less when the
+    driver prepares them."""
     from passhat.collector.loop import store_runtime
     from passhat.collector.replay import _processes
 
+    class SpansOnly(StoreSpanExporter):  # as embedded ClickHouse's exporter: the store takes spans, not rows
+        def builds_rows(self) -> bool:
+            return False
+
     store = open_store("sqlite://")
     runtime = store_runtime(store, "shop")
+    spans_only = passhat.configure(
+        make_global=False, send=False, span_processors=[SimpleSpanProcessor(SpansOnly(store, "shop"))]
+    )
     try:
-        monkeypatch.setattr(_processes, "default_workers", lambda: 8)
+        monkeypatch.setattr(_processes, "default_workers", lambda: 2)
+        assert _processes.spans_prepared_in_workers(runtime, 1) is None  # a core left to the driver
+        export = _processes.spans_prepared_in_workers(runtime, 2)
+        assert export is not None and export.builds_rows()
+        assert _processes.spans_prepared_in_workers(None, 2) is None
         assert _processes.SPANS_PREPARED_FROM == 6
-        assert _processes.spans_prepared_in_workers(runtime, 7) is None  # a core left to the driver
+        assert _processes.spans_prepared_in_workers(spans_only, 2) is None
+        assert _processes.spans_prepared_in_workers(spans_only, 6) is not None
+        monkeypatch.setattr(_processes, "default_workers", lambda: 8)
+        assert _processes.spans_prepared_in_workers(runtime, 7) is None
         assert _processes.spans_prepared_in_workers(runtime, 8) is not None
-        assert _processes.spans_prepared_in_workers(None, 8) is None
-        monkeypatch.setattr(_processes, "default_workers", lambda: 4)
-        assert _processes.spans_prepared_in_workers(runtime, 4) is None  # the driver keeps up with four
-        assert _processes.spans_prepared_in_workers(runtime, 6) is not None
+        assert _processes.spans_prepared_in_workers(spans_only, 7) is None
+        assert _processes.spans_prepared_in_workers(spans_only, 8) is not None
         two = passhat.configure(  # a second exporter: spans are relayed, and reach both
             make_global=False, send=False,
             span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop")), SimpleSpanProcessor(
                 StoreSpanExporter(store, "other"))],
         )  # fmt: skip
-        assert _processes.spans_prepared_in_workers(two, 6) is None
+        assert _processes.spans_prepared_in_workers(two, 8) is None
         two.shutdown()
     finally:
+        spans_only.shutdown()
         runtime.shutdown()
         store.close()

@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import itertools
 import os
+import pickle
 import time
 from typing import Any
 
@@ -293,6 +294,57 @@ class StoreContract:
         assert len(detail.state_writes) == 2
         assert len(detail.state_reads) == 1
         assert [t.tickets for t in store.traffic("shop", days=1)] == [1]
+
+    def test_rows_built_in_another_process_are_stored_as_their_spans_are(self, store: Store) -> None:
+        """A replay's workers build the store's rows of a trial's spans (`row_builder`, pickled there and back);
+        `write_built` stores them as `write_batch` stores the spans: the same trace, ticket and traffic, and a
+        re-delivery or a repeat within the call counted as duplicates, adding nothing."""
+        build = store.row_builder()
+        if build is None:  # this store takes spans only, and says so
+            with pytest.raises(NotImplementedError, match="write_batch"):
+                store.write_built("shop", [])
+            return
+        build = pickle.loads(pickle.dumps(build))
+        for project in ("spans", "rows"):
+            store.ensure_project(project)
+        one, two = ticket_span("T-1"), ticket_span("T-2")
+        trial_one = [tool_span(one, "refund", writes=2, reads=1), one, tool_span(one, "lookup")]
+        trial_two = [two, tool_span(two, "refund", writes=1)]
+        assert store.write_batch("spans", [*trial_one, *trial_two]).accepted == 5
+        parts = [pickle.loads(pickle.dumps(build("rows", trial))) for trial in (trial_one, trial_two)]
+        result = store.write_built("rows", parts)
+        assert (result.accepted, result.duplicates) == (5, 0)
+        for root in (one, two):
+            assert store.get_trace("rows", root.trace_id) == store.get_trace("spans", root.trace_id)
+            rows, spans = (
+                store.get_ticket("rows", root.ticket.ticket_id),
+                store.get_ticket("spans", root.ticket.ticket_id),
+            )
+            assert rows is not None and spans is not None
+            assert (rows.attempts, rows.tool_calls, rows.state_writes, rows.state_reads) == (
+                spans.attempts, spans.tool_calls, spans.state_writes, spans.state_reads
+            )  # fmt: skip
+        assert [t.tickets for t in store.traffic("rows", days=1)] == [2]
+        again = store.write_built("rows", [*parts, build("rows", [tool_span(one, "late")])])
+        assert (again.accepted, again.duplicates) == (1, 5)
+        twice = build("rows", [ticket_span("T-3")])
+        assert (store.write_built("rows", [twice, twice]).accepted, store.count_spans("rows")) == (1, 7)
+        assert [t.tickets for t in store.traffic("rows", days=1)] == [3]
+        detail = store.get_ticket("rows", "T-1")
+        assert detail is not None and len(detail.tool_calls) == 3 and len(detail.state_writes) == 2
+
+    def test_rows_built_for_another_project_are_refused(self, store: Store) -> None:
+        build = store.row_builder()
+        if build is None:
+            assert store.row_builder() is None  # nothing is built elsewhere for this store
+            return
+        for project in ("shop", "bank"):
+            store.ensure_project(project)
+        with pytest.raises(ValueError, match="another project"):
+            store.write_built("shop", [build("bank", [ticket_span("T-1")])])
+        with pytest.raises(TypeError, match="row_builder"):
+            store.write_built("shop", [[ticket_span("T-1")]])
+        assert store.count_spans("shop") == store.count_spans("bank") == 0
 
     def test_same_ids_in_two_projects_are_both_kept(self, store: Store) -> None:
         store.ensure_project("shop")
