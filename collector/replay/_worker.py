@@ -156,7 +156,7 @@ class _Body(TrialWorker):
             self._close(item)
         # The harness's lost runs are traced like any (as on Ray), and are handed over with the trial.
         traces = (*result.lost_trace_ids, result.trace_id)
-        finished = [span for trace in traces for span in self.capture.take_spans(trace)] if runtime else []
+        finished = [span for trace in traces for span in self.capture.take_spans(trace)] if runtime is not None else []
         if rows is not None:
             row = row_of(rows, result)
             row.details.json_text()  # built here, in parallel: the driver writes this text as it came
