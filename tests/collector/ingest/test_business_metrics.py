@@ -167,3 +167,26 @@ def test_the_pass_gauges_follow_the_periods_official_run_a_promotion_moves_them_
     assert gauge(text, "passhat_pass_hat_k", project="shop", task_type="refund", k="20") == 0.5
     assert gauge(text, "passhat_pass_at_1", project="shop", task_type="refund") == 0.75
     assert 'k="4"' not in text
+
+
+def test_a_curtailed_runs_gauges_count_the_tickets_settled_early_as_the_ui_does(sql_store: Store) -> None:
+    """A curtailed run stops a ticket once one trial passed and one failed: that ticket's pass^k is settled at 0
+    and counts, and pass@1 comes from every ticket's first min_trials attempts, as on the UI's overview. The
+    gauges left such a ticket out (pass^4 read 1.0 here) and took pass@1 from all the trials."""
+    from passhat.collector.store import latest_official_run
+    from passhat.collector.ui._digest import headline_of
+
+    sql_store.ensure_project("shop")
+    design = {"name": "curtailed", "k": 4, "min_trials": 2}
+    outcomes = [[True] * 4, [True, False], [True, True, False], [False, False, False, False]]
+    _run(sql_store, "curtailed-w48", 0, 4, outcomes, period="2026-W48", design=design)
+    text = _scrape(sql_store)
+    pass_hat_4 = gauge(text, "passhat_pass_hat_k", project="shop", task_type="refund", k="4")
+    pass_at_1 = gauge(text, "passhat_pass_at_1", project="shop", task_type="refund")
+    assert pass_hat_4 == 0.25  # one ticket of four passes every attempt
+    assert pass_at_1 == 0.625  # first two attempts: 2/2, 1/2, 2/2, 0/2
+    run = latest_official_run(sql_store, "shop")
+    assert run is not None
+    headline = headline_of("refund", run, sql_store.ticket_tallies("shop", run.run_id))
+    assert headline is not None
+    assert (pass_at_1, pass_hat_4) == pytest.approx((headline.curve.pass_at_1, headline.pass_hat_k[0]))
