@@ -145,6 +145,7 @@ class BadService(http.server.BaseHTTPRequestHandler):
         "/missing": (404, "text/html", b"<h1>Not Found</h1>"),
         "/shape": (200, "application/json", b'{"message": "hello", "done": true}'),
         "/plain": (200, "text/plain; charset=utf-8", b"Hello! How can I help you today?"),
+        "/final": (200, "application/json", b'{"text": "Done.", "final": "yes"}'),
     }
 
     def do_POST(self) -> None:
@@ -215,6 +216,58 @@ def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(ba
     assert f"the agent at {url} answered 404: text/html" in group["message"]
     assert "answered 404" in group["fix"] and url in group["fix"]
     assert report["harness_retries"] == 4 * 2  # each trial was run again twice before it was given up
+
+
+def test_an_answer_whose_final_is_not_true_or_false_gets_the_fix_for_the_answers_shape(bad_service: str) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    url = bad_service + "/final"
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1",
+            "--agent", url, "--json",
+        ],
+    )  # fmt: skip
+    (group,) = json.loads(outcome.stdout)["harness_failures"]
+    assert '"final" and "stop" must be true or false' in group["message"], group
+    assert (
+        group["fix"]
+        == 'the agent service must answer each turn with JSON {"text": str, "final": bool} (docs/agents.md)'
+    )
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        ("http://", "the agent service URL 'http://' names no host"),
+        ("http://:8787/turn", "the agent service URL 'http://:8787/turn' names no host"),
+        ("http://127.0.0.1:99999/turn", "the agent service URL 'http://127.0.0.1:99999/turn' has no valid port"),
+        ("127.0.0.1:8787/turn", "an agent service's URL starts with http:// or https:// (http://127.0.0.1:8787/turn)"),
+        ("localhost:8787", "an agent service's URL starts with http:// or https:// (http://localhost:8787)"),
+    ],
+)
+def test_an_agent_url_passhat_cannot_post_to_is_refused_before_any_trial_runs(agent: str, expected: str) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    outcome = CliRunner().invoke(
+        app, ["bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1",
+              "--agent", agent],
+    )  # fmt: skip
+    assert outcome.exit_code == 2, outcome.output
+    assert outcome.stderr.startswith("passhat: error: ") and expected in outcome.stderr, outcome.stderr
+    assert outcome.stdout == ""  # no trial ran, so no table
+
+
+def test_an_agent_service_url_is_told_apart_from_a_factory_whatever_the_case_of_its_scheme() -> None:
+    from passhat.sandbox.agents._service import is_service_url
+
+    assert is_service_url("HTTP://127.0.0.1:8787/turn") and is_service_url("Https://agents.internal/turn")
+    assert not is_service_url("mypkg.agents:make")
 
 
 def test_a_malformed_answer_says_what_shape_is_expected() -> None:
