@@ -7,6 +7,7 @@ import gc
 import os
 import re
 import signal
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,6 +99,11 @@ def serve_domain(
         serve_sessions(domain, host=host, port=port, token=token, seed=seed, size=size, store_url=store_url,
                        project=project, config_path=config_path)  # fmt: skip
         return
+    given = [name for name, value in (("--store", store_url), ("--project", project), ("--config", config_path))
+             if value is not None]  # fmt: skip
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        fail(f"{', '.join(given)} {verb} to --sessions only (where the graded trials are stored): add --sessions")
     transport = transport or "stdio"
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, got {transport!r}")
@@ -107,6 +113,7 @@ def serve_domain(
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
     path = database or Path(tempfile.mkdtemp(prefix="passhat-serve-")) / f"{domain}.sqlite"
     if transport == "http":
+        refuse_unbindable(host, port)
         if token is None:
             token = new_token()
             error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
@@ -153,6 +160,7 @@ def serve_sessions(
         fail(f"--port must be between 1 and 65535, got {port}")
     if domain not in available_domains():
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
+    refuse_unbindable(host, port)  # before a run is opened in the store
     if token is None:
         token = new_token()
         error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
@@ -214,3 +222,20 @@ def serve_sessions(
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def refuse_unbindable(host: str, port: int) -> None:
+    """One error line when the server could not listen on ``host:port`` (taken by another process, or not an
+    address of this machine), before anything is printed or opened; uvicorn would log it and exit with 3."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            fail(f"cannot serve on {host}:{port}: {exc.strerror or exc} (pick another --port or --host)")
