@@ -7,7 +7,6 @@ import gc
 import os
 import re
 import signal
-import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from rich.table import Table
 
 from passhat.collector.cli._console import console, emit_json, error_console, fail
 from passhat.collector.cli._options import JsonOption
+from passhat.collector.cli._serve import check_listen
 
 sandbox_app = typer.Typer(no_args_is_help=True, help="The sandbox domains: list them, serve their tools over MCP.")
 
@@ -113,7 +113,7 @@ def serve_domain(
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
     path = database or Path(tempfile.mkdtemp(prefix="passhat-serve-")) / f"{domain}.sqlite"
     if transport == "http":
-        refuse_unbindable(host, port)
+        check_listen(host, port, holder="another server?")
         if token is None:
             token = new_token()
             error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
@@ -160,7 +160,7 @@ def serve_sessions(
         fail(f"--port must be between 1 and 65535, got {port}")
     if domain not in available_domains():
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
-    refuse_unbindable(host, port)  # before a run is opened in the store
+    check_listen(host, port, holder="another server?")  # before a run is opened in the store
     if token is None:
         token = new_token()
         error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
@@ -222,20 +222,3 @@ def serve_sessions(
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-def refuse_unbindable(host: str, port: int) -> None:
-    """One error line when the server could not listen on ``host:port`` (taken by another process, or not an
-    address of this machine), before anything is printed or opened; uvicorn would log it and exit with 3."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-    except socket.gaierror as exc:
-        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            fail(f"cannot serve on {host}:{port}: {exc.strerror or exc} (pick another --port or --host)")

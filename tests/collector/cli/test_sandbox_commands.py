@@ -170,7 +170,7 @@ def test_serve_on_a_port_already_taken_is_one_clear_error_before_anything_is_pri
         )
     assert outcome.exit_code == 2, outcome.output
     assert outcome.stderr == (
-        f"passhat: error: cannot serve on 127.0.0.1:{port}: Address already in use (pick another --port or --host)\n"
+        f"passhat: error: port {port} on 127.0.0.1 is in use (another server?): pick another with --port\n"
     )  # no token, no "serving ... at" that is not served, no uvicorn log line
     assert not database.exists()  # no store opened, no run left behind
 
