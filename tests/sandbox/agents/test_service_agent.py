@@ -207,8 +207,9 @@ def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(ba
             "--agent", url, "--json",
         ],
     )  # fmt: skip
-    assert outcome.exit_code == 0, outcome.output
+    assert outcome.exit_code == 1, outcome.output  # it measured nothing: a script or CI job must not pass on it
     assert f"the agent at {url} answered 404" in outcome.stderr
+    assert "passhat: error: all 4 trials of passhat bench were lost to the harness" in outcome.stderr
     report = json.loads(outcome.stdout)
     assert report["task_types"] == []  # no trial speaks about the agent: no figure at all, never pass@1 0%
     (group,) = report["harness_failures"]
