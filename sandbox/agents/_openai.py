@@ -40,8 +40,8 @@ def openai_client(client: AsyncOpenAI | None = None, *, base_url: str | None = N
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
     if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
         raise DomainError(
-            "the Chat Completions server's URL (--base-url or OPENAI_BASE_URL) starts with http:// or https://, "
-            f"e.g. http://localhost:11434/v1; got {base_url!r}"
+            "the Chat Completions server's URL (--base-url, OPENAI_BASE_URL or agent.base_url) starts with http:// or "
+            f"https://, e.g. http://localhost:11434/v1; got {base_url!r}"
         )
     key = os.environ.get("OPENAI_API_KEY")
     if not key and base_url is None:

@@ -183,7 +183,7 @@ def test_a_base_url_without_its_scheme_is_one_clear_error_before_any_trial(monke
     )  # fmt: skip
     assert outcome.exit_code == 2, outcome.output
     assert outcome.stderr.startswith(
-        "passhat: error: the Chat Completions server's URL (--base-url or OPENAI_BASE_URL)"
+        "passhat: error: the Chat Completions server's URL (--base-url, OPENAI_BASE_URL or agent.base_url)"
     )
     assert "got 'localhost:11434/v1'" in outcome.stderr and outcome.stdout == ""
 
