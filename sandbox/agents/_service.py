@@ -81,6 +81,10 @@ class ServiceAgent:
             self._http = httpx2.AsyncClient(timeout=self._timeout, headers=self._headers)
         try:
             response = await self._http.post(self._url, json=request)
+        except httpx2.TimeoutException as exc:  # running, but slow: not "could not be reached"
+            raise DomainError(
+                f"the agent at {self._url} timed out: no answer to the turn within {self._timeout:g} s ({exc!r})"
+            ) from None
         except httpx2.HTTPError as exc:
             raise DomainError(f"the agent at {self._url} could not be reached: {exc!r}") from None
         if response.status_code != 200:

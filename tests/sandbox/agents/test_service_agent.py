@@ -271,6 +271,37 @@ def test_an_agent_service_url_is_told_apart_from_a_factory_whatever_the_case_of_
     assert not is_service_url("mypkg.agents:make")
 
 
+async def test_an_agent_service_too_slow_to_answer_is_a_timeout_not_a_service_that_is_not_running(
+    retail: Sandbox,
+) -> None:
+    from passhat.collector.reliability import harness_failures
+    from passhat.sandbox.agents._service import ServiceAgent
+
+    release = threading.Event()
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            release.wait(30)  # answers nothing until the test is over
+
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/turn"
+    try:
+        scenario = retail.scenarios("cancel_pending_order", 1)[0]
+        result = await run_trial(retail, scenario, 0, ServiceAgent.factory(url, timeout=0.5))
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+    assert result.record.termination_reason == "infra_error"
+    assert f"the agent at {url} timed out: no answer to the turn within 0.5 s" in str(result.record.infra_error)
+    (group,) = harness_failures([result])
+    assert group.fix.startswith("something the trial waited on never answered: the agent service"), group.fix
+
+
 def test_a_malformed_answer_says_what_shape_is_expected() -> None:
     from passhat.sandbox import DomainError
     from passhat.sandbox.agents._service import parse_reply
