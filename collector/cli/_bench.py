@@ -15,7 +15,14 @@ import typer
 from typer.core import TyperCommand
 
 import passhat
-from passhat.collector.cli._console import console, emit_json, fail, print_design_notes, print_harness_failures
+from passhat.collector.cli._console import (
+    console,
+    emit_json,
+    fail,
+    fail_if_nothing_settled,
+    print_design_notes,
+    print_harness_failures,
+)
 from passhat.collector.cli._options import (
     REPLAY_ONLY,
     AgentOption,
@@ -235,7 +242,7 @@ def _run_on_ray(
 
 def run_bench(options: BenchOptions, *, as_json: bool) -> None:
     """Run the benchmark and print its per-task-type and per-domain tables (or JSON)."""
-    from passhat.collector.reliability import harness_failures
+    from passhat.collector.reliability import agent_trials, harness_failures
     from passhat.sandbox import DomainError
 
     _check(options)
@@ -252,6 +259,7 @@ def run_bench(options: BenchOptions, *, as_json: bool) -> None:
     label = "reference (offline simulation)" if reference else options.agent
     broken = [group.to_dict() for group in harness_failures(results)]
     retries = sum(len(result.harness_retries) for result in results)
+    settled = len(agent_trials(results))
     if as_json:
         print_harness_failures(broken, as_json=True)
         design = {"name": "fixed", "k": k} if first is None else {"name": "curtailed", "k": k, "min_trials": first}
@@ -263,6 +271,7 @@ def run_bench(options: BenchOptions, *, as_json: bool) -> None:
                 "harness_failures": broken, "harness_retries": retries, "infra_retries": lost,
             }
         )  # fmt: skip
+        fail_if_nothing_settled("passhat bench", len(results), settled, broken, stored=False)
         return
     # Flaws are a setting of the reference simulation only: another agent's title does not mention them.
     flaw_text = f", flaws {options.flaws}" if reference else ""
@@ -278,6 +287,7 @@ def run_bench(options: BenchOptions, *, as_json: bool) -> None:
     if lost:
         console.print(f"{lost} run(s) of trials were lost to a Ray worker that died and run again (never the agent's).")
     print_harness_failures(broken, as_json=False)
+    fail_if_nothing_settled("passhat bench", len(results), settled, broken, stored=False)
 
 
 def bench(

@@ -91,13 +91,15 @@ def harness_cause(group: dict[str, Any]) -> str:
     return f"{group['error_type']}: {group['message']}"
 
 
-def fail_if_nothing_settled(run: str, trials: int, settled: int, groups: list[dict[str, Any]]) -> None:
+def fail_if_nothing_settled(
+    run: str, trials: int, settled: int, groups: list[dict[str, Any]], *, stored: bool = True
+) -> None:
     """Exit with status 1 when trials ran and every one was lost to the harness (`groups`): ``run`` (e.g.
-    "run RUN_ID") measured nothing, and is not reused by the same command."""
+    "run RUN_ID") measured nothing, and (``stored``) is not reused by the same command."""
     if trials and not settled and groups:
         fail(
             f"all {trials} trials of {run} were lost to the harness, none measured the agent (first cause: "
-            f"{harness_cause(groups[0])}); fix it and run the same command again (a run that measured nothing is "
-            "not reused)",
+            f"{harness_cause(groups[0])}); fix it and run the same command again"
+            + (" (a run that measured nothing is not reused)" if stored else ""),
             code=1,
         )

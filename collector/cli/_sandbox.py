@@ -17,6 +17,7 @@ from rich.table import Table
 
 from passhat.collector.cli._console import console, emit_json, error_console, fail
 from passhat.collector.cli._options import JsonOption
+from passhat.collector.cli._serve import check_listen
 
 sandbox_app = typer.Typer(no_args_is_help=True, help="The sandbox domains: list them, serve their tools over MCP.")
 
@@ -98,6 +99,11 @@ def serve_domain(
         serve_sessions(domain, host=host, port=port, token=token, seed=seed, size=size, store_url=store_url,
                        project=project, config_path=config_path)  # fmt: skip
         return
+    given = [name for name, value in (("--store", store_url), ("--project", project), ("--config", config_path))
+             if value is not None]  # fmt: skip
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        fail(f"{', '.join(given)} {verb} to --sessions only (where the graded trials are stored): add --sessions")
     transport = transport or "stdio"
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, got {transport!r}")
@@ -107,6 +113,7 @@ def serve_domain(
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
     path = database or Path(tempfile.mkdtemp(prefix="passhat-serve-")) / f"{domain}.sqlite"
     if transport == "http":
+        check_listen(host, port, holder="another server?")
         if token is None:
             token = new_token()
             error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)
@@ -153,6 +160,7 @@ def serve_sessions(
         fail(f"--port must be between 1 and 65535, got {port}")
     if domain not in available_domains():
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
+    check_listen(host, port, holder="another server?")  # before a run is opened in the store
     if token is None:
         token = new_token()
         error_console.print(f"bearer token (send Authorization: Bearer <token>): {token}", soft_wrap=True)

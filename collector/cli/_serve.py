@@ -73,9 +73,10 @@ def _open(data_dir: pathlib.Path | None, store_url: str | None, config_path: pat
         raise _fail(str(exc)) from None
 
 
-def check_listen(host: str, port: int) -> None:
+def check_listen(host: str, port: int, *, holder: str = "another collector?") -> None:
     """Refuse, in one line, an address `serve` could not listen on: bound and released here, before the collector
-    announces itself (uvicorn would print its own error after the success lines, exit status 3)."""
+    announces itself (uvicorn would print its own error after the success lines, exit status 3). ``holder``: who
+    may have the port already (`passhat sandbox serve` checks its address too)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as exc:
@@ -87,7 +88,7 @@ def check_listen(host: str, port: int) -> None:
             probe.bind(address)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise _fail(f"port {port} on {host} is in use (another collector?): pick another with --port") from None
+                raise _fail(f"port {port} on {host} is in use ({holder}): pick another with --port") from None
             if exc.errno == errno.EADDRNOTAVAIL:
                 raise _fail(
                     f"--host {host} is not an address of this machine: use 127.0.0.1 (this machine only), "

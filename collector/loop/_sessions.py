@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
@@ -287,6 +289,14 @@ def sessions_app(service: SessionService, token: str) -> FastAPI:
     async def not_found(request: Request, exc: LookupError) -> JSONResponse:
         message = exc.args[0] if exc.args else str(exc)
         return JSONResponse({"error": "not_found", "message": str(message)}, status_code=404)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        kind = request.headers.get("content-type") or "no content type"
+        if "json" not in kind.lower():  # `curl -d '{...}'` sends a form: its JSON is never read as JSON
+            message = f"send the body as JSON with content-type: application/json (got {kind})"
+            return JSONResponse({"error": "invalid_request", "message": message}, status_code=422)
+        return await request_validation_exception_handler(request, exc)
 
     @app.post("/v1/sessions")
     async def open_session(body: OpenRequest) -> dict[str, Any]:

@@ -134,6 +134,17 @@ _URL = re.compile(r"(https?://[^\s'\",)]+[^\s'\",):.])")
 _TOOL_NAME = re.compile(r"conflicts with existing tool[^:]*:\s*'(?P<name>[^']+)'")
 
 
+_MODEL_API_ERRORS = frozenset(
+    {
+        "APIConnectionError", "APIStatusError", "APIResponseValidationError", "InternalServerError",
+        "RateLimitError", "AuthenticationError", "PermissionDeniedError", "NotFoundError", "BadRequestError",
+        "UnprocessableEntityError", "ConflictError", "OverloadedError", "ServiceUnavailableError",
+        "GatewayTimeoutError",
+    }
+)  # fmt: skip
+"""The errors of the `openai` and `anthropic` clients (the same names in both) when the model's API failed."""
+
+
 def error_fix(signature: str, error_type: str, message: str) -> str:
     """What to do about a harness failure, from its type and message."""
     text = f"{error_type}: {message}"
@@ -162,6 +173,11 @@ def error_fix(signature: str, error_type: str, message: str) -> str:
         )
     if signature == "simulator_error":
         return "the simulated customer failed: check the customer model's key, endpoint and quota (--customer)"
+    if error_type in _MODEL_API_ERRORS:
+        return (
+            "the agent's model API failed: is its server running at the URL given (--base-url, OPENAI_BASE_URL or "
+            "ANTHROPIC_BASE_URL)? Check its key, model name and quota; the message says what it answered"
+        )
     if "tool server" in lowered:
         return "the trial's tool server failed: run the domain's tools alone (passhat sandbox serve) to see why"
     if "check" in lowered and "error" in lowered:

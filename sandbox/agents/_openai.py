@@ -38,6 +38,11 @@ def openai_client(client: AsyncOpenAI | None = None, *, base_url: str | None = N
     except ModuleNotFoundError:
         raise DomainError("the openai agent needs the openai extra: pip install 'passhat[openai]'") from None
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
+        raise DomainError(
+            "the Chat Completions server's URL (--base-url, OPENAI_BASE_URL or agent.base_url) starts with http:// or "
+            f"https://, e.g. http://localhost:11434/v1; got {base_url!r}"
+        )
     key = os.environ.get("OPENAI_API_KEY")
     if not key and base_url is None:
         raise DomainError(

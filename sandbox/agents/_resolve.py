@@ -39,6 +39,10 @@ def resolve_agent(
     if is_service_url(spec):
         return ServiceAgent.factory(spec)
     module_name, sep, attribute = spec.partition(":")
+    if sep and module_name and attribute[:1].isdigit():  # host:port, never module:function
+        raise DomainError(
+            f"unknown agent {spec!r}: an agent service's URL starts with http:// or https:// (http://{spec})"
+        )
     if not sep or not module_name or not attribute:
         raise DomainError(
             f"unknown agent {spec!r}: use reference, anthropic, openai, an http(s):// URL, or module:function"

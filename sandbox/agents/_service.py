@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,7 +19,19 @@ from passhat.sandbox.domain import DomainError
 
 def is_service_url(spec: str) -> bool:
     """Whether an agent spec names an HTTP service (`http://...` or `https://...`) rather than a factory."""
-    return spec.startswith(("http://", "https://"))
+    return spec.lower().startswith(("http://", "https://"))
+
+
+def checked_service_url(url: str) -> str:
+    """`url` if passhat can POST to it, else a DomainError saying what is wrong (before any trial runs)."""
+    parts = urllib.parse.urlsplit(url.strip())
+    if not parts.hostname:
+        raise DomainError(f"the agent service URL {url!r} names no host: give http(s)://host:port/path")
+    try:
+        parts.port  # noqa: B018 - urlsplit checks the port only when it is read
+    except ValueError:
+        raise DomainError(f"the agent service URL {url!r} has no valid port (1 to 65535)") from None
+    return url.strip()
 
 
 class ServiceAgent:
@@ -46,7 +59,9 @@ class ServiceAgent:
         """An AgentFactory for the service at `url`."""
         if not is_service_url(url):
             raise DomainError(f"an agent service URL starts with http:// or https://, got {url!r}")
-        return functools.partial(cls, url=url, timeout=timeout)  # pickles: worker processes build it themselves
+        return functools.partial(
+            cls, url=checked_service_url(url), timeout=timeout
+        )  # pickles: worker processes build it themselves
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         """POST the turn to the service and return its message."""
@@ -66,6 +81,10 @@ class ServiceAgent:
             self._http = httpx2.AsyncClient(timeout=self._timeout, headers=self._headers)
         try:
             response = await self._http.post(self._url, json=request)
+        except httpx2.TimeoutException as exc:  # running, but slow: not "could not be reached"
+            raise DomainError(
+                f"the agent at {self._url} timed out: no answer to the turn within {self._timeout:g} s ({exc!r})"
+            ) from None
         except httpx2.HTTPError as exc:
             raise DomainError(f"the agent at {self._url} could not be reached: {exc!r}") from None
         if response.status_code != 200:
@@ -111,5 +130,8 @@ def parse_reply(body: bytes, source: str, *, content_type: str = "application/js
         )
     final, stop = data.get("final", False), data.get("stop", False)
     if not isinstance(final, bool) or not isinstance(stop, bool):
-        raise DomainError(f'the agent at {source}: "final" and "stop" must be true or false, got {_first_bytes(body)}')
+        raise DomainError(
+            f'the agent at {source} must answer {{"text": str, "final": bool}}: "final" and "stop" must be true or '
+            f"false, got {_first_bytes(body)}"
+        )
     return Message("agent", data["text"], final=final, stop=stop)

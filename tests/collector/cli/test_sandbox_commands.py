@@ -74,6 +74,8 @@ def test_replay_with_stop_early_runs_a_curtailed_design_and_says_so() -> None:
         (["bench", "--domain", "retail", "--transport", "pigeon"], "--transport must be one of"),
         (["sandbox", "serve", "bank"], "no sandbox domain named 'bank'"),
         (["sandbox", "serve", "retail", "--transport", "smoke"], "--transport must be stdio or http"),
+        (["sandbox", "serve", "retail", "--store", "sqlite:///x.db"], "--store applies to --sessions only"),
+        (["sandbox", "serve", "retail", "--project", "p", "--config", "x.toml"], "--project, --config apply to"),
     ],
 )
 def test_bad_input_is_one_clear_error(args: list[str], message: str) -> None:
@@ -151,6 +153,26 @@ def test_serve_over_http_refuses_requests_without_the_printed_token(tmp_path: Pa
         _, stderr = process.communicate(timeout=30)
     printed = stderr.decode()
     assert "bearer token" in printed and f"http://127.0.0.1:{port}/mcp" in printed
+
+
+@pytest.mark.parametrize("sessions", [False, True])
+def test_serve_on_a_port_already_taken_is_one_clear_error_before_anything_is_printed(
+    tmp_path: Path, sessions: bool
+) -> None:
+    database = tmp_path / "sessions.db"
+    with socket.socket() as taken:  # another server listening on the port
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        mode = ["--sessions", "--store", f"sqlite:///{database}", "--project", "shop"] if sessions else []
+        outcome = CliRunner().invoke(
+            app, ["sandbox", "serve", "retail", "--transport", "http", "--port", str(port), *mode]
+        )
+    assert outcome.exit_code == 2, outcome.output
+    assert outcome.stderr == (
+        f"passhat: error: port {port} on 127.0.0.1 is in use (another server?): pick another with --port\n"
+    )  # no token, no "serving ... at" that is not served, no uvicorn log line
+    assert not database.exists()  # no store opened, no run left behind
 
 
 def _wait_for_http(process: subprocess.Popen[bytes], port: int) -> None:

@@ -164,6 +164,14 @@ def test_sessions_need_the_bearer_token_and_say_what_is_wrong(served: Served) ->
         assert missing.status_code == 404 and "POST /v1/sessions" in missing.json()["message"]
         malformed = http.post("/v1/sessions", json={"task": "x"}, headers=AUTH)
         assert malformed.status_code == 422
+        # JSON sent as a form (`curl -d` without a content type): told to send JSON, not "a valid dictionary"
+        as_form = {**AUTH, "content-type": "application/x-www-form-urlencoded"}
+        form = http.post("/v1/sessions", content=b'{"task_type": "cancel_pending_order"}', headers=as_form)
+        assert form.status_code == 422 and form.json() == {
+            "error": "invalid_request",
+            "message": "send the body as JSON with content-type: application/json "
+            "(got application/x-www-form-urlencoded)",
+        }
 
 
 async def test_ending_a_session_early_grades_what_the_agent_did(served: Served) -> None:

@@ -166,3 +166,46 @@ def test_replay_runs_an_openai_compatible_model_from_the_command_line(
     assert report["task_types"][0]["pass_at_1"] == 1.0
     assert {r["model"] for r in api.requests} == {"local-model"}
     assert report["task_types"][0]["input_tokens"] == 100 * len(api.requests)
+
+
+def test_a_base_url_without_its_scheme_is_one_clear_error_before_any_trial(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1",
+            "--agent", "openai", "--model", "m", "--base-url", "localhost:11434/v1",
+        ],
+    )  # fmt: skip
+    assert outcome.exit_code == 2, outcome.output
+    assert outcome.stderr.startswith(
+        "passhat: error: the Chat Completions server's URL (--base-url, OPENAI_BASE_URL or agent.base_url)"
+    )
+    assert "got 'localhost:11434/v1'" in outcome.stderr and outcome.stdout == ""
+
+
+def test_a_model_server_refusing_every_call_is_a_harness_failure_whose_fix_points_at_the_model_api(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with chat_completions_api([]) as api:  # no recorded turn: every agent call is answered 400
+        outcome = CliRunner().invoke(
+            app,
+            [
+                "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1",
+                "--k", "1", "--agent", "openai", "--model", "local-model", "--base-url", api.url, "--json",
+            ],
+        )  # fmt: skip
+    report = json.loads(outcome.stdout)
+    assert report["task_types"] == []  # never counted as the agent's failure
+    (group,) = report["harness_failures"]
+    assert group["error_type"] == "BadRequestError" and "no recorded agent turn left" in group["message"], group
+    assert group["fix"].startswith("the agent's model API failed: is its server running at the URL given"), group

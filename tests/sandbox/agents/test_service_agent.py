@@ -145,6 +145,7 @@ class BadService(http.server.BaseHTTPRequestHandler):
         "/missing": (404, "text/html", b"<h1>Not Found</h1>"),
         "/shape": (200, "application/json", b'{"message": "hello", "done": true}'),
         "/plain": (200, "text/plain; charset=utf-8", b"Hello! How can I help you today?"),
+        "/final": (200, "application/json", b'{"text": "Done.", "final": "yes"}'),
     }
 
     def do_POST(self) -> None:
@@ -206,8 +207,9 @@ def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(ba
             "--agent", url, "--json",
         ],
     )  # fmt: skip
-    assert outcome.exit_code == 0, outcome.output
+    assert outcome.exit_code == 1, outcome.output  # it measured nothing: a script or CI job must not pass on it
     assert f"the agent at {url} answered 404" in outcome.stderr
+    assert "passhat: error: all 4 trials of passhat bench were lost to the harness" in outcome.stderr
     report = json.loads(outcome.stdout)
     assert report["task_types"] == []  # no trial speaks about the agent: no figure at all, never pass@1 0%
     (group,) = report["harness_failures"]
@@ -215,6 +217,89 @@ def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(ba
     assert f"the agent at {url} answered 404: text/html" in group["message"]
     assert "answered 404" in group["fix"] and url in group["fix"]
     assert report["harness_retries"] == 4 * 2  # each trial was run again twice before it was given up
+
+
+def test_an_answer_whose_final_is_not_true_or_false_gets_the_fix_for_the_answers_shape(bad_service: str) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    url = bad_service + "/final"
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1",
+            "--agent", url, "--json",
+        ],
+    )  # fmt: skip
+    (group,) = json.loads(outcome.stdout)["harness_failures"]
+    assert '"final" and "stop" must be true or false' in group["message"], group
+    assert (
+        group["fix"]
+        == 'the agent service must answer each turn with JSON {"text": str, "final": bool} (docs/agents.md)'
+    )
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        ("http://", "the agent service URL 'http://' names no host"),
+        ("http://:8787/turn", "the agent service URL 'http://:8787/turn' names no host"),
+        ("http://127.0.0.1:99999/turn", "the agent service URL 'http://127.0.0.1:99999/turn' has no valid port"),
+        ("127.0.0.1:8787/turn", "an agent service's URL starts with http:// or https:// (http://127.0.0.1:8787/turn)"),
+        ("localhost:8787", "an agent service's URL starts with http:// or https:// (http://localhost:8787)"),
+    ],
+)
+def test_an_agent_url_passhat_cannot_post_to_is_refused_before_any_trial_runs(agent: str, expected: str) -> None:
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+
+    outcome = CliRunner().invoke(
+        app, ["bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1",
+              "--agent", agent],
+    )  # fmt: skip
+    assert outcome.exit_code == 2, outcome.output
+    assert outcome.stderr.startswith("passhat: error: ") and expected in outcome.stderr, outcome.stderr
+    assert outcome.stdout == ""  # no trial ran, so no table
+
+
+def test_an_agent_service_url_is_told_apart_from_a_factory_whatever_the_case_of_its_scheme() -> None:
+    from passhat.sandbox.agents._service import is_service_url
+
+    assert is_service_url("HTTP://127.0.0.1:8787/turn") and is_service_url("Https://agents.internal/turn")
+    assert not is_service_url("mypkg.agents:make")
+
+
+async def test_an_agent_service_too_slow_to_answer_is_a_timeout_not_a_service_that_is_not_running(
+    retail: Sandbox,
+) -> None:
+    from passhat.collector.reliability import harness_failures
+    from passhat.sandbox.agents._service import ServiceAgent
+
+    release = threading.Event()
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            release.wait(30)  # answers nothing until the test is over
+
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/turn"
+    try:
+        scenario = retail.scenarios("cancel_pending_order", 1)[0]
+        result = await run_trial(retail, scenario, 0, ServiceAgent.factory(url, timeout=0.5))
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+    assert result.record.termination_reason == "infra_error"
+    assert f"the agent at {url} timed out: no answer to the turn within 0.5 s" in str(result.record.infra_error)
+    (group,) = harness_failures([result])
+    assert group.fix.startswith("something the trial waited on never answered: the agent service"), group.fix
 
 
 def test_a_malformed_answer_says_what_shape_is_expected() -> None:
