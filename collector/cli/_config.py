@@ -49,7 +49,8 @@ def agent_problems(config: PasshatConfig) -> list[str]:
     try:
         agent_spec(config)
     except (DomainError, ValueError, ImportError) as exc:
-        return [f"agent.factory: {exc}"]
+        key = "agent.options" if str(exc).startswith("agent.options") else "agent.factory"
+        return [f"{key}: {exc}"]
     return []
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 _IDENT = r"^[a-z][a-z0-9_]*$"
 _RULE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-_SERVICE = re.compile(r"^https?://[^\s/]+(/\S*)?$")
+_SERVICE = re.compile(r"^https?://[^\s/]+(/\S*)?$", re.IGNORECASE)
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 Severity = Literal["info", "warning", "critical"]

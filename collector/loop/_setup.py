@@ -51,11 +51,17 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
     add_to_import_path(config.base_dir)  # your factory may sit beside passhat.toml, like your domain
     # agent.options belong to the configured factory: another agent named on the command line does not get them.
     options = config.agent.options if factory_name == config.agent.factory else {}
-    if (factory_name in ("anthropic", "openai") or "://" in factory_name) and options:
+    if factory_name in ("anthropic", "openai") and options:
         raise ValueError(
             f"agent.options ({', '.join(sorted(options))}) do not apply to the {factory_name} agent: flaws and "
             "mixture are settings of the reference simulation; set agent.model for a model agent, or remove "
             "agent.options"
+        )
+    service = "://" in factory_name
+    if service and set(options) - {"timeout"}:
+        raise ValueError(
+            f"agent.options ({', '.join(sorted(set(options) - {'timeout'}))}) do not apply to an agent service: it "
+            "takes timeout only (the seconds one turn may take, 120 by default)"
         )
     flaws = FlawConfig.off()
     if factory_name == "reference":
@@ -64,13 +70,23 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
             flaws = FlawConfig.from_mixture([(float(w), float(p)) for w, p in mixture])
         elif options.get("flaws", "default") == "default":
             flaws = FlawConfig.default()
-    factory = resolve_agent(factory_name, flaws=flaws, model=config.agent.model, base_url=config.agent.base_url)
+    factory = resolve_agent(
+        factory_name, flaws=flaws, model=config.agent.model, base_url=config.agent.base_url,
+        timeout=_turn_timeout(options["timeout"]) if service and "timeout" in options else None,
+    )  # fmt: skip
     if ":" in factory_name and "://" not in factory_name and options:
         factory = functools.partial(factory, **options)  # your factory's keyword arguments, from agent.options
     label = "ReferenceAgent (offline simulation)" if factory_name == "reference" else factory_name
     if factory_name in ("anthropic", "openai") and config.agent.model:
         label = f"{factory_name} ({config.agent.model})"
     return AgentSpec(factory, label, config.agent.version or "", simulated=factory_name == "reference")
+
+
+def _turn_timeout(value: object) -> float:
+    """An agent service's ``agent.options.timeout``: seconds, a positive number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"agent.options.timeout is the seconds one turn of the agent service may take, got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,19 @@ CUSTOMERS = ("scripted", "anthropic", "openai")
 
 
 def resolve_agent(
-    spec: str, *, flaws: FlawConfig | None = None, model: str | None = None, base_url: str | None = None
+    spec: str,
+    *,
+    flaws: FlawConfig | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    timeout: float | None = None,
 ) -> AgentFactory:
     """The AgentFactory for `spec`: the offline ReferenceAgent (a simulation), Claude, an OpenAI-compatible
     model (`base_url`: any Chat Completions server), an agent service at an `http(s)://` URL, or your own factory.
 
     A `module:function` names a function taking a `TrialContext` and returning an object with
-    `async respond(conversation, tools) -> Message`.
+    `async respond(conversation, tools) -> Message`. ``timeout``: the seconds one turn of an agent service may
+    take (120 by default).
     """
     if spec == "reference":
         return ReferenceAgent.factory(flaws)
@@ -37,7 +43,7 @@ def resolve_agent(
 
         return OpenAIAgent.factory(model=model or OPENAI_MODEL, base_url=base_url)
     if is_service_url(spec):
-        return ServiceAgent.factory(spec)
+        return ServiceAgent.factory(spec) if timeout is None else ServiceAgent.factory(spec, timeout=timeout)
     module_name, sep, attribute = spec.partition(":")
     if sep and module_name and attribute[:1].isdigit():  # host:port, never module:function
         raise DomainError(

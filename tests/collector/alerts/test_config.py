@@ -303,3 +303,15 @@ def test_report_send_to_names_configured_channels_once() -> None:
     with pytest.raises(ConfigError) as twice:
         validate_config({"report": {"send_to": ["ops", "ops"]}, "alerts": {"channels": {"ops": hook}}}, env={})
     assert twice.value.problems == ["report.send_to: names a channel twice: ['ops', 'ops']"]
+
+
+def test_config_check_names_agent_options_for_a_bad_service_timeout(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "passhat.toml"
+    config.write_text(
+        '[agent]\nfactory = "http://127.0.0.1:8787/turn"\noptions = { timeout = "x" }\n', encoding="utf-8"
+    )
+    result = runner.invoke(app, ["config", "check", str(config)])
+    assert result.exit_code == 2
+    assert "agent.options: agent.options.timeout is the seconds one turn" in result.output
+    config.write_text('[agent]\nfactory = "http://127.0.0.1:8787/turn"\noptions = { timeout = 20 }\n', encoding="utf-8")
+    assert runner.invoke(app, ["config", "check", str(config)]).exit_code == 0
