@@ -111,6 +111,7 @@ def serve_domain(
         fail(f"--port must be between 1 and 65535, got {port}")
     if domain not in available_domains():
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
+    _check_size(domain, size)
     path = database or Path(tempfile.mkdtemp(prefix="passhat-serve-")) / f"{domain}.sqlite"
     if transport == "http":
         check_listen(host, port, holder="another server?")
@@ -137,6 +138,15 @@ def serve_domain(
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
 
 
+def _check_size(domain: str, size: str) -> None:
+    """Refuse a seed size the domain does not have, before a token or an address is announced."""
+    from passhat.sandbox import load_domain
+
+    sizes = load_domain(domain).sizes
+    if size not in sizes:
+        fail(f"domain {domain!r} has no seed size {size!r}; choose one of {', '.join(sizes)}")
+
+
 def serve_sessions(
     domain: str,
     *,
@@ -160,6 +170,7 @@ def serve_sessions(
         fail(f"--port must be between 1 and 65535, got {port}")
     if domain not in available_domains():
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
+    _check_size(domain, size)
     check_listen(host, port, holder="another server?")  # before a run is opened in the store
     if token is None:
         token = new_token()

@@ -75,6 +75,8 @@ def test_replay_with_stop_early_runs_a_curtailed_design_and_says_so() -> None:
         (["sandbox", "serve", "bank"], "no sandbox domain named 'bank'"),
         (["sandbox", "serve", "retail", "--transport", "smoke"], "--transport must be stdio or http"),
         (["sandbox", "serve", "retail", "--store", "sqlite:///x.db"], "--store applies to --sessions only"),
+        (["sandbox", "serve", "retail", "--transport", "http", "--size", "big"], "no seed size 'big'; choose one of"),
+        (["sandbox", "serve", "retail", "--sessions", "--size", "big"], "no seed size 'big'; choose one of"),
         (["sandbox", "serve", "retail", "--project", "p", "--config", "x.toml"], "--project, --config apply to"),
     ],
 )
@@ -83,6 +85,7 @@ def test_bad_input_is_one_clear_error(args: list[str], message: str) -> None:
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
     assert "Traceback" not in result.output
+    assert "bearer token" not in result.output  # refused before anything is announced
 
 
 async def test_serve_answers_a_real_mcp_client_over_stdio(tmp_path: Path) -> None:
