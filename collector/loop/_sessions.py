@@ -16,13 +16,13 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.collector.loop._cycle import store_runtime
 from passhat.collector.replay import AgentSpec, trial_row
@@ -248,7 +248,7 @@ class OpenRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     task_type: str
-    scenario: int | str | None = None
+    scenario: Annotated[int, Field(ge=0)] | str | None = None  # an index counts from 0
     seed: int | None = None
 
 

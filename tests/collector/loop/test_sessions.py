@@ -164,6 +164,8 @@ def test_sessions_need_the_bearer_token_and_say_what_is_wrong(served: Served) ->
         assert missing.status_code == 404 and "POST /v1/sessions" in missing.json()["message"]
         malformed = http.post("/v1/sessions", json={"task": "x"}, headers=AUTH)
         assert malformed.status_code == 422
+        below = http.post("/v1/sessions", json={"task_type": "cancel_pending_order", "scenario": -1}, headers=AUTH)
+        assert below.status_code == 422 and "greater than or equal to 0" in below.text  # the client's mistake
         # JSON sent as a form (`curl -d` without a content type): told to send JSON, not "a valid dictionary"
         as_form = {**AUTH, "content-type": "application/x-www-form-urlencoded"}
         form = http.post("/v1/sessions", content=b'{"task_type": "cancel_pending_order"}', headers=as_form)
