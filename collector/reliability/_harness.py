@@ -160,6 +160,11 @@ def error_fix(signature: str, error_type: str, message: str) -> str:
         )
     if "could not be reached" in lowered or "connection refused" in lowered or "connecterror" in lowered:
         return f"is the agent service running at {where}? Start it, or pass the URL it listens on with --agent"
+    if "closed the connection before answering" in lowered:
+        return (
+            f"the agent service at {where} hung up in the middle of a turn: it crashed or restarted while "
+            "answering; its own log says why"
+        )
     if re.search(r"answered 404\b", lowered):
         return f"the agent at {where} answered 404: passhat POSTs each turn to the URL given, check its path"
     if re.search(r"answered [45]\d\d\b", lowered):

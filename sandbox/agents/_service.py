@@ -85,6 +85,8 @@ class ServiceAgent:
             raise DomainError(
                 f"the agent at {self._url} timed out: no answer to the turn within {self._timeout:g} s ({exc!r})"
             ) from None
+        except (httpx2.RemoteProtocolError, httpx2.ReadError) as exc:  # it was reached, then hung up mid-turn
+            raise DomainError(f"the agent at {self._url} closed the connection before answering: {exc!r}") from None
         except httpx2.HTTPError as exc:
             raise DomainError(f"the agent at {self._url} could not be reached: {exc!r}") from None
         if response.status_code != 200:

@@ -302,6 +302,35 @@ async def test_an_agent_service_too_slow_to_answer_is_a_timeout_not_a_service_th
     assert group.fix.startswith("something the trial waited on never answered: the agent service"), group.fix
 
 
+async def test_an_agent_service_that_hangs_up_mid_turn_is_not_told_to_start(retail: Sandbox) -> None:
+    """A service that takes the turn and closes the connection without an answer (it crashed) was reported as
+    one that "could not be reached", with the fix "is the agent service running?"."""
+    from passhat.collector.reliability import harness_failures
+    from passhat.sandbox.agents._service import ServiceAgent
+
+    class HangsUp(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.close_connection = True  # no status line, no body
+
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HangsUp)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/turn"
+    try:
+        scenario = retail.scenarios("cancel_pending_order", 1)[0]
+        result = await run_trial(retail, scenario, 0, ServiceAgent.factory(url, timeout=10))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.record.termination_reason == "infra_error"
+    assert f"the agent at {url} closed the connection before answering" in str(result.record.infra_error)
+    (group,) = harness_failures([result])
+    assert group.fix.startswith(f"the agent service at {url} hung up in the middle of a turn"), group.fix
+
+
 def test_a_malformed_answer_says_what_shape_is_expected() -> None:
     from passhat.sandbox import DomainError
     from passhat.sandbox.agents._service import parse_reply
