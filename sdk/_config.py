@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ def _parse_positive_int(raw: str) -> int:
 
 def _parse_positive_float(raw: str) -> float:
     value = float(raw)
-    if value <= 0:
+    if not math.isfinite(value) or value <= 0:  # nan and inf pass ``> 0`` checks, then break the export thread
         raise ValueError("expected a positive number")
     return value
 
