@@ -196,11 +196,16 @@ def resolve(name: str, explicit: Any, environ: Mapping[str, str] | None = None) 
     return _parse(setting, raw, f"{setting.env}=")
 
 
+_SECRETS: Final[frozenset[str]] = frozenset({"pseudonym_key"})
+"""Settings whose value an error message must not repeat (a wrong secret is still someone's secret)."""
+
+
 def _parse(setting: Setting, raw: str, where: str) -> Any:
     try:
         return setting.parse(raw)
     except ValueError as exc:
-        raise ConfigurationError(f"passhat: {where}{raw!r} is not valid: {exc}") from None
+        shown = f"<{len(raw)} characters, not shown>" if setting.name in _SECRETS else repr(raw)
+        raise ConfigurationError(f"passhat: {where}{shown} is not valid: {exc}") from None
 
 
 def _validate(setting: Setting, value: Any) -> Any:

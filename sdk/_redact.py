@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -411,7 +412,13 @@ def shared_key() -> PseudonymKey:
     """The process's key when none is given: ``PASSHAT_PSEUDONYM_KEY``, else the key file (one per process)."""
     global _shared_key
     if _shared_key is None:
-        _shared_key = key_from_environment()
+        try:
+            _shared_key = key_from_environment()
+        except ValueError as exc:  # a short PASSHAT_PSEUDONYM_KEY: configure() says so; here the agent must run on
+            logger.warning(
+                "passhat: PASSHAT_PSEUDONYM_KEY is not usable (%s); using a random key for this process only", exc
+            )
+            _shared_key = PseudonymKey(secrets.token_bytes(32))
     return _shared_key
 
 
@@ -422,4 +429,4 @@ def key_from_environment(secret: str | None = None, path: str | None = None) -> 
     return PseudonymKey(secret, path=path)
 
 
-NO_REDACTION = Redactor(builtin=False)
+NO_REDACTION = Redactor(builtin=False, key=PseudonymKey())  # never pseudonymises: `import passhat` reads no key

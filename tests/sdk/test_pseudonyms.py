@@ -6,6 +6,8 @@ import gzip
 import json
 import re
 import stat
+import subprocess
+import sys
 from email.headerregistry import Address
 from pathlib import Path
 
@@ -173,5 +175,29 @@ def test_without_a_configured_key_one_key_file_is_created_privately_and_reused(
 
 
 def test_a_short_key_is_one_clear_error() -> None:
-    with pytest.raises(passhat.ConfigurationError, match="at least 16 characters"):
+    with pytest.raises(passhat.ConfigurationError, match="at least 16 characters") as raised:
         passhat.configure(pseudonym_key="short", send=False, make_global=False)
+    assert "short" not in str(raised.value)  # a wrong secret is still a secret: the message does not repeat it
+
+
+def test_a_short_key_in_the_environment_neither_breaks_the_import_nor_a_tool_before_configure() -> None:
+    script = """
+import passhat
+
+@passhat.tool
+def find(email: str) -> str:
+    return email
+
+assert find("jane.doe@acme-mail.com") == "jane.doe@acme-mail.com"
+assert "jane.doe" not in passhat.current().redactor.text("mail jane.doe@acme-mail.com")
+try:
+    passhat.configure(send=False)
+except passhat.ConfigurationError as error:
+    print(error)
+"""
+    env = {"PASSHAT_PSEUDONYM_KEY": "short", "PATH": "", "PYTHONPATH": ":".join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "PASSHAT_PSEUDONYM_KEY is not usable" in done.stderr
+    assert "passhat: PASSHAT_PSEUDONYM_KEY=<5 characters, not shown> is not valid" in done.stdout
+    assert "short" not in done.stdout + done.stderr  # the (wrong) secret itself is never printed
