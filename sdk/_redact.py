@@ -28,6 +28,9 @@ RedactCallback = Callable[[str], str]
 
 logger = logging.getLogger("passhat")
 
+_MAY_HOLD_A_VALUE = re.compile(r"[@\d]")
+"""What every built-in kind's value holds: an email an ``@``, the others digits (\\d: any script's)."""
+
 
 def _luhn_ok(digits: str) -> bool:
     total = 0
@@ -399,10 +402,22 @@ class Redactor:
                 return int(redacted) if redacted.isdigit() else redacted
             return value
         if isinstance(value, dict):
-            return {key: self.value(item, key if isinstance(key, str) else field) for key, item in value.items()}
+            return {
+                self.dict_key(key): self.value(item, key if isinstance(key, str) else field)
+                for key, item in value.items()
+            }
         if isinstance(value, list | tuple | set | frozenset):
             return [self.value(item, field) for item in value]
         return self.text(str(value), field)
+
+    def dict_key(self, key: Any) -> Any:
+        """A dict key with the values the patterns find replaced (a result keyed by email is personal data too).
+
+        The callback is not run on keys: one that blanks every string would fold a dict into a single key."""
+        if not isinstance(key, str) or (self._only_regions and _MAY_HOLD_A_VALUE.search(key) is None):
+            return key  # the built-in kinds all need an @ (email) or a digit: a key like "email" is passed as it is
+        claimed = self.claims(key)
+        return replaced(key, claimed) if claimed else key
 
 
 _shared_key: PseudonymKey | None = None

@@ -162,6 +162,31 @@ def test_the_key_and_the_clear_values_never_reach_the_exported_bytes(receiver: O
         assert clear.encode() not in wire, clear
 
 
+def test_personal_data_used_as_a_dict_key_is_pseudonymised_too(receiver: OtlpReceiver) -> None:
+    """A tool result keyed by email, an intent keyed by phone, a row image keyed by card: the keys leave redacted."""
+    instance = passhat.configure(
+        endpoint=receiver.url, capture_content=True, pseudonym_key=KEY, export_interval=0.05, make_global=False
+    )
+
+    @instance.tool
+    def balances(emails: list[str]) -> dict[str, dict[str, int]]:
+        return {email: {IBAN: 10} for email in emails}
+
+    with instance.ticket("T-1", task_type="refund", intent={PHONE: "callback"}):
+        balances([EMAIL])
+        instance.record_write("cards", 1, after={CARD: "blocked", "status": "closed"})
+    assert instance.flush(timeout=10)
+    receiver.wait_for_spans(2)
+    instance.shutdown()
+    wire = b"".join(gzip.decompress(request.body) for request in receiver.requests)
+    for clear in (EMAIL, PHONE, CARD, IBAN):
+        assert clear.encode() not in wire, clear
+    (tool,) = [span for span in receiver.spans if span.name == "execute_tool balances"]
+    pseudonym = instance.redactor.text(EMAIL)
+    assert json.loads(tool.attributes["gen_ai.tool.call.result"]) == {pseudonym: {instance.redactor.text(IBAN): 10}}
+    assert b'"status"' in wire  # a key with no personal value in it is kept as it is
+
+
 def test_without_a_configured_key_one_key_file_is_created_privately_and_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
