@@ -114,9 +114,15 @@ class Ticket:
             semconv.REPLAY_RUN_ID: replay_run_id,
             semconv.TRIAL_ATTEMPT: trial_attempt,
         }
+        redactor = runtime.redactor
+        if conversation_id is not None and redactor.active:  # a framework's conversation id is redacted too
+            optional[semconv.CONVERSATION_ID] = redactor.text(conversation_id)
         self._attributes.update({key: value for key, value in optional.items() if value is not None})
         if attributes:
-            self._attributes.update(attributes)
+            # The application's own attributes are application data: passhat's spans leave as they are made.
+            self._attributes.update(
+                {key: redactor.value(value) for key, value in attributes.items()} if redactor.active else attributes
+            )
         self.name = f"{semconv.OP_INVOKE_AGENT} {agent_name}" if agent_name else semconv.OP_INVOKE_AGENT
         # Sandbox trials are always traced: a replay is worthless without its trace.
         self.sampled = self.source == "sandbox" or is_sampled(self.ticket_id, runtime.sample_rate)
