@@ -47,23 +47,32 @@ def error_type_of(exc: BaseException) -> str:
     return declared if isinstance(declared, str) and declared else type(exc).__name__
 
 
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)``, or what the traceback module writes when that raises: recording must not replace the error."""
+    try:
+        return str(exc)
+    except Exception:
+        return "<exception str() failed>"
+
+
 def record_exception(runtime: Passhat, span: trace.Span, exc: BaseException) -> None:
     """Record an exception on a span with its message and stack redacted (they often quote customer data)."""
     if not span.is_recording():
         return
     redact = runtime.redactor.text
     stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    message = exception_message(exc)
     span.add_event(
         "exception",
         {
             "exception.type": f"{type(exc).__module__}.{type(exc).__qualname__}",
-            "exception.message": cap(redact(str(exc)), runtime.max_content_length),
+            "exception.message": cap(redact(message), runtime.max_content_length),
             "exception.stacktrace": cap(redact(stack), runtime.max_content_length * 4),
         },
         timestamp=runtime.now(),
     )
     span.set_attribute(semconv.ERROR_TYPE, error_type_of(exc))
-    span.set_status(Status(StatusCode.ERROR, cap(redact(str(exc)), 512)))
+    span.set_status(Status(StatusCode.ERROR, cap(redact(message), 512)))
 
 
 def _require_text(name: str, value: Any) -> str:

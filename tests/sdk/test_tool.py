@@ -157,6 +157,25 @@ def test_long_arguments_are_capped() -> None:
     assert value.startswith('"xxxx') and value.endswith("[truncated 452 chars]")
 
 
+class UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("this exception cannot be printed")
+
+
+def test_an_exception_whose_str_raises_reaches_the_agent_unchanged(passhat_capture: Capture) -> None:
+    @passhat.tool
+    def fails() -> None:
+        raise UnprintableError
+
+    with passhat.collect_tool_calls() as calls, pytest.raises(UnprintableError), passhat.ticket("T-1", task_type="r"):
+        fails()
+    tool, ticket = passhat_capture.spans
+    assert tool.name == "execute_tool fails" and tool.attributes["error.type"] == "UnprintableError"  # type: ignore[index]
+    assert tool.events[0].attributes["exception.message"] == "<exception str() failed>"  # type: ignore[index]
+    assert ticket.attributes["error.type"] == "UnprintableError"  # type: ignore[index]
+    assert [call.error_message for call in calls] == ["<exception str() failed>"]
+
+
 def test_personal_data_in_bytes_arguments_is_redacted_not_hidden_in_base64(passhat_capture: Capture) -> None:
     body = b"From: jane.doe@acme-mail.com\r\nCard: 4111 1111 1111 1111"
 
