@@ -61,6 +61,13 @@ def _parse_text(raw: str) -> str:
     return raw
 
 
+def _parse_api_key(raw: str) -> str:
+    value = raw.strip()  # a key read from a CRLF .env file ends in "\r": no key has whitespace around it
+    if any(char.isspace() or not char.isprintable() for char in value):
+        raise ValueError("expected the project key alone, without spaces or control characters")
+    return value
+
+
 def _parse_redact_mode(raw: str) -> str:
     value = raw.strip().lower()
     if value not in {"pseudonym", "blank"}:
@@ -110,7 +117,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         _parse_endpoint,
         "collector base URL (OTLP/HTTP)",
     ),
-    Setting("api_key", "PASSHAT_API_KEY", None, _parse_text, "project key, sent as Authorization: Bearer"),
+    Setting("api_key", "PASSHAT_API_KEY", None, _parse_api_key, "project key, sent as Authorization: Bearer"),
     Setting("environment", "PASSHAT_ENVIRONMENT", None, _parse_text, "deployment.environment.name"),
     Setting("source", "PASSHAT_SOURCE", "production", _parse_source, "default passhat.source of tickets"),
     Setting("capture_content", "PASSHAT_CAPTURE_CONTENT", False, _parse_bool, "record messages, tool args/results"),
@@ -196,7 +203,7 @@ def resolve(name: str, explicit: Any, environ: Mapping[str, str] | None = None) 
     return _parse(setting, raw, f"{setting.env}=")
 
 
-_SECRETS: Final[frozenset[str]] = frozenset({"pseudonym_key"})
+_SECRETS: Final[frozenset[str]] = frozenset({"pseudonym_key", "api_key"})
 """Settings whose value an error message must not repeat (a wrong secret is still someone's secret)."""
 
 
