@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ def _parse_positive_int(raw: str) -> int:
 
 def _parse_positive_float(raw: str) -> float:
     value = float(raw)
-    if value <= 0:
+    if not math.isfinite(value) or value <= 0:  # nan and inf pass ``> 0`` checks, then break the export thread
         raise ValueError("expected a positive number")
     return value
 
@@ -58,6 +59,13 @@ def _parse_endpoint(raw: str) -> str:
 
 def _parse_text(raw: str) -> str:
     return raw
+
+
+def _parse_api_key(raw: str) -> str:
+    value = raw.strip()  # a key read from a CRLF .env file ends in "\r": no key has whitespace around it
+    if any(char.isspace() or not char.isprintable() for char in value):
+        raise ValueError("expected the project key alone, without spaces or control characters")
+    return value
 
 
 def _parse_redact_mode(raw: str) -> str:
@@ -109,7 +117,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         _parse_endpoint,
         "collector base URL (OTLP/HTTP)",
     ),
-    Setting("api_key", "PASSHAT_API_KEY", None, _parse_text, "project key, sent as Authorization: Bearer"),
+    Setting("api_key", "PASSHAT_API_KEY", None, _parse_api_key, "project key, sent as Authorization: Bearer"),
     Setting("environment", "PASSHAT_ENVIRONMENT", None, _parse_text, "deployment.environment.name"),
     Setting("source", "PASSHAT_SOURCE", "production", _parse_source, "default passhat.source of tickets"),
     Setting("capture_content", "PASSHAT_CAPTURE_CONTENT", False, _parse_bool, "record messages, tool args/results"),
@@ -195,11 +203,16 @@ def resolve(name: str, explicit: Any, environ: Mapping[str, str] | None = None) 
     return _parse(setting, raw, f"{setting.env}=")
 
 
+_SECRETS: Final[frozenset[str]] = frozenset({"pseudonym_key", "api_key"})
+"""Settings whose value an error message must not repeat (a wrong secret is still someone's secret)."""
+
+
 def _parse(setting: Setting, raw: str, where: str) -> Any:
     try:
         return setting.parse(raw)
     except ValueError as exc:
-        raise ConfigurationError(f"passhat: {where}{raw!r} is not valid: {exc}") from None
+        shown = f"<{len(raw)} characters, not shown>" if setting.name in _SECRETS else repr(raw)
+        raise ConfigurationError(f"passhat: {where}{shown} is not valid: {exc}") from None
 
 
 def _validate(setting: Setting, value: Any) -> Any:

@@ -28,7 +28,11 @@ def _fallback(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, bytes | bytearray | memoryview):
-        return base64.b64encode(bytes(value)).decode("ascii")
+        raw = bytes(value)
+        try:  # text passed as bytes (a raw message body) stays text, so the redaction patterns see it
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return base64.b64encode(raw).decode("ascii")
     if isinstance(value, set | frozenset):
         return sorted(value, key=repr)
     # A framework's context object (pydantic-ai's RunContext holds tasks, clients, the model), a module, a task,

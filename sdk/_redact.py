@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,9 @@ from passhat._stretches import (
 RedactCallback = Callable[[str], str]
 
 logger = logging.getLogger("passhat")
+
+_MAY_HOLD_A_VALUE = re.compile(r"[@\d]")
+"""What every built-in kind's value holds: an email an ``@``, the others digits (\\d: any script's)."""
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -398,10 +402,22 @@ class Redactor:
                 return int(redacted) if redacted.isdigit() else redacted
             return value
         if isinstance(value, dict):
-            return {key: self.value(item, key if isinstance(key, str) else field) for key, item in value.items()}
+            return {
+                self.dict_key(key): self.value(item, key if isinstance(key, str) else field)
+                for key, item in value.items()
+            }
         if isinstance(value, list | tuple | set | frozenset):
             return [self.value(item, field) for item in value]
         return self.text(str(value), field)
+
+    def dict_key(self, key: Any) -> Any:
+        """A dict key with the values the patterns find replaced (a result keyed by email is personal data too).
+
+        The callback is not run on keys: one that blanks every string would fold a dict into a single key."""
+        if not isinstance(key, str) or (self._only_regions and _MAY_HOLD_A_VALUE.search(key) is None):
+            return key  # the built-in kinds all need an @ (email) or a digit: a key like "email" is passed as it is
+        claimed = self.claims(key)
+        return replaced(key, claimed) if claimed else key
 
 
 _shared_key: PseudonymKey | None = None
@@ -411,7 +427,13 @@ def shared_key() -> PseudonymKey:
     """The process's key when none is given: ``PASSHAT_PSEUDONYM_KEY``, else the key file (one per process)."""
     global _shared_key
     if _shared_key is None:
-        _shared_key = key_from_environment()
+        try:
+            _shared_key = key_from_environment()
+        except ValueError as exc:  # a short PASSHAT_PSEUDONYM_KEY: configure() says so; here the agent must run on
+            logger.warning(
+                "passhat: PASSHAT_PSEUDONYM_KEY is not usable (%s); using a random key for this process only", exc
+            )
+            _shared_key = PseudonymKey(secrets.token_bytes(32))
     return _shared_key
 
 
@@ -422,4 +444,4 @@ def key_from_environment(secret: str | None = None, path: str | None = None) -> 
     return PseudonymKey(secret, path=path)
 
 
-NO_REDACTION = Redactor(builtin=False)
+NO_REDACTION = Redactor(builtin=False, key=PseudonymKey())  # never pseudonymises: `import passhat` reads no key

@@ -225,6 +225,7 @@ def configure(
     if redact_callback is not None and not callable(redact_callback):
         raise ConfigurationError("passhat: redact_callback must be a function taking and returning a str")
     patterns = tuple(redact_patterns) or resolve("redact_patterns", None)
+    _check_patterns(patterns, "redact_patterns=" if redact_patterns else "PASSHAT_REDACT_PATTERNS=")
     redactor = Redactor.build(
         builtin=settings["redact"],
         patterns=patterns,
@@ -297,6 +298,21 @@ def configure(
                 atexit.register(_shutdown_at_exit)
                 _atexit_registered = True
     return instance
+
+
+def _check_patterns(patterns: Iterable[object], where: str) -> None:
+    """Each extra redaction pattern compiles, or one ConfigurationError names the setting and the pattern."""
+    for pattern in patterns:
+        if isinstance(pattern, re.Pattern):
+            continue
+        if not isinstance(pattern, str):
+            raise ConfigurationError(f"passhat: {where} must hold regular expressions (str), got {pattern!r}")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigurationError(
+                f"passhat: {where}{pattern!r} is not valid: not a valid regular expression ({exc})"
+            ) from None
 
 
 def _set_global_provider(provider: trace.TracerProvider) -> None:

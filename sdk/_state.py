@@ -66,7 +66,7 @@ def write_attributes(
         attributes[semconv.STATE_WRITE_BEFORE] = to_json(dict(before), redactor)
     if after is not None:
         attributes[semconv.STATE_WRITE_AFTER] = to_json(dict(after), redactor)
-    attributes[semconv.STATE_WRITE_CHANGED] = list(changed)
+    attributes[semconv.STATE_WRITE_CHANGED] = [redactor.dict_key(column) for column in changed]
     if rowcount is not None:
         attributes[semconv.STATE_WRITE_ROWCOUNT] = rowcount
     return attributes

@@ -47,23 +47,32 @@ def error_type_of(exc: BaseException) -> str:
     return declared if isinstance(declared, str) and declared else type(exc).__name__
 
 
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)``, or what the traceback module writes when that raises: recording must not replace the error."""
+    try:
+        return str(exc)
+    except Exception:
+        return "<exception str() failed>"
+
+
 def record_exception(runtime: Passhat, span: trace.Span, exc: BaseException) -> None:
     """Record an exception on a span with its message and stack redacted (they often quote customer data)."""
     if not span.is_recording():
         return
     redact = runtime.redactor.text
     stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    message = exception_message(exc)
     span.add_event(
         "exception",
         {
             "exception.type": f"{type(exc).__module__}.{type(exc).__qualname__}",
-            "exception.message": cap(redact(str(exc)), runtime.max_content_length),
+            "exception.message": cap(redact(message), runtime.max_content_length),
             "exception.stacktrace": cap(redact(stack), runtime.max_content_length * 4),
         },
         timestamp=runtime.now(),
     )
     span.set_attribute(semconv.ERROR_TYPE, error_type_of(exc))
-    span.set_status(Status(StatusCode.ERROR, cap(redact(str(exc)), 512)))
+    span.set_status(Status(StatusCode.ERROR, cap(redact(message), 512)))
 
 
 def _require_text(name: str, value: Any) -> str:
@@ -114,9 +123,15 @@ class Ticket:
             semconv.REPLAY_RUN_ID: replay_run_id,
             semconv.TRIAL_ATTEMPT: trial_attempt,
         }
+        redactor = runtime.redactor
+        if conversation_id is not None and redactor.active:  # a framework's conversation id is redacted too
+            optional[semconv.CONVERSATION_ID] = redactor.text(conversation_id)
         self._attributes.update({key: value for key, value in optional.items() if value is not None})
         if attributes:
-            self._attributes.update(attributes)
+            # The application's own attributes are application data: passhat's spans leave as they are made.
+            self._attributes.update(
+                {key: redactor.value(value) for key, value in attributes.items()} if redactor.active else attributes
+            )
         self.name = f"{semconv.OP_INVOKE_AGENT} {agent_name}" if agent_name else semconv.OP_INVOKE_AGENT
         # Sandbox trials are always traced: a replay is worthless without its trace.
         self.sampled = self.source == "sandbox" or is_sampled(self.ticket_id, runtime.sample_rate)

@@ -19,7 +19,7 @@ from passhat import semconv
 from passhat._content import to_json
 from passhat._outcome import TOOL_KINDS, EmptyPredicate, ToolKind, outcome_of
 from passhat._runtime import Passhat
-from passhat._ticket import active_runtime, current_ticket, error_type_of, record_exception
+from passhat._ticket import active_runtime, current_ticket, error_type_of, exception_message, record_exception
 
 logger = logging.getLogger("passhat")
 
@@ -151,7 +151,8 @@ class _ToolSpan:
         if _collectors.get() and isinstance(exc, Exception):
             error_type = error_type_of(exc)
             outcome = outcome_of(error_type=error_type, kind=self.kind)
-            _collect(ToolCall(self.name, self.bind(args, kwargs), outcome, self.kind, None, error_type, str(exc)))
+            message = exception_message(exc)
+            _collect(ToolCall(self.name, self.bind(args, kwargs), outcome, self.kind, None, error_type, message))
         if span.is_recording():
             record_exception(runtime, span, exc)
             span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(error_type=error_type_of(exc), kind=self.kind))

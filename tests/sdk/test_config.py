@@ -19,7 +19,7 @@ def test_every_setting_has_a_passhat_environment_variable() -> None:
 
 def test_environment_variables_are_the_fallback(monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver) -> None:
     monkeypatch.setenv("PASSHAT_ENDPOINT", receiver.url + "/")
-    monkeypatch.setenv("PASSHAT_API_KEY", "from-env")
+    monkeypatch.setenv("PASSHAT_API_KEY", "from-env\r")  # a CRLF .env file: the key is sent without the \r
     monkeypatch.setenv("PASSHAT_SERVICE_NAME", "env-agent")
     monkeypatch.setenv("PASSHAT_CAPTURE_CONTENT", "true")
     monkeypatch.setenv("PASSHAT_SAMPLE_RATE", "0.5")
@@ -52,6 +52,10 @@ def test_an_explicit_argument_wins_over_the_environment(monkeypatch: pytest.Monk
         ("PASSHAT_CAPTURE_CONTENT", "maybe", "expected true or false"),
         ("PASSHAT_SOURCE", "staging", "expected production or sandbox"),
         ("PASSHAT_MAX_QUEUE_SIZE", "-1", "expected a positive integer"),
+        ("PASSHAT_EXPORT_TIMEOUT", "inf", "expected a positive number"),
+        ("PASSHAT_EXPORT_TIMEOUT", "nan", "expected a positive number"),
+        ("PASSHAT_EXPORT_INTERVAL", "inf", "expected a positive number"),
+        ("PASSHAT_REDACT_PATTERNS", "(unclosed", "PASSHAT_REDACT_PATTERNS=.*not a valid regular expression"),
     ],
 )
 def test_a_bad_environment_value_is_one_clear_error(
@@ -67,8 +71,19 @@ def test_a_bad_argument_is_one_clear_error() -> None:
         passhat.configure(capture_content="yes please", send=False, make_global=False)  # type: ignore[arg-type]
     with pytest.raises(passhat.ConfigurationError, match="tracer_provider must be an OpenTelemetry"):
         passhat.configure(tracer_provider=object(), make_global=False)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="not a valid regular expression"):
+    with pytest.raises(passhat.ConfigurationError, match=r"redact_patterns=.*not a valid regular expression"):
         passhat.configure(redact_patterns=["(unclosed"], send=False, make_global=False)
+    with pytest.raises(passhat.ConfigurationError, match=r"export_timeout=.inf. is not valid"):
+        passhat.configure(export_timeout=float("inf"), send=False, make_global=False)
+
+
+def test_a_malformed_api_key_is_refused_without_being_repeated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PASSHAT_API_KEY", "ph_1234 secret-part")
+    with pytest.raises(passhat.ConfigurationError, match="without spaces or control characters") as raised:
+        passhat.configure(make_global=False)
+    assert "secret-part" not in str(raised.value)
+    with pytest.raises(passhat.ConfigurationError, match="api_key=<11 characters, not shown>"):
+        passhat.configure(api_key="ph\nsecret-2", make_global=False)
 
 
 def test_configure_is_keyword_only() -> None:

@@ -6,6 +6,8 @@ import gzip
 import json
 import re
 import stat
+import subprocess
+import sys
 from email.headerregistry import Address
 from pathlib import Path
 
@@ -160,6 +162,31 @@ def test_the_key_and_the_clear_values_never_reach_the_exported_bytes(receiver: O
         assert clear.encode() not in wire, clear
 
 
+def test_personal_data_used_as_a_dict_key_is_pseudonymised_too(receiver: OtlpReceiver) -> None:
+    """A tool result keyed by email, an intent keyed by phone, a row image keyed by card: the keys leave redacted."""
+    instance = passhat.configure(
+        endpoint=receiver.url, capture_content=True, pseudonym_key=KEY, export_interval=0.05, make_global=False
+    )
+
+    @instance.tool
+    def balances(emails: list[str]) -> dict[str, dict[str, int]]:
+        return {email: {IBAN: 10} for email in emails}
+
+    with instance.ticket("T-1", task_type="refund", intent={PHONE: "callback"}):
+        balances([EMAIL])
+        instance.record_write("cards", 1, after={CARD: "blocked", "status": "closed"})
+    assert instance.flush(timeout=10)
+    receiver.wait_for_spans(2)
+    instance.shutdown()
+    wire = b"".join(gzip.decompress(request.body) for request in receiver.requests)
+    for clear in (EMAIL, PHONE, CARD, IBAN):
+        assert clear.encode() not in wire, clear
+    (tool,) = [span for span in receiver.spans if span.name == "execute_tool balances"]
+    pseudonym = instance.redactor.text(EMAIL)
+    assert json.loads(tool.attributes["gen_ai.tool.call.result"]) == {pseudonym: {instance.redactor.text(IBAN): 10}}
+    assert b'"status"' in wire  # a key with no personal value in it is kept as it is
+
+
 def test_without_a_configured_key_one_key_file_is_created_privately_and_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -173,5 +200,29 @@ def test_without_a_configured_key_one_key_file_is_created_privately_and_reused(
 
 
 def test_a_short_key_is_one_clear_error() -> None:
-    with pytest.raises(passhat.ConfigurationError, match="at least 16 characters"):
+    with pytest.raises(passhat.ConfigurationError, match="at least 16 characters") as raised:
         passhat.configure(pseudonym_key="short", send=False, make_global=False)
+    assert "short" not in str(raised.value)  # a wrong secret is still a secret: the message does not repeat it
+
+
+def test_a_short_key_in_the_environment_neither_breaks_the_import_nor_a_tool_before_configure() -> None:
+    script = """
+import passhat
+
+@passhat.tool
+def find(email: str) -> str:
+    return email
+
+assert find("jane.doe@acme-mail.com") == "jane.doe@acme-mail.com"
+assert "jane.doe" not in passhat.current().redactor.text("mail jane.doe@acme-mail.com")
+try:
+    passhat.configure(send=False)
+except passhat.ConfigurationError as error:
+    print(error)
+"""
+    env = {"PASSHAT_PSEUDONYM_KEY": "short", "PATH": "", "PYTHONPATH": ":".join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "PASSHAT_PSEUDONYM_KEY is not usable" in done.stderr
+    assert "passhat: PASSHAT_PSEUDONYM_KEY=<5 characters, not shown> is not valid" in done.stdout
+    assert "short" not in done.stdout + done.stderr  # the (wrong) secret itself is never printed

@@ -61,6 +61,24 @@ def test_messages_are_events_with_pseudonymised_content(passhat_capture: Capture
     ]
 
 
+def test_the_applications_own_attributes_and_conversation_id_are_pseudonymised(passhat_capture: Capture) -> None:
+    email, card = "jane.doe@acme-mail.com", "4111 1111 1111 1111"
+    with passhat.ticket(
+        "T-1",
+        task_type="refund",
+        conversation_id=f"chat/{email}",
+        attributes={"customer.email": email, "customer.cards": [card], "customer.tier": "gold", "visits": 3},
+    ):
+        pass
+    redactor = passhat_capture.passhat.redactor
+    attributes = dict(passhat_capture.one("invoke_agent").attributes or {})
+    assert attributes["gen_ai.conversation.id"] == f"chat/{redactor.text(email)}"
+    assert attributes["customer.email"] == redactor.text(email) != email
+    assert attributes["customer.cards"] == (redactor.text(card),)
+    assert attributes["customer.tier"] == "gold" and attributes["visits"] == 3
+    assert email not in json.dumps(attributes) and card not in json.dumps(attributes)
+
+
 def test_message_content_is_left_out_without_content_capture() -> None:
     from passhat.testing import capture
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -154,6 +155,44 @@ def test_long_arguments_are_capped() -> None:
         echo("x" * 500)
     value = str((spans.one("execute_tool echo").attributes or {})["gen_ai.tool.call.result"])
     assert value.startswith('"xxxx') and value.endswith("[truncated 452 chars]")
+
+
+class UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("this exception cannot be printed")
+
+
+def test_an_exception_whose_str_raises_reaches_the_agent_unchanged(passhat_capture: Capture) -> None:
+    @passhat.tool
+    def fails() -> None:
+        raise UnprintableError
+
+    with passhat.collect_tool_calls() as calls, pytest.raises(UnprintableError), passhat.ticket("T-1", task_type="r"):
+        fails()
+    tool, ticket = passhat_capture.spans
+    assert tool.name == "execute_tool fails" and tool.attributes["error.type"] == "UnprintableError"  # type: ignore[index]
+    assert tool.events[0].attributes["exception.message"] == "<exception str() failed>"  # type: ignore[index]
+    assert ticket.attributes["error.type"] == "UnprintableError"  # type: ignore[index]
+    assert [call.error_message for call in calls] == ["<exception str() failed>"]
+
+
+def test_personal_data_in_bytes_arguments_is_redacted_not_hidden_in_base64(passhat_capture: Capture) -> None:
+    body = b"From: jane.doe@acme-mail.com\r\nCard: 4111 1111 1111 1111"
+
+    @passhat.tool
+    def parse_mail(raw: bytes) -> bytes:
+        return raw
+
+    with passhat.ticket("T-1", task_type="mail"):
+        assert parse_mail(body) == body
+        parse_mail(b"\xff\x00binary")
+    text, binary = (
+        json.loads(str((span.attributes or {})["gen_ai.tool.call.arguments"]))["raw"]
+        for span in passhat_capture.tools()
+    )
+    redactor = passhat_capture.passhat.redactor
+    assert text == redactor.text(body.decode()) and "jane.doe" not in text and "4111" not in text
+    assert base64.b64decode(binary) == b"\xff\x00binary"  # bytes that are not text stay base64
 
 
 def test_tool_spans_claim_the_call_ids_the_model_asked_for(passhat_capture: Capture) -> None:
