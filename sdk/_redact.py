@@ -402,6 +402,14 @@ class Redactor:
                 return int(redacted) if redacted.isdigit() else redacted
             return value
         if isinstance(value, dict):
+            if self._only_regions:
+                # One search over every key: a dict whose keys hold no @ and no digit (the usual one) keeps them.
+                try:
+                    keys: str | None = "\x00".join(value)
+                except TypeError:  # a key that is not text
+                    keys = None
+                if keys is not None and _MAY_HOLD_A_VALUE.search(keys) is None:
+                    return {key: self.value(item, key) for key, item in value.items()}
             return {
                 self.dict_key(key): self.value(item, key if isinstance(key, str) else field)
                 for key, item in value.items()
