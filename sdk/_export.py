@@ -11,12 +11,17 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 logger = logging.getLogger("passhat")
+
+REFUSED_STATUSES = frozenset({400, 413, 415, 422})
+"""Statuses by which a collector refuses what a request holds (OTLP/HTTP: not to be retried as it is). 401, 403,
+404 (a key or an endpoint to fix), 408, 429 and 5xx are retried: the spans wait for the collector."""
 
 EXIT_RESERVE_S = 1.0
 """The most of ``export_timeout`` kept for the interpreter's own shutdown when passhat flushes at exit."""
@@ -40,6 +45,7 @@ class OtlpHttpExporter(SpanExporter):
         self._session = requests.Session()
         self._session.headers.update(self._headers)
         self.last_error: str | None = None
+        self.refused = False  # the last failure was the collector refusing the batch's content
         self._encoded: tuple[tuple[int, int, int], bytes] | None = None
 
     def after_fork(self) -> None:
@@ -65,6 +71,7 @@ class OtlpHttpExporter(SpanExporter):
         else:
             body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=1)
             self._encoded = (key, body) if key is not None else None
+        self.refused = False
         try:
             response = self._session.post(self.url, data=body, timeout=max(0.001, min(timeout, self.timeout)))
         except requests.ConnectionError:
@@ -77,11 +84,29 @@ class OtlpHttpExporter(SpanExporter):
             self.last_error = None
             self._encoded = None
             return SpanExportResult.SUCCESS
-        self.last_error = f"HTTP {response.status_code}: {response.text[:200]}"
+        self.last_error = f"HTTP {response.status_code}: {_described(response)}"
+        # The collector refused what the batch holds (malformed, too large): the same request never succeeds, so
+        # the processor narrows it down to the span at fault (`refused`). Any other status is retried.
+        self.refused = response.status_code in REFUSED_STATUSES
         return SpanExportResult.FAILURE
 
     def shutdown(self) -> None:
         self._session.close()
+
+
+def _described(response: Any) -> str:
+    """A failed answer's body as a person reads it: the text of a JSON or google.rpc.Status message, not bytes."""
+    kind = response.headers.get("Content-Type", "")
+    if "protobuf" in kind:
+        try:
+            from google.rpc import status_pb2
+
+            status = status_pb2.Status()
+            status.ParseFromString(response.content)
+            return status.message[:200] or "(no message)"
+        except Exception:
+            return f"({len(response.content)} bytes of protobuf)"
+    return str(response.text)[:200]
 
 
 @dataclass(frozen=True)
@@ -93,6 +118,7 @@ class ExportStats:
     dropped: int
     failed_exports: int
     failing: bool
+    refused: int = 0  # spans the collector refused for what they hold (too large, malformed): never sent
 
 
 class QueueingSpanProcessor(SpanProcessor):
@@ -131,6 +157,8 @@ class QueueingSpanProcessor(SpanProcessor):
         self._dropped_this_outage = 0
         self._failed = 0
         self._failing = False
+        self._refused = 0
+        self._narrowed: int | None = None  # spans to send next while looking for the span the collector refuses
         self._shutdown_budget: float | None = None
         self._worker = threading.Thread(target=self._run, name="passhat-export", daemon=True)
         self._worker.start()
@@ -144,7 +172,8 @@ class QueueingSpanProcessor(SpanProcessor):
         self._export_lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._failing = False
-        self._exported = self._dropped = self._dropped_this_outage = self._failed = 0
+        self._exported = self._dropped = self._dropped_this_outage = self._failed = self._refused = 0
+        self._narrowed = None
         after_fork = getattr(self.exporter, "after_fork", None)
         if callable(after_fork):
             after_fork()
@@ -179,6 +208,7 @@ class QueueingSpanProcessor(SpanProcessor):
                 dropped=self._dropped,
                 failed_exports=self._failed,
                 failing=self._failing,
+                refused=self._refused,
             )
 
     # -- the worker's side --------------------------------------------------------------------------------
@@ -211,7 +241,8 @@ class QueueingSpanProcessor(SpanProcessor):
             with self._lock:
                 if not self._queue:
                     return True
-                batch = [self._queue[index] for index in range(min(self.batch_size, len(self._queue)))]
+                size = min(self.batch_size if self._narrowed is None else self._narrowed, len(self._queue))
+                batch = [self._queue[index] for index in range(size)]
             try:
                 within = getattr(self.exporter, "export_within", None)
                 if deadline is not None and callable(within):
@@ -233,6 +264,7 @@ class QueueingSpanProcessor(SpanProcessor):
                 for _ in batch:
                     self._queue.popleft()
                 self._exported += len(batch)
+                self._narrowed = None
                 if self._failing:
                     self._failing = False
                     logger.warning(
@@ -242,6 +274,8 @@ class QueueingSpanProcessor(SpanProcessor):
                     )
                 self._dropped_this_outage = 0
                 return True
+            if getattr(self.exporter, "refused", False):
+                return self._narrow(batch)
             self._failed += 1
             if not self._failing:
                 self._failing = True
@@ -254,6 +288,23 @@ class QueueingSpanProcessor(SpanProcessor):
                     self.max_queue_size,
                 )
             return False
+
+    def _narrow(self, batch: list[ReadableSpan]) -> bool:
+        """The collector refused this batch for what it holds (lock held): send half of it next, until the one
+        span it refuses is found; that span is dropped (counted in ``refused``, logged) and the rest go on.
+        Returns True: not an outage, the next attempt goes without a pause."""
+        if len(batch) > 1:
+            self._narrowed = len(batch) // 2
+            return True
+        self._queue.popleft()
+        self._refused += 1
+        self._narrowed = None
+        reason = getattr(self.exporter, "last_error", None) or "refused"
+        logger.warning(
+            "passhat: %s refused span %r (%s); it is dropped, the spans after it are sent", self.describe,
+            batch[0].name, reason,
+        )  # fmt: skip
+        return True
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Export everything queued now; False when the deadline passed or an export failed."""

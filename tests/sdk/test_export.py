@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import pathlib
+import random
+import string
 import time
 
 import pytest
@@ -161,3 +164,43 @@ def test_a_forked_child_exports_its_own_spans(receiver: OtlpReceiver) -> None:
         ]
     finally:
         instance.shutdown()
+
+
+def test_a_span_the_collector_refuses_is_dropped_alone_and_the_rest_still_go(
+    tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real collector answers 413 to a batch holding one span above its size limit. That batch was retried
+    forever (the same request never fits) and every ticket after it waited behind it. Now the batch is narrowed
+    down to the span at fault, which is dropped, counted and logged with the collector's reason; the others are
+    stored."""
+    from passhat.collector import CollectorSettings
+    from passhat.collector.ingest import create_api_key
+    from passhat.collector.store import open_store
+    from tests.collector.embedded import running_collector
+
+    store = open_store(f"sqlite:///{tmp_path / 'c.db'}")
+    store.ensure_project("shop")
+    key = create_api_key(store, "shop")[0]
+    huge = "".join(random.Random(7).choice(string.ascii_letters) for _ in range(400_000))  # gzips to ~250 KB
+    try:
+        with running_collector(store, CollectorSettings(max_body_bytes=64 * 1024)) as collector:
+            instance = passhat.configure(
+                endpoint=collector.url, api_key=key, export_interval=0.01, max_export_batch_size=64, make_global=False
+            )
+            with caplog.at_level(logging.WARNING, logger="passhat"):
+                try:
+                    for index in range(6):
+                        with instance.ticket(f"T-{index}", task_type="refund"):
+                            if index == 2:
+                                instance.record_write("documents", {"id": 1}, after={"body": huge})
+                    assert instance.flush(timeout=20)
+                    stats = instance.stats()
+                finally:
+                    instance.shutdown()
+        stored = {t.ticket_id for t in store.list_tickets("shop", limit=100)}
+    finally:
+        store.close()
+    assert stored == {"T-0", "T-1", "T-3", "T-4", "T-5"}
+    assert stats.refused == 1 and stats.queued == 0 and stats.exported == 5
+    (line,) = [r.getMessage() for r in caplog.records if "refused span" in r.getMessage()]
+    assert "HTTP 413" in line and "limit" in line and "\\x" not in line  # the collector's reason, as text
