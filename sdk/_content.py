@@ -8,6 +8,7 @@ import datetime
 import decimal
 import enum
 import json
+import math
 import uuid
 from typing import Any
 
@@ -72,7 +73,22 @@ def to_json(value: Any, redactor: Redactor, limit: int | None = None) -> str:
     data = jsonable(value)
     if redactor.active:
         data = redactor.value(data)
-    return cap(json.dumps(data, ensure_ascii=False, separators=(",", ":")), limit)
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # NaN or an infinity, which JSON has no token for: the collector would read no JSON at all
+        text = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"))
+    return cap(text, limit)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with each float JSON cannot write (NaN, infinities) written as its name, a string."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 def cap(text: str, limit: int | None) -> str:

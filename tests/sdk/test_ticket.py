@@ -79,6 +79,17 @@ def test_the_applications_own_attributes_and_conversation_id_are_pseudonymised(p
     assert email not in json.dumps(attributes) and card not in json.dumps(attributes)
 
 
+def test_an_intent_holding_nan_or_an_infinity_is_still_json_the_collector_reads(passhat_capture: Capture) -> None:
+    """JSON has no NaN: `json.dumps` wrote the bare token, the collector's parser refused the text, and the intent
+    a replay starts from was kept only as raw text. Such a float is written as its name."""
+    import orjson
+
+    with passhat.ticket("T-1", task_type="refund", intent={"amount": float("nan"), "cap": [float("inf"), -1e309]}):
+        pass
+    text = dict(passhat_capture.one("invoke_agent").attributes or {})["passhat.intent"]
+    assert orjson.loads(text) == {"amount": "NaN", "cap": ["Infinity", "-Infinity"]}
+
+
 def test_message_content_is_left_out_without_content_capture() -> None:
     from passhat.testing import capture
 
