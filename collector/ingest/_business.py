@@ -17,11 +17,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from passhat.collector.reliability import settled, summarize_task_type
+from passhat.collector.reliability import settled_summary
 from passhat.collector.store import RunParams, Store, StoreError, TicketTally, latest_official_run
 
 ALL_PROJECTS = "*"
@@ -120,30 +119,12 @@ class BusinessGauges:
                     by_type[tally.task_type].append(tally)
             min_trials = RunParams.of(run).design.min_trials
             for task_type, counted in sorted(by_type.items()):
-                figure = _settled_figures(counted, run.k, min_trials)
-                if figure is not None:
-                    figures.pass_at_1.append((project.name, task_type, figure[0]))
-                    figures.pass_hat_k.append((project.name, task_type, run.k, figure[1]))
+                # As the UI, the report and the alerts count them: the tickets settled at k.
+                found = settled_summary(counted, run.k, min_trials=min_trials)
+                if found is not None:
+                    figures.pass_at_1.append((project.name, task_type, found[0].pass_at_1))
+                    figures.pass_hat_k.append((project.name, task_type, run.k, found[0].pass_hat_k))
         return figures
-
-
-def _settled_figures(tallies: list[TicketTally], k: int, min_trials: int | None) -> tuple[float, float] | None:
-    """(pass@1, pass^k) of a task type's tickets settled at k, as the UI, the report and the alerts count them: a
-    ticket with k trials, or (curtailed run) one passed and one failed already; under a curtailed design pass@1
-    comes from each ticket's first ``min_trials`` attempts, which every ticket runs (the later ones depend on
-    the outcomes). None when no ticket is settled."""
-    n = np.array([t.trials for t in tallies], dtype=np.int64)
-    c = np.array([t.passes for t in tallies], dtype=np.int64)
-    keep = settled(n, c, k)
-    if not keep.any():
-        return None
-    kept = [t for t, ok in zip(tallies, keep, strict=True) if ok]
-    first_n = first_c = None
-    if min_trials is not None:
-        first_n = [min(t.trials, min_trials) for t in kept]
-        first_c = [t.passes_in_first(min_trials) for t in kept]
-    summary = summarize_task_type(n[keep], c[keep], k, first_n=first_n, first_c=first_c)
-    return summary.pass_at_1, summary.pass_hat_k
 
 
 class FixedFamilies(Collector):

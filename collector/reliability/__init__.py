@@ -70,7 +70,7 @@ from passhat.collector.reliability._summary import (
     bootstrap_means,
     summarize_task_type,
 )
-from passhat.collector.reliability._tallies import TicketCounted, summarize_tallies
+from passhat.collector.reliability._tallies import TicketCounted, settled_summary, summarize_tallies
 from passhat.collector.reliability._traffic import (
     CalculatorResult,
     FailureProjection,
@@ -157,6 +157,7 @@ __all__ = [
     "reliability_curve",
     "sample_size_note",
     "settled",
+    "settled_summary",
     "signature_shares",
     "simulate_alarm_rate",
     "stratified_interval",

@@ -7,13 +7,13 @@ passes, the passes among its first attempts (curtailed replay's pass@1), and its
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 
 from passhat.collector.reliability._estimators import settled
-from passhat.collector.reliability._summary import summarize_task_type
+from passhat.collector.reliability._summary import TaskTypeSummary, summarize_task_type
 from passhat.collector.reliability._trials import TaskTypeTrials
 
 
@@ -41,6 +41,25 @@ class TicketCounted(Protocol):
     def passes_in_first(self, m: int) -> int: ...
 
 
+def settled_summary(
+    tallies: Sequence[TicketCounted], k: int, *, min_trials: int | None = None
+) -> tuple[TaskTypeSummary, int] | None:
+    """The summary at k of the tickets among ``tallies`` (each with a counted trial) whose pass^k is settled, and
+    how many those are; None when none is. Under a curtailed design (``min_trials``) pass@1 comes from each
+    ticket's first ``min_trials`` attempts."""
+    n_all = np.array([t.trials for t in tallies], dtype=np.int64)
+    c_all = np.array([t.passes for t in tallies], dtype=np.int64)
+    keep = settled(n_all, c_all, k)
+    if not keep.any():
+        return None
+    kept = [t for t, ok in zip(tallies, keep, strict=True) if ok]
+    first_n = first_c = None
+    if min_trials is not None:
+        first_n = [min(t.trials, min_trials) for t in kept]
+        first_c = [t.passes_in_first(min_trials) for t in kept]
+    return summarize_task_type(n_all[keep], c_all[keep], k, first_n=first_n, first_c=first_c), len(kept)
+
+
 def summarize_tallies(
     tallies: Iterable[TicketCounted], k: int, *, min_trials: int | None = None
 ) -> list[TaskTypeTrials]:
@@ -63,18 +82,11 @@ def summarize_tallies(
     found = []
     for key in sorted(grouped):
         everything = grouped[key]
-        n_all = np.array([t.trials for t in everything], dtype=np.int64)
-        c_all = np.array([t.passes for t in everything], dtype=np.int64)
-        keep = settled(n_all, c_all, k)
-        if not keep.any():
+        found_settled = settled_summary(everything, k, min_trials=min_trials)
+        if found_settled is None:
             continue
-        kept = [t for t, ok in zip(everything, keep, strict=True) if ok]
-        first_n = first_c = None
-        if min_trials is not None:
-            first_n = [min(t.trials, min_trials) for t in kept]
-            first_c = [t.passes_in_first(min_trials) for t in kept]
-        summary = summarize_task_type(n_all[keep], c_all[keep], k, first_n=first_n, first_c=first_c)
-        unsettled = len(everything) - len(kept)
+        summary, settled_count = found_settled
+        unsettled = len(everything) - settled_count
         labels = dict(sorted(signatures[key].items()))
         found.append(TaskTypeTrials(key[0], key[1], summary, labels, unsettled, broken[key]))
     return found

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import http.server
 import pathlib
-import threading
 import time
 
 import pytest
@@ -14,6 +12,7 @@ from pydantic import ValidationError
 from passhat.collector.config import PasshatConfig
 from passhat.collector.loop import agent_spec
 from passhat.sandbox import Sandbox, run_trial
+from tests.service_stubs import misbehaving_service
 
 
 def test_an_agent_service_url_is_an_agent_factory() -> None:
@@ -44,28 +43,12 @@ def test_options_for_a_service_agent_other_than_its_timeout_are_refused() -> Non
 
 def test_an_agent_services_turn_timeout_comes_from_agent_options(tmp_path: pathlib.Path) -> None:
     """A hung agent service cost 120 s a turn, three runs a trial, with no way to say less."""
-    release = threading.Event()
-
-    class Slow(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            release.wait(30)  # answers nothing until the test is over
-
-        def log_message(self, format: str, *args: object) -> None:
-            return None
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"HTTP://127.0.0.1:{server.server_address[1]}/turn"  # a scheme in capitals is a URL too
-    config = PasshatConfig.model_validate({"agent": {"factory": url, "options": {"timeout": 0.5}}})
     began = time.monotonic()
-    try:
-        with Sandbox("retail", seed=0, workdir=tmp_path) as retail:
-            scenario = retail.scenarios("cancel_pending_order", 1)[0]
-            result = asyncio.run(run_trial(retail, scenario, 0, agent_spec(config).factory))
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
+    with misbehaving_service("never") as url, Sandbox("retail", seed=0, workdir=tmp_path) as retail:
+        capitals = url.replace("http://", "HTTP://")  # a scheme in capitals is a URL too
+        config = PasshatConfig.model_validate({"agent": {"factory": capitals, "options": {"timeout": 0.5}}})
+        scenario = retail.scenarios("cancel_pending_order", 1)[0]
+        result = asyncio.run(run_trial(retail, scenario, 0, agent_spec(config).factory))
     assert "no answer to the turn within 0.5 s" in str(result.record.infra_error)
     assert time.monotonic() - began < 20
 

@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 import pytest
+from click.testing import Result
 
 from passhat.sandbox import Sandbox, run_trial
 from passhat.sandbox.agents import resolve_agent
+from tests.service_stubs import misbehaving_service
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "js_agent"
 
@@ -194,19 +196,24 @@ async def test_a_service_answering_badly_gets_its_status_content_type_and_body_i
         assert part in error.replace("\\'", "'"), error
 
 
-def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(bad_service: str) -> None:
+def _bench_json(url: str, trials: int) -> Result:
+    """`passhat bench --json` of the service at ``url``: ``trials`` scenarios of cancel_pending_order, k = trials."""
     from typer.testing import CliRunner
 
     from passhat.collector.cli import app
 
-    url = bad_service + "/missing"
-    outcome = CliRunner().invoke(
+    return CliRunner().invoke(
         app,
         [
-            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "2", "--k", "2",
-            "--agent", url, "--json",
+            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", str(trials),
+            "--k", str(trials), "--agent", url, "--json",
         ],
     )  # fmt: skip
+
+
+def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(bad_service: str) -> None:
+    url = bad_service + "/missing"
+    outcome = _bench_json(url, 2)
     assert outcome.exit_code == 1, outcome.output  # it measured nothing: a script or CI job must not pass on it
     assert f"the agent at {url} answered 404" in outcome.stderr
     assert "passhat: error: all 4 trials of passhat bench were lost to the harness" in outcome.stderr
@@ -220,18 +227,7 @@ def test_the_command_line_names_a_service_answering_404_on_stderr_and_in_json(ba
 
 
 def test_an_answer_whose_final_is_not_true_or_false_gets_the_fix_for_the_answers_shape(bad_service: str) -> None:
-    from typer.testing import CliRunner
-
-    from passhat.collector.cli import app
-
-    url = bad_service + "/final"
-    outcome = CliRunner().invoke(
-        app,
-        [
-            "bench", "--domain", "retail", "--task-type", "cancel_pending_order", "--scenarios", "1", "--k", "1",
-            "--agent", url, "--json",
-        ],
-    )  # fmt: skip
+    outcome = _bench_json(bad_service + "/final", 1)
     (group,) = json.loads(outcome.stdout)["harness_failures"]
     assert '"final" and "stop" must be true or false' in group["message"], group
     assert (
@@ -277,25 +273,9 @@ async def test_an_agent_service_too_slow_to_answer_is_a_timeout_not_a_service_th
     from passhat.collector.reliability import harness_failures
     from passhat.sandbox.agents._service import ServiceAgent
 
-    release = threading.Event()
-
-    class Slow(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            release.wait(30)  # answers nothing until the test is over
-
-        def log_message(self, format: str, *args: object) -> None:
-            return None
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/turn"
-    try:
-        scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    with misbehaving_service("never") as url:
         result = await run_trial(retail, scenario, 0, ServiceAgent.factory(url, timeout=0.5))
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
     assert result.record.termination_reason == "infra_error"
     assert f"the agent at {url} timed out: no answer to the turn within 0.5 s" in str(result.record.infra_error)
     (group,) = harness_failures([result])
@@ -308,23 +288,9 @@ async def test_an_agent_service_that_hangs_up_mid_turn_is_not_told_to_start(reta
     from passhat.collector.reliability import harness_failures
     from passhat.sandbox.agents._service import ServiceAgent
 
-    class HangsUp(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length", 0)))
-            self.close_connection = True  # no status line, no body
-
-        def log_message(self, format: str, *args: object) -> None:
-            return None
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HangsUp)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/turn"
-    try:
-        scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    with misbehaving_service("hangs up") as url:
         result = await run_trial(retail, scenario, 0, ServiceAgent.factory(url, timeout=10))
-    finally:
-        server.shutdown()
-        server.server_close()
     assert result.record.termination_reason == "infra_error"
     assert f"the agent at {url} closed the connection before answering" in str(result.record.infra_error)
     (group,) = harness_failures([result])

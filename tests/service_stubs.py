@@ -1,0 +1,37 @@
+"""Stand-in agent services on 127.0.0.1 that misbehave the way a real one can: real HTTP servers, pytest-free."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import threading
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def misbehaving_service(kind: str) -> Iterator[str]:
+    """A service answering each POST by ``kind``: "never" (no answer until the block ends) or "hangs up" (reads the
+    turn, then closes the connection without a status line). Yields its turn URL."""
+    release = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            if kind == "never":
+                release.wait(30)
+                return
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.close_connection = True  # no status line, no body
+
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+    if kind not in ("never", "hangs up"):
+        raise ValueError(f"kind is 'never' or 'hangs up', got {kind!r}")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/turn"
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
