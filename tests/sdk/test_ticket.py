@@ -176,3 +176,24 @@ async def test_concurrent_tickets_keep_their_own_spans_and_pending_tool_calls(pa
         (write,) = [e for e in ticket.events if e.name == "passhat.state_write"]
         index = int(str((ticket.attributes or {})["passhat.ticket.id"])[2:])
         assert (write.attributes or {})["passhat.state_write.key"] == f'{{"id":{index}}}'
+
+
+def test_a_tool_on_a_thread_pool_joins_the_ticket_when_submitted_in_a_copy_of_the_context(
+    passhat_capture: Capture,
+) -> None:
+    """What docs/sdk.md says of thread pools: a bare submit loses the ticket, `copy_context().run` keeps it."""
+    import concurrent.futures
+    import contextvars
+
+    @passhat.tool
+    def lookup(order_id: str) -> str:
+        return order_id
+
+    with (
+        passhat.ticket("T-42", task_type="order_status") as ticket,
+        concurrent.futures.ThreadPoolExecutor() as pool,
+    ):
+        pool.submit(lookup, "bare").result()
+        pool.submit(contextvars.copy_context().run, lookup, "copied").result()
+    bare, copied = (format(span.context.trace_id, "032x") for span in passhat_capture.named("execute_tool lookup"))
+    assert copied == ticket.trace_id != bare  # the bare submit started a trace of its own
