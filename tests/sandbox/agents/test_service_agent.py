@@ -267,34 +267,31 @@ def test_an_agent_service_url_is_told_apart_from_a_factory_whatever_the_case_of_
     assert not is_service_url("mypkg.agents:make")
 
 
-async def test_an_agent_service_too_slow_to_answer_is_a_timeout_not_a_service_that_is_not_running(
-    retail: Sandbox,
+@pytest.mark.parametrize(
+    ("kind", "timeout", "error", "fix"),
+    [
+        # running but slow: a timeout, not a service that is not running
+        ("never", 0.5, "the agent at {url} timed out: no answer to the turn within 0.5 s",
+         "something the trial waited on never answered: the agent service"),
+        # it took the turn and closed the connection without an answer (it crashed): it was reported as one that
+        # "could not be reached", with the fix "is the agent service running?"
+        ("hangs up", 10, "the agent at {url} closed the connection before answering",
+         "the agent service at {url} hung up in the middle of a turn"),
+    ],
+)  # fmt: skip
+async def test_an_agent_service_that_is_running_but_does_not_answer_is_not_told_to_start(
+    retail: Sandbox, kind: str, timeout: float, error: str, fix: str
 ) -> None:
     from passhat.collector.reliability import harness_failures
     from passhat.sandbox.agents._service import ServiceAgent
 
     scenario = retail.scenarios("cancel_pending_order", 1)[0]
-    with misbehaving_service("never") as url:
-        result = await run_trial(retail, scenario, 0, ServiceAgent.factory(url, timeout=0.5))
+    with misbehaving_service(kind) as url:
+        result = await run_trial(retail, scenario, 0, ServiceAgent.factory(url, timeout=timeout))
     assert result.record.termination_reason == "infra_error"
-    assert f"the agent at {url} timed out: no answer to the turn within 0.5 s" in str(result.record.infra_error)
+    assert error.format(url=url) in str(result.record.infra_error)
     (group,) = harness_failures([result])
-    assert group.fix.startswith("something the trial waited on never answered: the agent service"), group.fix
-
-
-async def test_an_agent_service_that_hangs_up_mid_turn_is_not_told_to_start(retail: Sandbox) -> None:
-    """A service that takes the turn and closes the connection without an answer (it crashed) was reported as
-    one that "could not be reached", with the fix "is the agent service running?"."""
-    from passhat.collector.reliability import harness_failures
-    from passhat.sandbox.agents._service import ServiceAgent
-
-    scenario = retail.scenarios("cancel_pending_order", 1)[0]
-    with misbehaving_service("hangs up") as url:
-        result = await run_trial(retail, scenario, 0, ServiceAgent.factory(url, timeout=10))
-    assert result.record.termination_reason == "infra_error"
-    assert f"the agent at {url} closed the connection before answering" in str(result.record.infra_error)
-    (group,) = harness_failures([result])
-    assert group.fix.startswith(f"the agent service at {url} hung up in the middle of a turn"), group.fix
+    assert group.fix.startswith(fix.format(url=url)), group.fix
 
 
 def test_a_malformed_answer_says_what_shape_is_expected() -> None:
