@@ -1,8 +1,9 @@
 """Business gauges for Prometheus, read from the store at scrape time: today's tickets per project, task type and
 source, and each task type's pass@1 and pass^k in the official run of the project's latest period that has one
 (`passhat.collector.store.latest_official_run`: the run the UI, the report and the alerts take for that period, so
-a promotion moves the gauges and an exploratory one-off never does); per project only for a scrape authorised for
-it, aggregates otherwise.
+a promotion moves the gauges and an exploratory one-off never does), each with its confidence interval and the
+tickets and trials it counts, as the UI shows them; per project only for a scrape authorised for it, aggregates
+otherwise.
 
 Answers are kept for `refresh_s` so a scrape every few seconds costs the store one query set per interval.
 """
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from passhat.collector.reliability import settled_summary
+from passhat.collector.reliability import TaskTypeSummary, settled_summary
 from passhat.collector.store import RunParams, Store, StoreError, TicketTally, latest_official_run
 
 ALL_PROJECTS = "*"
@@ -28,14 +29,28 @@ ALL_PROJECTS = "*"
 
 
 @dataclass(frozen=True)
+class _Rates:
+    """One task type's figures in a run: what the UI shows for it."""
+
+    project: str
+    task_type: str
+    k: int
+    summary: TaskTypeSummary
+    tickets: int  # settled at k: the tickets the figures count
+    trials: int  # their counted trials
+
+
+@dataclass(frozen=True)
 class _Figures:
     tickets: list[tuple[str, str, str, float]]  # project, task type, source, tickets today
-    pass_at_1: list[tuple[str, str, float]]  # project, task type, pass@1
-    pass_hat_k: list[tuple[str, str, int, float]]  # project, task type, k, pass^k
+    rates: list[_Rates]
 
 
 class BusinessGauges:
-    """`passhat_tickets_today`, `passhat_pass_at_1` and `passhat_pass_hat_k` (with `k` as a label).
+    """`passhat_tickets_today`, `passhat_pass_at_1` and `passhat_pass_hat_k` (with `k` as a label), each rate with
+    its interval's bounds (`passhat_pass_at_1_interval`, `passhat_pass_hat_k_interval`, labelled `bound` and
+    `level`) and its sample (`passhat_replay_tickets`, `passhat_replay_trials`): a rate alone says nothing of how
+    sure it is.
 
     Project names and task types are another tenant's business: a scrape sees them only for the projects it is
     authorised for (`families`); without authorisation it gets today's tickets per source, summed over all."""
@@ -44,7 +59,7 @@ class BusinessGauges:
         self._store = store
         self._refresh_s = refresh_s
         self._lock = threading.Lock()
-        self._cached = _Figures([], [], [])
+        self._cached = _Figures([], [])
         self._cached_at = -float("inf")
 
     def families(self, scope: str | None) -> list[Metric]:
@@ -76,21 +91,51 @@ class BusinessGauges:
             "pass@1 per task type in the official run of the project's latest period.",
             labels=["project", "task_type"],
         )
+        pass_at_1_interval = GaugeMetricFamily(
+            "passhat_pass_at_1_interval",
+            "The confidence interval of passhat_pass_at_1: its lower and upper bound (label bound) at the level "
+            "given (label level).",
+            labels=["project", "task_type", "bound", "level"],
+        )
         pass_hat_k = GaugeMetricFamily(
             "passhat_pass_hat_k",
             "pass^k per task type in the official run of the project's latest period (k trials per ticket).",
             labels=["project", "task_type", "k"],
         )
+        pass_hat_k_interval = GaugeMetricFamily(
+            "passhat_pass_hat_k_interval",
+            "The confidence interval of passhat_pass_hat_k: its lower and upper bound (label bound) at the level "
+            "given (label level).",
+            labels=["project", "task_type", "k", "bound", "level"],
+        )
+        replay_tickets = GaugeMetricFamily(
+            "passhat_replay_tickets",
+            "The replayed tickets passhat_pass_at_1 and passhat_pass_hat_k count (those settled at k).",
+            labels=["project", "task_type"],
+        )
+        replay_trials = GaugeMetricFamily(
+            "passhat_replay_trials",
+            "The trials of those tickets counted (a trial the harness broke is not counted).",
+            labels=["project", "task_type"],
+        )
         for project, task_type, source, count in figures.tickets:
             if shown(project):
                 tickets.add_metric([project, task_type, source], count)
-        for project, task_type, value in figures.pass_at_1:
-            if shown(project):
-                pass_at_1.add_metric([project, task_type], value)
-        for project, task_type, k, value in figures.pass_hat_k:
-            if shown(project):
-                pass_hat_k.add_metric([project, task_type, str(k)], value)
-        return [tickets, pass_at_1, pass_hat_k]
+        for rates in figures.rates:
+            if not shown(rates.project):
+                continue
+            named, summary, k = [rates.project, rates.task_type], rates.summary, str(rates.k)
+            level = f"{summary.level:g}"
+            pass_at_1.add_metric(named, summary.pass_at_1)
+            pass_hat_k.add_metric([*named, k], summary.pass_hat_k)
+            for bound, at_1, hat_k in zip(("lower", "upper"), summary.pass_at_1_ci, summary.pass_hat_k_ci, strict=True):
+                pass_at_1_interval.add_metric([*named, bound, level], at_1)
+                pass_hat_k_interval.add_metric([*named, k, bound, level], hat_k)
+            replay_tickets.add_metric(named, rates.tickets)
+            replay_trials.add_metric(named, rates.trials)
+        return [
+            tickets, pass_at_1, pass_at_1_interval, pass_hat_k, pass_hat_k_interval, replay_tickets, replay_trials
+        ]  # fmt: skip
 
     def _figures(self) -> _Figures:
         with self._lock:
@@ -103,7 +148,7 @@ class BusinessGauges:
             return self._cached
 
     def _read(self) -> _Figures:
-        figures = _Figures([], [], [])
+        figures = _Figures([], [])
         today = dt.datetime.now(dt.UTC).date()
         for project in self._store.list_projects():
             for source in ("production", "sandbox"):
@@ -122,8 +167,8 @@ class BusinessGauges:
                 # As the UI, the report and the alerts count them: the tickets settled at k.
                 found = settled_summary(counted, run.k, min_trials=min_trials)
                 if found is not None:
-                    figures.pass_at_1.append((project.name, task_type, found[0].pass_at_1))
-                    figures.pass_hat_k.append((project.name, task_type, run.k, found[0].pass_hat_k))
+                    summary, settled = found
+                    figures.rates.append(_Rates(project.name, task_type, run.k, summary, settled, summary.trials))
         return figures
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from passhat.collector import CollectorSettings
 from passhat.collector.ingest._business import ALL_PROJECTS, BusinessGauges
+from passhat.collector.reliability import settled_summary
 from passhat.collector.store import ReplayRun, Store, TrialRow, promote_run
 from tests.collector.ingest.otlp_payloads import passhat_ticket, request
 from tests.collector.server import Collector, new_key, running_collector
@@ -74,6 +75,26 @@ def test_metrics_expose_tickets_today_and_the_latest_runs_pass_rates(collector: 
     assert gauge(text, "passhat_pass_hat_k", project="shop", task_type="refund", k="2") == 0.5
 
 
+def test_each_rate_has_its_interval_and_its_sample_as_the_ui_shows_them(collector: Collector) -> None:
+    """A rate alone says nothing of how sure it is: two tickets give a wide interval, and the gauges say so."""
+    _traffic(collector)
+    with collector.client(TOKEN) as client:
+        text = client.get("/metrics").text
+    found = settled_summary(collector.store.ticket_tallies("shop", "run-1"), 2)
+    assert found is not None
+    summary, settled = found
+    level = f"{summary.level:g}"
+    shop = {"project": "shop", "task_type": "refund"}
+    bounds = ("lower", "upper")
+    at_1 = [gauge(text, "passhat_pass_at_1_interval", **shop, bound=b, level=level) for b in bounds]
+    hat_k = [gauge(text, "passhat_pass_hat_k_interval", **shop, k="2", bound=b, level=level) for b in bounds]
+    assert at_1 == pytest.approx(summary.pass_at_1_ci) and hat_k == pytest.approx(summary.pass_hat_k_ci)
+    assert at_1[0] < 0.75 < at_1[1] and hat_k[0] < 0.5 < hat_k[1]  # two tickets: far from sure
+    assert gauge(text, "passhat_replay_tickets", **shop) == settled == 2
+    assert gauge(text, "passhat_replay_trials", **shop) == 4
+    assert 'project="bank"' not in text.split("passhat_pass_at_1_interval", 1)[1]  # bank has no run
+
+
 def test_metrics_without_a_credential_name_no_project_or_task_type(collector: Collector) -> None:
     _traffic(collector)
     for key in (None, "phk_deadbeef_forged", "not-the-token"):
@@ -83,7 +104,8 @@ def test_metrics_without_a_credential_name_no_project_or_task_type(collector: Co
         text = response.text
         assert "shop" not in text and "bank" not in text, key
         assert "refund" not in text and SECRET_TASK not in text, key
-        assert "passhat_pass_hat_k" not in text
+        assert "passhat_pass_hat_k" not in text and "passhat_pass_at_1" not in text
+        assert "passhat_replay_tickets" not in text and "passhat_replay_trials" not in text
         assert gauge(text, "passhat_tickets_today", source="production") == 3  # all projects together
         assert "passhat_spans_accepted_total" in text  # the collector's own counters stay public
 
