@@ -316,8 +316,13 @@ def _check_patterns(patterns: Iterable[object], where: str) -> None:
 
 
 def _set_global_provider(provider: trace.TracerProvider) -> None:
+    from passhat._trial_routing import TrialsOnlyProvider
+
     current = trace.get_tracer_provider()
     if current is provider:
+        return
+    if isinstance(current, TrialsOnlyProvider):  # a replay's worker process: its global keeps trials' spans only
+        logger.debug("passhat: set_global=True in a process that runs trials: the global provider stays the trials'")
         return
     if not isinstance(current, trace.ProxyTracerProvider):
         raise ConfigurationError(

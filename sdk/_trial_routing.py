@@ -8,6 +8,11 @@ as the production agent's traffic) and were missing from the trial's trace.
 passhat's processors on a provider sit behind :class:`TrialRouting`: a span started inside a ticket of another
 passhat instance (a replay's trial is a ticket of the replay's own instance) goes to that instance's processors,
 redacted by its redactor, and never to this provider's; every other span goes to this provider's, as before.
+
+When the agent's module sets no global provider (it configures passhat in its ``main()``, which a replay never
+calls), a framework's spans would go to OpenTelemetry's no-op provider and the trials would lack them: a process
+that runs trials then takes :func:`route_unclaimed_spans_to_trials`, a global provider that keeps only the spans
+started inside a trial's ticket.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
 from passhat._span_redaction import SpanRedaction, _withheld
 from passhat._ticket import _current_ticket
@@ -81,6 +87,26 @@ class TrialRouting(SpanProcessor):
             left = max(0, int((deadline - time.monotonic()) * 1000))
             flushed = processor.force_flush(left) and flushed
         return flushed
+
+
+class TrialsOnlyProvider(TracerProvider):
+    """OpenTelemetry's global provider in a process that runs trials and had none: a span started inside a
+    trial's ticket goes to that trial's instance (`TrialRouting`), every other span nowhere."""
+
+
+def route_unclaimed_spans_to_trials() -> bool:
+    """Where OpenTelemetry has no global provider yet, make it a `TrialsOnlyProvider`, so a framework's spans made
+    in a trial are the trial's; True when this call made it. For processes that exist to run trials (a replay's
+    worker processes, Ray's workers): call it after the agent's module was imported, which may set its own.
+
+    A provider the agent's code sets later with ``passhat.configure(set_global=True)`` is used by its own instance
+    but does not become global in such a process (its spans outside trials are not a trial's business)."""
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return False
+    provider = TrialsOnlyProvider(shutdown_on_exit=False)
+    provider.add_span_processor(TrialRouting(provider))
+    trace.set_tracer_provider(provider)
+    return isinstance(trace.get_tracer_provider(), TrialsOnlyProvider)
 
 
 def _target(runtime: Passhat) -> SpanProcessor:

@@ -8,6 +8,8 @@ production's exporter and were missing from the trial's trace.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -94,3 +96,61 @@ def test_relayed_and_flushed_spans_still_reach_the_instances_own_processors() ->
     replay.tracer_provider._active_span_processor.on_end(span)  # type: ignore[attr-defined]
     assert trial.get_finished_spans() == (span,)
     assert replay.flush() and deployed.flush()
+
+
+UNCLAIMED = """
+from opentelemetry import trace
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import passhat
+from passhat._trial_routing import TrialsOnlyProvider, route_unclaimed_spans_to_trials
+
+framework = trace.get_tracer("some.framework")  # as a framework's module does at import: no provider yet
+assert route_unclaimed_spans_to_trials()  # a worker process, its agent's module imported
+assert not route_unclaimed_spans_to_trials()  # once
+production, trial = InMemorySpanExporter(), InMemorySpanExporter()
+replay = passhat.configure(
+    make_global=False, send=False, redact_mode="blank", span_processors=[SimpleSpanProcessor(trial)]
+)
+# The agent's code configures production later (its main(), a factory): that instance works, and is not global.
+deployed = passhat.configure(
+    make_global=False, send=False, set_global=True, span_processors=[SimpleSpanProcessor(production)]
+)
+assert isinstance(trace.get_tracer_provider(), TrialsOnlyProvider)
+with framework.start_as_current_span("outside a trial"):
+    pass
+with replay.ticket("T-1#0", task_type="refund"), framework.start_as_current_span("chat model") as chat:
+    chat.set_attribute("gen_ai.input.messages", "I am ann.lee@example.com")
+with deployed.ticket("T-2", task_type="refund"):
+    pass
+kept = {span.name: span for span in trial.get_finished_spans()}
+assert "chat model" in kept and "outside a trial" not in kept, sorted(kept)
+assert "ann.lee@example.com" not in str(kept["chat model"].attributes.get("gen_ai.input.messages"))
+made = [span.name for span in production.get_finished_spans()]
+assert made and "chat model" not in made and "outside a trial" not in made, made  # its own ticket only
+print("ok")
+"""
+
+CLAIMED = """
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+from passhat._trial_routing import route_unclaimed_spans_to_trials
+
+mine = TracerProvider()
+trace.set_tracer_provider(mine)  # the agent's module set its own
+assert not route_unclaimed_spans_to_trials()
+assert trace.get_tracer_provider() is mine
+print("ok")
+"""
+
+
+def test_a_process_that_runs_trials_keeps_a_frameworks_trial_spans_when_no_global_provider_was_set() -> None:
+    """A worker whose agent module set no global provider: the framework's spans in a trial are the trial's (they
+    went to OpenTelemetry's no-op provider), those outside trials go nowhere, and the agent's own later
+    `set_global=True` neither fails nor takes them. A provider the module set is left alone. Each in a process of
+    its own: OpenTelemetry's global provider is set once a process."""
+    for script in (UNCLAIMED, CLAIMED):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -3,6 +3,10 @@ agent) and whose framework traces into OpenTelemetry's global provider, replayed
 core: the framework's spans of each trial are in the trial's stored trace, redacted as the trial's own content
 is, and none reaches the production exporter. Before, they all went to production's exporter (in a deployed
 agent's environment: sent to the collector as production traffic), and the trial traces lacked them.
+
+The same holds for a module that configures passhat only in its ``main()``, which a replay never calls: no global
+provider is set when the trials run. Before, the framework's spans went to OpenTelemetry's no-op provider there,
+and the trials lacked them.
 """
 
 from __future__ import annotations
@@ -43,9 +47,17 @@ class ProductionExport(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-passhat.configure(
-    service_name="support-agent", set_global=True, send=False, span_processors=[SimpleSpanProcessor(ProductionExport())]
-)
+def configure():
+    passhat.configure(
+        service_name="support-agent",
+        set_global=True,
+        send=False,
+        span_processors=[SimpleSpanProcessor(ProductionExport())],
+    )
+
+
+if CONFIGURE_AT_IMPORT:
+    configure()
 framework = trace.get_tracer("some.framework")
 reference = ReferenceAgent.factory(FlawConfig.off())
 
@@ -65,11 +77,18 @@ class Traced:
 
 def agent(context):
     return Traced(reference(context))
+
+
+def main():  # the production entry point: a replay imports this module, and never calls it
+    configure()
 """
 
 
 @pytest.mark.slow
-def test_a_replays_trials_keep_the_frameworks_spans_and_production_gets_none(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("at_import", [True, False], ids=["configured-at-import", "configured-in-main"])
+def test_a_replays_trials_keep_the_frameworks_spans_and_production_gets_none(
+    tmp_path: pathlib.Path, at_import: bool
+) -> None:
     path = tmp_path / "week.db"
     store = open_store(f"sqlite:///{path}")
     pool = SandboxPool()
@@ -87,7 +106,8 @@ def test_a_replays_trials_keep_the_frameworks_spans_and_production_gets_none(tmp
         pool.close()
         store.close()
     leaks = tmp_path / "leaks.txt"
-    (tmp_path / "framework_agent.py").write_text(f"LEAKS = {str(leaks)!r}\n" + AGENT_MODULE)
+    header = f"LEAKS = {str(leaks)!r}\nCONFIGURE_AT_IMPORT = {at_import}\n"
+    (tmp_path / "framework_agent.py").write_text(header + AGENT_MODULE)
     script = pathlib.Path(sys.executable).with_name("passhat")
     done = subprocess.run(
         [str(script), "replay", "--period", WEEK.name, "--store", f"sqlite:///{path}", "--project", "shop",
