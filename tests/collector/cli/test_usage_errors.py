@@ -76,3 +76,33 @@ def test_a_period_without_tickets_is_one_line_and_no_progress_bar(tmp_path: path
     assert done.exit_code == 2
     [line] = done.output.strip().splitlines()
     assert line.startswith("passhat: error: no production tickets of 2026-W48 in project 'shop'")
+
+
+MISSING_EXTRA = """
+import sys
+
+sys.modules[{blocked!r}] = None  # as if its extra were not installed: importing it raises ModuleNotFoundError
+sys.argv = ["passhat", *{args!r}]
+from passhat.collector.cli._entry import main
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("blocked", "args"),
+    [("typer", ["--help"]), ("uvicorn", ["serve", "--port", "0", "--store", "sqlite:///:memory:"])],
+    ids=["the-command-line", "a-command"],
+)
+def test_a_missing_extra_is_named_in_one_line_not_a_traceback(blocked: str, args: list[str]) -> None:
+    """The command line itself, or a part of passhat a command reaches, needs a package its extra installs."""
+    done = subprocess.run(
+        [sys.executable, "-c", MISSING_EXTRA.format(blocked=blocked, args=args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("passhat: error: "), done.stderr
+    assert blocked in done.stderr and "pip install 'passhat[collector]'" in done.stderr
+    assert "Traceback" not in done.stderr
