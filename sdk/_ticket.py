@@ -15,7 +15,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status,
 
 from passhat import semconv
 from passhat._baggage import with_ticket_baggage
-from passhat._content import cap, to_json
+from passhat._content import cap, capped_text, to_json
 from passhat._runtime import current
 from passhat._sampling import is_sampled
 
@@ -213,7 +213,9 @@ class Ticket:
             return
         attributes: dict[str, Any] = {}
         if self.runtime.capture_content:
-            attributes[semconv.MESSAGE_CONTENT] = cap(self.runtime.redactor.text(text), self.runtime.max_content_length)
+            attributes[semconv.MESSAGE_CONTENT] = capped_text(
+                self.runtime.redactor, text, self.runtime.max_content_length
+            )
         self.span.add_event(event, attributes, timestamp=self.runtime.now())
 
     def resolve(self, outcome: str = "resolved") -> None:
