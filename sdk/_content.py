@@ -86,15 +86,17 @@ def to_json(value: Any, redactor: Redactor, limit: int | None = None, *, whole: 
     when ``whole`` is False: ``value`` is already the first part of a longer one (a generator tool's first items).
     """
     if limit is None:
-        return _dumps(value, redactor)
+        return _dumps(jsonable(value), redactor)
     budget = limit + MARGIN
+    if whole and _fits(value, budget, 0) >= 0:  # the usual value: small, of JSON's own types, so JSON as it is
+        return cap(_dumps(value, redactor), limit)
     while True:
         pruner = _Pruner(budget)
         try:
             kept = pruner.walk(value, 0)
         except Exception:  # never let the bound cost the agent its call: record the value the old, unbounded way
             kept, pruner.pruned = value, False
-        text = _dumps(kept, redactor)
+        text = _dumps(jsonable(kept), redactor)
         if not pruner.pruned and (whole or len(text) <= limit):
             return cap(text, limit)
         if not pruner.pruned:
@@ -114,8 +116,8 @@ def capped_text(redactor: Redactor, text: str, limit: int) -> str:
     return f"{kept[:limit]}…[truncated: more than {len(kept) - limit} chars]"
 
 
-def _dumps(value: Any, redactor: Redactor) -> str:
-    data = jsonable(value)
+def _dumps(data: Any, redactor: Redactor) -> str:
+    """The redacted JSON text of a value of JSON's own types (what :func:`jsonable` returns)."""
     if redactor.active:
         data = redactor.value(data)
     try:
@@ -125,6 +127,55 @@ def _dumps(value: Any, redactor: Redactor) -> str:
 
 
 _MAX_DEPTH = 100
+
+
+def _fits(value: Any, left: int, depth: int) -> int:
+    """What is left of ``left`` characters once ``value``'s JSON text is written, or -1: it may not fit, or holds
+    something besides dicts with str keys, lists, tuples, str, int, float, bool and None (which :func:`jsonable`
+    would convert). Numbers are counted high, escapes not at all: a "yes" means the whole is made JSON at a cost in
+    proportion to the cap; a "no" sends the value to :class:`_Pruner`."""
+    kind = type(value)
+    if kind is dict:
+        if depth > 16:
+            return -1
+        left -= 2
+        for key, item in value.items():
+            if type(key) is not str:
+                return -1
+            kind = type(item)
+            if kind is str:
+                left -= len(key) + len(item) + 6
+            elif kind is int or kind is float or item is None or kind is bool:
+                left -= len(key) + 28
+            else:
+                left = _fits(item, left - len(key) - 4, depth + 1)
+            if left < 0:
+                return -1
+        return left
+    if kind is list or kind is tuple:
+        if depth > 16:
+            return -1
+        left -= 2
+        for item in value:
+            kind = type(item)
+            if kind is str:
+                left -= len(item) + 3
+            elif kind is int or kind is float or item is None or kind is bool:
+                left -= 25
+            else:
+                left = _fits(item, left - 1, depth + 1)
+            if left < 0:
+                return -1
+        return left
+    if kind is str:
+        return left - len(value) - 2
+    if kind is float or value is None or kind is bool:
+        return left - 24
+    if kind is int and -(10**20) < value < 10**20:
+        return left - 24
+    return -1
+
+
 _NUMBER = 6  # the characters a number, true, false or null counts for, with its comma
 
 
