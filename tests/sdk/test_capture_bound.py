@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 import passhat
@@ -25,7 +26,7 @@ class Row:
 
 
 @passhat.tool
-def count(ids: list[Any]) -> int:
+def count(ids: Collection[Any]) -> int:
     return len(ids)
 
 
