@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextvars
 import random
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +73,64 @@ def record_exception(runtime: Passhat, span: trace.Span, exc: BaseException) -> 
     )
     span.set_attribute(semconv.ERROR_TYPE, error_type_of(exc))
     span.set_status(Status(StatusCode.ERROR, cap(redact(message), 512)))
+
+
+Message = str | Mapping[str, Any] | Sequence[Any]
+"""What ``customer_says`` / ``agent_says`` take: text, a chat message dict, or a list of content parts."""
+
+_MESSAGE_SHAPES = (
+    "a str, a chat message dict with a 'content' (a str or a list of content parts, e.g. "
+    "{'role': 'user', 'content': 'Hi'}), or a list of content parts (str, or dicts with 'text', e.g. "
+    "[{'type': 'text', 'text': 'Hi'}])"
+)
+
+
+def message_text(message: Any) -> str:
+    """The text of a message as ``customer_says`` takes it; a TypeError naming the accepted shapes otherwise.
+
+    A part without text (an image, a tool call or its result) adds nothing; the texts of several parts are joined
+    by newlines; a dict whose content is None (an assistant message that only calls tools) is the empty text."""
+    if isinstance(message, str):
+        return message
+    if isinstance(message, Mapping):
+        if "content" in message:
+            content = message["content"]
+            if content is None:
+                return ""
+            if isinstance(content, str):
+                return content
+            if isinstance(content, Sequence) and not isinstance(content, bytes | bytearray):
+                return _parts_text(content, message)
+        elif isinstance(message.get("text"), str):  # one content part
+            return str(message["text"])
+    elif isinstance(message, Sequence) and not isinstance(message, bytes | bytearray):
+        return _parts_text(message, message)
+    raise TypeError(f"passhat: a message must be {_MESSAGE_SHAPES}; got {_shape(message)}")
+
+
+def _parts_text(parts: Sequence[Any], message: Any) -> str:
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping):
+            text = part.get("text")
+            if isinstance(text, str):
+                texts.append(text)
+            elif text is not None:
+                raise TypeError(f"passhat: a content part's 'text' must be a str, got {type(text).__name__}")
+        else:
+            raise TypeError(f"passhat: a message must be {_MESSAGE_SHAPES}; got {_shape(message)}")
+    return "\n".join(texts)
+
+
+def _shape(message: Any) -> str:
+    if isinstance(message, Mapping):
+        return f"a {type(message).__name__} with keys {sorted(map(str, message))[:8]}"
+    if isinstance(message, Sequence) and not isinstance(message, bytes | bytearray):
+        kinds = sorted({type(part).__name__ for part in message})
+        return f"a {type(message).__name__} of {', '.join(kinds) or 'nothing'}"
+    return f"a {type(message).__name__}"
 
 
 def _require_text(name: str, value: Any) -> str:
@@ -198,17 +256,21 @@ class Ticket:
         self.__exit__(exc_type, exc, tb)
 
     # -- what happens during the ticket ------------------------------------------------------------------
-    def customer_says(self, text: str) -> None:
-        """Record a customer message (its content only when content capture is on; always redacted)."""
-        self._message(semconv.EVENT_CUSTOMER_MESSAGE, text)
+    def customer_says(self, message: Message) -> None:
+        """Record a customer message (its content only when content capture is on; always redacted).
 
-    def agent_says(self, text: str) -> None:
-        """Record an agent message (its content only when content capture is on; always redacted)."""
-        self._message(semconv.EVENT_AGENT_MESSAGE, text)
+        ``message`` is its text, a chat message dict (``{"role": "user", "content": ...}``) or a list of content parts
+        (``[{"type": "text", "text": ...}]``, as OpenAI's and Anthropic's APIs take them): their text is recorded."""
+        self._message(semconv.EVENT_CUSTOMER_MESSAGE, message)
 
-    def _message(self, event: str, text: str) -> None:
-        if not isinstance(text, str):
-            raise TypeError(f"passhat: a message must be a str, got {type(text).__name__}")
+    def agent_says(self, message: Message) -> None:
+        """Record an agent message (its content only when content capture is on; always redacted).
+
+        ``message`` as in :meth:`customer_says`."""
+        self._message(semconv.EVENT_AGENT_MESSAGE, message)
+
+    def _message(self, event: str, message: Message) -> None:
+        text = message_text(message)
         if not self.span.is_recording():
             return
         attributes: dict[str, Any] = {}
