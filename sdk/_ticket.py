@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import logging
 import random
 import traceback
 from collections.abc import Mapping, Sequence
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from passhat import semconv
 from passhat._baggage import with_ticket_baggage
@@ -21,6 +22,8 @@ from passhat._sampling import is_sampled
 
 if TYPE_CHECKING:
     from passhat._runtime import Passhat
+
+logger = logging.getLogger("passhat")
 
 _current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("passhat_ticket", default=None)
 
@@ -199,6 +202,7 @@ class Ticket:
         self._provider: str | None = None
         self._context_token: object | None = None
         self._ticket_token: contextvars.Token[Ticket | None] | None = None
+        self._continues: Ticket | None = None  # the open ticket of the same id this one continues (see __enter__)
 
     @property
     def trace_id(self) -> str:
@@ -209,9 +213,35 @@ class Ticket:
     def __enter__(self) -> Ticket:
         if self._ticket_token is not None:
             raise RuntimeError("passhat.ticket: this ticket is already open; create a new one per ticket")
+        outer = _current_ticket.get()
+        parent: otel_context.Context | None = None  # the current context: the ticket's parent, if any
+        links: Sequence[Link] | None = None
+        if outer is not None and outer.ticket_id == self.ticket_id:
+            # The same ticket opened again (a handler and the code it calls both open it): one ticket, one span.
+            self._continues = outer
+            self.span = outer.span
+            self.pending_tool_calls = outer.pending_tool_calls
+            self.read_rows = outer.read_rows
+            self._provider = outer._provider
+            self._ticket_token = _current_ticket.set(self)
+            return self
+        if outer is not None and outer.source != "sandbox":
+            # Another ticket inside an open one: a ticket is a trace (the collector keeps one ticket per trace), so
+            # this one starts a trace of its own, linked to the open ticket's span, which goes on after it.
+            parent = otel_context.Context()
+            outer_span = outer.span.get_span_context()
+            links = [Link(outer_span)] if outer_span.is_valid else None
+            self._warn_nested(outer)
+        # Inside a sandbox trial, a ticket the agent's own code opens stays part of the trial's trace: the trial
+        # is the ticket a replay counts, and the agent's ticket is its production handler's view of it.
         if self.sampled:
             self.span = self.runtime.tracer.start_span(
-                self.name, kind=SpanKind.INTERNAL, attributes=self._attributes, start_time=self.runtime.now()
+                self.name,
+                context=parent,
+                kind=SpanKind.INTERNAL,
+                attributes=self._attributes,
+                links=links,
+                start_time=self.runtime.now(),
             )
         else:
             # A non-recording, unsampled parent: every span under it is dropped by the parent-based sampler.
@@ -228,12 +258,35 @@ class Ticket:
         self._ticket_token = _current_ticket.set(self)
         return self
 
+    def _warn_nested(self, outer: Ticket) -> None:
+        runtime = self.runtime
+        if runtime.warned_nested_ticket:
+            return
+        runtime.warned_nested_ticket = True
+        logger.warning(
+            "passhat: ticket %r (%s) was opened while ticket %r (%s) is open in the same context; each ticket is a "
+            "trace of its own, so %r is traced and counted as a separate ticket (linked to %r), and %r goes on "
+            "after it. Open one ticket per customer request, or the same ticket id to continue it (this warning is "
+            "given once per process)",
+            self.ticket_id,
+            self.task_type,
+            outer.ticket_id,
+            outer.task_type,
+            self.ticket_id,
+            outer.ticket_id,
+            outer.ticket_id,
+        )
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._continues is not None:  # the open ticket it continues records and ends the span
+            if self._ticket_token is not None:
+                _current_ticket.reset(self._ticket_token)
+            return
         try:
             if exc is not None:
                 record_exception(self.runtime, self.span, exc)
