@@ -219,6 +219,9 @@ class Ticket:
         if outer is not None and outer.ticket_id == self.ticket_id:
             # The same ticket opened again (a handler and the code it calls both open it): one ticket, one span.
             self._continues = outer
+            if self.intent:
+                outer.set_intent(self.intent)
+            self.intent = outer.intent  # one intent: set_intent on either adds to it
             self.span = outer.span
             self.pending_tool_calls = outer.pending_tool_calls
             self.read_rows = outer.read_rows

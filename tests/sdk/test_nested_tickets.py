@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
@@ -66,15 +67,21 @@ def test_the_warning_is_given_once(passhat_capture: Capture, caplog: pytest.LogC
 
 def test_the_same_ticket_opened_again_is_one_ticket(passhat_capture: Capture, caplog: pytest.LogCaptureFixture) -> None:
     """A handler and the code it calls may both open the customer's ticket: that is one ticket, one span."""
-    with caplog.at_level(logging.WARNING, logger="passhat"), passhat.ticket("T-1", task_type="refund") as outer:
-        with passhat.ticket("T-1", task_type="refund") as again:
+    with (
+        caplog.at_level(logging.WARNING, logger="passhat"),
+        passhat.ticket("T-1", task_type="refund", intent={"order_id": "O-1"}) as outer,
+    ):
+        with passhat.ticket("T-1", task_type="refund", intent={"amount": 12}) as again:
             assert passhat.current_ticket() is again and again.trace_id == outer.trace_id
             lookup("O-1")
             again.customer_says("Please refund O-1")
+            again.set_intent({"reason": "damaged"})
             again.resolve("resolved")
         assert passhat.current_ticket() is outer
     [ticket] = passhat_capture.tickets()
     assert (ticket.attributes or {})["passhat.ticket.outcome"] == "resolved"
+    intent = json.loads(str((ticket.attributes or {})["passhat.intent"]))
+    assert intent == {"order_id": "O-1", "amount": 12, "reason": "damaged"}
     assert [event.name for event in ticket.events] == ["passhat.customer_message"]
     [tool] = passhat_capture.tools()
     assert tool.parent is not None and tool.parent.span_id == ticket.context.span_id
