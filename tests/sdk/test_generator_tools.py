@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Any
@@ -206,3 +207,17 @@ def test_an_async_generator_tools_error_and_early_close(passhat_capture: Capture
     assert failed["passhat.tool.outcome"] == "error" and failed["error.type"] == "OutOfStockError"
     closed = _tool(passhat_capture, "search")
     assert closed["passhat.tool.yields"] == 1 and closed["gen_ai.tool.call.result"] == '["lamp-0"]'
+
+
+def test_a_generator_tool_still_looks_like_one_to_frameworks() -> None:
+    """Frameworks inspect a tool to tell a streaming one: the decorated functions are still (async) generators."""
+    assert inspect.isgeneratorfunction(list_orders) and inspect.isasyncgenfunction(search)
+    assert not inspect.isgeneratorfunction(search) and not inspect.iscoroutinefunction(search)
+
+
+def test_wrong_arguments_raise_at_the_first_item_as_the_tools_error(passhat_capture: Capture) -> None:
+    """The wrapper is a generator function, so the call's TypeError comes when the first item is asked for."""
+    rows = list_orders("ada@example.com")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="count"):
+        next(rows)
+    assert _tool(passhat_capture, "list_orders")["error.type"] == "TypeError"
