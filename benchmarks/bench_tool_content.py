@@ -5,19 +5,23 @@ Personal data may sit anywhere in a tool's arguments and result, dict keys inclu
 so every string, key and long integer passes the redactor. This times, per call, on a provider whose only
 exporter does nothing (so no export is counted): `to_json` of a typical tool result (a dict of six fields, one
 nested list of two line items) without personal data and with an email and a phone in it, and a `@passhat.tool`
-call returning that result inside a ticket. CPU time (`time.process_time`), 2,000 calls a round, 7 rounds, the
-median; prints one JSON line in microseconds. Side by side with an earlier commit:
+call returning that result inside a ticket; `to_json_capped_us` is the second with the cap a tool call applies
+(`max_content_length`). CPU time (`time.process_time`), 2,000 calls a round, 7 rounds, the median; prints one
+JSON line in microseconds. `--huge` adds `huge_argument_ms`: a `@passhat.tool` call whose argument is
+`list(range(1_000_000))` (its recorded text is capped at 4,096 characters), the median of 3 calls, in
+milliseconds. Side by side with an earlier commit:
 
     .venv/bin/python benchmarks/bench_vs_commit.py --commit REV --rounds 5 \\
-        --figure to_json_us,to_json_pii_us,tool_call_us -- benchmarks/bench_tool_content.py
+        --figure to_json_us,to_json_pii_us,to_json_capped_us,tool_call_us -- benchmarks/bench_tool_content.py
 
-Run: .venv/bin/python benchmarks/bench_tool_content.py
+Run: .venv/bin/python benchmarks/bench_tool_content.py [--huge]
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -63,12 +67,30 @@ def main() -> None:
     def get_order(order_id: str) -> dict[str, Any]:
         return WITH_PII
 
-    figures: dict[str, list[float]] = {"to_json_us": [], "to_json_pii_us": [], "tool_call_us": []}
+    @passhat.tool
+    def count(ids: list[int]) -> int:
+        return len(ids)
+
+    limit = runtime.max_content_length
+    figures: dict[str, list[float]] = {
+        "to_json_us": [],
+        "to_json_pii_us": [],
+        "to_json_capped_us": [],
+        "tool_call_us": [],
+    }
     with passhat.ticket("T-bench", task_type="bench"):
         for _ in range(ROUNDS):
             figures["to_json_us"].append(_per_call_us(lambda: to_json(RESULT, redactor)))
             figures["to_json_pii_us"].append(_per_call_us(lambda: to_json(WITH_PII, redactor)))
+            figures["to_json_capped_us"].append(_per_call_us(lambda: to_json(WITH_PII, redactor, limit)))
             figures["tool_call_us"].append(_per_call_us(lambda: get_order("#W2718423")))
+        if "--huge" in sys.argv[1:]:
+            huge = list(range(1_000_000))
+            figures["huge_argument_ms"] = []
+            for _ in range(3):
+                began = time.process_time()
+                count(huge)
+                figures["huge_argument_ms"].append((time.process_time() - began) * 1e3)
     runtime.shutdown()
     print(json.dumps({name: round(statistics.median(values), 2) for name, values in figures.items()}))
 

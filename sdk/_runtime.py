@@ -61,6 +61,7 @@ class Passhat:
         self.sample_rate = sample_rate
         self.max_content_length = max_content_length
         self.clock = clock
+        self.warned_nested_ticket = False  # the one warning about a ticket opened inside another (passhat._ticket)
         self._closed = False
 
     def now(self) -> int | None:

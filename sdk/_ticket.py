@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import contextvars
+import logging
 import random
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from passhat import semconv
 from passhat._baggage import with_ticket_baggage
-from passhat._content import cap, to_json
+from passhat._content import cap, capped_text, to_json
 from passhat._runtime import current
 from passhat._sampling import is_sampled
 
 if TYPE_CHECKING:
     from passhat._runtime import Passhat
+
+logger = logging.getLogger("passhat")
 
 _current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("passhat_ticket", default=None)
 
@@ -73,6 +76,64 @@ def record_exception(runtime: Passhat, span: trace.Span, exc: BaseException) -> 
     )
     span.set_attribute(semconv.ERROR_TYPE, error_type_of(exc))
     span.set_status(Status(StatusCode.ERROR, cap(redact(message), 512)))
+
+
+Message = str | Mapping[str, Any] | Sequence[Any]
+"""What ``customer_says`` / ``agent_says`` take: text, a chat message dict, or a list of content parts."""
+
+_MESSAGE_SHAPES = (
+    "a str, a chat message dict with a 'content' (a str or a list of content parts, e.g. "
+    "{'role': 'user', 'content': 'Hi'}), or a list of content parts (str, or dicts with 'text', e.g. "
+    "[{'type': 'text', 'text': 'Hi'}])"
+)
+
+
+def message_text(message: Any) -> str:
+    """The text of a message as ``customer_says`` takes it; a TypeError naming the accepted shapes otherwise.
+
+    A part without text (an image, a tool call or its result) adds nothing; the texts of several parts are joined
+    by newlines; a dict whose content is None (an assistant message that only calls tools) is the empty text."""
+    if isinstance(message, str):
+        return message
+    if isinstance(message, Mapping):
+        if "content" in message:
+            content = message["content"]
+            if content is None:
+                return ""
+            if isinstance(content, str):
+                return content
+            if isinstance(content, Sequence) and not isinstance(content, bytes | bytearray):
+                return _parts_text(content, message)
+        elif isinstance(message.get("text"), str):  # one content part
+            return str(message["text"])
+    elif isinstance(message, Sequence) and not isinstance(message, bytes | bytearray):
+        return _parts_text(message, message)
+    raise TypeError(f"passhat: a message must be {_MESSAGE_SHAPES}; got {_shape(message)}")
+
+
+def _parts_text(parts: Sequence[Any], message: Any) -> str:
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping):
+            text = part.get("text")
+            if isinstance(text, str):
+                texts.append(text)
+            elif text is not None:
+                raise TypeError(f"passhat: a content part's 'text' must be a str, got {type(text).__name__}")
+        else:
+            raise TypeError(f"passhat: a message must be {_MESSAGE_SHAPES}; got {_shape(message)}")
+    return "\n".join(texts)
+
+
+def _shape(message: Any) -> str:
+    if isinstance(message, Mapping):
+        return f"a {type(message).__name__} with keys {sorted(map(str, message))[:8]}"
+    if isinstance(message, Sequence) and not isinstance(message, bytes | bytearray):
+        kinds = sorted({type(part).__name__ for part in message})
+        return f"a {type(message).__name__} of {', '.join(kinds) or 'nothing'}"
+    return f"a {type(message).__name__}"
 
 
 def _require_text(name: str, value: Any) -> str:
@@ -141,6 +202,7 @@ class Ticket:
         self._provider: str | None = None
         self._context_token: object | None = None
         self._ticket_token: contextvars.Token[Ticket | None] | None = None
+        self._continues: Ticket | None = None  # the open ticket of the same id this one continues (see __enter__)
 
     @property
     def trace_id(self) -> str:
@@ -151,9 +213,38 @@ class Ticket:
     def __enter__(self) -> Ticket:
         if self._ticket_token is not None:
             raise RuntimeError("passhat.ticket: this ticket is already open; create a new one per ticket")
+        outer = _current_ticket.get()
+        parent: otel_context.Context | None = None  # the current context: the ticket's parent, if any
+        links: Sequence[Link] | None = None
+        if outer is not None and outer.ticket_id == self.ticket_id:
+            # The same ticket opened again (a handler and the code it calls both open it): one ticket, one span.
+            self._continues = outer
+            if self.intent:
+                outer.set_intent(self.intent)
+            self.intent = outer.intent  # one intent: set_intent on either adds to it
+            self.span = outer.span
+            self.pending_tool_calls = outer.pending_tool_calls
+            self.read_rows = outer.read_rows
+            self._provider = outer._provider
+            self._ticket_token = _current_ticket.set(self)
+            return self
+        if outer is not None and outer.source != "sandbox":
+            # Another ticket inside an open one: a ticket is a trace (the collector keeps one ticket per trace), so
+            # this one starts a trace of its own, linked to the open ticket's span, which goes on after it.
+            parent = otel_context.Context()
+            outer_span = outer.span.get_span_context()
+            links = [Link(outer_span)] if outer_span.is_valid else None
+            self._warn_nested(outer)
+        # Inside a sandbox trial, a ticket the agent's own code opens stays part of the trial's trace: the trial
+        # is the ticket a replay counts, and the agent's ticket is its production handler's view of it.
         if self.sampled:
             self.span = self.runtime.tracer.start_span(
-                self.name, kind=SpanKind.INTERNAL, attributes=self._attributes, start_time=self.runtime.now()
+                self.name,
+                context=parent,
+                kind=SpanKind.INTERNAL,
+                attributes=self._attributes,
+                links=links,
+                start_time=self.runtime.now(),
             )
         else:
             # A non-recording, unsampled parent: every span under it is dropped by the parent-based sampler.
@@ -170,12 +261,35 @@ class Ticket:
         self._ticket_token = _current_ticket.set(self)
         return self
 
+    def _warn_nested(self, outer: Ticket) -> None:
+        runtime = self.runtime
+        if runtime.warned_nested_ticket:
+            return
+        runtime.warned_nested_ticket = True
+        logger.warning(
+            "passhat: ticket %r (%s) was opened while ticket %r (%s) is open in the same context; each ticket is a "
+            "trace of its own, so %r is traced and counted as a separate ticket (linked to %r), and %r goes on "
+            "after it. Open one ticket per customer request, or the same ticket id to continue it (this warning is "
+            "given once per process)",
+            self.ticket_id,
+            self.task_type,
+            outer.ticket_id,
+            outer.task_type,
+            self.ticket_id,
+            outer.ticket_id,
+            outer.ticket_id,
+        )
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._continues is not None:  # the open ticket it continues records and ends the span
+            if self._ticket_token is not None:
+                _current_ticket.reset(self._ticket_token)
+            return
         try:
             if exc is not None:
                 record_exception(self.runtime, self.span, exc)
@@ -198,22 +312,28 @@ class Ticket:
         self.__exit__(exc_type, exc, tb)
 
     # -- what happens during the ticket ------------------------------------------------------------------
-    def customer_says(self, text: str) -> None:
-        """Record a customer message (its content only when content capture is on; always redacted)."""
-        self._message(semconv.EVENT_CUSTOMER_MESSAGE, text)
+    def customer_says(self, message: Message) -> None:
+        """Record a customer message (its content only when content capture is on; always redacted).
 
-    def agent_says(self, text: str) -> None:
-        """Record an agent message (its content only when content capture is on; always redacted)."""
-        self._message(semconv.EVENT_AGENT_MESSAGE, text)
+        ``message`` is its text, a chat message dict (``{"role": "user", "content": ...}``) or a list of content parts
+        (``[{"type": "text", "text": ...}]``, as OpenAI's and Anthropic's APIs take them): their text is recorded."""
+        self._message(semconv.EVENT_CUSTOMER_MESSAGE, message)
 
-    def _message(self, event: str, text: str) -> None:
-        if not isinstance(text, str):
-            raise TypeError(f"passhat: a message must be a str, got {type(text).__name__}")
+    def agent_says(self, message: Message) -> None:
+        """Record an agent message (its content only when content capture is on; always redacted).
+
+        ``message`` as in :meth:`customer_says`."""
+        self._message(semconv.EVENT_AGENT_MESSAGE, message)
+
+    def _message(self, event: str, message: Message) -> None:
+        text = message_text(message)
         if not self.span.is_recording():
             return
         attributes: dict[str, Any] = {}
         if self.runtime.capture_content:
-            attributes[semconv.MESSAGE_CONTENT] = cap(self.runtime.redactor.text(text), self.runtime.max_content_length)
+            attributes[semconv.MESSAGE_CONTENT] = capped_text(
+                self.runtime.redactor, text, self.runtime.max_content_length
+            )
         self.span.add_event(event, attributes, timestamp=self.runtime.now())
 
     def resolve(self, outcome: str = "resolved") -> None:

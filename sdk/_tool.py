@@ -7,7 +7,7 @@ import contextvars
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
@@ -16,7 +16,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from passhat import semconv
-from passhat._content import to_json
+from passhat._content import MARGIN, to_json
 from passhat._outcome import TOOL_KINDS, EmptyPredicate, ToolKind, outcome_of
 from passhat._runtime import Passhat
 from passhat._ticket import active_runtime, current_ticket, error_type_of, exception_message, record_exception
@@ -132,21 +132,36 @@ class _ToolSpan:
         return {key: value for key, value in bound.arguments.items() if key not in ("self", "cls")}
 
     def finish_ok(
-        self, runtime: Passhat, span: trace.Span, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        runtime: Passhat,
+        span: trace.Span,
+        result: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        yields: _Yields | None = None,
     ) -> None:
         if _collectors.get():
             outcome = outcome_of(result, self.empty, kind=self.kind)
             _collect(ToolCall(self.name, self.bind(args, kwargs), outcome, self.kind, result))
         if span.is_recording():
             span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(result, self.empty, kind=self.kind))
+            if yields is not None:
+                span.set_attribute(semconv.TOOL_YIELDS, yields.count)
             if runtime.capture_content:
+                whole = yields is None or yields.count == len(result)
                 span.set_attribute(
-                    semconv.TOOL_CALL_RESULT, to_json(result, runtime.redactor, runtime.max_content_length)
+                    semconv.TOOL_CALL_RESULT, to_json(result, runtime.redactor, runtime.max_content_length, whole=whole)
                 )
         span.end(end_time=runtime.now())
 
     def finish_error(
-        self, runtime: Passhat, span: trace.Span, exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        runtime: Passhat,
+        span: trace.Span,
+        exc: BaseException,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        yields: _Yields | None = None,
     ) -> None:
         if _collectors.get() and isinstance(exc, Exception):
             error_type = error_type_of(exc)
@@ -154,9 +169,147 @@ class _ToolSpan:
             message = exception_message(exc)
             _collect(ToolCall(self.name, self.bind(args, kwargs), outcome, self.kind, None, error_type, message))
         if span.is_recording():
+            if yields is not None:
+                span.set_attribute(semconv.TOOL_YIELDS, yields.count)
             record_exception(runtime, span, exc)
             span.set_attribute(semconv.TOOL_OUTCOME, outcome_of(error_type=error_type_of(exc), kind=self.kind))
         span.end(end_time=runtime.now())
+
+
+class _Yields:
+    """What a generator tool yielded: the count, and the items its result is made of.
+
+    Every item is kept when something needs the whole result (a :func:`collect_tool_calls` collector, an ``empty``
+    predicate); with content capture alone, as many as the recorded text can show (each is at least a character and
+    a comma); with neither, the first (whether it yielded anything decides an ``empty`` outcome).
+    """
+
+    __slots__ = ("count", "items", "keep")
+
+    def __init__(self, tool_span: _ToolSpan, runtime: Passhat) -> None:
+        self.count = 0
+        self.items: list[Any] = []
+        self.keep: int | None
+        if tool_span.empty is not None or _collectors.get():
+            self.keep = None
+        elif runtime.capture_content:
+            self.keep = runtime.max_content_length + MARGIN + 1
+        else:
+            self.keep = 1
+
+    def add(self, item: Any) -> None:
+        self.count += 1
+        if self.keep is None or len(self.items) < self.keep:
+            self.items.append(item)
+
+
+def _generator_wrapper(tool_span: _ToolSpan, func: Callable[..., Any], bound: Passhat | None) -> Callable[..., Any]:
+    """A generator tool's wrapper: its span runs from the first ``next()`` until the generator is exhausted, closed
+    or raises; the tool's code runs with the span current, the caller's code between two items without it."""
+
+    @functools.wraps(func)
+    def generator_wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        runtime = bound or active_runtime()
+        span, token = tool_span.start(runtime, args, kwargs)
+        try:
+            generator = func(*args, **kwargs)
+            yields = _Yields(tool_span, runtime)
+        except BaseException as exc:
+            tool_span.finish_error(runtime, span, exc, args, kwargs)
+            raise
+        finally:
+            otel_context.detach(token)  # type: ignore[arg-type]
+        sent: Any = None
+        thrown: BaseException | None = None
+        while True:
+            resumed = otel_context.attach(trace.set_span_in_context(span))
+            try:
+                if thrown is None:
+                    item = generator.send(sent)
+                else:
+                    error, thrown = thrown, None
+                    item = generator.throw(error)
+            except StopIteration as stop:
+                tool_span.finish_ok(runtime, span, yields.items, args, kwargs, yields)
+                return stop.value  # type: ignore[no-any-return]
+            except BaseException as exc:
+                tool_span.finish_error(runtime, span, exc, args, kwargs, yields)
+                raise
+            finally:
+                otel_context.detach(resumed)
+            yields.add(item)
+            try:
+                sent = yield item
+            except GeneratorExit:  # the caller closed it (or dropped it): close the tool's generator too
+                resumed = otel_context.attach(trace.set_span_in_context(span))
+                try:
+                    generator.close()
+                except BaseException as exc:
+                    tool_span.finish_error(runtime, span, exc, args, kwargs, yields)
+                    raise
+                finally:
+                    otel_context.detach(resumed)
+                tool_span.finish_ok(runtime, span, yields.items, args, kwargs, yields)
+                raise
+            except BaseException as exc:  # thrown in by the caller: the tool's generator gets it
+                thrown = exc
+
+    return generator_wrapper
+
+
+def _async_generator_wrapper(
+    tool_span: _ToolSpan, func: Callable[..., Any], bound: Passhat | None
+) -> Callable[..., Any]:
+    """:func:`_generator_wrapper` for an async generator tool."""
+
+    @functools.wraps(func)
+    async def async_generator_wrapper(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        runtime = bound or active_runtime()
+        span, token = tool_span.start(runtime, args, kwargs)
+        try:
+            generator = func(*args, **kwargs)
+            yields = _Yields(tool_span, runtime)
+        except BaseException as exc:
+            tool_span.finish_error(runtime, span, exc, args, kwargs)
+            raise
+        finally:
+            otel_context.detach(token)  # type: ignore[arg-type]
+        sent: Any = None
+        thrown: BaseException | None = None
+        while True:
+            resumed = otel_context.attach(trace.set_span_in_context(span))
+            try:
+                if thrown is None:
+                    item = await generator.asend(sent)
+                else:
+                    error, thrown = thrown, None
+                    item = await generator.athrow(error)
+            except StopAsyncIteration:
+                tool_span.finish_ok(runtime, span, yields.items, args, kwargs, yields)
+                return
+            except BaseException as exc:
+                tool_span.finish_error(runtime, span, exc, args, kwargs, yields)
+                raise
+            finally:
+                otel_context.detach(resumed)
+            yields.add(item)
+            try:
+                sent = yield item
+            except GeneratorExit:  # the caller closed it (aclose, or the loop's finaliser): close the tool's too
+                resumed = otel_context.attach(trace.set_span_in_context(span))
+                try:
+                    await generator.aclose()
+                except BaseException as exc:
+                    tool_span.finish_error(runtime, span, exc, args, kwargs, yields)
+                    raise
+                finally:
+                    otel_context.detach(resumed)
+                tool_span.finish_ok(runtime, span, yields.items, args, kwargs, yields)
+                raise
+            except BaseException as exc:  # thrown in by the caller: the tool's generator gets it
+                thrown = exc
+
+    return async_generator_wrapper
 
 
 def _wrap(
@@ -165,6 +318,11 @@ def _wrap(
     if not callable(func):
         raise TypeError(f"passhat.tool decorates a function or method, got {type(func).__name__}")
     tool_span = _ToolSpan(func, name or str(getattr(func, "__name__", "tool")), empty, kind)
+
+    if inspect.isasyncgenfunction(func):
+        return _async_generator_wrapper(tool_span, func, bound)  # type: ignore[return-value]
+    if inspect.isgeneratorfunction(func):
+        return _generator_wrapper(tool_span, func, bound)  # type: ignore[return-value]
 
     if inspect.iscoroutinefunction(func):
 

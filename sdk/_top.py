@@ -28,7 +28,9 @@ def ticket(
     ``trial_attempt``. Production tickets are head-sampled by :func:`passhat.is_sampled`; sandbox ones never.
     Works with ``with`` and ``async with``. Opened inside another ticket, it belongs to that ticket's instance
     (as the SDK's tool spans do): an agent's own ticket opened inside a replay's trial is part of the trial's trace,
-    never a production ticket of the instance the agent's module configured.
+    never a production ticket of the instance the agent's module configured. Opened inside another open ticket of
+    another id (outside a sandbox trial), it is a ticket of its own: a trace of its own, linked to the open one, with
+    one warning logged; of the same id, it continues the open ticket.
     """
     return Ticket(
         active_runtime(),

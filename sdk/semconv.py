@@ -72,6 +72,7 @@ REPLAY_RUN_ID: Final = "passhat.replay.run_id"
 TRIAL_ATTEMPT: Final = "passhat.trial.attempt"
 ENVIRONMENT: Final = "deployment.environment.name"
 TOOL_OUTCOME: Final = "passhat.tool.outcome"
+TOOL_YIELDS: Final = "passhat.tool.yields"  # how many items a generator tool yielded
 CHAT_TOOL_CALL_IDS: Final = "passhat.chat.tool_call_ids"
 PARTICIPANT: Final = "passhat.participant"
 
