@@ -243,11 +243,13 @@ def _run_on_ray(
 def run_bench(options: BenchOptions, *, as_json: bool) -> None:
     """Run the benchmark and print its per-task-type and per-domain tables (or JSON)."""
     from passhat.collector.reliability import agent_trials, harness_failures
-    from passhat.sandbox import DomainError
+    from passhat.sandbox import DomainError, ModelServerUnusableError
 
     _check(options)
     try:
         results, lost = _run(options)
+    except ModelServerUnusableError as exc:  # a dead model server: stopped early, with what to do
+        fail(str(exc), code=1)
     except (DomainError, passhat.ConfigurationError) as exc:
         fail(str(exc))
     k = options.k

@@ -205,7 +205,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         from passhat.collector.replay import ExecutorError, NothingToReplayError, compare_runs
         from passhat.collector.report import ReportInputError
         from passhat.collector.store import RunParams, StoreError
-        from passhat.sandbox import DomainError
+        from passhat.sandbox import DomainError, ModelServerUnusableError
 
         base_run = None
         if options.compare_to is not None:
@@ -241,6 +241,9 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                         exploratory=reasons, fresh=options.fresh, same_tickets_as=base_run,
                     )
                 )  # fmt: skip
+            except ModelServerUnusableError as exc:  # a dead model server: stopped early, the trials stored are kept
+                progress.remove_task(task)
+                fail(f"{exc} (the trials stored are kept: the same command resumes the run)", code=1)
             except (NothingToReplayError, ReportInputError, StoreError, DomainError, ExecutorError) as exc:
                 progress.remove_task(task)  # no bar left above the error
                 fail(str(exc))

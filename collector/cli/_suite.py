@@ -121,7 +121,7 @@ def run_command(
     from passhat.collector.loop import store_runtime
     from passhat.collector.replay import ExecutorError
     from passhat.collector.suite import SUITE_VERSION, SuiteError, SuiteRunSettings, load_suite, run_suite, suite_agent
-    from passhat.sandbox import DomainError
+    from passhat.sandbox import DomainError, ModelServerUnusableError
 
     if k < 1 or min_trials < 1:
         fail("--k and --min-trials must be at least 1")
@@ -155,6 +155,8 @@ def run_command(
                     progress=lambda done, total: progress.update(task, completed=done, total=total),
                 )
             )  # fmt: skip
+    except ModelServerUnusableError as exc:  # a dead model server: stopped early, the trials stored are kept
+        fail(f"{exc} (the trials stored are kept: the same command resumes the run)", code=1)
     except (SuiteError, DomainError, ExecutorError) as exc:
         fail(str(exc))
     except ImportError as exc:  # --executor ray without Ray installed
