@@ -47,6 +47,7 @@ from passhat.collector.cli._options import (
     StopEarlyOption,
     TaskTypeOption,
     TransportOption,
+    check_model_options,
     unknown_option,
 )
 from passhat.collector.cli._tables import print_domain_table, print_trial_table, trial_table_rows
@@ -322,6 +323,9 @@ def bench(
     on your own tickets is `passhat replay --period`.
     """
     chosen_agent = agent or "reference"
+    wrong_model = check_model_options(chosen_agent, model=model, base_url=base_url, customer=customer)
+    if wrong_model is not None:
+        fail(wrong_model)
     if chosen_agent != "reference" and flaws is not None:
         fail(f"--flaws applies to the reference agent only (its simulated failures), not to {chosen_agent}")
     chosen_executor = executor or "local"
