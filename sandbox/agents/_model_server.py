@@ -132,7 +132,7 @@ _FIXES = {
 def fix_for(kind: str) -> str:
     """What to do about a model server that fails every call this way."""
     return _FIXES.get(
-        kind, "the server is up but fails every call: its own log says why (a model that did not load, memory)"
+        kind, "the server is up but fails every call: its own log says why (a model that did not load, out of memory)"
     )
 
 
