@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pathlib
 import socket
 import time
 
@@ -203,3 +204,19 @@ def test_the_anthropic_agent_takes_its_server_from_base_url() -> None:
     assert factory.watch.endpoint == ModelEndpoint(  # type: ignore[attr-defined]
         "anthropic", "http://127.0.0.1:9/anthropic", "claude-test"
     )
+
+
+def test_suite_run_with_a_model_server_answering_503_stops_and_keeps_its_run_to_resume(tmp_path: pathlib.Path) -> None:
+    store = f"sqlite:///{tmp_path / 'suite.db'}"
+    with failing_chat_completions(503) as api:
+        args = ["suite", "run", "--agent", "openai", "--model", "m", "--base-url", api.url, "--k", "5",
+                "--domains", "retail", "--store", store]  # fmt: skip
+        outcome = CliRunner().invoke(app, args, terminal_width=400)
+    assert outcome.exit_code == 1, outcome.output
+    line = _error_line(outcome.stderr)
+    assert f"the openai model server at {api.url} (model 'm') answered 503" in line
+    assert line.endswith("(the trials stored are kept: the same command resumes the run)")
+    listed = CliRunner().invoke(app, ["runs", "list", "--store", store, "--json"])
+    assert listed.exit_code == 0, listed.output
+    (run,) = json.loads(listed.stdout)["runs"]
+    assert run["status"] == "running"  # not finished: resumed by the same command, never reused as measured
