@@ -47,6 +47,7 @@ from passhat.collector.cli._options import (
     StopEarlyOption,
     TaskTypeOption,
     TransportOption,
+    check_model_options,
     unknown_option,
 )
 from passhat.collector.cli._tables import print_domain_table, print_trial_table, trial_table_rows
@@ -243,11 +244,13 @@ def _run_on_ray(
 def run_bench(options: BenchOptions, *, as_json: bool) -> None:
     """Run the benchmark and print its per-task-type and per-domain tables (or JSON)."""
     from passhat.collector.reliability import agent_trials, harness_failures
-    from passhat.sandbox import DomainError
+    from passhat.sandbox import DomainError, ModelServerUnusableError
 
     _check(options)
     try:
         results, lost = _run(options)
+    except ModelServerUnusableError as exc:  # a dead model server: stopped early, with what to do
+        fail(str(exc), code=1)
     except (DomainError, passhat.ConfigurationError) as exc:
         fail(str(exc))
     k = options.k
@@ -320,6 +323,9 @@ def bench(
     on your own tickets is `passhat replay --period`.
     """
     chosen_agent = agent or "reference"
+    wrong_model = check_model_options(chosen_agent, model=model, base_url=base_url, customer=customer)
+    if wrong_model is not None:
+        fail(wrong_model)
     if chosen_agent != "reference" and flaws is not None:
         fail(f"--flaws applies to the reference agent only (its simulated failures), not to {chosen_agent}")
     chosen_executor = executor or "local"

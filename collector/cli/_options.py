@@ -84,8 +84,8 @@ BaseUrlOption = Annotated[
     str | None,
     typer.Option(
         "--base-url",
-        envvar="OPENAI_BASE_URL",
-        help="Chat Completions server of the openai agent/customer (vLLM, Ollama, ...).",
+        help="Server of the openai (Chat Completions: vLLM, Ollama, ...) or anthropic agent/customer "
+        "[default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL].",
     ),
 ]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the data and the scenario draw.")]
@@ -107,6 +107,34 @@ REPLAY_ONLY = (
     "--fresh", "--compare-to", "--workers",
 )  # fmt: skip
 """Options of `passhat replay` (production tickets from the store) that `passhat bench` does not take."""
+
+
+MODEL_AGENTS = ("anthropic", "openai")
+"""The agents (and customers) that call a model server: what --model and --base-url apply to."""
+
+
+def _agent_kind(agent: str) -> str:
+    if agent == "reference":
+        return "the reference agent (an offline simulation: it calls no model)"
+    if "://" in agent:
+        return f"an agent service ({agent}: it calls its own model, configured in the service)"
+    return f"an agent factory ({agent}: it builds its own model, configured in your code)"
+
+
+def check_model_options(
+    agent: str, *, model: str | None, base_url: str | None, customer: str | None = None
+) -> str | None:
+    """The error for --model / --base-url given while neither the agent nor the customer calls a model server
+    (they would be ignored), else None."""
+    given = [name for name, value in (("--model", model), ("--base-url", base_url)) if value is not None]
+    if not given or agent in MODEL_AGENTS or customer in MODEL_AGENTS:
+        return None
+    also = " or --customer anthropic|openai" if customer is not None else ""
+    named, verb = " and ".join(given), "apply" if len(given) > 1 else "applies"
+    return (
+        f"{named} {verb} to the anthropic and openai agents (--agent anthropic|openai{also}), not to "
+        f"{_agent_kind(agent)}: leave {named} out, or choose a model agent"
+    )
 
 
 def unknown_option(command: str, option: str, possibilities: list[str] | None) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperCommand
 
@@ -93,6 +94,12 @@ class ReplayCommand(TyperCommand):
                 fail(
                     "--flaws applies to --domain only (`passhat bench`); with --period the agent comes from the "
                     "config's [agent] table"
+                )
+            if option in ("--model", "--base-url"):
+                fail(
+                    f"{option} applies to `passhat bench` and `passhat suite run`: `passhat replay` runs the agent "
+                    'of passhat.toml, whose model is agent.model and agent.base_url (with agent.factory = "anthropic" '
+                    'or "openai")'
                 )
             if option in BENCH_ONLY:
                 fail(
@@ -190,7 +197,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
     With ``compare_to`` the candidate replays that run's tickets (of ``task_type`` only, when given) at the
     baseline's k and trials per ticket unless ``k`` is given.
     """
-    from passhat.collector.loop import agent_spec, alert_setup, replay_targets
+    from passhat.collector.loop import agent_spec, alert_setup, ignored_model_settings, replay_targets
 
     config = load_loop_config(options.config_path)
     chosen = period_from(
@@ -205,7 +212,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         from passhat.collector.replay import ExecutorError, NothingToReplayError, compare_runs
         from passhat.collector.report import ReportInputError
         from passhat.collector.store import RunParams, StoreError
-        from passhat.sandbox import DomainError
+        from passhat.sandbox import DomainError, ModelServerUnusableError
 
         base_run = None
         if options.compare_to is not None:
@@ -227,6 +234,9 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         except (DomainError, ValueError) as exc:
             fail(str(exc))
         reasons = exploratory_reasons(options, config, settings)
+        ignored = ignored_model_settings(config, options.agent)
+        if ignored is not None:
+            error_console.print(f"[bold yellow]passhat: note:[/] {escape(ignored)}", highlight=False, soft_wrap=True)
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=console, disable=as_json,
@@ -241,6 +251,9 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                         exploratory=reasons, fresh=options.fresh, same_tickets_as=base_run,
                     )
                 )  # fmt: skip
+            except ModelServerUnusableError as exc:  # a dead model server: stopped early, the trials stored are kept
+                progress.remove_task(task)
+                fail(f"{exc} (the trials stored are kept: the same command resumes the run)", code=1)
             except (NothingToReplayError, ReportInputError, StoreError, DomainError, ExecutorError) as exc:
                 progress.remove_task(task)  # no bar left above the error
                 fail(str(exc))

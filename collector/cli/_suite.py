@@ -21,7 +21,7 @@ from passhat.collector.cli._console import (
     pct,
     print_harness_failures,
 )
-from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
+from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption, check_model_options
 from passhat.collector.cli._store import load_loop_config, open_loop_store
 
 if TYPE_CHECKING:
@@ -105,7 +105,11 @@ def run_command(
     label: Annotated[str, typer.Option(help="The run's name in tables (default: the agent).")] = "",
     model: Annotated[str | None, typer.Option(help="Model of the anthropic or openai agent.")] = None,
     base_url: Annotated[
-        str | None, typer.Option(envvar="OPENAI_BASE_URL", help="Chat Completions server of the openai agent.")
+        str | None,
+        typer.Option(
+            help="Server of the openai (Chat Completions) or anthropic agent [default: OPENAI_BASE_URL or "
+            "ANTHROPIC_BASE_URL]."
+        ),
     ] = None,
     agent_version: Annotated[str, typer.Option(help="The version of the agent under test.")] = "",
     version: Annotated[str | None, typer.Option("--suite-version", help="Suite version [default: current].")] = None,
@@ -121,10 +125,13 @@ def run_command(
     from passhat.collector.loop import store_runtime
     from passhat.collector.replay import ExecutorError
     from passhat.collector.suite import SUITE_VERSION, SuiteError, SuiteRunSettings, load_suite, run_suite, suite_agent
-    from passhat.sandbox import DomainError
+    from passhat.sandbox import DomainError, ModelServerUnusableError
 
     if k < 1 or min_trials < 1:
         fail("--k and --min-trials must be at least 1")
+    wrong_model = check_model_options(agent, model=model, base_url=base_url)
+    if wrong_model is not None:
+        fail(wrong_model)
     if executor not in ("local", "ray"):
         fail(f"--executor must be local or ray, got {executor!r}")
     config = load_loop_config(config_path)
@@ -155,6 +162,8 @@ def run_command(
                     progress=lambda done, total: progress.update(task, completed=done, total=total),
                 )
             )  # fmt: skip
+    except ModelServerUnusableError as exc:  # a dead model server: stopped early, the trials stored are kept
+        fail(f"{exc} (the trials stored are kept: the same command resumes the run)", code=1)
     except (SuiteError, DomainError, ExecutorError) as exc:
         fail(str(exc))
     except ImportError as exc:  # --executor ray without Ray installed

@@ -66,6 +66,23 @@ class AgentConfig(_Table):
             f"'module:function', got {value!r}"
         )
 
+    @model_validator(mode="after")
+    def _model_for_a_model_agent(self) -> AgentConfig:
+        given = [key for key in ("model", "base_url") if getattr(self, key) is not None]
+        if given and self.factory not in ("anthropic", "openai"):
+            keys = " and ".join(f"agent.{key}" for key in given)
+            what = (
+                "the reference agent, an offline simulation that calls no model"
+                if self.factory == "reference"
+                else f"{self.factory!r}, which calls its own model"
+            )
+            verb = "apply" if len(given) > 1 else "applies"
+            raise ValueError(
+                f"{keys} {verb} to factory = 'anthropic' or 'openai' only, not to {what}: remove {keys}, or set "
+                "factory to a model agent"
+            )
+        return self
+
 
 class StoreConfig(_Table):
     """Where passhat keeps traces, trials and alert history."""

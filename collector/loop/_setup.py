@@ -70,16 +70,33 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
             flaws = FlawConfig.from_mixture([(float(w), float(p)) for w, p in mixture])
         elif options.get("flaws", "default") == "default":
             flaws = FlawConfig.default()
+    # agent.model and agent.base_url too: they are the configured model agent's (`ignored_model_settings`).
+    configured = factory_name == config.agent.factory
+    model = config.agent.model if configured else None
     factory = resolve_agent(
-        factory_name, flaws=flaws, model=config.agent.model, base_url=config.agent.base_url,
+        factory_name, flaws=flaws, model=model, base_url=config.agent.base_url if configured else None,
         timeout=_turn_timeout(options["timeout"]) if service and "timeout" in options else None,
     )  # fmt: skip
     if ":" in factory_name and "://" not in factory_name and options:
         factory = functools.partial(factory, **options)  # your factory's keyword arguments, from agent.options
     label = "ReferenceAgent (offline simulation)" if factory_name == "reference" else factory_name
-    if factory_name in ("anthropic", "openai") and config.agent.model:
-        label = f"{factory_name} ({config.agent.model})"
+    if factory_name in ("anthropic", "openai") and model:
+        label = f"{factory_name} ({model})"
     return AgentSpec(factory, label, config.agent.version or "", simulated=factory_name == "reference")
+
+
+def ignored_model_settings(config: PasshatConfig, override: str | None) -> str | None:
+    """A note when the agent named on the command line is not the configured one and the config sets the
+    configured model agent's agent.model or agent.base_url: the other agent does not use them."""
+    if override is None or override == config.agent.factory:
+        return None
+    given = [f"agent.{key}" for key in ("model", "base_url") if getattr(config.agent, key) is not None]
+    if not given:
+        return None
+    return (
+        f"{' and '.join(given)} of passhat.toml belong to its {config.agent.factory} agent: the {override} agent "
+        "given with --agent does not use them"
+    )
 
 
 def _turn_timeout(value: object) -> float:

@@ -145,6 +145,34 @@ _MODEL_API_ERRORS = frozenset(
 """The errors of the `openai` and `anthropic` clients (the same names in both) when the model's API failed."""
 
 
+_MODEL_SERVER_ERRORS = frozenset({"ModelServerError", "ModelServerUnusableError"})
+"""A model agent's or customer's failed call, naming its server (`passhat.sandbox.ModelServerError`)."""
+
+
+def _model_server_fix(signature: str, lowered: str, where: str) -> str:
+    whose = "the simulated customer's model server (--customer)" if signature == "simulator_error" else (
+        "the agent's model server"
+    )  # fmt: skip
+    if "could not be reached" in lowered:
+        return (
+            f"{whose} at {where} could not be reached: is it running? Start it, or give the URL it listens on "
+            "(--base-url, agent.base_url, OPENAI_BASE_URL or ANTHROPIC_BASE_URL)"
+        )
+    if "refused the key" in lowered:
+        return f"{whose} at {where} refused the key: check OPENAI_API_KEY or ANTHROPIC_API_KEY for this server"
+    if "answered 404" in lowered:
+        return (
+            f"{whose} at {where} answered 404: check the URL's path (an OpenAI-compatible server's usually ends "
+            "in /v1) and the model's name (--model, agent.model)"
+        )
+    if "did not answer in time" in lowered:
+        return f"{whose} at {where} did not answer in time: lower --parallel, or check the server's load"
+    return (
+        f"{whose} at {where} failed: its own log says why (the message quotes what it answered); check its key, "
+        "model name and quota"
+    )
+
+
 def error_fix(signature: str, error_type: str, message: str) -> str:
     """What to do about a harness failure, from its type and message."""
     text = f"{error_type}: {message}"
@@ -152,6 +180,8 @@ def error_fix(signature: str, error_type: str, message: str) -> str:
     url = _URL.search(message)
     where = url.group(1) if url else "its URL"
     conflict = _TOOL_NAME.search(message)
+    if error_type in _MODEL_SERVER_ERRORS:
+        return _model_server_fix(signature, lowered, url.group(1) if url else "the URL given")
     if conflict is not None or ("usererror" in lowered and "conflict" in lowered):
         name = conflict.group("name") if conflict else "the same name"
         return (

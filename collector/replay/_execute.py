@@ -36,6 +36,7 @@ from passhat.sandbox import (
     RunConfig,
     Sandbox,
     TrialResult,
+    gather_trials,
     load_domain,
     run_curtailed,
 )
@@ -172,7 +173,7 @@ async def run_trials_of(
             if sandbox is None:
                 continue
             try:
-                await asyncio.gather(*(one(a, sandbox, item) for a in attempts))
+                await gather_trials([one(a, sandbox, item) for a in attempts])
             finally:
                 pool.release(sandbox)
     else:
@@ -213,7 +214,7 @@ async def _replay_curtailed(
 
     # Attempts after the first min_trials run one at a time, so tickets run side by side to keep the workers busy.
     for start in range(0, len(ready), width):
-        await asyncio.gather(*(ticket(item) for item in ready[start : start + width]))
+        await gather_trials([ticket(item) for item in ready[start : start + width]])
 
 
 async def _replay_remote(

@@ -23,7 +23,7 @@ from passhat.collector.replay._processes import LocalTrials, WorkerProcesses
 from passhat.collector.replay._row import RowSpec, row_of
 from passhat.collector.replay._settings import AgentSpec, ProgressCallback, ReplaySettings
 from passhat.collector.store import NotReplayable, Store, TrialRow
-from passhat.sandbox import Domain, RunConfig, Sandbox, TrialResult, run_trial_with_retries
+from passhat.sandbox import Domain, RunConfig, Sandbox, TrialResult, check_model_servers, run_trial_with_retries
 
 
 def trial_row(run_id: str, agent: AgentSpec, result: TrialResult, *, infra_retries: Sequence[str] = ()) -> TrialRow:
@@ -115,6 +115,8 @@ async def run_stored_trials(
     writer = _TrialWriter(store, project, settings.flush_every)
     config = RunConfig(parallel=settings.parallel, run_id=run_id, harness_retries=settings.harness_retries)
     spec = spec_of(run_id, agent)
+    if todo:  # a model agent's server that cannot be reached stops the run before any trial
+        await check_model_servers(agent.factory)
     executor, notes = (None, []) if not todo else await open_executor(
         settings, domains, agent.factory, config, runtime, processes, rows=spec
     )  # fmt: skip

@@ -16,6 +16,14 @@ from passhat.sandbox.agents._conversation import (
 )
 from passhat.sandbox.agents._customer import ScriptedCustomer
 from passhat.sandbox.agents._langgraph import langgraph_agent
+from passhat.sandbox.agents._model_server import (
+    ModelEndpoint,
+    ModelFactory,
+    ModelServerError,
+    ModelServerUnusableError,
+    ModelServerWatch,
+    check_model_servers,
+)
 from passhat.sandbox.agents._openai import OpenAIAgent, OpenAICustomer
 from passhat.sandbox.agents._openai_agents import openai_agents_agent
 from passhat.sandbox.agents._procedures import identify, lookup, mangle, perform_write
@@ -33,6 +41,11 @@ __all__ = [
     "FlawConfig",
     "McpEndpoint",
     "Message",
+    "ModelEndpoint",
+    "ModelFactory",
+    "ModelServerError",
+    "ModelServerUnusableError",
+    "ModelServerWatch",
     "OpenAIAgent",
     "OpenAICustomer",
     "ReferenceAgent",
@@ -44,6 +57,7 @@ __all__ = [
     "Toolbox",
     "TrialContext",
     "Usage",
+    "check_model_servers",
     "identify",
     "langgraph_agent",
     "lookup",

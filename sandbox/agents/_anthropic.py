@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from passhat import semconv
 from passhat.checks import ANY_ACTION
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
+from passhat.sandbox.agents._model_server import PREFLIGHT_TIMEOUT, ModelFactory, watch_for
 from passhat.sandbox.domain import CustomerScript, DomainError
 
 if TYPE_CHECKING:
@@ -29,31 +30,61 @@ recorded as a fact (`Message.consent`) rather than read from its words."""
 _MAX_TOKENS = 1024
 
 
-def _client(client: AsyncAnthropic | None) -> AsyncAnthropic:
+def _client(client: AsyncAnthropic | None, *, base_url: str | None = None) -> AsyncAnthropic:
+    """The given client, or one for `base_url` (else `ANTHROPIC_BASE_URL`, else Anthropic's API) with
+    `ANTHROPIC_API_KEY`; a server of your own given by its URL may need no key."""
     if client is not None:
         return client
     try:
         from anthropic import AsyncAnthropic
     except ModuleNotFoundError:
         raise DomainError("the anthropic agent needs the anthropic extra: pip install 'passhat[anthropic]'") from None
-    if not os.environ.get("ANTHROPIC_API_KEY"):
-        raise DomainError("set ANTHROPIC_API_KEY to run the anthropic agent or customer")
-    return AsyncAnthropic()
+    base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+    if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
+        raise DomainError(
+            "the Messages API server's URL (--base-url, ANTHROPIC_BASE_URL or agent.base_url) starts with http:// "
+            f"or https://; got {base_url!r}"
+        )
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if not key and base_url is None:
+        raise DomainError(
+            "set ANTHROPIC_API_KEY to run the anthropic agent or customer (or --base-url / ANTHROPIC_BASE_URL for "
+            "a server of your own that needs no key)"
+        )
+    return AsyncAnthropic(api_key=key or "not-needed", base_url=base_url)
+
+
+P = TypeVar("P")
+
+
+def _model_factory(client: AsyncAnthropic, model: str, build: Callable[[TrialContext], P]) -> ModelFactory[P]:
+    """``build`` as a factory watching ``client``'s server; its pre-flight lists the server's models (no tokens)."""
+
+    async def list_models() -> Any:
+        return await client.with_options(max_retries=0, timeout=PREFLIGHT_TIMEOUT).models.list(limit=1)
+
+    return ModelFactory(build, watch_for("anthropic", client, model), list_models, "GET /v1/models")
 
 
 async def _create(tracer: Tracer | None, role: str, client: AsyncAnthropic, model: str, **request: Any) -> Any:
     """One Messages API call, traced as a `chat {model}` span (GenAI conventions) when a tracer is given.
 
-    `passhat.participant` tells the agent's calls from the simulated customer's (`agent` / `customer`).
+    `passhat.participant` tells the agent's calls from the simulated customer's (`agent` / `customer`). A failed
+    call raises `ModelServerError` naming the server and the model (`ModelServerWatch`).
     """
-    if tracer is None:
+    watch = watch_for("anthropic", client, model)
+
+    async def create() -> Any:
         return await client.messages.create(model=model, **request)
+
+    if tracer is None:
+        return await watch.call(create, client)
     with tracer.start_as_current_span(f"chat {model}") as span:
         span.set_attribute(semconv.OPERATION_NAME, semconv.OP_CHAT)
         span.set_attribute(semconv.PARTICIPANT, role)
         span.set_attribute(semconv.PROVIDER_NAME, "anthropic")
         span.set_attribute(semconv.REQUEST_MODEL, model)
-        response = await client.messages.create(model=model, **request)
+        response = await watch.call(create, client)
         span.set_attribute(semconv.RESPONSE_MODEL, response.model)
         span.set_attribute(semconv.USAGE_INPUT_TOKENS, response.usage.input_tokens)
         span.set_attribute(semconv.USAGE_OUTPUT_TOKENS, response.usage.output_tokens)
@@ -92,11 +123,12 @@ class AnthropicAgent:
 
     @classmethod
     def factory(
-        cls, *, model: str = DEFAULT_MODEL, client: AsyncAnthropic | None = None
-    ) -> Callable[[TrialContext], AnthropicAgent]:
-        """An AgentFactory for this model (one client shared by every trial)."""
-        shared = _client(client)
-        return lambda context: cls(context, model=model, client=shared)
+        cls, *, model: str = DEFAULT_MODEL, client: AsyncAnthropic | None = None, base_url: str | None = None
+    ) -> ModelFactory[AnthropicAgent]:
+        """An AgentFactory for this model (one client shared by every trial), which checks the server before the
+        trials (`ModelFactory.check_model_server`)."""
+        shared = _client(client, base_url=base_url)
+        return _model_factory(shared, model, lambda context: cls(context, model=model, client=shared))
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         """Read the customer's new messages, use tools as Claude asks, and return Claude's reply."""
@@ -190,11 +222,11 @@ class LLMCustomer:
 
     @classmethod
     def factory(
-        cls, *, model: str = DEFAULT_MODEL, client: AsyncAnthropic | None = None
-    ) -> Callable[[TrialContext], LLMCustomer]:
-        """A CustomerFactory for this model."""
-        shared = _client(client)
-        return lambda context: cls(context, model=model, client=shared)
+        cls, *, model: str = DEFAULT_MODEL, client: AsyncAnthropic | None = None, base_url: str | None = None
+    ) -> ModelFactory[LLMCustomer]:
+        """A CustomerFactory for this model, which checks the server before the trials."""
+        shared = _client(client, base_url=base_url)
+        return _model_factory(shared, model, lambda context: cls(context, model=model, client=shared))
 
     async def _say(self) -> Message:
         response = await _create(

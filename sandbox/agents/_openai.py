@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from passhat import semconv
 from passhat.sandbox.agents._anthropic import customer_message, customer_prompt, opening_prompt
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
+from passhat.sandbox.agents._model_server import PREFLIGHT_TIMEOUT, ModelFactory, watch_for
 from passhat.sandbox.domain import DomainError
 
 if TYPE_CHECKING:
@@ -53,15 +54,22 @@ def openai_client(client: AsyncOpenAI | None = None, *, base_url: str | None = N
 
 
 async def _create(tracer: Tracer | None, role: str, client: AsyncOpenAI, model: str, **request: Any) -> Any:
-    """One Chat Completions call, traced as a `chat {model}` span (GenAI conventions) when a tracer is given."""
-    if tracer is None:
+    """One Chat Completions call, traced as a `chat {model}` span (GenAI conventions) when a tracer is given.
+
+    A failed call raises `ModelServerError` naming the server and the model (`ModelServerWatch`)."""
+    watch = watch_for("openai", client, model)
+
+    async def create() -> Any:
         return await client.chat.completions.create(model=model, **request)
+
+    if tracer is None:
+        return await watch.call(create, client)
     with tracer.start_as_current_span(f"chat {model}") as span:
         span.set_attribute(semconv.OPERATION_NAME, semconv.OP_CHAT)
         span.set_attribute(semconv.PARTICIPANT, role)
         span.set_attribute(semconv.PROVIDER_NAME, "openai")
         span.set_attribute(semconv.REQUEST_MODEL, model)
-        response = await client.chat.completions.create(model=model, **request)
+        response = await watch.call(create, client)
         span.set_attribute(semconv.RESPONSE_MODEL, response.model)
         used = _usage(response)
         span.set_attribute(semconv.USAGE_INPUT_TOKENS, used.input_tokens)
@@ -71,6 +79,18 @@ async def _create(tracer: Tracer | None, role: str, client: AsyncOpenAI, model: 
         if calls:
             span.set_attribute(semconv.CHAT_TOOL_CALL_IDS, [call.id for call in calls])
         return response
+
+
+P = TypeVar("P")
+
+
+def _model_factory(client: AsyncOpenAI, model: str, build: Callable[[TrialContext], P]) -> ModelFactory[P]:
+    """``build`` as a factory watching ``client``'s server; its pre-flight lists the server's models (no tokens)."""
+
+    async def list_models() -> Any:
+        return await client.with_options(max_retries=0, timeout=PREFLIGHT_TIMEOUT).models.list()
+
+    return ModelFactory(build, watch_for("openai", client, model), list_models, "GET /models")
 
 
 def _usage(response: Any) -> Usage:
@@ -121,10 +141,11 @@ class OpenAIAgent:
     @classmethod
     def factory(
         cls, *, model: str = DEFAULT_MODEL, client: AsyncOpenAI | None = None, base_url: str | None = None
-    ) -> Callable[[TrialContext], OpenAIAgent]:
-        """An AgentFactory for this model (one client shared by every trial)."""
+    ) -> ModelFactory[OpenAIAgent]:
+        """An AgentFactory for this model (one client shared by every trial), which checks the server before the
+        trials (`ModelFactory.check_model_server`)."""
         shared = openai_client(client, base_url=base_url)
-        return lambda context: cls(context, model=model, client=shared)
+        return _model_factory(shared, model, lambda context: cls(context, model=model, client=shared))
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
         """Read the customer's new messages, call tools as the model asks, and return its reply."""
@@ -183,10 +204,10 @@ class OpenAICustomer:
     @classmethod
     def factory(
         cls, *, model: str = DEFAULT_MODEL, client: AsyncOpenAI | None = None, base_url: str | None = None
-    ) -> Callable[[TrialContext], OpenAICustomer]:
-        """A CustomerFactory for this model."""
+    ) -> ModelFactory[OpenAICustomer]:
+        """A CustomerFactory for this model, which checks the server before the trials."""
         shared = openai_client(client, base_url=base_url)
-        return lambda context: cls(context, model=model, client=shared)
+        return _model_factory(shared, model, lambda context: cls(context, model=model, client=shared))
 
     async def _say(self) -> Message:
         request = {"max_tokens": _MAX_TOKENS, "messages": self._messages}

@@ -36,7 +36,7 @@ def resolve_agent(
     if spec == "anthropic":
         from passhat.sandbox.agents._anthropic import DEFAULT_MODEL, AnthropicAgent
 
-        return AnthropicAgent.factory(model=model or DEFAULT_MODEL)
+        return AnthropicAgent.factory(model=model or DEFAULT_MODEL, base_url=base_url)
     if spec == "openai":
         from passhat.sandbox.agents._openai import DEFAULT_MODEL as OPENAI_MODEL
         from passhat.sandbox.agents._openai import OpenAIAgent
@@ -106,7 +106,7 @@ def resolve_customer(spec: str, *, model: str | None = None, base_url: str | Non
     if spec == "anthropic":
         from passhat.sandbox.agents._anthropic import DEFAULT_MODEL, LLMCustomer
 
-        return LLMCustomer.factory(model=model or DEFAULT_MODEL)
+        return LLMCustomer.factory(model=model or DEFAULT_MODEL, base_url=base_url)
     if spec == "openai":
         from passhat.sandbox.agents._openai import DEFAULT_MODEL as OPENAI_MODEL
         from passhat.sandbox.agents._openai import OpenAICustomer

@@ -6,7 +6,7 @@ from passhat.sandbox.trial._details import TrialDetails
 from passhat.sandbox.trial._overlay import OverlayError, RowImage, apply_overlay
 from passhat.sandbox.trial._parking import release_copies_to_the_system
 from passhat.sandbox.trial._retry import broken_by_harness, run_trial_with_retries
-from passhat.sandbox.trial._runner import RunConfig, TrialResult, run_trial, run_trials
+from passhat.sandbox.trial._runner import RunConfig, TrialResult, gather_trials, run_trial, run_trials
 from passhat.sandbox.trial._serve import TOKEN_ENV, TRANSPORTS, connect, main, new_token, require_bearer, serve
 from passhat.sandbox.trial._session import GradedSession, SessionTurn
 
@@ -28,6 +28,7 @@ __all__ = [
     "broken_by_harness",
     "build_database",
     "connect",
+    "gather_trials",
     "is_settled",
     "main",
     "new_token",

@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from opentelemetry.trace import SpanKind
 
@@ -32,12 +32,14 @@ from passhat.sandbox.agents import (
     CustomerFactory,
     McpEndpoint,
     Message,
+    ModelServerUnusableError,
     ScriptedCustomer,
     Toolbox,
     ToolResult,
     ToolTransportError,
     TrialContext,
     Usage,
+    check_model_servers,
     usage_of,
 )
 from passhat.sandbox.domain import Scenario
@@ -168,6 +170,8 @@ async def _converse(
     messages: list[Message] = []
     try:
         opening = await customer.opening()
+    except ModelServerUnusableError:
+        raise  # no trial can work: the run stops (never this trial's outcome)
     except Exception as exc:
         return messages, "simulator_error", f"customer failed to open: {exc!r}", None
     messages.append(opening)
@@ -178,6 +182,8 @@ async def _converse(
             turn = await agent.respond(messages, tools)
         except ToolTransportError as exc:
             return messages, "infra_error", None, str(exc)
+        except ModelServerUnusableError:
+            raise
         except Exception as exc:
             return messages, "infra_error", None, f"agent raised {exc!r}"
         if turn.stop and not turn.text:  # the agent ended without a word (a graded session closed): nothing said
@@ -190,6 +196,8 @@ async def _converse(
             return messages, "tool_error_limit", None, None
         try:
             reply = await customer.respond(messages)
+        except ModelServerUnusableError:
+            raise
         except Exception as exc:
             return messages, "simulator_error", f"customer failed: {exc!r}", None
         messages.append(reply)
@@ -276,6 +284,9 @@ async def run_trial(
                     calls = tools.calls
         except TimeoutError:
             reason = "timeout"
+        except ModelServerUnusableError:
+            database.close()
+            raise
         except Exception as exc:  # the tool server or its transport failed
             reason, infra_error = "infra_error", f"tool server failed: {exc!r}"
         finally:
@@ -402,9 +413,12 @@ async def run_trials(
     """Run k attempts of every scenario, `config.parallel` at a time; results in scenario × attempt order.
 
     With ``curtailment`` a scenario's attempts stop once its pass^k and pass@k are settled (see `Curtailment`).
+    A model agent's or customer's server is checked first (`check_model_servers`); one that cannot be reached, or
+    fails every first call the same way, raises `ModelServerUnusableError` and stops the trials.
     """
     config = config or RunConfig()
     limit = asyncio.Semaphore(max(1, config.parallel))
+    await check_model_servers(agent_factory, customer_factory)
 
     async def one(scenario: Scenario, attempt: int) -> TrialResult:
         from passhat.sandbox.trial._retry import run_trial_with_retries  # it builds on run_trial, above
@@ -421,8 +435,24 @@ async def run_trials(
             )
 
     if curtailment is None:
-        return list(await asyncio.gather(*(one(s, a) for s in scenarios for a in range(k))))
+        return await gather_trials([one(s, a) for s in scenarios for a in range(k)])
     return await _run_curtailed(scenarios, k, curtailment, one)
+
+
+T = TypeVar("T")
+
+
+async def gather_trials(trials: Sequence[Awaitable[T]]) -> list[T]:
+    """`asyncio.gather` of trials that, when one raises (`ModelServerUnusableError`: the run stops), cancels the others
+    and waits for them to close their databases and tool servers before the error goes on."""
+    tasks = [asyncio.ensure_future(trial) for trial in trials]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def _run_curtailed(
@@ -442,5 +472,5 @@ async def _run_curtailed(
 
         await run_curtailed(attempt, k, curtailment)
 
-    await asyncio.gather(*(ticket(i) for i in range(len(scenarios))))
+    await gather_trials([ticket(i) for i in range(len(scenarios))])
     return [results[a] for results in by_scenario for a in sorted(results)]

@@ -99,3 +99,54 @@ def chat_completions_api(
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@contextmanager
+def failing_chat_completions(
+    status: int, *, answer_every: int = 0, message: str = "the model is not loaded"
+) -> Iterator[RecordedChatCompletions]:
+    """A Chat Completions server answering ``status`` (a 5xx, 401, ...) and ``message`` to every request, its model
+    list too; with
+    ``answer_every`` = n, every n-th request is answered properly instead (a flaky server): the agent's turn ends
+    with a short reply. Yields the server's `RecordedChatCompletions` (its `requests` and `url`)."""
+    api = RecordedChatCompletions([], [])
+
+    class Handler(BaseHTTPRequestHandler):
+        def _reply(self, code: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(code)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._reply(status, {"error": {"message": message, "type": "server_error"}})
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))) or b"{}")
+            with api._lock:
+                api.requests.append(body)
+                number = len(api.requests)
+            if answer_every and number % answer_every == 0:
+                turn = text_turn("Sorry, I cannot help with that.")
+                self._reply(200, {
+                    "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "message": turn["message"], "finish_reason": "stop"}],
+                })  # fmt: skip
+                return
+            self._reply(status, {"error": {"message": message, "type": "server_error"}})
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    api.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield api
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -207,5 +207,7 @@ def test_a_model_server_refusing_every_call_is_a_harness_failure_whose_fix_point
     report = json.loads(outcome.stdout)
     assert report["task_types"] == []  # never counted as the agent's failure
     (group,) = report["harness_failures"]
-    assert group["error_type"] == "BadRequestError" and "no recorded agent turn left" in group["message"], group
-    assert group["fix"].startswith("the agent's model API failed: is its server running at the URL given"), group
+    assert group["error_type"] == "ModelServerError" and "no recorded agent turn left" in group["message"], group
+    # The error names the server and the model, and so does its fix.
+    assert group["message"].startswith(f"the openai model server at {api.url} (model 'local-model') answered 400")
+    assert group["fix"].startswith(f"the agent's model server at {api.url} failed: its own log says why"), group
