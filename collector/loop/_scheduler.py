@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from passhat.collector.config import PasshatConfig, ScheduleConfig
 from passhat.collector.replay import NothingToReplayError
 from passhat.collector.store import Period, Store, parse_period, week_of
+from passhat.sandbox import ModelServerUnusableError
 
 log = logging.getLogger("passhat.scheduler")
 
@@ -124,6 +125,15 @@ class Scheduler:
                 self.runs.append((period.name, NOTHING_TO_REPLAY))
                 after = next_run(self.config.schedule, max(self.clock(), due))
                 log.warning("passhat scheduler: %s; next run at %s UTC", exc, f"{after:%Y-%m-%d %H:%M}")
+            except ModelServerUnusableError as exc:  # known and said in full: one line, no traceback
+                self.runs.append((period.name, f"stopped: {exc}"))
+                log.error(
+                    "passhat scheduler: the run for %s stopped: %s. The trials stored so far are kept: once the "
+                    "model server answers, `passhat replay --period %s` resumes the run",
+                    period.name,
+                    exc,
+                    period.name,
+                )
             except Exception as exc:  # a failed run must not stop the collector
                 self.runs.append((period.name, repr(exc)))
                 log.exception("passhat scheduler: the run for %s failed", period.name)

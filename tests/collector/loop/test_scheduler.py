@@ -11,7 +11,9 @@ import pytest
 
 from passhat.collector.config import PasshatConfig, ScheduleConfig
 from passhat.collector.loop._scheduler import NOTHING_TO_REPLAY, Scheduler, next_run, period_due
-from passhat.collector.store import Store, open_store
+from passhat.collector.store import Period, Store, open_store
+from passhat.sandbox import ModelServerUnusableError
+from passhat.sandbox.agents import ModelEndpoint
 
 UTC = dt.UTC
 
@@ -95,6 +97,42 @@ def test_a_failed_run_is_logged_with_its_traceback_and_the_scheduler_keeps_going
     [record] = [r for r in caplog.records if r.name == "passhat.scheduler"]
     assert record.getMessage() == "passhat scheduler: the run for 2026-11-29 failed"
     assert record.levelno == logging.ERROR and record.exc_info is not None
+
+
+class _DeadModelServer(Scheduler):
+    """A scheduler whose run stops as a replay against a model server that cannot be reached stops (the replay's
+    side of it: tests/sandbox/agents/test_model_server.py)."""
+
+    def run_once(self, period: Period) -> None:
+        endpoint = ModelEndpoint("openai", "http://127.0.0.1:9/v1", "qwen2.5:14b")
+        raise ModelServerUnusableError(f"{endpoint} could not be reached: APIConnectionError", endpoint=endpoint)
+
+
+def test_a_run_stopped_by_an_unusable_model_server_is_one_line_naming_it_and_how_to_resume(
+    tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    start = dt.datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC)
+    calls = iter([start, start])
+    scheduler = _DeadModelServer(
+        PasshatConfig.model_validate(DAILY), store, clock=lambda: next(calls, start + dt.timedelta(seconds=2))
+    )
+    with caplog.at_level(logging.INFO, logger="passhat.scheduler"):
+        scheduler.start()
+        deadline = time.monotonic() + 30
+        while not scheduler.runs and time.monotonic() < deadline:
+            time.sleep(0.05)
+        try:
+            assert scheduler.runs and scheduler.runs[0][1].startswith("stopped: the openai model server at")
+            assert scheduler._thread.is_alive()
+        finally:
+            scheduler.stop()
+            store.close()
+    [record] = [r for r in caplog.records if r.name == "passhat.scheduler"]
+    assert record.levelno == logging.ERROR and record.exc_info is None and "Traceback" not in caplog.text
+    message = record.getMessage()
+    assert "http://127.0.0.1:9/v1" in message and "qwen2.5:14b" in message
+    assert "`passhat replay --period 2026-11-29` resumes the run" in message
 
 
 def test_a_scheduled_run_replays_with_every_configured_replay_setting() -> None:
