@@ -110,6 +110,8 @@ def describe(error: BaseException, endpoint: ModelEndpoint, client: Any = None) 
         what, kind = f"refused the key (status {status}): {said}", f"status {status}"
     elif status == 404:
         what, kind = f"answered 404, no such path or model: {said}", "status 404"
+    elif status == 529:  # Anthropic's "overloaded": busy for a while, as a rate limit is, not down
+        what, kind = f"answered {status} (overloaded): {said}", None
     elif status is not None and status >= 500:
         what, kind = f"answered {status}: {said}", f"status {status}"
     elif status is not None:

@@ -111,7 +111,7 @@ def test_a_flaky_model_server_whose_calls_fail_leaves_every_trial_to_the_harness
 
 @pytest.mark.parametrize(
     ("status", "stops"),
-    [(503, True), (401, True), (404, True), (429, False), (400, False)],
+    [(503, True), (401, True), (404, True), (429, False), (529, False), (400, False)],
 )
 def test_the_watch_stops_after_the_first_calls_fail_alike_only_for_a_server_wide_failure(
     status: int, stops: bool
