@@ -6,6 +6,7 @@ import contextlib
 import http.server
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 
 @contextlib.contextmanager
@@ -35,3 +36,18 @@ def misbehaving_service(kind: str) -> Iterator[str]:
         release.set()
         server.shutdown()
         server.server_close()
+
+
+@contextlib.contextmanager
+def served(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[Any]:
+    """``handler`` served on a free port of 127.0.0.1 by a thread until the block ends; yields the server (its
+    ``server_address[1]`` is the port)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -11,8 +11,10 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.service_stubs import served
 
 
 def text_turn(text: str) -> dict[str, Any]:
@@ -89,16 +91,9 @@ def chat_completions_api(
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    api.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with served(Handler) as server:
+        api.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         yield api
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @contextmanager
@@ -140,13 +135,6 @@ def failing_chat_completions(
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    api.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with served(Handler) as server:
+        api.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         yield api
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()

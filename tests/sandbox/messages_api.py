@@ -10,8 +10,10 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.service_stubs import served
 
 
 def text_turn(text: str) -> dict[str, Any]:
@@ -79,13 +81,6 @@ def messages_api(
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with served(Handler) as server:
+        api.url = f"http://127.0.0.1:{server.server_address[1]}"
         yield api
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
