@@ -28,7 +28,6 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 import passhat
-from passhat._baggage import TicketBaggageProcessor
 
 Attributes = tuple[tuple[str, Any], ...]
 
@@ -275,8 +274,8 @@ def prepared_export(runtime: passhat.Passhat) -> WorkerPreparedExport | None:
         behind = getattr(processor, "processors", None)  # the SDK's own processors sit behind its trial routing
         listed.extend(behind() if callable(behind) else [processor])
     # Every passhat runtime has the SDK's baggage processor, which acts as spans start only (ending a relayed span
-    # does nothing there).
-    processors = [p for p in listed if not isinstance(p, TicketBaggageProcessor)]
+    # does nothing there); it is the SDK's private class, known here by name.
+    processors = [p for p in listed if type(p).__name__ != "TicketBaggageProcessor"]
     if len(processors) != 1:
         return None
     only = processors[0]
