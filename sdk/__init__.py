@@ -16,6 +16,7 @@ from passhat._state import record_write
 from passhat._ticket import Ticket, current_ticket
 from passhat._tool import ToolCall, collect_tool_calls, tool
 from passhat._top import ticket
+from passhat._trial_routing import route_unclaimed_spans_to_trials
 from passhat._version import __version__
 from passhat.integrations import (
     Instrumentation,
@@ -50,6 +51,7 @@ __all__ = [
     "is_sampled",
     "outcome_of",
     "record_write",
+    "route_unclaimed_spans_to_trials",
     "shutdown",
     "ticket",
     "ticket_hash",

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import passhat
-from passhat._trial_routing import route_unclaimed_spans_to_trials
 from passhat.checks import StateDiff, TrialRecord, Verdict, classify_failure
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
@@ -141,7 +140,7 @@ class TrialWorker:
         self.capture = SpanCapture()
         self.runtime = None if tracing is None else tracing.runtime(self.capture)
         if tracing is not None:  # the agent's module is imported: without a global provider of its own, a
-            route_unclaimed_spans_to_trials()  # framework's spans in these trials come to them all the same
+            passhat.route_unclaimed_spans_to_trials()  # framework's spans in these trials come to them all the same
         self._derived: dict[str, tuple[Sandbox, int]] = {}
         self._idle: collections.OrderedDict[str, Sandbox] = collections.OrderedDict()
         self._keep = keep

@@ -22,7 +22,6 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 
 import passhat
-from passhat._trial_routing import route_unclaimed_spans_to_trials
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._ray import DomainRef, TrialWorker, WorkerResult, _load, keep_templates_frozen
@@ -133,7 +132,7 @@ class _Body(TrialWorker):
         if profile.tracing is not None:
             # The agent's module is imported by now (unpickling its factory): if it set no global provider, a
             # framework's spans in these trials come to them all the same.
-            route_unclaimed_spans_to_trials()
+            passhat.route_unclaimed_spans_to_trials()
             secret = profile.pseudonym_secret
             key = None if secret is None else passhat.PseudonymKey(secret)
             runtime = profile.tracing.runtime(self.capture, pseudonym_key=key)
