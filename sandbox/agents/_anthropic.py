@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from passhat import semconv
 from passhat.checks import ANY_ACTION
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
-from passhat.sandbox.agents._model_server import PREFLIGHT_TIMEOUT, ModelFactory, watch_for
+from passhat.sandbox.agents._model_server import PREFLIGHT_TIMEOUT, ModelFactory, server_url, watch_for
 from passhat.sandbox.domain import CustomerScript, DomainError
 
 if TYPE_CHECKING:
@@ -39,12 +39,7 @@ def _client(client: AsyncAnthropic | None, *, base_url: str | None = None) -> As
         from anthropic import AsyncAnthropic
     except ModuleNotFoundError:
         raise DomainError("the anthropic agent needs the anthropic extra: pip install 'passhat[anthropic]'") from None
-    base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-    if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
-        raise DomainError(
-            "the Messages API server's URL (--base-url, ANTHROPIC_BASE_URL or agent.base_url) starts with http:// "
-            f"or https://; got {base_url!r}"
-        )
+    base_url = server_url(base_url, "ANTHROPIC_BASE_URL", "Messages API")
     key = os.environ.get("ANTHROPIC_API_KEY")
     if not key and base_url is None:
         raise DomainError(

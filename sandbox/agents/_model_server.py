@@ -12,6 +12,7 @@ failures of their trials, retried and left out of the figures as before.
 from __future__ import annotations
 
 import collections
+import os
 import re
 import urllib.parse
 import weakref
@@ -39,6 +40,18 @@ def public_url(url: object) -> str:
         host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port is not None else host
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def server_url(base_url: str | None, env: str, server: str, example: str = "") -> str | None:
+    """The model server's URL: ``base_url``, else the ``env`` variable's, else None (the provider's own API). One
+    without http:// or https:// is a `DomainError` naming where it may come from."""
+    url = base_url or os.environ.get(env) or None
+    if url is not None and not url.lower().startswith(("http://", "https://")):
+        raise DomainError(
+            f"the {server} server's URL (--base-url, {env} or agent.base_url) starts with http:// or https://"
+            f"{f', e.g. {example}' if example else ''}; got {url!r}"
+        )
+    return url
 
 
 @dataclass(frozen=True)

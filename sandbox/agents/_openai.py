@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from passhat import semconv
 from passhat.sandbox.agents._anthropic import customer_message, customer_prompt, opening_prompt
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
-from passhat.sandbox.agents._model_server import PREFLIGHT_TIMEOUT, ModelFactory, watch_for
+from passhat.sandbox.agents._model_server import PREFLIGHT_TIMEOUT, ModelFactory, server_url, watch_for
 from passhat.sandbox.domain import DomainError
 
 if TYPE_CHECKING:
@@ -38,12 +38,7 @@ def openai_client(client: AsyncOpenAI | None = None, *, base_url: str | None = N
         from openai import AsyncOpenAI
     except ModuleNotFoundError:
         raise DomainError("the openai agent needs the openai extra: pip install 'passhat[openai]'") from None
-    base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
-        raise DomainError(
-            "the Chat Completions server's URL (--base-url, OPENAI_BASE_URL or agent.base_url) starts with http:// or "
-            f"https://, e.g. http://localhost:11434/v1; got {base_url!r}"
-        )
+    base_url = server_url(base_url, "OPENAI_BASE_URL", "Chat Completions", "http://localhost:11434/v1")
     key = os.environ.get("OPENAI_API_KEY")
     if not key and base_url is None:
         raise DomainError(
