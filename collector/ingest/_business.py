@@ -36,8 +36,7 @@ class _Rates:
     task_type: str
     k: int
     summary: TaskTypeSummary
-    tickets: int  # settled at k: the tickets the figures count
-    trials: int  # their counted trials
+    tickets: int  # settled at k: the tickets the figures count (their trials: ``summary.trials``)
 
 
 @dataclass(frozen=True)
@@ -132,7 +131,7 @@ class BusinessGauges:
                 pass_at_1_interval.add_metric([*named, bound, level], at_1)
                 pass_hat_k_interval.add_metric([*named, k, bound, level], hat_k)
             replay_tickets.add_metric(named, rates.tickets)
-            replay_trials.add_metric(named, rates.trials)
+            replay_trials.add_metric(named, summary.trials)
         return [
             tickets, pass_at_1, pass_at_1_interval, pass_hat_k, pass_hat_k_interval, replay_tickets, replay_trials
         ]  # fmt: skip
@@ -168,7 +167,7 @@ class BusinessGauges:
                 found = settled_summary(counted, run.k, min_trials=min_trials)
                 if found is not None:
                     summary, settled = found
-                    figures.rates.append(_Rates(project.name, task_type, run.k, summary, settled, summary.trials))
+                    figures.rates.append(_Rates(project.name, task_type, run.k, summary, settled))
         return figures
 
 
