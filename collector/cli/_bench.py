@@ -46,8 +46,10 @@ from passhat.collector.cli._options import (
     SizeOption,
     StopEarlyOption,
     TaskTypeOption,
+    TimeoutOption,
     TransportOption,
     check_model_options,
+    check_timeout,
     unknown_option,
 )
 from passhat.collector.cli._tables import print_domain_table, print_trial_table, trial_table_rows
@@ -92,6 +94,7 @@ class BenchOptions:
     transport: str = "direct"
     model: str | None = None
     base_url: str | None = None
+    timeout: float | None = None  # seconds a model request or an agent service's turn may take (None: 120)
     seed: int = 0
     size: str = "small"
     send_traces: bool = False
@@ -178,8 +181,11 @@ def _run(options: BenchOptions) -> tuple[list[TrialResult], int]:
         flaws=FlawConfig.default() if options.flaws == "default" else FlawConfig.off(),
         model=options.model,
         base_url=options.base_url,
+        timeout=options.timeout,
     )
-    customer = resolve_customer(options.customer, model=options.model, base_url=options.base_url)
+    customer = resolve_customer(
+        options.customer, model=options.model, base_url=options.base_url, timeout=options.timeout
+    )
     # With --send-traces every trial goes to the collector (PASSHAT_ENDPOINT) as a sandbox ticket.
     runtime = passhat.configure(source="sandbox", make_global=False) if options.send_traces else None
     config = RunConfig(transport=options.transport, parallel=options.parallel)  # type: ignore[arg-type]
@@ -305,6 +311,7 @@ def bench(
     transport: TransportOption = "direct",
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    timeout: TimeoutOption = None,
     seed: SeedOption = 0,
     size: SizeOption = "small",
     send_traces: SendTracesOption = False,
@@ -326,6 +333,9 @@ def bench(
     wrong_model = check_model_options(chosen_agent, model=model, base_url=base_url, customer=customer)
     if wrong_model is not None:
         fail(wrong_model)
+    wrong_timeout = check_timeout(chosen_agent, customer, timeout)
+    if wrong_timeout is not None:
+        fail(wrong_timeout)
     if chosen_agent != "reference" and flaws is not None:
         fail(f"--flaws applies to the reference agent only (its simulated failures), not to {chosen_agent}")
     chosen_executor = executor or "local"
@@ -337,7 +347,7 @@ def bench(
             agent=chosen_agent, customer=customer,
             flaws=flaws or ("default" if chosen_agent == "reference" else "off"),
             parallel=8 if parallel is None else parallel, transport=transport, model=model, base_url=base_url,
-            seed=seed, size=size, send_traces=send_traces, price_in=price_in, price_out=price_out,
+            timeout=timeout, seed=seed, size=size, send_traces=send_traces, price_in=price_in, price_out=price_out,
             stop_early=bool(stop_early), min_trials=2 if min_trials is None else min_trials,
             executor=chosen_executor, ray_address=ray_address or "local", ray_workers=ray_workers or 0,
         ),

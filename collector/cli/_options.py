@@ -7,6 +7,7 @@ commands reading the store take `--config`, `--store` and `--project`.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -88,6 +89,14 @@ BaseUrlOption = Annotated[
         "[default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL].",
     ),
 ]
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        help="Seconds one request to the model server of an anthropic or openai agent/customer, or one turn of an "
+        "agent service, may take [default: 120].",
+    ),
+]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the data and the scenario draw.")]
 SizeOption = Annotated[str, typer.Option("--size", help="Seed size of the domain's data: small or default.")]
 SendTracesOption = Annotated[bool, typer.Option("--send-traces", help="Export each trial's trace to PASSHAT_ENDPOINT.")]
@@ -98,7 +107,7 @@ PriceOutOption = Annotated[
 
 BENCH_ONLY = (
     "--domain", "--domains", "--scenarios", "--customer", "--flaws", "--transport", "--model", "--base-url",
-    "--seed", "--size", "--send-traces", "--price-in", "--price-out",
+    "--seed", "--size", "--send-traces", "--price-in", "--price-out", "--timeout",
 )  # fmt: skip
 """Options of `passhat bench` that `passhat replay` (production tickets) does not take."""
 
@@ -134,6 +143,21 @@ def check_model_options(
     return (
         f"{named} {verb} to the anthropic and openai agents (--agent anthropic|openai{also}), not to "
         f"{_agent_kind(agent)}: leave {named} out, or choose a model agent"
+    )
+
+
+def check_timeout(agent: str, customer: str, timeout: float | None) -> str | None:
+    """The error for a --timeout that is not a positive number of seconds, or that nothing would use (neither the
+    agent nor the customer calls a model server, and the agent is no agent service), else None."""
+    if timeout is None:
+        return None
+    if not 0 < timeout < math.inf:
+        return f"--timeout is the seconds one model request or agent turn may take, a number above 0; got {timeout:g}"
+    if agent in MODEL_AGENTS or customer in MODEL_AGENTS or "://" in agent:
+        return None
+    return (
+        "--timeout applies to the anthropic and openai agents and customers (their model server's requests) and to "
+        f"an agent service (its turns), not to {_agent_kind(agent)} with the {customer} customer: leave it out"
     )
 
 

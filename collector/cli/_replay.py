@@ -95,6 +95,12 @@ class ReplayCommand(TyperCommand):
                     "--flaws applies to --domain only (`passhat bench`); with --period the agent comes from the "
                     "config's [agent] table"
                 )
+            if option == "--timeout":
+                fail(
+                    "--timeout applies to `passhat bench`: `passhat replay` runs the agent of passhat.toml, whose "
+                    "model requests (or an agent service's turns) may take agent.options.timeout seconds (120 by "
+                    "default)"
+                )
             if option in ("--model", "--base-url"):
                 fail(
                     f"{option} applies to `passhat bench` and `passhat suite run`: `passhat replay` runs the agent "

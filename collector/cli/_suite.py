@@ -21,7 +21,15 @@ from passhat.collector.cli._console import (
     pct,
     print_harness_failures,
 )
-from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption, check_model_options
+from passhat.collector.cli._options import (
+    ConfigPath,
+    JsonOption,
+    ProjectOption,
+    StoreOption,
+    TimeoutOption,
+    check_model_options,
+    check_timeout,
+)
 from passhat.collector.cli._store import load_loop_config, open_loop_store
 
 if TYPE_CHECKING:
@@ -111,6 +119,7 @@ def run_command(
             "ANTHROPIC_BASE_URL]."
         ),
     ] = None,
+    timeout: TimeoutOption = None,
     agent_version: Annotated[str, typer.Option(help="The version of the agent under test.")] = "",
     version: Annotated[str | None, typer.Option("--suite-version", help="Suite version [default: current].")] = None,
     fresh: Annotated[
@@ -132,12 +141,15 @@ def run_command(
     wrong_model = check_model_options(agent, model=model, base_url=base_url)
     if wrong_model is not None:
         fail(wrong_model)
+    wrong_timeout = check_timeout(agent, "scripted", timeout)
+    if wrong_timeout is not None:
+        fail(wrong_timeout)
     if executor not in ("local", "ray"):
         fail(f"--executor must be local or ray, got {executor!r}")
     config = load_loop_config(config_path)
     try:
         spec = suite_agent(agent, flaws=flaws, model=model, base_url=base_url, version=agent_version,
-                           base_dir=config.base_dir)  # fmt: skip
+                           base_dir=config.base_dir, timeout=timeout)  # fmt: skip
         settings = SuiteRunSettings(
             version=version or SUITE_VERSION, domains=_names(domains, "--domains"),
             task_types=_names(task_type, "--task-type"), k=k, stop_early=stop_early, min_trials=min_trials,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -51,11 +52,12 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
     add_to_import_path(config.base_dir)  # your factory may sit beside passhat.toml, like your domain
     # agent.options belong to the configured factory: another agent named on the command line does not get them.
     options = config.agent.options if factory_name == config.agent.factory else {}
-    if factory_name in ("anthropic", "openai") and options:
+    model_agent = factory_name in ("anthropic", "openai")
+    if model_agent and set(options) - {"timeout"}:
         raise ValueError(
-            f"agent.options ({', '.join(sorted(options))}) do not apply to the {factory_name} agent: flaws and "
-            "mixture are settings of the reference simulation; set agent.model for a model agent, or remove "
-            "agent.options"
+            f"agent.options ({', '.join(sorted(set(options) - {'timeout'}))}) do not apply to the {factory_name} "
+            "agent: it takes timeout only (the seconds one request to its model server may take, 120 by default); "
+            "flaws and mixture are settings of the reference simulation, and its model is agent.model"
         )
     service = "://" in factory_name
     if service and set(options) - {"timeout"}:
@@ -73,9 +75,9 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
     # agent.model and agent.base_url too: they are the configured model agent's (`ignored_model_settings`).
     configured = factory_name == config.agent.factory
     model = config.agent.model if configured else None
+    timeout = _turn_timeout(options["timeout"], service) if (service or model_agent) and "timeout" in options else None
     factory = resolve_agent(
-        factory_name, flaws=flaws, model=model, base_url=config.agent.base_url if configured else None,
-        timeout=_turn_timeout(options["timeout"]) if service and "timeout" in options else None,
+        factory_name, flaws=flaws, model=model, base_url=config.agent.base_url if configured else None, timeout=timeout
     )  # fmt: skip
     if ":" in factory_name and "://" not in factory_name and options:
         factory = functools.partial(factory, **options)  # your factory's keyword arguments, from agent.options
@@ -99,10 +101,12 @@ def ignored_model_settings(config: PasshatConfig, override: str | None) -> str |
     )
 
 
-def _turn_timeout(value: object) -> float:
-    """An agent service's ``agent.options.timeout``: seconds, a positive number."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"agent.options.timeout is the seconds one turn of the agent service may take, got {value!r}")
+def _turn_timeout(value: object, service: bool) -> float:
+    """``agent.options.timeout`` of an agent service (a turn) or a model agent (a request to its server): seconds,
+    a positive number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        what = "one turn of the agent service" if service else "one request to the model server"
+        raise ValueError(f"agent.options.timeout is the seconds {what} may take, a number above 0; got {value!r}")
     return float(value)
 
 

@@ -66,10 +66,12 @@ def suite_agent(
     base_url: str | None = None,
     version: str = "",
     base_dir: Path | None = None,
+    timeout: float | None = None,
 ) -> AgentSpec:
     """The agent of a suite run by name, as replay takes it (reference, anthropic, openai, an http(s):// URL, or
     module:function; a module beside ``base_dir`` imports too). ``flaws`` names the reference agent's profile
-    (default: default) and applies to it only. Raises ValueError (or `DomainError`) with what to change."""
+    (default: default) and applies to it only; ``timeout`` is the seconds a model agent's request, or an agent
+    service's turn, may take (120 by default). Raises ValueError (or `DomainError`) with what to change."""
     from passhat.collector.config import add_to_import_path
     from passhat.sandbox import ReferenceAgent, resolve_agent
 
@@ -79,6 +81,6 @@ def suite_agent(
     if flaws is not None:
         raise ValueError(f"--flaws names a profile of the reference agent's simulated failures, not of {agent}")
     add_to_import_path(base_dir or Path.cwd())
-    factory = resolve_agent(agent, model=model, base_url=base_url)
+    factory = resolve_agent(agent, model=model, base_url=base_url, timeout=timeout)
     label = f"{agent} ({model})" if model and agent in ("anthropic", "openai") else agent
     return AgentSpec(factory, label, version)

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from passhat import semconv
 from passhat.checks import ANY_ACTION
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
-from passhat.sandbox.agents._model_server import PREFLIGHT_TIMEOUT, ModelFactory, server_url, watch_for
+from passhat.sandbox.agents._model_server import (
+    MODEL_TIMEOUT,
+    PREFLIGHT_TIMEOUT,
+    ModelFactory,
+    positive_timeout,
+    request_timeout,
+    server_url,
+    watch_for,
+)
 from passhat.sandbox.domain import CustomerScript, DomainError
 
 if TYPE_CHECKING:
@@ -30,9 +38,12 @@ recorded as a fact (`Message.consent`) rather than read from its words."""
 _MAX_TOKENS = 1024
 
 
-def _client(client: AsyncAnthropic | None, *, base_url: str | None = None) -> AsyncAnthropic:
-    """The given client, or one for `base_url` (else `ANTHROPIC_BASE_URL`, else Anthropic's API) with
-    `ANTHROPIC_API_KEY`; a server of your own given by its URL may need no key."""
+def _client(
+    client: AsyncAnthropic | None, *, base_url: str | None = None, timeout: float = MODEL_TIMEOUT
+) -> AsyncAnthropic:
+    """The given client (as it is), or one for `base_url` (else `ANTHROPIC_BASE_URL`, else Anthropic's API) with
+    `ANTHROPIC_API_KEY`, whose every request may take ``timeout`` seconds; a server of your own given by its URL
+    may need no key."""
     if client is not None:
         return client
     try:
@@ -46,7 +57,7 @@ def _client(client: AsyncAnthropic | None, *, base_url: str | None = None) -> As
             "set ANTHROPIC_API_KEY to run the anthropic agent or customer (or --base-url / ANTHROPIC_BASE_URL for "
             "a server of your own that needs no key)"
         )
-    return AsyncAnthropic(api_key=key or "not-needed", base_url=base_url)
+    return AsyncAnthropic(api_key=key or "not-needed", base_url=base_url, timeout=positive_timeout(timeout))
 
 
 P = TypeVar("P")
@@ -56,7 +67,9 @@ def _model_factory(client: AsyncAnthropic, model: str, build: Callable[[TrialCon
     """``build`` as a factory watching ``client``'s server; its pre-flight lists the server's models (no tokens)."""
 
     async def list_models() -> Any:
-        return await client.with_options(max_retries=0, timeout=PREFLIGHT_TIMEOUT).models.list(limit=1)
+        return await client.with_options(
+            max_retries=0, timeout=min(PREFLIGHT_TIMEOUT, request_timeout(client))
+        ).models.list(limit=1)
 
     return ModelFactory(build, watch_for("anthropic", client, model), list_models, "GET /v1/models")
 
@@ -118,11 +131,16 @@ class AnthropicAgent:
 
     @classmethod
     def factory(
-        cls, *, model: str = DEFAULT_MODEL, client: AsyncAnthropic | None = None, base_url: str | None = None
+        cls,
+        *,
+        model: str = DEFAULT_MODEL,
+        client: AsyncAnthropic | None = None,
+        base_url: str | None = None,
+        timeout: float = MODEL_TIMEOUT,
     ) -> ModelFactory[AnthropicAgent]:
         """An AgentFactory for this model (one client shared by every trial), which checks the server before the
         trials (`ModelFactory.check_model_server`)."""
-        shared = _client(client, base_url=base_url)
+        shared = _client(client, base_url=base_url, timeout=timeout)
         return _model_factory(shared, model, lambda context: cls(context, model=model, client=shared))
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
@@ -217,10 +235,15 @@ class LLMCustomer:
 
     @classmethod
     def factory(
-        cls, *, model: str = DEFAULT_MODEL, client: AsyncAnthropic | None = None, base_url: str | None = None
+        cls,
+        *,
+        model: str = DEFAULT_MODEL,
+        client: AsyncAnthropic | None = None,
+        base_url: str | None = None,
+        timeout: float = MODEL_TIMEOUT,
     ) -> ModelFactory[LLMCustomer]:
         """A CustomerFactory for this model, which checks the server before the trials."""
-        shared = _client(client, base_url=base_url)
+        shared = _client(client, base_url=base_url, timeout=timeout)
         return _model_factory(shared, model, lambda context: cls(context, model=model, client=shared))
 
     async def _say(self) -> Message:

@@ -12,6 +12,7 @@ failures of their trials, retried and left out of the figures as before.
 from __future__ import annotations
 
 import collections
+import math
 import os
 import re
 import urllib.parse
@@ -26,10 +27,30 @@ from passhat.sandbox.domain import DomainError
 STOP_AFTER = 5
 """Calls failed the same decisive way, none answered, after which a model server is taken as unusable."""
 
+MODEL_TIMEOUT = 120.0
+"""Seconds one request to a model server may take by default (`agent.options.timeout`, `passhat bench --timeout`),
+the same bound as one turn of an agent service. The clients' own default (600 s, tried three times) left a run
+against a server that took connections and never answered waiting half an hour a call, and never stopping."""
+
 PREFLIGHT_TIMEOUT = 10.0
 """Seconds the pre-flight request (the server's model list) may take; a slower answer proves nothing."""
 
 _SECRET = re.compile(r"\b(?:sk|key|api|ak)-[A-Za-z0-9_\-*]{8,}", re.IGNORECASE)
+
+
+def positive_timeout(value: object, setting: str = "timeout") -> float:
+    """Seconds a model request may take: a number above 0, else a `DomainError` naming ``setting``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise DomainError(f"{setting} is the seconds one model request may take, a number above 0; got {value!r}")
+    return float(value)
+
+
+def request_timeout(client: Any) -> float:
+    """The seconds one request of ``client`` may take (its ``timeout``: a number, or httpx's Timeout's read bound),
+    `MODEL_TIMEOUT` when it says none."""
+    timeout = getattr(client, "timeout", None)
+    seconds = getattr(timeout, "read", timeout)
+    return float(seconds) if isinstance(seconds, int | float) and not isinstance(seconds, bool) else MODEL_TIMEOUT
 
 
 def public_url(url: object) -> str:
@@ -81,7 +102,8 @@ class ModelServerError(DomainError):
     """A call to a model server failed: the message names the server's URL, the model and what went wrong.
 
     ``kind`` says whether the failure says the server itself is unusable for every call ("unreachable",
-    "status 503", "status 401", ...) or only this call (None: a timeout, a rate limit, a request it refused)."""
+    "status 503", "status 401", "timeout", ...) or only this call (None: a rate limit, a request it refused). A
+    timeout stops a run only when it is how the run's first calls all ended, none answered (`ModelServerWatch`)."""
 
     def __init__(self, message: str, *, endpoint: ModelEndpoint | None = None, kind: str | None = None) -> None:
         super().__init__(message)
@@ -116,7 +138,7 @@ def describe(error: BaseException, endpoint: ModelEndpoint, client: Any = None) 
     names, status = _names(error), _status(error)
     said = _scrub(f"{type(error).__name__}: {error}", client)[:400]
     if "APITimeoutError" in names:
-        what, kind = f"did not answer in time: {said}", None
+        what, kind = f"did not answer in time: {said}", "timeout"
     elif "APIConnectionError" in names:
         what, kind = f"could not be reached: {said}{_scrub(_cause(error), client)[:200]}", "unreachable"
     elif status in (401, 403):
@@ -139,6 +161,9 @@ _FIXES = {
     "passhat.toml, or OPENAI_BASE_URL / ANTHROPIC_BASE_URL)",
     "status 401": "check its key (OPENAI_API_KEY or ANTHROPIC_API_KEY) and that it is the key of this server",
     "status 403": "check its key (OPENAI_API_KEY or ANTHROPIC_API_KEY): this key may not use this model",
+    "timeout": "it takes connections but answered none of these calls in time (each call may take "
+    "agent.options.timeout seconds in passhat.toml, or passhat bench --timeout; 120 by default): is the model still "
+    "loading, or the server stuck? Its own log says; a model this slow needs a longer timeout",
     "status 404": "check the URL's path (an OpenAI-compatible server's usually ends in /v1) and the model's name "
     "(--model or agent.model) against the server's list of models",
 }

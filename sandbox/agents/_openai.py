@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from passhat import semconv
 from passhat.sandbox.agents._anthropic import customer_message, customer_prompt, opening_prompt
 from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext, Usage
-from passhat.sandbox.agents._model_server import PREFLIGHT_TIMEOUT, ModelFactory, server_url, watch_for
+from passhat.sandbox.agents._model_server import (
+    MODEL_TIMEOUT,
+    PREFLIGHT_TIMEOUT,
+    ModelFactory,
+    positive_timeout,
+    request_timeout,
+    server_url,
+    watch_for,
+)
 from passhat.sandbox.domain import DomainError
 
 if TYPE_CHECKING:
@@ -27,8 +35,11 @@ DEFAULT_MODEL = "gpt-4o-mini"
 _MAX_TOKENS = 1024
 
 
-def openai_client(client: AsyncOpenAI | None = None, *, base_url: str | None = None) -> AsyncOpenAI:
-    """The given client, or one for `base_url` (else `OPENAI_BASE_URL`) with `OPENAI_API_KEY`.
+def openai_client(
+    client: AsyncOpenAI | None = None, *, base_url: str | None = None, timeout: float = MODEL_TIMEOUT
+) -> AsyncOpenAI:
+    """The given client (as it is), or one for `base_url` (else `OPENAI_BASE_URL`) with `OPENAI_API_KEY`, whose
+    every request may take ``timeout`` seconds (`MODEL_TIMEOUT` by default).
 
     A local server that needs no key (Ollama, vLLM) works without `OPENAI_API_KEY` once a base URL is set.
     """
@@ -45,7 +56,7 @@ def openai_client(client: AsyncOpenAI | None = None, *, base_url: str | None = N
             "set OPENAI_API_KEY to run the openai agent or customer (or --base-url / OPENAI_BASE_URL for a "
             "local OpenAI-compatible server that needs no key)"
         )
-    return AsyncOpenAI(api_key=key or "not-needed", base_url=base_url)
+    return AsyncOpenAI(api_key=key or "not-needed", base_url=base_url, timeout=positive_timeout(timeout))
 
 
 async def _create(tracer: Tracer | None, role: str, client: AsyncOpenAI, model: str, **request: Any) -> Any:
@@ -83,7 +94,9 @@ def _model_factory(client: AsyncOpenAI, model: str, build: Callable[[TrialContex
     """``build`` as a factory watching ``client``'s server; its pre-flight lists the server's models (no tokens)."""
 
     async def list_models() -> Any:
-        return await client.with_options(max_retries=0, timeout=PREFLIGHT_TIMEOUT).models.list()
+        return await client.with_options(
+            max_retries=0, timeout=min(PREFLIGHT_TIMEOUT, request_timeout(client))
+        ).models.list()
 
     return ModelFactory(build, watch_for("openai", client, model), list_models, "GET /models")
 
@@ -135,11 +148,16 @@ class OpenAIAgent:
 
     @classmethod
     def factory(
-        cls, *, model: str = DEFAULT_MODEL, client: AsyncOpenAI | None = None, base_url: str | None = None
+        cls,
+        *,
+        model: str = DEFAULT_MODEL,
+        client: AsyncOpenAI | None = None,
+        base_url: str | None = None,
+        timeout: float = MODEL_TIMEOUT,
     ) -> ModelFactory[OpenAIAgent]:
         """An AgentFactory for this model (one client shared by every trial), which checks the server before the
         trials (`ModelFactory.check_model_server`)."""
-        shared = openai_client(client, base_url=base_url)
+        shared = openai_client(client, base_url=base_url, timeout=timeout)
         return _model_factory(shared, model, lambda context: cls(context, model=model, client=shared))
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
@@ -198,10 +216,15 @@ class OpenAICustomer:
 
     @classmethod
     def factory(
-        cls, *, model: str = DEFAULT_MODEL, client: AsyncOpenAI | None = None, base_url: str | None = None
+        cls,
+        *,
+        model: str = DEFAULT_MODEL,
+        client: AsyncOpenAI | None = None,
+        base_url: str | None = None,
+        timeout: float = MODEL_TIMEOUT,
     ) -> ModelFactory[OpenAICustomer]:
         """A CustomerFactory for this model, which checks the server before the trials."""
-        shared = openai_client(client, base_url=base_url)
+        shared = openai_client(client, base_url=base_url, timeout=timeout)
         return _model_factory(shared, model, lambda context: cls(context, model=model, client=shared))
 
     async def _say(self) -> Message:

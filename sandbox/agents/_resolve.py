@@ -8,6 +8,7 @@ from typing import Any
 
 from passhat.sandbox.agents._conversation import Agent, AgentFactory, CustomerFactory, TrialContext
 from passhat.sandbox.agents._customer import ScriptedCustomer
+from passhat.sandbox.agents._model_server import MODEL_TIMEOUT
 from passhat.sandbox.agents._reference import FlawConfig, ReferenceAgent
 from passhat.sandbox.agents._service import ServiceAgent, is_service_url
 from passhat.sandbox.domain import DomainError
@@ -28,20 +29,24 @@ def resolve_agent(
     model (`base_url`: any Chat Completions server), an agent service at an `http(s)://` URL, or your own factory.
 
     A `module:function` names a function taking a `TrialContext` and returning an object with
-    `async respond(conversation, tools) -> Message`. ``timeout``: the seconds one turn of an agent service may
-    take (120 by default).
+    `async respond(conversation, tools) -> Message`. ``timeout``: the seconds one turn of an agent service, or
+    one request to a model agent's server, may take (120 by default).
     """
     if spec == "reference":
         return ReferenceAgent.factory(flaws)
     if spec == "anthropic":
         from passhat.sandbox.agents._anthropic import DEFAULT_MODEL, AnthropicAgent
 
-        return AnthropicAgent.factory(model=model or DEFAULT_MODEL, base_url=base_url)
+        return AnthropicAgent.factory(
+            model=model or DEFAULT_MODEL, base_url=base_url, timeout=MODEL_TIMEOUT if timeout is None else timeout
+        )
     if spec == "openai":
         from passhat.sandbox.agents._openai import DEFAULT_MODEL as OPENAI_MODEL
         from passhat.sandbox.agents._openai import OpenAIAgent
 
-        return OpenAIAgent.factory(model=model or OPENAI_MODEL, base_url=base_url)
+        return OpenAIAgent.factory(
+            model=model or OPENAI_MODEL, base_url=base_url, timeout=MODEL_TIMEOUT if timeout is None else timeout
+        )
     if is_service_url(spec):
         return ServiceAgent.factory(spec) if timeout is None else ServiceAgent.factory(spec, timeout=timeout)
     module_name, sep, attribute = spec.partition(":")
@@ -98,18 +103,24 @@ def named_factory(spec: str) -> NamedFactory:
     return NamedFactory(spec, _imported(spec))
 
 
-def resolve_customer(spec: str, *, model: str | None = None, base_url: str | None = None) -> CustomerFactory:
+def resolve_customer(
+    spec: str, *, model: str | None = None, base_url: str | None = None, timeout: float | None = None
+) -> CustomerFactory:
     """The CustomerFactory for `spec`: the offline ScriptedCustomer, or Claude or an OpenAI-compatible model
-    playing the customer."""
+    playing the customer (``timeout``: the seconds one request to its server may take, 120 by default)."""
     if spec == "scripted":
         return ScriptedCustomer.for_trial
     if spec == "anthropic":
         from passhat.sandbox.agents._anthropic import DEFAULT_MODEL, LLMCustomer
 
-        return LLMCustomer.factory(model=model or DEFAULT_MODEL, base_url=base_url)
+        return LLMCustomer.factory(
+            model=model or DEFAULT_MODEL, base_url=base_url, timeout=MODEL_TIMEOUT if timeout is None else timeout
+        )
     if spec == "openai":
         from passhat.sandbox.agents._openai import DEFAULT_MODEL as OPENAI_MODEL
         from passhat.sandbox.agents._openai import OpenAICustomer
 
-        return OpenAICustomer.factory(model=model or OPENAI_MODEL, base_url=base_url)
+        return OpenAICustomer.factory(
+            model=model or OPENAI_MODEL, base_url=base_url, timeout=MODEL_TIMEOUT if timeout is None else timeout
+        )
     raise DomainError(f"unknown customer {spec!r}: use scripted, anthropic or openai")

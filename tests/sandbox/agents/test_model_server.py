@@ -6,10 +6,13 @@ Real `openai` and `anthropic` clients against stand-in servers on 127.0.0.1 (a c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import pathlib
 import socket
+import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 from openai import AsyncOpenAI
@@ -220,3 +223,115 @@ def test_suite_run_with_a_model_server_answering_503_stops_and_keeps_its_run_to_
     assert listed.exit_code == 0, listed.output
     (run,) = json.loads(listed.stdout)["runs"]
     assert run["status"] == "running"  # not finished: resumed by the same command, never reused as measured
+
+
+@contextlib.contextmanager
+def _silent_server() -> Iterator[str]:
+    """A server on 127.0.0.1 that takes every connection and never answers (a stuck model server): its base URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.settimeout(0.05)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:  # the accept's own timeout: look at the stop flag again
+                continue
+            held.append(connection)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+def test_a_model_server_that_never_answers_stops_the_docs_bench_after_its_first_calls_time_out() -> None:
+    # The clients' own default (600 s a request, tried three times) kept such a run waiting half an hour a call.
+    with _silent_server() as url:
+        outcome = CliRunner().invoke(app, [*DOCS_BENCH, "--base-url", url, "--timeout", "0.2"], terminal_width=400)
+    assert outcome.exit_code == 1, outcome.output
+    assert outcome.stdout == "" and "Traceback" not in outcome.output
+    line = _error_line(outcome.stderr)
+    assert f"the openai model server at {url} (model 'qwen2.5:14b') did not answer in time" in line, line
+    assert f"its first {STOP_AFTER} calls all failed this way and none was answered" in line
+    assert "agent.options.timeout" in line and "--timeout" in line  # how to give a slow model longer
+
+
+def test_timeouts_stop_a_run_only_while_no_call_was_answered() -> None:
+    async def calls() -> list[type]:
+        seen: list[type] = []
+        with failing_chat_completions(503, answer_every=1) as good, _silent_server() as silent:
+            client = AsyncOpenAI(api_key="test-key", base_url=good.url, max_retries=0)
+            watch = ModelServerWatch(ModelEndpoint.of("openai", client, "m"))
+            await watch.call(lambda: client.chat.completions.create(model="m", messages=[]), client)
+            stuck = AsyncOpenAI(api_key="test-key", base_url=silent, max_retries=0, timeout=0.05)
+            for _ in range(STOP_AFTER + 1):
+                try:
+                    await watch.call(lambda: stuck.chat.completions.create(model="m", messages=[]), stuck)
+                except ModelServerError as exc:
+                    seen.append(type(exc))
+            await client.close()
+            await stuck.close()
+        return seen
+
+    # Answered once: a slow spell afterwards is its trials' harness failures, never a stop.
+    assert asyncio.run(calls()) == [ModelServerError] * (STOP_AFTER + 1)
+
+
+def test_the_timeout_of_passhat_toml_reaches_the_model_agent(retail: Sandbox) -> None:
+    from passhat.collector.config import PasshatConfig
+    from passhat.collector.loop import agent_spec
+
+    scenarios = retail.scenarios("cancel_pending_order", 3)
+    with _silent_server() as url:
+        config = PasshatConfig.model_validate(
+            {"agent": {"factory": "openai", "model": "m", "base_url": url, "options": {"timeout": 0.2}}}
+        )
+        factory = agent_spec(config).factory
+        started = time.monotonic()
+        with pytest.raises(ModelServerUnusableError, match="did not answer in time"):
+            asyncio.run(run_trials(retail, scenarios, 2, factory, config=RunConfig(parallel=6)))
+    assert time.monotonic() - started < 60  # 0.2 s a try: the 120 s default would take minutes
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"timeout": "soon"}, "agent.options.timeout is the seconds one request to the model server may take"),
+        ({"timeout": 0}, "a number above 0; got 0"),
+        ({"timeout": 30, "flaws": "off"}, r"agent.options \(flaws\) do not apply to the openai agent"),
+    ],
+)
+def test_a_model_agents_options_take_a_positive_timeout_only(options: dict[str, object], message: str) -> None:
+    from passhat.collector.config import PasshatConfig
+    from passhat.collector.loop import agent_spec
+
+    config = PasshatConfig.model_validate(
+        {"agent": {"factory": "openai", "base_url": "http://127.0.0.1:9/v1", "options": options}}
+    )
+    with pytest.raises(ValueError, match=message):
+        agent_spec(config)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["bench", "--domain", "retail", "--timeout", "30"], "--timeout applies to the anthropic and openai agents"),
+        (["bench", "--domain", "retail", "--agent", "openai", "--timeout", "0"], "a number above 0"),
+        (["replay", "--period", "2026-W40", "--timeout", "30"], "agent.options.timeout"),
+    ],
+)
+def test_a_timeout_nothing_would_use_is_refused_in_one_line(args: list[str], message: str) -> None:
+    outcome = CliRunner().invoke(app, args, terminal_width=400)
+    assert outcome.exit_code != 0, outcome.output
+    assert message in _error_line(outcome.stderr)
