@@ -60,6 +60,12 @@ def intent_schema(task: TaskType) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
+INTENT_TIMEOUT = 120.0
+"""Seconds one request to the intent model may take (the model agents' bound too): the clients' own default, 600 s
+tried three times, kept a replay waiting half an hour a ticket on a server that took connections and never
+answered."""
+
+
 @dataclass(frozen=True)
 class ModelSettings:
     """Where the model extractor's model runs: ``provider`` (anthropic | openai), ``model``, ``base_url``."""
@@ -218,7 +224,7 @@ def _anthropic_client(settings: ModelSettings) -> Any:
     key = settings.api_key or os.environ.get("ANTHROPIC_API_KEY")
     if not key and settings.base_url is None:
         raise DomainError("set ANTHROPIC_API_KEY for intent.provider = 'anthropic' (or [intent] base_url)")
-    return Anthropic(api_key=key or "not-needed", base_url=settings.base_url)
+    return Anthropic(api_key=key or "not-needed", base_url=settings.base_url, timeout=INTENT_TIMEOUT)
 
 
 def _openai_client(settings: ModelSettings) -> Any:
@@ -229,4 +235,4 @@ def _openai_client(settings: ModelSettings) -> Any:
     key = settings.api_key or os.environ.get("OPENAI_API_KEY")
     if not key and settings.base_url is None:
         raise DomainError("set OPENAI_API_KEY for intent.provider = 'openai' (or [intent] base_url)")
-    return OpenAI(api_key=key or "not-needed", base_url=settings.base_url)
+    return OpenAI(api_key=key or "not-needed", base_url=settings.base_url, timeout=INTENT_TIMEOUT)

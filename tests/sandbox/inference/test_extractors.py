@@ -149,3 +149,13 @@ def test_the_customer_words_match_whole_values_numbers_and_spoken_dates() -> Non
     assert words.says("AB12") and not words.says("AB1")
     assert words.says(2) and not words.says(17) and not words.says(6)
     assert words.says_any(date_forms("2026-06-19")) == 0 and words.message_of("a.b@x.org") == 1
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_intent_models_client_bounds_each_request(provider: str) -> None:
+    # The clients' own default is 600 s a request, tried three times: a stuck server held each ticket half an hour.
+    from passhat.sandbox.inference._model import INTENT_TIMEOUT, ModelSettings, _anthropic_client, _openai_client
+
+    settings = ModelSettings(provider, "m", base_url="http://127.0.0.1:9/v1")  # type: ignore[arg-type]
+    client = (_openai_client if provider == "openai" else _anthropic_client)(settings)
+    assert client.timeout == INTENT_TIMEOUT == 120.0
