@@ -5,8 +5,10 @@ records as its `infra_error` (or `simulator_error` for the customer). One `Model
 call of a run's trials: when the first calls all fail the same way that says the server itself is unusable (it
 cannot be reached, answers 5xx, refuses the key, or has no such URL or model) and none was answered, it raises
 `ModelServerUnusableError`, which stops the whole run instead of grinding every trial through the client's retries and
-the harness's. A server that answers some calls (a flaky one) never stops a run: its failures stay the harness's
-failures of their trials, retried and left out of the figures as before.
+the harness's. A server that answers some calls (a flaky one) does not stop a run: its failures stay the harness's
+failures of their trials, retried and left out of the figures as before. One that answered, then fails
+`STOP_AFTER_ANSWERED` calls in a row the same decisive way (it died, hung or lost its model mid-run) stops it too:
+the trials stored are kept, and the same command resumes the run once the server is back.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from passhat.sandbox.domain import DomainError
 
 STOP_AFTER = 5
 """Calls failed the same decisive way, none answered, after which a model server is taken as unusable."""
+
+STOP_AFTER_ANSWERED = 20
+"""Calls in a row failed the same decisive way after the server had answered, after which it is taken as gone (it
+died, hung or lost its model mid-run). Far more than a flaky server fails in a row: one failing every other call
+does so 20 times running once in a million runs of 20."""
 
 MODEL_TIMEOUT = 120.0
 """Seconds one request to a model server may take by default (`agent.options.timeout`, `passhat bench --timeout`),
@@ -102,8 +109,9 @@ class ModelServerError(DomainError):
     """A call to a model server failed: the message names the server's URL, the model and what went wrong.
 
     ``kind`` says whether the failure says the server itself is unusable for every call ("unreachable",
-    "status 503", "status 401", "timeout", ...) or only this call (None: a rate limit, a request it refused). A
-    timeout stops a run only when it is how the run's first calls all ended, none answered (`ModelServerWatch`)."""
+    "status 503", "status 401", "timeout", ...) or only this call (None: a rate limit, a request it refused). Such
+    failures stop a run when the run's first calls all ended so, none answered, or when `STOP_AFTER_ANSWERED` calls
+    in a row did after answers (`ModelServerWatch`)."""
 
     def __init__(self, message: str, *, endpoint: ModelEndpoint | None = None, kind: str | None = None) -> None:
         super().__init__(message)
@@ -112,8 +120,9 @@ class ModelServerError(DomainError):
 
 
 class ModelServerUnusableError(ModelServerError):
-    """The model server failed every call of the run's first ones the same way, none answered: the run stops (no
-    trial can work), rather than every trial failing through its retries. Never a trial's own outcome."""
+    """The model server failed every call of the run's first ones the same way, none answered, or it answered and then
+    failed its last `STOP_AFTER_ANSWERED` calls in a row the same way (it went away mid-run): the run stops (no trial
+    can work), rather than every trial failing through its retries. Never a trial's own outcome."""
 
 
 def _status(error: BaseException) -> int | None:
@@ -180,16 +189,24 @@ class ModelServerWatch:
     """Every call one run's participants make to one model server (shared by the trials of one factory).
 
     ``stop_after`` calls failed the same decisive way (`ModelServerError.kind`) while none was answered: the server
-    is unusable, and this call and every later one raise `ModelServerUnusableError`. Once a call was answered the watch
-    never stops the run (a flaky server's failures are its trials' harness failures, as always)."""
+    is unusable, and this call and every later one raise `ModelServerUnusableError`. Once a call was answered, only
+    ``stop_after_answered`` calls in a row failed the same decisive way stop the run (the server went away mid-run);
+    any answer, or any other failure (429, 400: the server is there), starts the count again. A flaky server's
+    failures are its trials' harness failures, as always."""
 
-    def __init__(self, endpoint: ModelEndpoint, *, stop_after: int = STOP_AFTER) -> None:
-        if stop_after < 1:
-            raise ValueError(f"stop_after must be at least 1, got {stop_after}")
+    def __init__(
+        self, endpoint: ModelEndpoint, *, stop_after: int = STOP_AFTER, stop_after_answered: int = STOP_AFTER_ANSWERED
+    ) -> None:
+        if stop_after < 1 or stop_after_answered < 1:
+            raise ValueError(
+                f"stop_after and stop_after_answered must be at least 1, got {stop_after} and {stop_after_answered}"
+            )
         self.endpoint = endpoint
         self.stop_after = stop_after
+        self.stop_after_answered = stop_after_answered
         self.answered = 0
         self.failed: collections.Counter[str] = collections.Counter()
+        self.streak: tuple[str | None, int] = (None, 0)  # since the last answer: the kind failed in a row, how often
         self.unusable: ModelServerUnusableError | None = None
         self.checked = False
 
@@ -197,6 +214,14 @@ class ModelServerWatch:
         message = (
             f"{first}; {'its first' if calls > 1 else 'a first'} {calls} call{'s' if calls > 1 else ''} all failed "
             f"this way and none was answered, so the run stopped rather than retry every trial: {fix_for(kind)}"
+        )
+        self.unusable = ModelServerUnusableError(message, endpoint=self.endpoint, kind=kind)
+        return self.unusable
+
+    def _gone(self, kind: str, first: str, calls: int) -> ModelServerUnusableError:
+        message = (
+            f"{first}; it had answered {self.answered} call{'s' if self.answered != 1 else ''}, then its last {calls} "
+            f"calls in a row all failed this way, so the run stopped rather than fail every trial left: {fix_for(kind)}"
         )
         self.unusable = ModelServerUnusableError(message, endpoint=self.endpoint, kind=kind)
         return self.unusable
@@ -220,10 +245,16 @@ class ModelServerWatch:
                 self.failed[error.kind] += 1
                 if self.failed[error.kind] >= self.stop_after:
                     raise self._stop(error.kind, str(error), self.failed[error.kind]) from exc
+            elif self.answered and self.unusable is None:
+                kind, count = self.streak
+                self.streak = (error.kind, count + 1 if error.kind == kind else 1)
+                if error.kind is not None and self.streak[1] >= self.stop_after_answered:
+                    raise self._gone(error.kind, str(error), self.streak[1]) from exc
             if self.unusable is not None:
                 raise self._again() from exc
             raise error from exc
         self.answered += 1
+        self.streak = (None, 0)
         return answer
 
     async def preflight(self, request: Callable[[], Awaitable[Any]], path: str, client: Any = None) -> None:

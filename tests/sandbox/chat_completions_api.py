@@ -98,12 +98,12 @@ def chat_completions_api(
 
 @contextmanager
 def failing_chat_completions(
-    status: int, *, answer_every: int = 0, message: str = "the model is not loaded"
+    status: int, *, answer_every: int = 0, answer_first: int = 0, message: str = "the model is not loaded"
 ) -> Iterator[RecordedChatCompletions]:
     """A Chat Completions server answering ``status`` (a 5xx, 401, ...) and ``message`` to every request, its model
-    list too; with
-    ``answer_every`` = n, every n-th request is answered properly instead (a flaky server): the agent's turn ends
-    with a short reply. Yields the server's `RecordedChatCompletions` (its `requests` and `url`)."""
+    list too; with ``answer_every`` = n, every n-th request is answered properly instead (a flaky server); with
+    ``answer_first`` = n, its first n requests are (a server that fails mid-run): the agent's turn ends with a short
+    reply. Yields the server's `RecordedChatCompletions` (its `requests` and `url`)."""
     api = RecordedChatCompletions([], [])
 
     class Handler(BaseHTTPRequestHandler):
@@ -123,7 +123,7 @@ def failing_chat_completions(
             with api._lock:
                 api.requests.append(body)
                 number = len(api.requests)
-            if answer_every and number % answer_every == 0:
+            if (answer_every and number % answer_every == 0) or number <= answer_first:
                 turn = text_turn("Sorry, I cannot help with that.")
                 self._reply(200, {
                     "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],

@@ -22,7 +22,7 @@ from passhat.collector.cli import app
 from passhat.collector.reliability import agent_trials, harness_failures
 from passhat.sandbox import ModelServerError, ModelServerUnusableError, RunConfig, Sandbox, run_trial, run_trials
 from passhat.sandbox.agents import ModelServerWatch, OpenAIAgent, resolve_agent
-from passhat.sandbox.agents._model_server import STOP_AFTER, ModelEndpoint, public_url
+from passhat.sandbox.agents._model_server import STOP_AFTER, STOP_AFTER_ANSWERED, ModelEndpoint, public_url
 from tests.sandbox.chat_completions_api import failing_chat_completions
 
 DOCS_BENCH = ["bench", "--domain", "retail", "--agent", "openai", "--model", "qwen2.5:14b", "--k", "5"]
@@ -139,7 +139,7 @@ def test_the_watch_stops_after_the_first_calls_fail_alike_only_for_a_server_wide
     assert f"answered {status}" in str(raised[0]) or "refused the key" in str(raised[0])
 
 
-def test_one_answered_call_means_the_server_is_usable_whatever_fails_after() -> None:
+def test_one_answered_call_keeps_the_run_going_through_the_first_calls_failing_after() -> None:
     async def calls() -> list[type]:
         seen: list[type] = []
         with failing_chat_completions(503, answer_every=1) as good, failing_chat_completions(503) as bad:
@@ -157,6 +157,83 @@ def test_one_answered_call_means_the_server_is_usable_whatever_fails_after() -> 
         return seen
 
     assert asyncio.run(calls()) == [ModelServerError] * (STOP_AFTER * 2)
+
+
+def _watched_calls(watch: ModelServerWatch, clients: dict[str, AsyncOpenAI], script: str) -> list[str]:
+    """Calls through ``watch``, one per letter of ``script`` naming the client: what each gave ("ok", "error",
+    "stop")."""
+
+    async def calls() -> list[str]:
+        seen = []
+        for letter in script:
+            client = clients[letter]
+            try:
+                await watch.call(lambda c=client: c.chat.completions.create(model="m", messages=[]), client)
+                seen.append("ok")
+            except ModelServerUnusableError:
+                seen.append("stop")
+            except ModelServerError:
+                seen.append("error")
+        return seen
+
+    return asyncio.run(calls())
+
+
+def test_a_server_that_answered_then_fails_calls_in_a_row_alike_stops_the_run_mid_run() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    with failing_chat_completions(503, answer_every=1) as good:
+        clients = {
+            "a": AsyncOpenAI(api_key="test-key", base_url=good.url, max_retries=0),
+            "x": AsyncOpenAI(api_key="test-key", base_url=url, max_retries=0),  # the same server, crashed
+        }
+        watch = ModelServerWatch(ModelEndpoint.of("openai", clients["x"], "m"))
+        seen = _watched_calls(watch, clients, "aa" + "x" * (STOP_AFTER_ANSWERED + 2))
+    assert seen == ["ok"] * 2 + ["error"] * (STOP_AFTER_ANSWERED - 1) + ["stop"] * 3
+    assert watch.unusable is not None and watch.unusable.kind == "unreachable"
+    message = str(watch.unusable)
+    assert f"it had answered 2 calls, then its last {STOP_AFTER_ANSWERED} calls in a row all failed this way" in message
+    assert "could not be reached" in message and "is it running?" in message
+
+
+def test_an_answer_or_another_failure_starts_the_mid_run_count_again() -> None:
+    run = "x" * (STOP_AFTER_ANSWERED - 1)
+    with (
+        failing_chat_completions(503, answer_every=1) as good,
+        failing_chat_completions(503) as down,
+        failing_chat_completions(429) as limited,
+    ):
+        clients = {
+            letter: AsyncOpenAI(api_key="test-key", base_url=api.url, max_retries=0)
+            for letter, api in (("a", good), ("x", down), ("r", limited))
+        }
+        watch = ModelServerWatch(ModelEndpoint.of("openai", clients["a"], "m"))
+        # A flaky server: every other call answered, far more failures in all than the count.
+        flaky = _watched_calls(watch, clients, "a" + "xa" * STOP_AFTER_ANSWERED)
+        # Short runs of failures broken by an answer, by a rate limit (the server is there): never a stop.
+        broken = _watched_calls(watch, clients, f"{run}a{run}r{run}")
+        # The same failure STOP_AFTER_ANSWERED times in a row: a stop.
+        gone = _watched_calls(watch, clients, "a" + "x" * STOP_AFTER_ANSWERED)
+    assert "stop" not in flaky and flaky.count("error") == STOP_AFTER_ANSWERED
+    assert "stop" not in broken
+    assert gone == ["ok"] + ["error"] * (STOP_AFTER_ANSWERED - 1) + ["stop"]
+
+
+def test_a_model_server_failing_mid_run_stops_the_docs_bench_in_one_line() -> None:
+    # The server answers its first 30 requests (a few trials run and are graded), then 503 to every one.
+    with failing_chat_completions(503, answer_first=30) as api:
+        started = time.monotonic()
+        outcome = CliRunner().invoke(app, [*DOCS_BENCH, "--base-url", api.url], terminal_width=400)
+        took = time.monotonic() - started
+    assert outcome.exit_code == 1, outcome.output
+    assert outcome.stdout == "" and "Traceback" not in outcome.output
+    line = _error_line(outcome.stderr)
+    assert f"the openai model server at {api.url} (model 'qwen2.5:14b') answered 503" in line, line
+    assert f"then its last {STOP_AFTER_ANSWERED} calls in a row all failed this way" in line
+    assert "so the run stopped rather than fail every trial left" in line and "its own log says why" in line
+    # The calls in flight when it stopped (8 trials at once), each with the client's own 2 retries: no more. Before,
+    # every one of the 1,500 trials failed through the client's and the harness's retries.
+    assert len(api.requests) <= 30 + (STOP_AFTER_ANSWERED + 8) * 3, len(api.requests)
+    assert took < 90, took
 
 
 def test_the_pre_flight_stops_only_for_a_server_that_cannot_be_reached() -> None:
