@@ -141,6 +141,10 @@ def _cause(error: BaseException) -> str:
     return f" ({type(cause).__name__}: {cause})"
 
 
+def _type(error: BaseException) -> object:
+    return getattr(error, "type", None)
+
+
 def describe(error: BaseException, endpoint: ModelEndpoint, client: Any = None) -> ModelServerError:
     """A `ModelServerError` naming ``endpoint`` for an `openai` / `anthropic` client error (the same class names in
     both), with its ``kind``; any other error is returned wrapped all the same, kind None."""
@@ -154,6 +158,10 @@ def describe(error: BaseException, endpoint: ModelEndpoint, client: Any = None) 
         what, kind = f"refused the key (status {status}): {said}", f"status {status}"
     elif status == 404:
         what, kind = f"answered 404, no such path or model: {said}", "status 404"
+    elif status == 402 or (status == 429 and "insufficient_quota" in (getattr(error, "code", None), _type(error))):
+        # The account's quota or credit is spent (OpenAI's 429 insufficient_quota, a 402): no call works until it is
+        # topped up, unlike a rate limit's 429, which passes.
+        what, kind = f"answered {status}, no quota or credit left: {said}", "quota"
     elif status == 529:  # Anthropic's "overloaded": busy for a while, as a rate limit is, not down
         what, kind = f"answered {status} (overloaded): {said}", None
     elif status is not None and status >= 500:
@@ -173,6 +181,8 @@ _FIXES = {
     "timeout": "it takes connections but answered none of these calls in time (each call may take "
     "agent.options.timeout seconds in passhat.toml, or passhat bench --timeout; 120 by default): is the model still "
     "loading, or the server stuck? Its own log says; a model this slow needs a longer timeout",
+    "quota": "the key's account has no quota or credit left: top it up or raise its limit (the provider's billing "
+    "page), or use another key (OPENAI_API_KEY or ANTHROPIC_API_KEY)",
     "status 404": "check the URL's path (an OpenAI-compatible server's usually ends in /v1) and the model's name "
     "(--model or agent.model) against the server's list of models",
 }

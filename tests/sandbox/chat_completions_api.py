@@ -98,13 +98,20 @@ def chat_completions_api(
 
 @contextmanager
 def failing_chat_completions(
-    status: int, *, answer_every: int = 0, answer_first: int = 0, message: str = "the model is not loaded"
+    status: int,
+    *,
+    answer_every: int = 0,
+    answer_first: int = 0,
+    message: str = "the model is not loaded",
+    code: str | None = None,
 ) -> Iterator[RecordedChatCompletions]:
     """A Chat Completions server answering ``status`` (a 5xx, 401, ...) and ``message`` to every request, its model
     list too; with ``answer_every`` = n, every n-th request is answered properly instead (a flaky server); with
     ``answer_first`` = n, its first n requests are (a server that fails mid-run): the agent's turn ends with a short
-    reply. Yields the server's `RecordedChatCompletions` (its `requests` and `url`)."""
+    reply. ``code`` is the error's code and type (OpenAI's "insufficient_quota", say). Yields the server's
+    `RecordedChatCompletions` (its `requests` and `url`)."""
     api = RecordedChatCompletions([], [])
+    error = {"message": message, "type": code or "server_error", "code": code}
 
     class Handler(BaseHTTPRequestHandler):
         def _reply(self, code: int, payload: dict[str, Any]) -> None:
@@ -116,7 +123,7 @@ def failing_chat_completions(
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            self._reply(status, {"error": {"message": message, "type": "server_error"}})
+            self._reply(status, {"error": error})
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))) or b"{}")
@@ -130,7 +137,7 @@ def failing_chat_completions(
                     "choices": [{"index": 0, "message": turn["message"], "finish_reason": "stop"}],
                 })  # fmt: skip
                 return
-            self._reply(status, {"error": {"message": message, "type": "server_error"}})
+            self._reply(status, {"error": error})
 
         def log_message(self, format: str, *args: Any) -> None:
             return

@@ -114,7 +114,7 @@ def test_a_flaky_model_server_whose_calls_fail_leaves_every_trial_to_the_harness
 
 @pytest.mark.parametrize(
     ("status", "stops"),
-    [(503, True), (401, True), (404, True), (429, False), (529, False), (400, False)],
+    [(503, True), (401, True), (402, True), (404, True), (429, False), (529, False), (400, False)],
 )
 def test_the_watch_stops_after_the_first_calls_fail_alike_only_for_a_server_wide_failure(
     status: int, stops: bool
@@ -137,6 +137,19 @@ def test_the_watch_stops_after_the_first_calls_fail_alike_only_for_a_server_wide
     unusable = [type(e) is ModelServerUnusableError for e in raised]
     assert unusable == ([False] * (STOP_AFTER - 1) + [True] * 3 if stops else [False] * (STOP_AFTER + 2))
     assert f"answered {status}" in str(raised[0]) or "refused the key" in str(raised[0])
+
+
+def test_a_key_without_quota_stops_the_docs_bench_where_a_rate_limit_does_not() -> None:
+    # OpenAI answers 429 both to a rate limit (it passes) and to an account whose quota is spent (no call works until
+    # it is topped up); the error's code tells them apart.
+    with failing_chat_completions(429, code="insufficient_quota", message="You exceeded your current quota") as api:
+        outcome = CliRunner().invoke(app, [*DOCS_BENCH, "--base-url", api.url], terminal_width=400)
+    assert outcome.exit_code == 1, outcome.output
+    assert outcome.stdout == "" and "Traceback" not in outcome.output
+    line = _error_line(outcome.stderr)
+    assert "(model 'qwen2.5:14b') answered 429, no quota or credit left" in line, line
+    assert f"its first {STOP_AFTER} calls all failed this way" in line and "top it up" in line
+    assert "OPENAI_API_KEY" in line and len(api.requests) <= (STOP_AFTER + 8) * 3, len(api.requests)
 
 
 def test_one_answered_call_keeps_the_run_going_through_the_first_calls_failing_after() -> None:
