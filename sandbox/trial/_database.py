@@ -6,6 +6,7 @@ import shutil
 import sqlite3
 import tempfile
 import uuid
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,8 +111,10 @@ class Sandbox:
         self.domain = load_domain(domain) if isinstance(domain, str) else domain
         self.seed = seed
         self.size = size
-        self._owns_workdir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-")) if workdir is None else workdir
+        self._removal: weakref.finalize[Any, Any] | None = None
+        if workdir is None:
+            self._own_workdir()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.template_path = template or self.workdir / f"{self.domain.name}-{seed}-{size}.sqlite"
         if not self.template_path.exists():
@@ -181,23 +184,33 @@ class Sandbox:
         target = Path(tempfile.mkdtemp(prefix=f"passhat-{self.domain.name}-ticket-")) if workdir is None else workdir
         target.mkdir(parents=True, exist_ok=True)
         path = target / f"{self.domain.name}-{self.seed}-{self.size}-{uuid.uuid4().hex[:8]}.sqlite"
-        shutil.copyfile(self.template_path, path)
-        connection = sqlite3.connect(path)
-        connection.execute("PRAGMA synchronous=OFF")  # a sandbox's file: no waiting on the disk (sqlite_engine)
         try:
-            # The overlay's writes are logged; the new sandbox reads what they changed, then empties the log.
-            apply_overlay(connection, self.domain.metadata, images)
+            shutil.copyfile(self.template_path, path)
+            connection = sqlite3.connect(path)
+            try:
+                connection.execute("PRAGMA synchronous=OFF")  # a sandbox's file: no waiting on the disk
+                # The overlay's writes are logged; the new sandbox reads what they changed, then empties the log.
+                apply_overlay(connection, self.domain.metadata, images)
+            finally:
+                connection.close()
+            derived = Sandbox(
+                self.domain, seed=self.seed, size=self.size, workdir=target, template=path, rebase=self.start,
+                statements_of=self,
+            )  # fmt: skip
         except BaseException:
-            connection.close()
             path.unlink(missing_ok=True)
+            if workdir is None:
+                shutil.rmtree(target, ignore_errors=True)
             raise
-        connection.close()
-        derived = Sandbox(
-            self.domain, seed=self.seed, size=self.size, workdir=target, template=path, rebase=self.start,
-            statements_of=self,
-        )  # fmt: skip
-        derived._owns_workdir = workdir is None
+        if workdir is None:
+            derived._own_workdir()
         return derived
+
+    def _own_workdir(self) -> None:
+        """The working directory is this sandbox's: removed by `close`, or when the sandbox is collected or the
+        process exits without it (a script that never closed it, an exception), so no copy is left in the
+        temporary directory."""
+        self._removal = weakref.finalize(self, shutil.rmtree, self.workdir, ignore_errors=True)
 
     def check_overlay(self, images: Sequence[RowImage]) -> None:
         """Raise as :meth:`derive` would when ``images`` cannot be laid over this sandbox's rows, without making
@@ -247,8 +260,8 @@ class Sandbox:
                 for spare in self._spare:
                     spare.close()
                 self._spare.clear()
-        if self._owns_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        if self._removal is not None:
+            self._removal()  # once: a second close, or the collection after it, does nothing
 
     def __enter__(self) -> Sandbox:
         return self

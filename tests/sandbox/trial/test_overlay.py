@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import pathlib
+import subprocess
+import sys
+import tempfile
+
 import pytest
 from sqlalchemy import select
 
@@ -107,3 +112,44 @@ async def test_a_derived_sandbox_compiles_no_statement_its_origin_compiled(
 def test_rows_that_do_not_fit_are_named(retail: Sandbox, image: RowImage, message: str) -> None:
     with pytest.raises(OverlayError, match=message):
         retail.derive([image])
+
+
+def _leftovers(prefix: str) -> set[str]:
+    return {path.name for path in pathlib.Path(tempfile.gettempdir()).glob(f"{prefix}*")}
+
+
+def test_a_ticket_whose_rows_do_not_fit_leaves_no_directory_behind(retail: Sandbox) -> None:
+    before = _leftovers("passhat-retail-ticket-")
+    with pytest.raises(OverlayError):
+        retail.derive([RowImage("orders", {"order_id": "O-x"}, {"colour": "red"})])
+    assert _leftovers("passhat-retail-ticket-") <= before
+
+
+def test_a_sandbox_never_closed_leaves_no_copy_in_the_temporary_directory(tmp_path: pathlib.Path) -> None:
+    # A script that forgets `close` (or dies of an exception): its sandboxes' databases go when the process ends.
+    script = tmp_path / "forgets.py"
+    script.write_text(
+        "from passhat.sandbox import RowImage, Sandbox\n"
+        "sandbox = Sandbox('retail')\n"
+        "ticket = sandbox.derive([RowImage('orders', {'order_id': 'O-new'}, None)])\n"
+        "print(sandbox.workdir)\n"
+        "print(ticket.workdir)\n"
+        "raise SystemExit(3)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    folders = [pathlib.Path(line) for line in done.stdout.split()]
+    assert len(folders) == 2 and all(folder.name.startswith("passhat-retail-") for folder in folders)
+    assert not any(folder.exists() for folder in folders)
+
+
+def test_a_closed_sandbox_removes_its_directory_once(tmp_path: pathlib.Path) -> None:
+    sandbox = Sandbox("retail")
+    folder = sandbox.workdir
+    assert folder.is_dir()
+    sandbox.close()
+    assert not folder.exists()
+    sandbox.close()  # again: nothing left to do, no error
+    given = Sandbox("retail", workdir=tmp_path / "mine")
+    given.close()
+    assert (tmp_path / "mine").is_dir()  # a directory the caller gave is the caller's
