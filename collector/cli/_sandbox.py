@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import re
+import shutil
 import signal
 import tempfile
 from collections.abc import Iterator
@@ -112,7 +113,6 @@ def serve_domain(
     if domain not in available_domains():
         fail(f"no sandbox domain named {domain!r}; installed: {', '.join(available_domains())}")
     _check_size(domain, size)
-    path = database or Path(tempfile.mkdtemp(prefix="passhat-serve-")) / f"{domain}.sqlite"
     if transport == "http":
         check_listen(host, port, holder="another server?")
         if token is None:
@@ -121,6 +121,11 @@ def serve_domain(
         elif not token.strip():
             fail("--token must not be empty")
         error_console.print(f"serving {domain} over streamable HTTP at http://{host}:{port}/mcp", soft_wrap=True)
+    # Without --database, a copy of its own, removed when the server stops (Ctrl-C, the stdio client leaving).
+    scratch, path = None, database
+    if path is None:
+        scratch = Path(tempfile.mkdtemp(prefix="passhat-serve-"))
+        path = scratch / f"{domain}.sqlite"
     try:
         serve(
             domain,
@@ -136,6 +141,9 @@ def serve_domain(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _check_size(domain: str, size: str) -> None:

@@ -113,6 +113,26 @@ async def test_serve_answers_a_real_mcp_client_over_stdio(tmp_path: Path) -> Non
         assert missing.is_error
 
 
+async def test_serve_without_a_database_removes_its_temporary_copy_when_the_client_leaves(tmp_path: Path) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    params = StdioServerParameters(
+        command=PASSHAT,
+        args=["sandbox", "serve", "retail", "--transport", "stdio"],
+        env={**os.environ, "TMPDIR": str(scratch)},  # where its copy goes: watched here
+    )
+    async with Client(params, read_timeout_seconds=60) as client:
+        copies = list(scratch.glob("passhat-serve-*/retail.sqlite"))
+        assert len(copies) == 1  # served from a copy of its own
+        result = await client.call_tool("calculate", {"expression": "1 + 1"})
+        assert json.loads(result.content[0].text) == {"result": 2.0}  # type: ignore[union-attr]
+    for _ in range(100):  # the server stops once its stdin closes
+        if not list(scratch.glob("passhat-serve-*")):
+            break
+        time.sleep(0.1)
+    assert not list(scratch.glob("passhat-serve-*"))
+
+
 @pytest.mark.slow
 async def test_serve_answers_a_real_mcp_client_over_http(tmp_path: Path) -> None:
     port = free_port()
