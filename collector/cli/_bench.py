@@ -27,6 +27,8 @@ from passhat.collector.cli._options import (
     REPLAY_ONLY,
     AgentOption,
     BaseUrlOption,
+    CustomerBaseUrlOption,
+    CustomerModelOption,
     CustomerOption,
     DomainOption,
     ExecutorOption,
@@ -48,6 +50,7 @@ from passhat.collector.cli._options import (
     TaskTypeOption,
     TimeoutOption,
     TransportOption,
+    check_customer_options,
     check_model_options,
     check_timeout,
     unknown_option,
@@ -94,6 +97,8 @@ class BenchOptions:
     transport: str = "direct"
     model: str | None = None
     base_url: str | None = None
+    customer_model: str | None = None  # the customer's, when not the agent's (None: model)
+    customer_base_url: str | None = None  # the customer's server, when not the agent's (None: base_url)
     timeout: float | None = None  # seconds a model request or an agent service's turn may take (None: 120)
     seed: int = 0
     size: str = "small"
@@ -184,7 +189,10 @@ def _run(options: BenchOptions) -> tuple[list[TrialResult], int]:
         timeout=options.timeout,
     )
     customer = resolve_customer(
-        options.customer, model=options.model, base_url=options.base_url, timeout=options.timeout
+        options.customer,
+        model=options.customer_model or options.model,
+        base_url=options.customer_base_url or options.base_url,
+        timeout=options.timeout,
     )
     # With --send-traces every trial goes to the collector (PASSHAT_ENDPOINT) as a sandbox ticket.
     runtime = passhat.configure(source="sandbox", make_global=False) if options.send_traces else None
@@ -311,6 +319,8 @@ def bench(
     transport: TransportOption = "direct",
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    customer_model: CustomerModelOption = None,
+    customer_base_url: CustomerBaseUrlOption = None,
     timeout: TimeoutOption = None,
     seed: SeedOption = 0,
     size: SizeOption = "small",
@@ -333,6 +343,11 @@ def bench(
     wrong_model = check_model_options(chosen_agent, model=model, base_url=base_url, customer=customer)
     if wrong_model is not None:
         fail(wrong_model)
+    wrong_customer = check_customer_options(
+        chosen_agent, customer, model=model, customer_model=customer_model, customer_base_url=customer_base_url
+    )
+    if wrong_customer is not None:
+        fail(wrong_customer)
     wrong_timeout = check_timeout(chosen_agent, customer, timeout)
     if wrong_timeout is not None:
         fail(wrong_timeout)
@@ -347,7 +362,8 @@ def bench(
             agent=chosen_agent, customer=customer,
             flaws=flaws or ("default" if chosen_agent == "reference" else "off"),
             parallel=8 if parallel is None else parallel, transport=transport, model=model, base_url=base_url,
-            timeout=timeout, seed=seed, size=size, send_traces=send_traces, price_in=price_in, price_out=price_out,
+            customer_model=customer_model, customer_base_url=customer_base_url, timeout=timeout, seed=seed,
+            size=size, send_traces=send_traces, price_in=price_in, price_out=price_out,
             stop_early=bool(stop_early), min_trials=2 if min_trials is None else min_trials,
             executor=chosen_executor, ray_address=ray_address or "local", ray_workers=ray_workers or 0,
         ),

@@ -89,6 +89,19 @@ BaseUrlOption = Annotated[
         "[default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL].",
     ),
 ]
+CustomerModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--customer-model", help="Model of the anthropic or openai customer, when not the agent's [default: --model]."
+    ),
+]
+CustomerBaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--customer-base-url",
+        help="Server of the anthropic or openai customer, when not the agent's [default: --base-url].",
+    ),
+]
 TimeoutOption = Annotated[
     float | None,
     typer.Option(
@@ -107,7 +120,8 @@ PriceOutOption = Annotated[
 
 BENCH_ONLY = (
     "--domain", "--domains", "--scenarios", "--customer", "--flaws", "--transport", "--model", "--base-url",
-    "--seed", "--size", "--send-traces", "--price-in", "--price-out", "--timeout",
+    "--seed", "--size", "--send-traces", "--price-in", "--price-out", "--timeout", "--customer-model",
+    "--customer-base-url",
 )  # fmt: skip
 """Options of `passhat bench` that `passhat replay` (production tickets) does not take."""
 
@@ -144,6 +158,31 @@ def check_model_options(
         f"{named} {verb} to the anthropic and openai agents (--agent anthropic|openai{also}), not to "
         f"{_agent_kind(agent)}: leave {named} out, or choose a model agent"
     )
+
+
+def check_customer_options(
+    agent: str, customer: str, *, model: str | None, customer_model: str | None, customer_base_url: str | None
+) -> str | None:
+    """The error for --customer-model / --customer-base-url given with a customer that calls no model server, or
+    with --model while the agent calls none either (--model would then name nothing), else None."""
+    given = [
+        name for name, value in (("--customer-model", customer_model), ("--customer-base-url", customer_base_url))
+        if value is not None
+    ]  # fmt: skip
+    if not given:
+        return None
+    named = " and ".join(given)
+    if customer not in MODEL_AGENTS:
+        return (
+            f"{named} {'apply' if len(given) > 1 else 'applies'} to a model customer (--customer anthropic|openai), "
+            f"not to the {customer} customer: leave {named} out, or choose a model customer"
+        )
+    if customer_model is not None and model is not None and agent not in MODEL_AGENTS:
+        return (
+            f"--model would be the agent's model, and {_agent_kind(agent)} takes none; the customer's model is "
+            "--customer-model: leave --model out"
+        )
+    return None
 
 
 def check_timeout(agent: str, customer: str, timeout: float | None) -> str | None:
