@@ -41,7 +41,7 @@ class ReplaySettings:
     parallel: int = 8
     seed: int = 0
     size: str = "small"
-    flush_every: int = 50
+    flush_every: int = 256  # trials written to the store together (or every 2 s, whichever comes first)
     trials: int | None = None  # trials per ticket (default: k); pass^k is estimated from all of them
     task_types: tuple[str, ...] = ()  # only these task types (default: every one)
     stop_early: bool = False

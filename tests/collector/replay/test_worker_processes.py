@@ -390,6 +390,42 @@ def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_
         store.close()
 
 
+@pytest.mark.parametrize(("wait", "writes"), [(0.0, K * TICKETS * len(TASK_TYPES)), (3600.0, 1)])
+def test_a_finished_trials_spans_wait_for_others_no_longer_than_prepared_wait(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, wait: float, writes: int
+) -> None:
+    """The spans the workers prepared are stored `PREPARED_AT_ONCE` trials at a time, or once a finished trial's
+    have waited `PREPARED_WAIT` seconds (slow trials: a model agent's), whichever comes first; every one is stored
+    either way. No wait: each trial's as it finishes; a wait longer than the run: all of them together."""
+    from passhat.collector.loop import store_runtime
+    from passhat.collector.replay import _processes
+
+    monkeypatch.setattr(_processes, "default_workers", lambda: 2)
+    monkeypatch.setattr(_processes, "PREPARED_WAIT", wait)
+    shutil.copy(week_db, tmp_path / "week.db")
+    store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
+    runtime = store_runtime(store, "shop")
+    agent = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
+    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=2)
+    built: list[int] = []
+    write_built = type(store).write_built
+
+    def counted(self: Store, project: str, parts: Sequence[object]) -> object:
+        built.append(len(parts))
+        return write_built(self, project, parts)
+
+    monkeypatch.setattr(type(store), "write_built", counted)
+    try:
+        outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings, runtime=runtime))
+        runtime.flush()
+        assert len(built) == writes and sum(built) == len(outcome.trials) == K * TICKETS * len(TASK_TYPES)
+        traced = store.list_tickets("shop", source="sandbox", replay_run_id=outcome.run.run_id, limit=1000)
+        assert {t.trace_id for t in traced} == {t.trace_id for t in outcome.trials}
+    finally:
+        runtime.shutdown()
+        store.close()
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_trace_of_a_run_the_harness_lost_in_a_worker_is_stored_with_its_trial(
     week_db: pathlib.Path, tmp_path: pathlib.Path, workers: int
