@@ -221,18 +221,21 @@ class ModelServerWatch:
         self.checked = False
 
     def _stop(self, kind: str, first: str, calls: int) -> ModelServerUnusableError:
-        message = (
+        return self._unusable(
+            kind,
             f"{first}; {'its first' if calls > 1 else 'a first'} {calls} call{'s' if calls > 1 else ''} all failed "
-            f"this way and none was answered, so the run stopped rather than retry every trial: {fix_for(kind)}"
+            f"this way and none was answered, so the run stopped rather than retry every trial: {fix_for(kind)}",
         )
-        self.unusable = ModelServerUnusableError(message, endpoint=self.endpoint, kind=kind)
-        return self.unusable
 
     def _gone(self, kind: str, first: str, calls: int) -> ModelServerUnusableError:
-        message = (
-            f"{first}; it had answered {self.answered} call{'s' if self.answered != 1 else ''}, then its last {calls} "
-            f"calls in a row all failed this way, so the run stopped rather than fail every trial left: {fix_for(kind)}"
+        return self._unusable(
+            kind,
+            f"{first}; it had answered {self.answered} call{'s' if self.answered != 1 else ''}, then its last "
+            f"{calls} calls in a row all failed this way, so the run stopped rather than fail every trial left: "
+            f"{fix_for(kind)}",
         )
+
+    def _unusable(self, kind: str, message: str) -> ModelServerUnusableError:
         self.unusable = ModelServerUnusableError(message, endpoint=self.endpoint, kind=kind)
         return self.unusable
 

@@ -346,26 +346,18 @@ def test_a_replays_own_workers_start_before_it_plans_and_end_with_it(
     assert workers() == []
 
 
-def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_worker(
-    week_db: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Traced into the store (as `passhat replay` traces by default) with a worker on every core, the workers
-    build the store's rows of each trial's spans and the driver only inserts them: nothing is relayed, and every
-    trial's trace is stored, its ticket and tool calls found as the collector's ingest finds them."""
+def _traced_on_two_workers(
+    week_db: pathlib.Path, folder: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Store, passhat.Passhat, list[int]]:
+    """A copy of the week's store traced into (as `passhat replay` traces by default), two workers (one on every
+    core), and the number of trials of each write of their built span rows, as the writes happen."""
     from passhat.collector.loop import store_runtime
-    from passhat.collector.replay import _processes, _relay
+    from passhat.collector.replay import _processes
 
-    def no_relay(*_: object) -> None:
-        raise AssertionError("the driver relayed a worker's spans")
-
-    monkeypatch.setattr(_relay, "relay", no_relay)
-    monkeypatch.setattr(_processes, "default_workers", lambda: 2)  # two workers: one on every core
-    shutil.copy(week_db, tmp_path / "week.db")
-    store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
-    runtime = store_runtime(store, "shop")
-    agent = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
-    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=2)
-    built = []
+    monkeypatch.setattr(_processes, "default_workers", lambda: 2)
+    shutil.copy(week_db, folder / "week.db")
+    store = open_store(f"sqlite:///{folder / 'week.db'}")
+    built: list[int] = []
     write_built = type(store).write_built
 
     def counted(self: Store, project: str, parts: Sequence[object]) -> object:
@@ -373,9 +365,32 @@ def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_
         return write_built(self, project, parts)
 
     monkeypatch.setattr(type(store), "write_built", counted)
+    return store, store_runtime(store, "shop"), built
+
+
+def _replay_traced(store: Store, runtime: passhat.Passhat) -> ReplayOutcome:
+    agent = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
+    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=2)
+    outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings, runtime=runtime))
+    runtime.flush()
+    return outcome
+
+
+def test_a_traced_replay_on_every_core_stores_each_trials_spans_prepared_by_its_worker(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Traced into the store (as `passhat replay` traces by default) with a worker on every core, the workers
+    build the store's rows of each trial's spans and the driver only inserts them: nothing is relayed, and every
+    trial's trace is stored, its ticket and tool calls found as the collector's ingest finds them."""
+    from passhat.collector.replay import _relay
+
+    def no_relay(*_: object) -> None:
+        raise AssertionError("the driver relayed a worker's spans")
+
+    monkeypatch.setattr(_relay, "relay", no_relay)
+    store, runtime, built = _traced_on_two_workers(week_db, tmp_path, monkeypatch)
     try:
-        outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings, runtime=runtime))
-        runtime.flush()
+        outcome = _replay_traced(store, runtime)
         assert sum(built) == len(outcome.trials)  # each trial's rows, built by its worker
         traced = store.list_tickets("shop", source="sandbox", replay_run_id=outcome.run.run_id, limit=1000)
         assert len(traced) == len(outcome.trials) == K * TICKETS * len(TASK_TYPES)
@@ -397,27 +412,12 @@ def test_a_finished_trials_spans_wait_for_others_no_longer_than_prepared_wait(
     """The spans the workers prepared are stored `PREPARED_AT_ONCE` trials at a time, or once a finished trial's
     have waited `PREPARED_WAIT` seconds (slow trials: a model agent's), whichever comes first; every one is stored
     either way. No wait: each trial's as it finishes; a wait longer than the run: all of them together."""
-    from passhat.collector.loop import store_runtime
     from passhat.collector.replay import _processes
 
-    monkeypatch.setattr(_processes, "default_workers", lambda: 2)
     monkeypatch.setattr(_processes, "PREPARED_WAIT", wait)
-    shutil.copy(week_db, tmp_path / "week.db")
-    store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
-    runtime = store_runtime(store, "shop")
-    agent = AgentSpec(ReferenceAgent.factory(FLAWS), "reference (simulation)", "1", True)
-    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=4, workers=2)
-    built: list[int] = []
-    write_built = type(store).write_built
-
-    def counted(self: Store, project: str, parts: Sequence[object]) -> object:
-        built.append(len(parts))
-        return write_built(self, project, parts)
-
-    monkeypatch.setattr(type(store), "write_built", counted)
+    store, runtime, built = _traced_on_two_workers(week_db, tmp_path, monkeypatch)
     try:
-        outcome = asyncio.run(replay_period(store, "shop", WEEK, agent, settings=settings, runtime=runtime))
-        runtime.flush()
+        outcome = _replay_traced(store, runtime)
         assert len(built) == writes and sum(built) == len(outcome.trials) == K * TICKETS * len(TASK_TYPES)
         traced = store.list_tickets("shop", source="sandbox", replay_run_id=outcome.run.run_id, limit=1000)
         assert {t.trace_id for t in traced} == {t.trace_id for t in outcome.trials}
