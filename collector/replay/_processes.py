@@ -29,11 +29,15 @@ import dataclasses
 import multiprocessing
 import os
 import pickle
+import shutil
 import sys
+import tempfile
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import passhat
@@ -143,6 +147,10 @@ class WorkerProcesses:
         self._slots: asyncio.Queue[int] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.retried = 0
+        # The workers' temporary files, in one folder of the driver's: removed with the workers (`close`), or
+        # when this object goes or the process exits, and a killed worker's at once (`_gone`).
+        self._scratch: Path | None = None
+        self._removal: weakref.finalize[Any, Any] | None = None
 
     @property
     def slots(self) -> int:
@@ -152,6 +160,9 @@ class WorkerProcesses:
     async def start(self) -> WorkerProcesses:
         """Start the workers and wait until each holds its templates."""
         self._loop = asyncio.get_running_loop()
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="passhat-workers-"))
+            self._removal = weakref.finalize(self, shutil.rmtree, self._scratch, ignore_errors=True)
         self._workers = [self._spawn(index) for index in range(self.count)]
         for worker in self._workers:
             await self._expect_ready(worker, "start")
@@ -232,6 +243,8 @@ class WorkerProcesses:
             self._stop_reading(worker)
             worker.connection.close()
         self._workers = []
+        if self._removal is not None:
+            self._removal()
 
     # -- internals
 
@@ -251,7 +264,8 @@ class WorkerProcesses:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([_worker.__name__])
         ours, theirs = context.Pipe(duplex=True)
-        process = context.Process(target=_serve, args=(theirs, list(sys.path)), name=f"passhat-trials-{index}")
+        scratch = None if self._scratch is None else str(self._scratch)
+        process = context.Process(target=_serve, args=(theirs, list(sys.path), scratch), name=f"passhat-trials-{index}")
         process.daemon = True
         process.start()
         theirs.close()
@@ -348,6 +362,8 @@ class WorkerProcesses:
         worker.alive = False
         worker.process.join(timeout=5)
         code = worker.process.exitcode
+        if self._scratch is not None and code is not None:  # what it left: its templates, its tickets' own
+            shutil.rmtree(self._scratch / f"worker-{worker.process.pid}", ignore_errors=True)
         for future, index in list(self._pending.values()):
             if index == worker.index and not future.done():
                 future.set_exception(WorkerLostError(f"process {worker.process.pid} ended (exit code {code})"))

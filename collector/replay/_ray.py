@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import gc
 import importlib
 import os
@@ -286,6 +287,11 @@ class RayTrials:
         return _lost(item, attempt, lost, time.perf_counter() - started), tuple(lost)
 
     def close(self) -> None:
+        # Each worker removes its templates first (killed, it could not: they stayed in its node's temporary
+        # directory); one that does not answer within a few seconds is killed all the same.
+        closing = [worker.handle.close.remote() for worker in self.workers]
+        with contextlib.suppress(Exception):
+            self._ray.wait(closing, num_returns=len(closing), timeout=10)
         for worker in self.workers:
             self._ray.kill(worker.handle, no_restart=True)
         self.workers = []

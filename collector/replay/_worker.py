@@ -12,6 +12,7 @@ import dataclasses
 import os
 import pickle
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -170,11 +171,17 @@ class _Body(TrialWorker):
         return WorkerResult(result, tuple(SpanSnapshot.of(span) for span in finished), os.getpid())
 
 
-def _serve(connection: Connection, path: list[str]) -> None:
-    """A worker process: take messages from the driver until it says stop or goes away."""
+def _serve(connection: Connection, path: list[str], scratch: str | None = None) -> None:
+    """A worker process: take messages from the driver until it says stop or goes away. Its temporary files (the
+    domains' templates, tickets' own) go in ``scratch``/worker-<pid>, which the driver removes, even when this
+    process is killed and cannot."""
     for entry in reversed(path):  # the driver's import path (your factory's module beside passhat.toml)
         if entry not in sys.path:
             sys.path.insert(0, entry)
+    if scratch is not None:
+        folder = os.path.join(scratch, f"worker-{os.getpid()}")
+        os.makedirs(folder, exist_ok=True)
+        tempfile.tempdir = folder
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve_loop(connection))
 

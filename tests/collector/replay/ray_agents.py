@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,8 @@ class KillsItsWorker:
 
     async def respond(self, messages: Sequence[Message], tools: Toolbox) -> Message:
         if self._armed and not self._marker.exists():
-            self._marker.write_text(str(os.getpid()), encoding="utf-8")
+            # Its pid, and where its temporary files (its templates) are: killed, it leaves them.
+            self._marker.write_text(f"{os.getpid()}\n{tempfile.gettempdir()}", encoding="utf-8")
             os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies with this trial (and any other) in flight
         return await self.inner.respond(messages, tools)
 

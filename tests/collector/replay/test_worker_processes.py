@@ -13,6 +13,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 
@@ -111,13 +112,20 @@ def test_worker_processes_give_every_trial_the_outcome_it_has_in_process(
 
 
 def test_a_worker_killed_mid_trial_costs_a_retry_and_the_figures_stay(
-    week_db: pathlib.Path, tmp_path: pathlib.Path, in_process: ReplayOutcome
+    week_db: pathlib.Path, tmp_path: pathlib.Path, in_process: ReplayOutcome, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = (sorted(in_process.trials, key=lambda t: (t.ticket_id, t.attempt))[0].ticket_id, 1)
     marker = tmp_path / "killed"
     killer = AgentSpec(KillingFactory(FLAWS, target, marker), AGENT.label, "1", True)
+    scratch = tmp_path / "tmp"  # the driver's temporary directory, watched
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     outcome = _replay(week_db, tmp_path, killer, 2)
     assert marker.exists()  # the worker did die
+    # Its templates were in a folder of the driver's, which the driver removed: killed, the worker could not.
+    killed_in = pathlib.Path(marker.read_text(encoding="utf-8").splitlines()[1])
+    assert killed_in.is_relative_to(scratch) and not killed_in.exists()
+    assert not [path.name for path in scratch.iterdir() if path.name.startswith("passhat-")]
     assert _outcomes(outcome.trials) == _outcomes(in_process.trials)
     retried = {(t.ticket_id, t.attempt) for t in outcome.trials if t.details.infra_retries}
     assert target in retried
