@@ -161,6 +161,29 @@ def test_the_ray_executor_gives_the_figures_of_the_local_one(
         store.close()
 
 
+def _template_folders(worker: Any) -> list[str]:
+    """Run in a worker actor: the folders of its domains' templates."""
+    return [str(sandbox.workdir) for sandbox in worker.pool._bases.values()]
+
+
+def test_ray_workers_remove_their_templates_before_they_are_stopped(cluster: Any) -> None:
+    # Killed without a word, an actor left its templates (a database each) in its node's temporary directory.
+    from passhat.collector.replay._ray import RayTrials
+    from passhat.sandbox import RunConfig
+
+    trials = RayTrials(_settings("ray"), {"retail": load_domain("retail")}, AGENT.factory, RunConfig(), None)
+    try:
+        folders = [
+            pathlib.Path(folder)
+            for worker in trials.workers
+            for folder in cluster.get(worker.handle.__ray_call__.remote(_template_folders), timeout=120)
+        ]
+        assert len(folders) == 2 and all(folder.is_dir() for folder in folders)  # a template in each worker
+    finally:
+        trials.close()
+    assert not any(folder.exists() for folder in folders)
+
+
 def test_a_worker_killed_mid_trial_costs_a_retry_recorded_as_infra_and_the_run_finishes(
     cluster: Any, week_db: pathlib.Path, tmp_path: pathlib.Path, local: list[TrialRow]
 ) -> None:
