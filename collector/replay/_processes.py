@@ -81,13 +81,10 @@ measurement on six. For a store whose rows the workers build (the SQL stores), o
 enough: the driver then only inserts them."""
 
 PREPARED_AT_ONCE = 256
-"""Trials whose prepared spans the driver stores together (one write of the store for them all). The store's
-indexes are touched once a write, not once a trial: 256 against 64 took the driver about 0.06 ms a trial less
-(0.62 against 0.68 ms, 6 alternating traced replays of 1,800 trials on 2 workers)."""
+"""Trials whose prepared spans the driver stores in one write (docs/loop.md, "Traced trials": larger is cheaper)."""
 
 PREPARED_WAIT = 2.0
-"""Seconds at most the spans of a finished trial wait for others before they are stored (slow trials: a model
-agent's), as a trial's row waits at most as long (`_TrialWriter`): its trace is there soon after its row."""
+"""Seconds at most a finished trial's spans wait for others before they are stored, as its row does."""
 
 KEEP_IDLE = 32
 """At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
@@ -147,8 +144,8 @@ class WorkerProcesses:
         self._slots: asyncio.Queue[int] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.retried = 0
-        # The workers' temporary files, in one folder of the driver's: removed with the workers (`close`), or
-        # when this object goes or the process exits, and a killed worker's at once (`_gone`).
+        # The workers' temporary files, in a folder of the driver's: removed by `close` (or at exit), a killed
+        # worker's by `_gone`.
         self._scratch: Path | None = None
         self._removal: weakref.finalize[Any, Any] | None = None
 
@@ -245,6 +242,7 @@ class WorkerProcesses:
         self._workers = []
         if self._removal is not None:
             self._removal()
+            self._scratch = self._removal = None  # started again, the workers get a new one
 
     # -- internals
 

@@ -141,10 +141,6 @@ def _cause(error: BaseException) -> str:
     return f" ({type(cause).__name__}: {cause})"
 
 
-def _type(error: BaseException) -> object:
-    return getattr(error, "type", None)
-
-
 def describe(error: BaseException, endpoint: ModelEndpoint, client: Any = None) -> ModelServerError:
     """A `ModelServerError` naming ``endpoint`` for an `openai` / `anthropic` client error (the same class names in
     both), with its ``kind``; any other error is returned wrapped all the same, kind None."""
@@ -158,7 +154,9 @@ def describe(error: BaseException, endpoint: ModelEndpoint, client: Any = None) 
         what, kind = f"refused the key (status {status}): {said}", f"status {status}"
     elif status == 404:
         what, kind = f"answered 404, no such path or model: {said}", "status 404"
-    elif status == 402 or (status == 429 and "insufficient_quota" in (getattr(error, "code", None), _type(error))):
+    elif status == 402 or (
+        status == 429 and "insufficient_quota" in (getattr(error, "code", None), getattr(error, "type", None))
+    ):
         # The account's quota or credit is spent (OpenAI's 429 insufficient_quota, a 402): no call works until it is
         # topped up, unlike a rate limit's 429, which passes.
         what, kind = f"answered {status}, no quota or credit left: {said}", "quota"
