@@ -504,3 +504,39 @@ def test_the_workers_prepare_the_spans_only_where_the_driver_would_bound_the_rep
         spans_only.shutdown()
         runtime.shutdown()
         store.close()
+
+
+def test_the_server_workers_fork_from_holds_what_a_traced_replays_profile_needs(tmp_path: pathlib.Path) -> None:
+    """A traced replay on every core sends its workers the function that builds the store's rows of their spans;
+    loading it imported the collector's ingest package (its web app included) in each worker as the replay
+    began, stalling them all. The forkserver imports those modules once (`TRACED_PRELOAD`): a process that
+    imported what the workers are forked with imports nothing more to load that function, on every SQL store
+    and for the spans-only preparation (embedded ClickHouse's)."""
+    import functools
+    import pickle
+
+    from passhat.collector.ingest._store_export import prepare_spans
+    from passhat.collector.replay._processes import TRACED_PRELOAD
+
+    store = open_store(f"sqlite:///{tmp_path / 'traced.db'}")
+    try:
+        sent = [
+            pickle.dumps(StoreSpanExporter(store, "shop").prepare_in_workers()),
+            pickle.dumps(functools.partial(prepare_spans, max_attribute_bytes=1024)),
+        ]
+    finally:
+        store.close()
+    code = (
+        "import importlib, pickle, sys\n"
+        f"for name in ['passhat.collector.replay._worker', *{list(TRACED_PRELOAD)!r}]:\n"
+        "    importlib.import_module(name)\n"
+        "before = set(sys.modules)\n"
+        "for data in sys.stdin.buffer.read().split(b'\\0SPLIT\\0'):\n"
+        "    assert callable(pickle.loads(data))\n"
+        "print(sorted(name for name in set(sys.modules) - before if name.startswith('passhat')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=b"\0SPLIT\0".join(sent), capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().strip() == "[]"
