@@ -1,10 +1,13 @@
-"""How `SqlStore` sets up its connections: SQLite's pragmas and write transactions, PostgreSQL's NUL rule."""
+"""How `SqlStore` sets up its connections: SQLite's pragmas and write transactions, PostgreSQL's NUL rule, and the
+one connection an in-memory SQLite store shares between threads."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.pool import StaticPool
 
 from passhat.collector.store.sql._ingest import without_nul
 
@@ -51,3 +54,32 @@ def _no_nul(parameters: dict[str, Any]) -> dict[str, Any]:
     values = list(parameters.values())
     cleaned = without_nul(values)  # the ingest path's rule, so both paths store the same text
     return parameters if cleaned is values else dict(zip(parameters, cleaned, strict=True))
+
+
+class OneMemoryDatabase(StaticPool):
+    """The pool of an in-memory SQLite store (``sqlite://``): one connection, so one database, for every thread.
+
+    An in-memory database lives in the connection that made it. SQLAlchemy's default pool for it gives each thread
+    a connection of its own, so a thread other than the one that opened the store (a span processor's export
+    thread, the web app's request threads) found an empty database ("no such table"), and the spans it exported
+    were lost. Threads take turns on the one connection: a thread checks it out and holds it until it hands it
+    back (nested checkouts in one thread share it, as they did). The store's writers take the same turn
+    (`turn`), so a thread holding the connection that then writes cannot wait on a writer waiting on it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.turn = threading.RLock()
+
+    def _do_get(self) -> Any:
+        self.turn.acquire()
+        try:
+            return super()._do_get()
+        except BaseException:
+            self.turn.release()
+            raise
+
+    def _do_return_conn(self, record: Any) -> None:
+        try:
+            super()._do_return_conn(record)
+        finally:
+            self.turn.release()

@@ -42,7 +42,7 @@ from passhat.collector.store._rows import (
 from passhat.collector.store._ticket_list import TicketFilter, TicketPage
 from passhat.collector.store._tool_twins import merge_tool_twins
 from passhat.collector.store.sql import _schema as schema
-from passhat.collector.store.sql._connect import postgres_parameters, sqlite_begin, sqlite_pragmas
+from passhat.collector.store.sql._connect import OneMemoryDatabase, postgres_parameters, sqlite_begin, sqlite_pragmas
 from passhat.collector.store.sql._graded import VerdictQueries
 from passhat.collector.store.sql._ingest import (
     Prepared,
@@ -101,8 +101,14 @@ class SqlStore(RunQueries, VerdictQueries, Store):
                     f"cannot create the folder {folder} of the SQLite store {parsed.render_as_string()}: "
                     f"{exc.strerror or exc} (check --data-dir, $PASSHAT_DATA_DIR or the store URL)"
                 ) from exc
+        memory = self._is_sqlite and parsed.database in (None, "", ":memory:")
         try:
-            self._engine = sa.create_engine(parsed)
+            if memory:  # one database for every thread (`OneMemoryDatabase`)
+                self._engine = sa.create_engine(
+                    parsed, poolclass=OneMemoryDatabase, connect_args={"check_same_thread": False}
+                )
+            else:
+                self._engine = sa.create_engine(parsed)
         except (ArgumentError, ImportError) as exc:
             raise StoreError(f"cannot open {parsed.render_as_string()}: {exc}") from exc
         if self._is_sqlite:
@@ -110,7 +116,10 @@ class SqlStore(RunQueries, VerdictQueries, Store):
             event.listen(self._engine, "begin", sqlite_begin)
         if self._engine.dialect.name == "postgresql":
             event.listen(self._engine, "before_cursor_execute", postgres_parameters, retval=True)
-        self._write_lock = threading.Lock()
+        # One writer at a time in this process; an in-memory store's writers take the turn its threads share.
+        self._write_lock: contextlib.AbstractContextManager[Any] = (
+            self._engine.pool.turn if isinstance(self._engine.pool, OneMemoryDatabase) else threading.Lock()
+        )
         self._lock_path: str | None = None
         if self._is_sqlite and parsed.database and parsed.database != ":memory:" and fcntl is not None:
             self._lock_path = str(pathlib.Path(parsed.database).expanduser()) + "-writers.lock"

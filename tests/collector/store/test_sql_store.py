@@ -121,6 +121,51 @@ def test_data_survives_reopening(sqlite_url: str) -> None:
         assert store.schema_version() == len(MIGRATIONS)
 
 
+class TestInMemorySqlStore(StoreContract):
+    """An in-memory SQLite store (``sqlite://``) keeps the same contract."""
+
+    @pytest.fixture
+    def store(self) -> Iterator[Store]:
+        with open_store("sqlite://") as store:
+            yield store
+
+
+def test_an_in_memory_store_is_one_database_for_every_thread() -> None:
+    """An in-memory database lives in its connection: the store's threads share one, taking turns. Before, each
+    thread got an empty database of its own, so spans a span processor's export thread wrote were lost ("no such
+    table") and the web app's request threads found nothing. Here four threads write at once and read between
+    their writes while this thread reads: every write is found by every thread, and none fails."""
+    with open_store("sqlite://") as store:
+        store.ensure_project("shop")
+        start = threading.Barrier(5)
+        failures: list[BaseException] = []
+
+        def write(worker: int) -> None:
+            try:
+                start.wait()
+                for n in range(20):
+                    store.write_batch("shop", [ticket_span(f"T-{worker}-{n}")])
+                    assert store.count_spans("shop") >= n + 1
+            except BaseException as exc:  # handed to the test's thread
+                failures.append(exc)
+
+        threads = [threading.Thread(target=write, args=(worker,)) for worker in range(4)]
+        for thread in threads:
+            thread.start()
+        start.wait()
+        seen = [store.count_spans("shop") for _ in range(50)]
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not failures, failures
+        assert seen == sorted(seen)  # committed writes only, in order
+        assert store.count_spans("shop") == 80
+        found: list[int] = []
+        reader = threading.Thread(target=lambda: found.append(store.count_spans("shop")))
+        reader.start()
+        reader.join(timeout=60)
+        assert found == [80]
+
+
 def test_missing_directories_are_created(tmp_path: pathlib.Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'a' / 'b' / 'x.db'}") as store:
         assert store.schema_version() == len(MIGRATIONS)
