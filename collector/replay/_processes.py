@@ -86,11 +86,6 @@ PREPARED_AT_ONCE = 256
 PREPARED_WAIT = 2.0
 """Seconds at most a finished trial's spans wait for others before they are stored, as its row does."""
 
-TRACED_PRELOAD = ("passhat.collector.ingest._store_export", "passhat.collector.store.sql._ingest")
-"""Modules a traced replay's workers import to build the store's rows of their spans (`spans_prepared_in_workers`),
-imported once by the server the workers are forked from: loading the profile of a traced replay in each worker
-(the ingest package brings the collector's web app) stalled every worker about 0.1 s at the replay's start."""
-
 KEEP_IDLE = 32
 """At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
 
@@ -265,7 +260,7 @@ class WorkerProcesses:
 
     def _spawn(self, index: int) -> _Process:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([_worker.__name__, *TRACED_PRELOAD])
+        context.set_forkserver_preload([_worker.__name__, *_worker.TRACED_PRELOAD])
         ours, theirs = context.Pipe(duplex=True)
         scratch = None if self._scratch is None else str(self._scratch)
         process = context.Process(target=_serve, args=(theirs, list(sys.path), scratch), name=f"passhat-trials-{index}")

@@ -37,6 +37,11 @@ ANSWER_WAIT = 0.002
 ANSWERS_AT_ONCE = 64
 """At most this many answers go back in one message."""
 
+TRACED_PRELOAD = ("passhat.collector.ingest._store_export", "passhat.collector.store.sql._ingest")
+"""Modules a traced replay's workers import to build the store's rows of their spans (`spans_prepared_in_workers`),
+imported once, with this one, by the server the workers are forked from: loading the profile of a traced replay
+in each worker (the ingest package brings the collector's web app) stalled every worker about 0.1 s at the start."""
+
 
 @dataclass(frozen=True)
 class Prepared:

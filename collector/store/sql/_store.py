@@ -86,8 +86,10 @@ class SqlStore(RunQueries, VerdictQueries, Store):
             raise StoreError(f"not a database URL: {url!r} ({exc})") from exc
         self.url = parsed
         self._is_sqlite = parsed.get_backend_name() == "sqlite"
-        if self._is_sqlite and parsed.database and parsed.database != ":memory:":
-            file = pathlib.Path(parsed.database).expanduser()
+        # The SQLite file's path (None for another database, or SQLite in memory).
+        sqlite_file = parsed.database if self._is_sqlite and parsed.database not in (None, "", ":memory:") else None
+        if sqlite_file is not None:
+            file = pathlib.Path(sqlite_file).expanduser()
             if file.is_dir():
                 raise StoreError(
                     f"the SQLite store {parsed.render_as_string()} names the folder {file}, not a file: name a file "
@@ -101,14 +103,10 @@ class SqlStore(RunQueries, VerdictQueries, Store):
                     f"cannot create the folder {folder} of the SQLite store {parsed.render_as_string()}: "
                     f"{exc.strerror or exc} (check --data-dir, $PASSHAT_DATA_DIR or the store URL)"
                 ) from exc
-        memory = self._is_sqlite and parsed.database in (None, "", ":memory:")
+        # In memory: one database for every thread (`OneMemoryDatabase`).
+        memory = {"poolclass": OneMemoryDatabase, "connect_args": {"check_same_thread": False}}
         try:
-            if memory:  # one database for every thread (`OneMemoryDatabase`)
-                self._engine = sa.create_engine(
-                    parsed, poolclass=OneMemoryDatabase, connect_args={"check_same_thread": False}
-                )
-            else:
-                self._engine = sa.create_engine(parsed)
+            self._engine = sa.create_engine(parsed, **(memory if self._is_sqlite and sqlite_file is None else {}))
         except (ArgumentError, ImportError) as exc:
             raise StoreError(f"cannot open {parsed.render_as_string()}: {exc}") from exc
         if self._is_sqlite:
@@ -121,8 +119,8 @@ class SqlStore(RunQueries, VerdictQueries, Store):
             self._engine.pool.turn if isinstance(self._engine.pool, OneMemoryDatabase) else threading.Lock()
         )
         self._lock_path: str | None = None
-        if self._is_sqlite and parsed.database and parsed.database != ":memory:" and fcntl is not None:
-            self._lock_path = str(pathlib.Path(parsed.database).expanduser()) + "-writers.lock"
+        if sqlite_file is not None and fcntl is not None:
+            self._lock_path = str(pathlib.Path(sqlite_file).expanduser()) + "-writers.lock"
         self._driver_error: type[Exception] = getattr(self._engine.dialect.dbapi, "Error", SQLAlchemyError)
         self._driver_data_error: type[Exception] = getattr(self._engine.dialect.dbapi, "DataError", DataError)
         self._driver_integrity_error: type[Exception] = getattr(

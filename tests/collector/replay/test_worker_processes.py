@@ -523,7 +523,7 @@ def test_the_server_workers_fork_from_holds_what_a_traced_replays_profile_needs(
     import pickle
 
     from passhat.collector.ingest._store_export import prepare_spans
-    from passhat.collector.replay._processes import TRACED_PRELOAD
+    from passhat.collector.replay._worker import TRACED_PRELOAD
 
     store = open_store(f"sqlite:///{tmp_path / 'traced.db'}")
     try:
