@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.service_stubs import StubServer
 
 
 def _message(model: str, wants_tool: bool) -> dict[str, Any]:
@@ -103,7 +105,7 @@ class MessagesApiServer:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
-        self._server: ThreadingHTTPServer | None = None
+        self._server: StubServer | None = None
 
     @property
     def url(self) -> str:
@@ -158,7 +160,7 @@ class MessagesApiServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return None
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = StubServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
         return self
