@@ -22,7 +22,13 @@ their templates meanwhile.
 default (a `passhat.source = sandbox` ticket per trial, its tool calls and state writes: what the UI's trial
 trace view reads); the clock includes the last spans stored. Without it the trials are not traced.
 
+``busy_share_2_workers``: the share of the two cores a two-worker replay kept busy (its trials a second times their
+CPU, the workers' and the driver's, over 2); the rest is a core waiting for work. ``--ahead 0,8``: the workers
+hold that many trials queued beyond the 4 each runs (`WorkerProcesses(ahead=)`), each value in every repeat,
+alternately, so they are compared side by side (the figures of each under ``by_ahead``).
+
 Run: .venv/bin/python benchmarks/bench_workers.py [--tickets 3] [--k 10] [--repeats 3] [--cold] [--traced]
+     [--ahead 0,8]
 """
 
 from __future__ import annotations
@@ -93,6 +99,7 @@ async def replay_once(
     *,
     cold: bool = False,
     traced: bool = False,
+    ahead: int | None = None,
 ) -> tuple[float, float, int, float, float]:
     """(start-up seconds, replay seconds, trials, driver CPU-s, workers' CPU-s) for one replay on ``workers``
     processes; the CPU seconds cover the replay only. ``cold``: the replay starts its own workers, as `passhat
@@ -118,7 +125,7 @@ async def replay_once(
             store.close()
         return 0.0, time.perf_counter() - began, len(outcome.trials), time.process_time() - driver, 0.0
     started = time.perf_counter()
-    processes = await WorkerProcesses({"retail": retail}, workers=workers, concurrency=4).start()
+    processes = await WorkerProcesses({"retail": retail}, workers=workers, concurrency=4, ahead=ahead).start()
     ready = time.perf_counter()
     driver = time.process_time()
     children = _workers_cpu(processes)
@@ -149,15 +156,29 @@ def main() -> None:
         "--cold", action="store_true", help="each replay starts its own workers (the clock includes their start)"
     )
     parser.add_argument("--traced", action="store_true", help="trace every trial into the store, as by default")
+    parser.add_argument(
+        "--ahead",
+        default="",
+        help="trials each worker holds queued beyond the 4 it runs (default: the library's); a list (0,8) runs"
+        " each value in every repeat, alternately, and prints each one's figures under by_ahead",
+    )
     args = parser.parse_args()
+    aheads: list[int | None] = [int(value) for value in args.ahead.split(",") if value.strip()] or [None]
+    if args.cold and aheads != [None]:
+        parser.error("--ahead measures workers started by the benchmark: leave out --cold")
+    results = _measure_all(args, aheads)
+    if len(aheads) == 1:
+        print(json.dumps(results[aheads[0]]))
+    else:
+        print(json.dumps({"by_ahead": {str(ahead): result for ahead, result in results.items()}}))
+
+
+def _measure_all(args: argparse.Namespace, aheads: list[int | None]) -> dict[int | None, dict[str, object]]:
+    """Each ahead value's figures, the replays of every value alternating within each repeat."""
+    runs = {ahead: _Runs() for ahead in aheads}
     with tempfile.TemporaryDirectory(prefix="passhat-bench-workers-") as name:
         folder = Path(name)
         week = build_week(folder, args.tickets)
-        rates: dict[int, list[float]] = {1: [], 2: []}
-        startup: dict[int, list[float]] = {1: [], 2: []}
-        driver_cpu: dict[int, list[float]] = {1: [], 2: []}
-        worker_cpu: dict[int, list[float]] = {1: [], 2: []}
-        trials = 0
         # The driver's own templates (which rows a ticket restores and whether they fit), built once per process
         # as the demo and the collector's loop keep them, like the workers' templates: printed apart.
         began = time.perf_counter()
@@ -165,40 +186,66 @@ def main() -> None:
         pool.base(load_domain("retail"))
         templates = time.perf_counter() - began
         for _ in range(args.repeats):
-            for workers in (1, 2):
-                start, seconds, trials, driver, children = asyncio.run(
-                    replay_once(week, folder, workers, args.tickets, args.k, pool, cold=args.cold, traced=args.traced)
-                )
-                rates[workers].append(trials / seconds)
-                startup[workers].append(start)
-                driver_cpu[workers].append(driver / trials)
-                worker_cpu[workers].append(children / trials)
+            for ahead in aheads:
+                for workers in (1, 2):
+                    start, seconds, trials, driver, children = asyncio.run(
+                        replay_once(
+                            week, folder, workers, args.tickets, args.k, pool,
+                            cold=args.cold, traced=args.traced, ahead=ahead,
+                        )
+                    )  # fmt: skip
+                    runs[ahead].add(workers, start, seconds, trials, driver, children)
         pool.close()
-    ratios = [two / one for one, two in zip(rates[1], rates[2], strict=True)]
-    cpu = {w: (statistics.median(worker_cpu[w]), statistics.median(driver_cpu[w])) for w in (1, 2)}
-    implied = max(cpu[1]) / ((cpu[2][0] + cpu[2][1]) / 2)
-    print(
-        json.dumps(
-            {
-                "trials": trials,
-                "traced": args.traced,
-                "trials_per_s_1_worker": round(statistics.median(rates[1]), 1),
-                "trials_per_s_2_workers": round(statistics.median(rates[2]), 1),
-                "ratio_median": round(statistics.median(ratios), 2),
-                "ratio_min": round(min(ratios), 2),
-                "ratio_max": round(max(ratios), 2),
-                "startup_s_1_worker": round(statistics.median(startup[1]), 2),
-                "startup_s_2_workers": round(statistics.median(startup[2]), 2),
-                "driver_templates_s": round(templates, 2),
-                # Where a trial's CPU goes: the driver (planning, storing rows and spans) and the workers. On
-                # two cores the driver's share bounds the 2-worker gain whatever the load.
-                "driver_cpu_ms_per_trial": {w: round(1000 * statistics.median(v), 2) for w, v in driver_cpu.items()},
-                "workers_cpu_ms_per_trial": {w: round(1000 * statistics.median(v), 2) for w, v in worker_cpu.items()},
-                "ratio_on_2_free_cores_from_cpu": round(implied, 2),
-                "repeats": args.repeats,
-            }
-        )
-    )
+    return {ahead: run.figures(args, templates) for ahead, run in runs.items()}
+
+
+class _Runs:
+    """The replays of one setting: per worker count, each repeat's figures."""
+
+    def __init__(self) -> None:
+        self.rates: dict[int, list[float]] = {1: [], 2: []}
+        self.startup: dict[int, list[float]] = {1: [], 2: []}
+        self.driver_cpu: dict[int, list[float]] = {1: [], 2: []}
+        self.worker_cpu: dict[int, list[float]] = {1: [], 2: []}
+        self.trials = 0
+
+    def add(self, workers: int, start: float, seconds: float, trials: int, driver: float, children: float) -> None:
+        self.trials = trials
+        self.rates[workers].append(trials / seconds)
+        self.startup[workers].append(start)
+        self.driver_cpu[workers].append(driver / trials)
+        self.worker_cpu[workers].append(children / trials)
+
+    def figures(self, args: argparse.Namespace, templates: float) -> dict[str, object]:
+        rates, driver_cpu, worker_cpu = self.rates, self.driver_cpu, self.worker_cpu
+        ratios = [two / one for one, two in zip(rates[1], rates[2], strict=True)]
+        cpu = {w: (statistics.median(worker_cpu[w]), statistics.median(driver_cpu[w])) for w in (1, 2)}
+        implied = max(cpu[1]) / ((cpu[2][0] + cpu[2][1]) / 2)
+        # The share of the two cores a two-worker replay's trials kept busy (its trials a second times their CPU,
+        # the workers' and the driver's, in each repeat): what is left is idle, a core waiting for work.
+        used = [
+            rate * (worker + driver) / 2
+            for rate, worker, driver in zip(rates[2], worker_cpu[2], driver_cpu[2], strict=True)
+        ]
+        return {
+            "trials": self.trials,
+            "traced": args.traced,
+            "trials_per_s_1_worker": round(statistics.median(rates[1]), 1),
+            "trials_per_s_2_workers": round(statistics.median(rates[2]), 1),
+            "ratio_median": round(statistics.median(ratios), 2),
+            "ratio_min": round(min(ratios), 2),
+            "ratio_max": round(max(ratios), 2),
+            "startup_s_1_worker": round(statistics.median(self.startup[1]), 2),
+            "startup_s_2_workers": round(statistics.median(self.startup[2]), 2),
+            "driver_templates_s": round(templates, 2),
+            # Where a trial's CPU goes: the driver (planning, storing rows and spans) and the workers. On two cores
+            # the driver's share bounds the 2-worker gain whatever the load.
+            "driver_cpu_ms_per_trial": {w: round(1000 * statistics.median(v), 2) for w, v in driver_cpu.items()},
+            "workers_cpu_ms_per_trial": {w: round(1000 * statistics.median(v), 2) for w, v in worker_cpu.items()},
+            "ratio_on_2_free_cores_from_cpu": round(implied, 2),
+            "busy_share_2_workers": round(statistics.median(used), 3) if not args.cold else None,
+            "repeats": args.repeats,
+        }
 
 
 if __name__ == "__main__":

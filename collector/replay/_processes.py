@@ -10,9 +10,11 @@ together, answers a couple of milliseconds at most while other trials run): a me
 on each side, which cost more than the pickling. A trial's outcome depends only on (scenario, attempt,
 agent): which process ran it never shows in its row.
 
-A worker that dies mid-trial (killed, out of memory) costs only the trials it had in flight a retry on its
-replacement; each such row records the lost attempt (``TrialDetails.infra_retries``), as on Ray, and a trial that
-loses `MAX_RETRIES` workers is stored as an infrastructure error. What cannot be sent to another process (an
+A worker runs ``concurrency`` trials at once and holds a few more queued (`QUEUED_AHEAD`), which it starts
+itself as its trials finish. A worker that dies mid-trial (killed, out of memory) costs only the trials it was
+running a retry on its replacement; each such row records the lost attempt (``TrialDetails.infra_retries``), as
+on Ray, and a trial that loses `MAX_RETRIES` workers is stored as an infrastructure error. The trials it held
+queued go to the replacement with no attempt lost. What cannot be sent to another process (an
 agent factory that is a closure, a domain built by a function, a redaction callback) raises `NotSendableError`
 before anything runs, and the caller runs the trials in its own process with a note saying why.
 
@@ -86,12 +88,26 @@ PREPARED_AT_ONCE = 256
 PREPARED_WAIT = 2.0
 """Seconds at most a finished trial's spans wait for others before they are stored, as its row does."""
 
+QUEUED_AHEAD = 2
+"""Trials each worker holds queued, per trial it runs at once (``concurrency``), beyond those it runs: it starts
+them itself as its trials finish, so while the driver writes a batch to the store (tens of milliseconds in which
+it sends no job) the worker's core still has trials to run. A worker never runs more than ``concurrency`` at once:
+`parallel`, the limit a model server relies on, holds as before."""
+
+MOST_AHEAD = 16
+"""At most this many trials queued ahead on a worker: a batch write's stall is covered by a few dozen
+milliseconds of trials, and hundreds in flight (a slow model's) wait on the model, not on the driver."""
+
 KEEP_IDLE = 32
 """At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
 
 
 class WorkerLostError(Exception):
     """A worker process ended with trials in flight."""
+
+
+class _NeverStartedError(WorkerLostError):
+    """A worker process ended with this trial queued, not started."""
 
 
 def default_workers() -> int:
@@ -126,16 +142,20 @@ class WorkerProcesses:
         concurrency: int = 4,
         seed: int = 0,
         size: str = "small",
+        ahead: int | None = None,
     ) -> None:
+        """``ahead``: trials each worker holds queued beyond the ``concurrency`` it runs (default `QUEUED_AHEAD`
+        per trial it runs, at most `MOST_AHEAD`)."""
         try:
             self._refs = {name: domain_ref(domain) for name, domain in domains.items()}
         except DomainError as exc:
             raise NotSendableError(str(exc)) from None
         self.count = workers or default_workers()
         self.concurrency = max(1, concurrency)
+        self.ahead = min(QUEUED_AHEAD * self.concurrency, MOST_AHEAD) if ahead is None else max(0, ahead)
         # Idle tickets' templates a worker keeps for their next attempts: a few dozen serve the queued design (a
         # ticket's attempts are sent together); more only holds memory at hundreds of trials in flight.
-        self._start_args = (self._refs, seed, size, min(2 * self.concurrency, KEEP_IDLE))
+        self._start_args = (self._refs, seed, size, min(2 * self.concurrency, KEEP_IDLE), self.concurrency)
         self._profiles: list[bytes] = []
         self._workers: list[_Process] = []
         self._pending: dict[int, tuple[asyncio.Future[WorkerResult | WorkerRow], int]] = {}
@@ -151,8 +171,9 @@ class WorkerProcesses:
 
     @property
     def slots(self) -> int:
-        """Trials in flight at once: workers × concurrency per worker."""
-        return self.count * self.concurrency
+        """Trials sent to the workers at once: workers × (concurrency + queued ahead) per worker. Each worker runs
+        ``concurrency`` of them at a time."""
+        return self.count * (self.concurrency + self.ahead)
 
     async def start(self) -> WorkerProcesses:
         """Start the workers and wait until each holds its templates."""
@@ -163,7 +184,7 @@ class WorkerProcesses:
         self._workers = [self._spawn(index) for index in range(self.count)]
         for worker in self._workers:
             await self._expect_ready(worker, "start")
-        for _ in range(self.concurrency):
+        for _ in range(self.concurrency + self.ahead):
             for worker in self._workers:
                 self._slots.put_nowait(worker.index)
         return self
@@ -217,6 +238,8 @@ class WorkerProcesses:
                 try:
                     self._queue(worker, job)
                     return await future, tuple(lost)
+                except _NeverStartedError:  # queued on a worker that died: sent again, and no attempt was lost
+                    pass
                 except WorkerLostError as exc:
                     lost.append(f"worker process lost mid-trial: {exc}")
                     self.retried += 1
@@ -362,9 +385,19 @@ class WorkerProcesses:
         code = worker.process.exitcode
         if self._scratch is not None and code is not None:  # what it left: its templates, its tickets' own
             shutil.rmtree(self._scratch / f"worker-{worker.process.pid}", ignore_errors=True)
-        for future, index in list(self._pending.values()):
-            if index == worker.index and not future.done():
-                future.set_exception(WorkerLostError(f"process {worker.process.pid} ended (exit code {code})"))
+        # A worker starts its jobs in the order they were sent, `concurrency` at a time, so those it may have
+        # started are the first of its jobs unanswered: the ones running, and those whose answers were still
+        # waiting or being written (at most half as many: `_worker.reply`). Those cost a retry; the others were
+        # queued and never started, and are sent again as they are.
+        held = sorted(
+            (job_id, future)
+            for job_id, (future, index) in self._pending.items()
+            if index == worker.index and not future.done()
+        )
+        may_have_started = self.concurrency + self.concurrency // 2
+        for number, (_, future) in enumerate(held):
+            why = f"process {worker.process.pid} ended (exit code {code})"
+            future.set_exception(WorkerLostError(why) if number < may_have_started else _NeverStartedError(why))
         worker.ready.put_nowait(("ended", f"process {worker.process.pid} ended (exit code {code})"))
         if self._workers and self._workers[worker.index] is worker:
             replacement = self._spawn(worker.index)

@@ -119,7 +119,7 @@ def sendable(profile: TrialProfile) -> bytes:
 class _Body(TrialWorker):
     """A worker process's state: the domains' templates, built once, and the profiles its trials run under."""
 
-    def __init__(self, domains: Mapping[str, DomainRef], seed: int, size: str, keep: int) -> None:
+    def __init__(self, domains: Mapping[str, DomainRef], seed: int, size: str, keep: int, at_once: int) -> None:
         release_copies_to_the_system()  # parked trial databases give their memory back (`TrialConnection`)
         self.pool = SandboxPool(seed=seed, size=size)
         self.domains = {name: _load(ref) for name, ref in domains.items()}
@@ -130,6 +130,7 @@ class _Body(TrialWorker):
         self._derived = {}
         self._idle = collections.OrderedDict()
         self._keep = keep
+        self.at_once = at_once  # trials run at once; the driver sends more, which wait their turn here
         self.profiles: dict[int, tuple[AgentFactory, RunConfig, passhat.Passhat | None, RowSpec | None]] = {}
         self.prepare: dict[int, Callable[[Sequence[ReadableSpan]], Any] | None] = {}
 
@@ -218,7 +219,9 @@ async def _serve_loop(connection: Connection) -> None:
         connection.send_bytes(pickle.dumps(message))
 
     body: _Body | None = None
+    limit = asyncio.Semaphore(1)
     running: set[asyncio.Task[None]] = set()
+    active = 0  # trials running now (the others in ``running`` wait their turn)
     outbox: list[tuple[str, int, bytes]] = []
     timer: list[asyncio.TimerHandle] = []
 
@@ -242,17 +245,22 @@ async def _serve_loop(connection: Connection) -> None:
         except Exception as exc:  # a result that does not pickle: say so rather than hang the driver
             kind, data = "error", pickle.dumps(RuntimeError(f"a trial's result cannot be sent: {exc!r}"))
         outbox.append((kind, job_id, data))
-        if len(outbox) >= min(len(running) // 2, ANSWERS_AT_ONCE):  # half the trials here (this one counted)
+        if len(outbox) >= min(active // 2, ANSWERS_AT_ONCE):  # half the trials running here (this one counted)
             flush()
         elif not timer:
             timer.append(loop.call_later(ANSWER_WAIT, flush))
 
     async def answer(job: TrialJob) -> None:
+        nonlocal active
         assert body is not None
-        try:
-            reply("done", job.job_id, await body.run_job(job))
-        except Exception as exc:
-            reply("error", job.job_id, _portable(exc))
+        async with limit:
+            active += 1
+            try:
+                reply("done", job.job_id, await body.run_job(job))
+            except Exception as exc:
+                reply("error", job.job_id, _portable(exc))
+            finally:
+                active -= 1
 
     while True:
         raw = await inbox.get()
@@ -265,6 +273,7 @@ async def _serve_loop(connection: Connection) -> None:
         try:
             if kind == "start":
                 body = _Body(*message[1:])
+                limit = asyncio.Semaphore(body.at_once)
                 send(("ready", 0, None))
             elif kind == "profile":
                 assert body is not None

@@ -140,6 +140,32 @@ def test_a_worker_killed_mid_trial_costs_a_retry_and_the_figures_stay(
     assert not any(t.infra_error for t in outcome.trials)
 
 
+def test_trials_queued_on_a_killed_worker_run_on_its_replacement_with_no_attempt_lost(
+    week_db: pathlib.Path, tmp_path: pathlib.Path, in_process: ReplayOutcome
+) -> None:
+    """A worker holds trials queued beyond those it runs (`QUEUED_AHEAD`). One trial at a time: when it kills its
+    worker, the trials queued behind it never started there, so only it records a lost attempt."""
+    from passhat.collector.replay._processes import QUEUED_AHEAD
+
+    assert QUEUED_AHEAD >= 1
+    target = (sorted(in_process.trials, key=lambda t: (t.ticket_id, t.attempt))[0].ticket_id, 1)
+    marker = tmp_path / "killed"
+    killer = AgentSpec(KillingFactory(FLAWS, target, marker), AGENT.label, "1", True)
+    shutil.copy(week_db, tmp_path / "week.db")
+    store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
+    settings = ReplaySettings(k=K, tickets_per_task_type=TICKETS, parallel=1, workers=1)
+    try:
+        outcome = asyncio.run(replay_period(store, "shop", WEEK, killer, settings=settings))
+    finally:
+        store.close()
+    assert marker.exists()  # the worker did die
+    assert _outcomes(outcome.trials) == _outcomes(in_process.trials)
+    retried = {(t.ticket_id, t.attempt): t.details.infra_retries for t in outcome.trials if t.details.infra_retries}
+    assert list(retried) == [target], retried
+    assert len(retried[target]) == 1 and "lost mid-trial" in retried[target][0]
+    assert not any(t.infra_error for t in outcome.trials)
+
+
 def test_a_closure_is_not_sendable_but_a_reference_factory_is() -> None:
     from passhat.collector.replay import NotSendableError
     from passhat.collector.replay._processes import TrialProfile, sendable
@@ -310,7 +336,7 @@ def test_a_worker_keeps_its_templates_out_of_the_collections() -> None:
 
     retail = load_domain("retail")
     try:
-        body = _Body({"retail": domain_ref(retail)}, 0, "small", 8)
+        body = _Body({"retail": domain_ref(retail)}, 0, "small", 8, 4)
         walked = {id(found) for found in gc.get_objects()}  # what the collections still walk
         assert gc.get_freeze_count() > 0
         assert id(body.pool.base(body.domains["retail"])) not in walked
