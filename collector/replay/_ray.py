@@ -22,10 +22,13 @@ import contextlib
 import gc
 import importlib
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import passhat
@@ -120,6 +123,8 @@ def keep_templates_frozen() -> None:
 class TrialWorker:
     """The body of a Ray worker actor: the domains' templates, built once, and trials run on them."""
 
+    _scratch: Path | None = None
+
     def __init__(
         self,
         domains: Mapping[str, DomainRef],
@@ -130,7 +135,11 @@ class TrialWorker:
         size: str,
         tracing: RuntimeSettings | None,
         keep: int = 8,
+        own_scratch: bool = False,
     ) -> None:
+        """``own_scratch`` (a Ray actor's process): its temporary files go in a folder of its own
+        (`own_scratch_folder`), and those of killed workers before it on this node are removed."""
+        self._scratch = own_scratch_folder() if own_scratch else None
         self.pool = SandboxPool(seed=seed, size=size)
         self.domains = {name: _load(ref) for name, ref in domains.items()}
         for domain in self.domains.values():
@@ -190,6 +199,45 @@ class TrialWorker:
 
     def close(self) -> None:
         self.pool.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+SCRATCH_PREFIX = "passhat-ray-"
+
+
+def own_scratch_folder() -> Path:
+    """A temporary folder of this process's own (``passhat-ray-<pid>-*`` in the node's temporary directory), which
+    its templates and tickets' databases go in from now on. A Ray worker killed (out of memory, `ray.kill`, a lost
+    node) cannot remove its own, so each worker starting removes those of this user whose process is no longer
+    running: a killed worker's files last until the next replay on its node, not for ever."""
+    base = Path(tempfile.gettempdir())
+    for folder in base.glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            pid = int(folder.name[len(SCRATCH_PREFIX) :].split("-", 1)[0])
+            if pid == os.getpid() or _running(pid) or folder.stat().st_uid != os.getuid():
+                continue
+        except (ValueError, OSError):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=base))
+    tempfile.tempdir = str(folder)
+    return folder
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead and not yet reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):  # no /proc here: it answered the signal
+        return True
+    return state not in ("Z", "X")
 
 
 @dataclass
@@ -246,6 +294,7 @@ class RayTrials:
             "size": settings.size,
             "tracing": None if runtime is None else RuntimeSettings.of(runtime),
             "keep": 2 * self.concurrency,  # tickets' own templates a worker keeps for their next attempts
+            "own_scratch": True,  # a killed worker's files are removed by the next to start on its node
         }
         self.workers = [self._start(index) for index in range(workers)]
         self._slots: asyncio.Queue[int] = asyncio.Queue()

@@ -197,6 +197,9 @@ def test_a_worker_killed_mid_trial_costs_a_retry_recorded_as_infra_and_the_run_f
     finally:
         store.close()
     assert marker.exists()  # a worker process did die mid-trial
+    # Its templates were in a folder of its own, which the worker started in its place removed: killed, it could not.
+    killed_in = pathlib.Path(marker.read_text(encoding="utf-8").splitlines()[1])
+    assert killed_in.name.startswith("passhat-ray-") and not killed_in.exists()
     assert run is not None and outcome.ran == len(outcome.trials) == len(local)
     retried = {(t.ticket_id, t.attempt): t for t in outcome.trials if t.details.infra_retries}
     assert target in retried  # the killed trial, and any other the dead worker had in flight
@@ -269,3 +272,25 @@ def test_a_benchmark_of_generated_scenarios_runs_on_ray_with_the_local_figures(c
     assert there["task_types"] == here["task_types"] and there["domains"] == here["domains"]
     assert stopped["design"]["name"] == "curtailed" and stopped["trials"] <= 6
     assert [row["pass_hat_k"] for row in stopped["task_types"]] == [row["pass_hat_k"] for row in here["task_types"]]
+
+
+def test_a_starting_worker_removes_the_folders_of_killed_workers_and_no_others(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from passhat.collector.replay._ray import own_scratch_folder
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()  # its pid no longer runs
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    killed = tmp_path / f"passhat-ray-{ended.pid}-abc"
+    running = tmp_path / f"passhat-ray-{os.getppid()}-def"  # a worker still running (this test's parent)
+    other = tmp_path / f"passhat-retail-{ended.pid}"  # not a worker's folder
+    for folder in (killed, running, other):
+        (folder / "retail.sqlite").parent.mkdir()
+        (folder / "retail.sqlite").write_bytes(b"template")
+    mine = own_scratch_folder()
+    assert not killed.exists() and running.exists() and other.exists()
+    assert mine.parent == tmp_path and mine.name.startswith(f"passhat-ray-{os.getpid()}-") and mine.is_dir()
+    assert tempfile.gettempdir() == str(mine)  # this process's templates go there from now on
