@@ -32,7 +32,7 @@ from typing import Any
 
 from bench_workers import build_week, replay_once
 
-import passhat.collector.replay._processes as processes
+import passhat.collector.replay._local as local
 from passhat.collector.replay import SandboxPool
 from passhat.sandbox import load_domain
 
@@ -42,9 +42,9 @@ MODES = ("untraced", "traced_driver_prepares", "traced_workers_build_rows")
 def _workers_build_rows(build: bool) -> None:
     """Whether a replay's workers build the store's rows, whatever their number (the replay's own rule gives
     one worker on two cores none: `spans_prepared_in_workers`)."""
-    rule: Callable[..., Any] = getattr(processes, "_bench_rule", processes.spans_prepared_in_workers)
-    processes._bench_rule = rule  # type: ignore[attr-defined]
-    processes.spans_prepared_in_workers = (lambda runtime, workers: rule(runtime, 1 << 10)) if build else rule
+    rule: Callable[..., Any] = getattr(local, "_bench_rule", local.spans_prepared_in_workers)
+    local._bench_rule = rule  # type: ignore[attr-defined]
+    local.spans_prepared_in_workers = (lambda runtime, workers: rule(runtime, 1 << 10)) if build else rule
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ from passhat.collector.replay._intent import (
     customer_messages,
     intent_inference,
 )
+from passhat.collector.replay._local import profile_for
 from passhat.collector.replay._plan import find_resumable, find_reusable, lost_to_the_harness, production_tickets
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import (
@@ -41,7 +42,6 @@ from passhat.collector.replay._processes import (
     TrialProfile,
     WorkerProcesses,
     default_workers,
-    profile_for,
 )
 from passhat.collector.replay._relay import SpanSnapshot, relay
 from passhat.collector.replay._run import ReplayOutcome, replay_period, run_params

@@ -15,15 +15,9 @@ from typing import Protocol
 import passhat
 from passhat.collector.reliability import is_harness_failure
 from passhat.collector.replay._adapters import ReplayTicket
+from passhat.collector.replay._local import LocalTrials, profile_for
 from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._processes import (
-    LocalTrials,
-    NotSendableError,
-    WorkerProcesses,
-    default_workers,
-    profile_for,
-    sendable,
-)
+from passhat.collector.replay._processes import NotSendableError, WorkerProcesses, default_workers, sendable
 from passhat.collector.replay._row import RowSpec
 from passhat.collector.replay._settings import ReplaySettings
 from passhat.collector.store import NotReplayable, TrialRow

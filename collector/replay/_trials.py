@@ -17,9 +17,10 @@ from collections.abc import Iterator, Mapping, Sequence
 import passhat
 from passhat.collector.replay._adapters import ReplayTicket
 from passhat.collector.replay._execute import open_executor, run_trials_of
+from passhat.collector.replay._local import LocalTrials
 from passhat.collector.replay._plan import trials_left
 from passhat.collector.replay._pool import SandboxPool
-from passhat.collector.replay._processes import LocalTrials, WorkerProcesses
+from passhat.collector.replay._processes import WorkerProcesses
 from passhat.collector.replay._row import RowSpec, row_of
 from passhat.collector.replay._settings import AgentSpec, ProgressCallback, ReplaySettings
 from passhat.collector.store import NotReplayable, Store, TrialRow

@@ -1,6 +1,7 @@
 """A replay's worker process: what the driver sends it (`TrialProfile`, `TrialJob`), what it sends back
 (`WorkerRow`, a `WorkerResult`), and its body (`_serve`): the domains' templates built once, trials run
-concurrently on its own asyncio loop exactly as a local replay runs them. The driver's side is `_processes`.
+concurrently on its own asyncio loop exactly as a local replay runs them. The driver's side is `_processes`, and
+`_local` is a replay's use of it.
 """
 
 from __future__ import annotations

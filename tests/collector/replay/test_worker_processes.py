@@ -393,9 +393,9 @@ def _traced_on_two_workers(
     """A copy of the week's store traced into (as `passhat replay` traces by default), two workers (one on every
     core), and the number of trials of each write of their built span rows, as the writes happen."""
     from passhat.collector.loop import store_runtime
-    from passhat.collector.replay import _processes
+    from passhat.collector.replay import _local
 
-    monkeypatch.setattr(_processes, "default_workers", lambda: 2)
+    monkeypatch.setattr(_local, "default_workers", lambda: 2)
     shutil.copy(week_db, folder / "week.db")
     store = open_store(f"sqlite:///{folder / 'week.db'}")
     built: list[int] = []
@@ -453,9 +453,9 @@ def test_a_finished_trials_spans_wait_for_others_no_longer_than_prepared_wait(
     """The spans the workers prepared are stored `PREPARED_AT_ONCE` trials at a time, or once a finished trial's
     have waited `PREPARED_WAIT` seconds (slow trials: a model agent's), whichever comes first; every one is stored
     either way. No wait: each trial's as it finishes; a wait longer than the run: all of them together."""
-    from passhat.collector.replay import _processes
+    from passhat.collector.replay import _local
 
-    monkeypatch.setattr(_processes, "PREPARED_WAIT", wait)
+    monkeypatch.setattr(_local, "PREPARED_WAIT", wait)
     store, runtime, built = _traced_on_two_workers(week_db, tmp_path, monkeypatch)
     try:
         outcome = _replay_traced(store, runtime)
@@ -501,7 +501,7 @@ def test_the_workers_prepare_the_spans_only_where_the_driver_would_bound_the_rep
     prepared in the workers from `SPANS_PREPARED_FROM`: below, the trial's CPU in all is a little less when the
     driver prepares them."""
     from passhat.collector.loop import store_runtime
-    from passhat.collector.replay import _processes
+    from passhat.collector.replay import _local
 
     class SpansOnly(StoreSpanExporter):  # as embedded ClickHouse's exporter: the store takes spans, not rows
         def builds_rows(self) -> bool:
@@ -513,25 +513,25 @@ def test_the_workers_prepare_the_spans_only_where_the_driver_would_bound_the_rep
         make_global=False, send=False, span_processors=[SimpleSpanProcessor(SpansOnly(store, "shop"))]
     )
     try:
-        monkeypatch.setattr(_processes, "default_workers", lambda: 2)
-        assert _processes.spans_prepared_in_workers(runtime, 1) is None  # a core left to the driver
-        export = _processes.spans_prepared_in_workers(runtime, 2)
+        monkeypatch.setattr(_local, "default_workers", lambda: 2)
+        assert _local.spans_prepared_in_workers(runtime, 1) is None  # a core left to the driver
+        export = _local.spans_prepared_in_workers(runtime, 2)
         assert export is not None and export.builds_rows()
-        assert _processes.spans_prepared_in_workers(None, 2) is None
-        assert _processes.SPANS_PREPARED_FROM == 6
-        assert _processes.spans_prepared_in_workers(spans_only, 2) is None
-        assert _processes.spans_prepared_in_workers(spans_only, 6) is not None
-        monkeypatch.setattr(_processes, "default_workers", lambda: 8)
-        assert _processes.spans_prepared_in_workers(runtime, 7) is None
-        assert _processes.spans_prepared_in_workers(runtime, 8) is not None
-        assert _processes.spans_prepared_in_workers(spans_only, 7) is None
-        assert _processes.spans_prepared_in_workers(spans_only, 8) is not None
+        assert _local.spans_prepared_in_workers(None, 2) is None
+        assert _local.SPANS_PREPARED_FROM == 6
+        assert _local.spans_prepared_in_workers(spans_only, 2) is None
+        assert _local.spans_prepared_in_workers(spans_only, 6) is not None
+        monkeypatch.setattr(_local, "default_workers", lambda: 8)
+        assert _local.spans_prepared_in_workers(runtime, 7) is None
+        assert _local.spans_prepared_in_workers(runtime, 8) is not None
+        assert _local.spans_prepared_in_workers(spans_only, 7) is None
+        assert _local.spans_prepared_in_workers(spans_only, 8) is not None
         two = passhat.configure(  # a second exporter: spans are relayed, and reach both
             make_global=False, send=False,
             span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop")), SimpleSpanProcessor(
                 StoreSpanExporter(store, "other"))],
         )  # fmt: skip
-        assert _processes.spans_prepared_in_workers(two, 8) is None
+        assert _local.spans_prepared_in_workers(two, 8) is None
         two.shutdown()
     finally:
         spans_only.shutdown()
