@@ -12,6 +12,7 @@ Run: .venv/bin/python benchmarks/bench_demo.py
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -22,6 +23,7 @@ import time
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with tempfile.TemporaryDirectory(prefix="passhat-bench-demo-") as folder:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()

@@ -15,6 +15,7 @@ Run: .venv/bin/python benchmarks/bench_span_routing.py
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
@@ -34,6 +35,7 @@ class _Nothing(SpanExporter):
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     runtime = passhat.configure(send=False, service_name="agent", span_processors=[SimpleSpanProcessor(_Nothing())])
     framework = runtime.tracer_provider.get_tracer("some.framework")
 

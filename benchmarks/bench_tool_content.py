@@ -19,9 +19,9 @@ Run: .venv/bin/python benchmarks/bench_tool_content.py [--huge]
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -58,6 +58,9 @@ def _per_call_us(run: Callable[[], object]) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--huge", action="store_true", help="also time a call whose argument is a million integers")
+    args = parser.parse_args()
     runtime = passhat.configure(
         send=False, service_name="agent", capture_content=True, span_processors=[SimpleSpanProcessor(_Nothing())]
     )
@@ -84,7 +87,7 @@ def main() -> None:
             figures["to_json_pii_us"].append(_per_call_us(lambda: to_json(WITH_PII, redactor)))
             figures["to_json_capped_us"].append(_per_call_us(lambda: to_json(WITH_PII, redactor, limit)))
             figures["tool_call_us"].append(_per_call_us(lambda: get_order("#W2718423")))
-        if "--huge" in sys.argv[1:]:
+        if args.huge:
             huge = list(range(1_000_000))
             figures["huge_argument_ms"] = []
             for _ in range(3):

@@ -163,7 +163,12 @@ def main() -> None:
         " each value in every repeat, alternately, and prints each one's figures under by_ahead",
     )
     args = parser.parse_args()
-    aheads: list[int | None] = [int(value) for value in args.ahead.split(",") if value.strip()] or [None]
+    try:
+        aheads: list[int | None] = [int(value) for value in args.ahead.split(",") if value.strip()] or [None]
+    except ValueError:
+        parser.error(f"--ahead takes whole numbers separated by commas (0,8), not {args.ahead!r}")
+    if any(ahead is not None and ahead < 0 for ahead in aheads):
+        parser.error(f"--ahead takes numbers of trials, 0 or more, not {args.ahead!r}")
     if args.cold and aheads != [None]:
         parser.error("--ahead measures workers started by the benchmark: leave out --cold")
     results = _measure_all(args, aheads)

@@ -1,0 +1,66 @@
+"""The benchmarks in benchmarks/ are run by the commands their docstrings and the docs give: each one at least
+imports, and `--help` prints its usage rather than starting a run of minutes."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+
+# Runs each benchmark as its own `__main__` with `--help`, in one interpreter (importing each one in a process
+# of its own would cost a second or two apiece): what argparse printed, or what the benchmark did instead.
+_PROBE = """
+import contextlib, io, json, os, runpy, sys
+found = {}
+sys.path.insert(0, "")
+for path in sys.argv[1:]:
+    sys.argv = [path, "--help"]
+    sys.path[0] = os.path.dirname(path)  # as `python benchmarks/bench_x.py` has it: its sibling modules import
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(path, run_name="__main__")
+        found[path] = ("ran", out.getvalue()[-300:])
+    except SystemExit as exc:
+        found[path] = ("exit %s" % exc.code, out.getvalue())
+    except BaseException as exc:
+        found[path] = ("raised %r" % exc, out.getvalue()[-300:])
+print(json.dumps(found))
+"""
+
+
+def test_every_benchmark_prints_its_usage_on_help_and_does_not_run() -> None:
+    assert len(BENCHMARKS) >= 20
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *map(str, BENCHMARKS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    wrong = {
+        pathlib.Path(path).name: how
+        for path, (how, printed) in found.items()
+        if how not in ("exit 0", "exit None") or "usage:" not in printed
+    }
+    assert not wrong, wrong
+
+
+def test_bench_workers_refuses_an_ahead_that_is_not_a_number_in_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_workers.py"), "--ahead", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "--ahead takes whole numbers" in done.stderr
+    assert not done.stdout.strip() or json.loads(done.stdout) is None
