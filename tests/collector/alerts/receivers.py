@@ -10,7 +10,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
 from passhat.collector.store import Store, open_store
+from tests.service_stubs import StubServer
 
 
 @dataclass
@@ -59,7 +60,7 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(Receiver(url="")))
+    server = StubServer(("127.0.0.1", 0), _handler(Receiver(url="")))
     receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}/hook")
     server.RequestHandlerClass = _handler(receiver)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -11,8 +11,10 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.service_stubs import StubServer
 
 
 def _completion(model: str, message: dict[str, Any], finish: str, number: int) -> dict[str, Any]:
@@ -66,7 +68,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(StubServer):
     daemon_threads = True
 
     def __init__(self, arguments: dict[str, Any]) -> None:

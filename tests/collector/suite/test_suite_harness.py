@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from passhat.collector.cli import app
+from tests.service_stubs import StubServer
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +46,7 @@ class _Declines(http.server.BaseHTTPRequestHandler):
 
 @contextmanager
 def _agent_service(port: int) -> Iterator[None]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _Declines)
+    server = StubServer(("127.0.0.1", port), _Declines)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

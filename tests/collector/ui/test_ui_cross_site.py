@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from tests.collector.report.test_report_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.collector.ui.conftest import UiCollector
+from tests.service_stubs import StubServer
 
 FORGED = ["http://evil.example", "null", "http://127.0.0.1:1", "https://evil.example:443"]
 
@@ -92,7 +93,7 @@ def _forging_site(collector: str, key: str) -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             return None
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = StubServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -17,7 +17,7 @@ from click.testing import Result
 
 from passhat.sandbox import Sandbox, run_trial
 from passhat.sandbox.agents import resolve_agent
-from tests.service_stubs import misbehaving_service
+from tests.service_stubs import StubServer, misbehaving_service
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "js_agent"
 
@@ -166,7 +166,7 @@ class BadService(http.server.BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def bad_service() -> Iterator[str]:
     """A real HTTP server on a free loopback port answering badly; yields its base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BadService)
+    server = StubServer(("127.0.0.1", 0), BadService)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
