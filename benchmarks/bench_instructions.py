@@ -22,6 +22,12 @@ Prints one JSON line: ``instructions_per_trial_m`` (millions a trial, per mode),
 ``.venv/bin/python benchmarks/bench_vs_commit.py --commit C --rounds 1 --figure instructions_per_trial_m.untraced
 -- benchmarks/bench_instructions.py --modes untraced``. A change under about 1% is within the count's own spread.
 
+What it does not see: the kernel's work for the process (page faults, system calls) and the time an instruction
+waits on memory. A change that saves those shows in CPU seconds and not here: against b3cb3b2, a retail trial
+executes 0.56 times the instructions (30.2 million then, 16.8 now) while it takes about 0.4 times the CPU
+seconds (docs/loop.md: its trials were copying a database file and preparing every statement on a new
+connection). Instructions tell whether a change did less work; CPU seconds, side by side, what it cost.
+
 Valgrind runs Python about 50 times slower: the default (retail, one scenario per task type, k = 1 and 4) takes
 about 3 minutes a mode on 2 cores. Needs valgrind (Debian: ``apt-get install valgrind``).
 
