@@ -18,25 +18,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from typer.testing import CliRunner
 
-import passhat
 from passhat.collector.cli import app
-from passhat.collector.demo import TrafficPlan, plan_arrivals, serve_traffic
-from passhat.collector.demo._traffic import simulated_clock
-from passhat.collector.ingest import StoreSpanExporter
 from passhat.collector.reliability import summarize_trials
-from passhat.collector.replay import AgentSpec, ReplaySettings, SandboxPool, replay_period
-from passhat.collector.store import TrialRow, open_store, parse_period
-from passhat.sandbox import FlawConfig, ReferenceAgent, load_domain
+from passhat.collector.replay import AgentSpec, ReplaySettings, replay_period
+from passhat.collector.store import TrialRow, open_store
+from passhat.sandbox import load_domain
 from tests.collector.replay.ray_agents import killing_factory
+from tests.collector.replay.worker_week import AGENT, FLAWS, MIXTURE, TICKETS, WEEK, K
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-WEEK = parse_period("2026-W40")
-TASK_TYPES = ["cancel_pending_order", "order_status_inquiry", "return_delivered_items"]
-MIXTURE = [(0.31, 0.99), (0.60, 0.58), (0.09, 0.0)]
-K, TICKETS = 3, 2
 
 pytestmark = [
     pytest.mark.slow,
@@ -66,34 +58,9 @@ def cluster() -> Iterator[Any]:
     ray.shutdown()
 
 
-@pytest.fixture(scope="module")
-def week_db(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
-    """A store holding a week of simulated production tickets (copied by each test, so runs do not meet)."""
-    path = tmp_path_factory.mktemp("ray-week") / "week.db"
-    store = open_store(f"sqlite:///{path}")
-    pool = SandboxPool()
-    try:
-        base = pool.base(load_domain("retail"))
-        scenarios = {name: base.scenarios(name, 6) for name in TASK_TYPES}
-        arrivals = plan_arrivals(TrafficPlan(WEEK, 12, {name: 1.0 for name in TASK_TYPES}), scenarios)
-        runtime = passhat.configure(
-            make_global=False, source="production", clock=simulated_clock, send=False, redact_mode="blank",
-            span_processors=[SimpleSpanProcessor(StoreSpanExporter(store, "shop"))],
-        )  # fmt: skip
-        asyncio.run(serve_traffic(base, arrivals, ReferenceAgent.factory(FlawConfig.from_mixture(MIXTURE)), runtime))
-        runtime.shutdown()
-    finally:
-        pool.close()
-        store.close()
-    return path
-
-
 def _copy(week_db: pathlib.Path, folder: pathlib.Path) -> str:
     shutil.copy(week_db, folder / "week.db")
     return f"sqlite:///{folder / 'week.db'}"
-
-
-AGENT = AgentSpec(ReferenceAgent.factory(FlawConfig.from_mixture(MIXTURE)), "reference (simulation)", "1", True)
 
 
 def _settings(executor: str, **extra: Any) -> ReplaySettings:
@@ -190,7 +157,7 @@ def test_a_worker_killed_mid_trial_costs_a_retry_recorded_as_infra_and_the_run_f
     store = open_store(_copy(week_db, tmp_path))
     target = sorted({t.ticket_id for t in local})[1], 1
     marker = tmp_path / "killed"
-    killer = AgentSpec(killing_factory(FlawConfig.from_mixture(MIXTURE), target, marker), AGENT.label, "1", True)
+    killer = AgentSpec(killing_factory(FLAWS, target, marker), AGENT.label, "1", True)
     try:
         outcome = asyncio.run(replay_period(store, "shop", WEEK, killer, settings=_settings("ray")))
         run = store.get_replay_run("shop", outcome.run.run_id)
