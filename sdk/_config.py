@@ -174,7 +174,13 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         _parse_positive_float,
         "seconds between export batches",
     ),
-    Setting("export_timeout", "PASSHAT_EXPORT_TIMEOUT", 5.0, _parse_positive_float, "seconds per export request"),
+    Setting(
+        "export_timeout",
+        "PASSHAT_EXPORT_TIMEOUT",
+        5.0,
+        _parse_positive_float,
+        "seconds per export request, connecting included",
+    ),
     Setting(
         "max_content_length",
         "PASSHAT_MAX_CONTENT_LENGTH",

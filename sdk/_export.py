@@ -60,10 +60,17 @@ class OtlpHttpExporter(SpanExporter):
         return self.export_within(spans, self.timeout)
 
     def export_within(self, spans: Sequence[ReadableSpan], timeout: float) -> SpanExportResult:
-        """One attempt whose connect and read waits are each at most ``timeout`` seconds (a shutdown's budget)."""
+        """One attempt taking at most ``timeout`` seconds (a shutdown's budget), or the export timeout if shorter.
+
+        The bound is on the whole attempt: connecting and waiting for the answer share it (a collector slow to
+        accept and then slow to answer would otherwise take it twice), and under a shutdown's budget so does
+        encoding the batch.
+        """
         import requests
+        import urllib3
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
+        started = time.monotonic()
         # A batch retried through an outage is the same spans each time: encode and compress it once.
         key = (id(spans[0]), id(spans[-1]), len(spans)) if spans else None
         if key is not None and self._encoded is not None and self._encoded[0] == key:
@@ -72,8 +79,16 @@ class OtlpHttpExporter(SpanExporter):
             body = gzip.compress(encode_spans(spans).SerializeToString(), compresslevel=1)
             self._encoded = (key, body) if key is not None else None
         self.refused = False
+        wait = min(timeout, self.timeout)
+        if timeout < self.timeout:  # a shutdown's or a flush's budget: what encoding took is spent
+            wait -= time.monotonic() - started
+            if wait <= 0:
+                self.last_error = "no time left to send before the shutdown's deadline"
+                return SpanExportResult.FAILURE
         try:
-            response = self._session.post(self.url, data=body, timeout=max(0.001, min(timeout, self.timeout)))
+            # requests takes urllib3's Timeout as it is (its adapter checks for one); its stubs only know numbers
+            total = urllib3.Timeout(total=max(0.001, wait))
+            response = self._session.post(self.url, data=body, timeout=total)  # type: ignore[arg-type]
         except requests.ConnectionError:
             self.last_error = "connection failed: is the collector running?"
             return SpanExportResult.FAILURE
@@ -307,8 +322,26 @@ class QueueingSpanProcessor(SpanProcessor):
         return True
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        """Export everything queued now; False when the deadline passed or an export failed."""
+        """Export everything queued now; False when the deadline passed or an export failed.
+
+        The caller waits until the deadline at most, however the collector answers: the requests run on a thread
+        of their own, because a socket's read timeout starts again at every byte received, so an answer trickling
+        in byte by byte would hold a request, and a caller waiting on it, past any timeout given to the request.
+        What is still running at the deadline is abandoned (a daemon thread: it never holds up the exit).
+        """
         deadline = time.monotonic() + timeout_millis / 1000
+        outcome: list[bool] = []
+        try:
+            flusher = threading.Thread(
+                target=lambda: outcome.append(self._flush_until(deadline)), name="passhat-flush", daemon=True
+            )
+            flusher.start()
+        except RuntimeError:  # no new thread at this point of an interpreter's shutdown: flush on this one
+            return self._flush_until(deadline)
+        flusher.join(max(0.0, deadline - time.monotonic()))
+        return bool(outcome and outcome[0])
+
+    def _flush_until(self, deadline: float) -> bool:
         while time.monotonic() < deadline:
             with self._lock:
                 if not self._queue:
