@@ -58,24 +58,33 @@ def exception_message(exc: BaseException) -> str:
         return "<exception str() failed>"
 
 
-def record_exception(runtime: Passhat, span: trace.Span, exc: BaseException) -> None:
-    """Record an exception on a span with its message and stack redacted (they often quote customer data)."""
+def record_exception(
+    runtime: Passhat, span: trace.Span, exc: BaseException, *, event: bool = True, failed: bool = True
+) -> None:
+    """Record an exception on a span with its message and stack redacted (they often quote customer data): its
+    ``exception`` event and (``failed``) the span's error status and ``error.type``.
+
+    A ticket opened again (continued) whose block raised records the event only: whether the ticket failed is for
+    the code around it, which may handle the exception; if it does not, the ticket records the status (``event``
+    False: not the same event twice)."""
     if not span.is_recording():
         return
     redact = runtime.redactor.text
-    stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     message = exception_message(exc)
-    span.add_event(
-        "exception",
-        {
-            "exception.type": f"{type(exc).__module__}.{type(exc).__qualname__}",
-            "exception.message": cap(redact(message), runtime.max_content_length),
-            "exception.stacktrace": cap(redact(stack), runtime.max_content_length * 4),
-        },
-        timestamp=runtime.now(),
-    )
-    span.set_attribute(semconv.ERROR_TYPE, error_type_of(exc))
-    span.set_status(Status(StatusCode.ERROR, cap(redact(message), 512)))
+    if event:
+        stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        span.add_event(
+            "exception",
+            {
+                "exception.type": f"{type(exc).__module__}.{type(exc).__qualname__}",
+                "exception.message": cap(redact(message), runtime.max_content_length),
+                "exception.stacktrace": cap(redact(stack), runtime.max_content_length * 4),
+            },
+            timestamp=runtime.now(),
+        )
+    if failed:
+        span.set_attribute(semconv.ERROR_TYPE, error_type_of(exc))
+        span.set_status(Status(StatusCode.ERROR, cap(redact(message), 512)))
 
 
 Message = str | Mapping[str, Any] | Sequence[Any]
@@ -203,6 +212,7 @@ class Ticket:
         self._context_token: object | None = None
         self._ticket_token: contextvars.Token[Ticket | None] | None = None
         self._continues: Ticket | None = None  # the open ticket of the same id this one continues (see __enter__)
+        self._raised: BaseException | None = None  # the last exception a continuation of this ticket recorded
 
     @property
     def trace_id(self) -> str:
@@ -286,13 +296,23 @@ class Ticket:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._continues is not None:  # the open ticket it continues records and ends the span
-            if self._ticket_token is not None:
-                _current_ticket.reset(self._ticket_token)
+        if self._continues is not None:  # the open ticket it continues records the outcome and ends the span
+            try:
+                opened = self._continues
+                while opened._continues is not None:
+                    opened = opened._continues
+                if exc is not None and opened._raised is not exc:
+                    # What raised here is part of the ticket even when the code around it handles it.
+                    record_exception(self.runtime, self.span, exc, failed=False)
+                    opened._raised = exc
+            finally:
+                if self._ticket_token is not None:
+                    _current_ticket.reset(self._ticket_token)
             return
         try:
             if exc is not None:
-                record_exception(self.runtime, self.span, exc)
+                record_exception(self.runtime, self.span, exc, event=exc is not self._raised)
+            self._raised = None
             self.span.end(end_time=self.runtime.now())
         finally:
             if self._ticket_token is not None:

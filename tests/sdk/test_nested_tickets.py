@@ -88,6 +88,32 @@ def test_the_same_ticket_opened_again_is_one_ticket(passhat_capture: Capture, ca
     assert caplog.records == []
 
 
+def test_what_raised_in_the_ticket_opened_again_is_on_the_ticket_once(passhat_capture: Capture) -> None:
+    """The code a handler calls opens the ticket again and raises. Handled by the handler, the exception is on the
+    ticket as an event and the ticket did not fail; not handled, the ticket failed and shows it once."""
+    with passhat.ticket("T-1", task_type="refund") as handled:
+        try:
+            with passhat.ticket("T-1", task_type="refund"):
+                raise LookupError("order O-1 not found")
+        except LookupError:
+            handled.resolve("escalated")
+    with (
+        pytest.raises(LookupError),
+        passhat.ticket("T-2", task_type="refund"),
+        passhat.ticket("T-2", task_type="refund"),
+        passhat.ticket("T-2", task_type="refund"),
+    ):
+        raise LookupError("order O-2 not found")
+    tickets = _tickets(passhat_capture)
+    first, second = tickets["T-1"], tickets["T-2"]
+    assert [event.name for event in first.events] == ["exception"]
+    assert (first.events[0].attributes or {})["exception.type"] == "builtins.LookupError"
+    assert first.status.status_code.name == "UNSET" and "error.type" not in (first.attributes or {})
+    assert (first.attributes or {})["passhat.ticket.outcome"] == "escalated"
+    assert [event.name for event in second.events] == ["exception"]  # once, through two continuations
+    assert second.status.status_code.name == "ERROR" and (second.attributes or {})["error.type"] == "LookupError"
+
+
 def test_inside_a_sandbox_trial_the_agents_own_ticket_stays_in_the_trial(
     passhat_capture: Capture, caplog: pytest.LogCaptureFixture
 ) -> None:
