@@ -330,6 +330,9 @@ class QueueingSpanProcessor(SpanProcessor):
         What is still running at the deadline is abandoned (a daemon thread: it never holds up the exit).
         """
         deadline = time.monotonic() + timeout_millis / 1000
+        with self._lock:
+            if not self._queue:
+                return True
         outcome: list[bool] = []
         try:
             flusher = threading.Thread(
@@ -339,7 +342,10 @@ class QueueingSpanProcessor(SpanProcessor):
         except RuntimeError:  # no new thread at this point of an interpreter's shutdown: flush on this one
             return self._flush_until(deadline)
         flusher.join(max(0.0, deadline - time.monotonic()))
-        return bool(outcome and outcome[0])
+        if outcome:
+            return outcome[0]
+        with self._lock:  # the deadline came first
+            return not self._queue
 
     def _flush_until(self, deadline: float) -> bool:
         while time.monotonic() < deadline:

@@ -206,3 +206,18 @@ def test_a_span_the_collector_refuses_is_dropped_alone_and_the_rest_still_go(
     assert stats.refused == 1 and stats.queued == 0 and stats.exported == 5
     (line,) = [r.getMessage() for r in caplog.records if "refused span" in r.getMessage()]
     assert "HTTP 413" in line and "limit" in line and "\\x" not in line  # the collector's reason, as text
+
+
+def test_a_flush_with_no_time_left_says_whether_anything_is_still_queued(receiver: OtlpReceiver) -> None:
+    # The exporting processor itself (the provider's own force_flush answers False to a zero timeout).
+    instance = passhat.configure(endpoint=receiver.url, export_interval=60, make_global=False)
+    processor = instance.processor
+    assert processor is not None
+    try:
+        assert processor.force_flush(0)  # nothing queued: everything is exported
+        receiver.stop()
+        with instance.ticket("T-1", task_type="refund"):
+            pass
+        assert not processor.force_flush(0)
+    finally:
+        instance.shutdown()
