@@ -83,7 +83,7 @@ class OtlpHttpExporter(SpanExporter):
         if timeout < self.timeout:  # a shutdown's or a flush's budget: what encoding took is spent
             wait -= time.monotonic() - started
             if wait <= 0:
-                self.last_error = "no time left to send before the shutdown's deadline"
+                self.last_error = "no time left to send before the flush's or shutdown's deadline"
                 return SpanExportResult.FAILURE
         try:
             # requests takes urllib3's Timeout as it is (its adapter checks for one); its stubs only know numbers

@@ -211,7 +211,8 @@ class Ticket:
         self._provider: str | None = None
         self._context_token: object | None = None
         self._ticket_token: contextvars.Token[Ticket | None] | None = None
-        self._continues: Ticket | None = None  # the open ticket of the same id this one continues (see __enter__)
+        # The ticket of the same id opened first, which this one continues (see __enter__): the one that ends the span.
+        self._continues: Ticket | None = None
         self._raised: BaseException | None = None  # the last exception a continuation of this ticket recorded
 
     @property
@@ -228,7 +229,7 @@ class Ticket:
         links: Sequence[Link] | None = None
         if outer is not None and outer.ticket_id == self.ticket_id:
             # The same ticket opened again (a handler and the code it calls both open it): one ticket, one span.
-            self._continues = outer
+            self._continues = outer if outer._continues is None else outer._continues
             if self.intent:
                 outer.set_intent(self.intent)
             self.intent = outer.intent  # one intent: set_intent on either adds to it
@@ -299,8 +300,6 @@ class Ticket:
         if self._continues is not None:  # the open ticket it continues records the outcome and ends the span
             try:
                 opened = self._continues
-                while opened._continues is not None:
-                    opened = opened._continues
                 if exc is not None and opened._raised is not exc:
                     # What raised here is part of the ticket even when the code around it handles it.
                     record_exception(self.runtime, self.span, exc, failed=False)
@@ -312,7 +311,7 @@ class Ticket:
         try:
             if exc is not None:
                 record_exception(self.runtime, self.span, exc, event=exc is not self._raised)
-            self._raised = None
+            self._raised = None  # no longer kept (nor its traceback's frames)
             self.span.end(end_time=self.runtime.now())
         finally:
             if self._ticket_token is not None:
