@@ -56,6 +56,8 @@
     }
     slider.addEventListener("input", show);
     slider.addEventListener("change", show);
+    // Moved before this script ran (a slow load): the page's own readout is of the k it was rendered at.
+    if (slider.value !== slider.defaultValue) { show(); }
   }
   document.addEventListener("DOMContentLoaded", function () {
     Array.prototype.forEach.call(document.querySelectorAll("[data-kcurve]"), setUp);

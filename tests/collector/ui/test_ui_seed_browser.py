@@ -5,7 +5,7 @@ each page at 1280 px and 390 px without horizontal overflow or console errors. S
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Route, expect
 
 from tests.collector.ui.conftest import UiCollector
 from tests.collector.ui.test_ui_browser import Session, browser
@@ -45,6 +45,32 @@ def test_the_k_slider_moves_with_the_keyboard_and_reads_out_both_figures_with_in
         assert desktop.errors == [] and desktop.outside == []
     finally:
         desktop.close()
+
+
+def test_the_slider_moved_before_the_pages_script_ran_reads_out_where_it_is(ui: UiCollector, browser: Browser) -> None:
+    """On a slow load a keyboard user can move the slider before ui.js runs (the page shows it, server-rendered,
+    first): the readout must then say the k the slider is at, not the k the page was rendered at. CI met this as
+    a race in the test above; here the script is held back until the key was pressed."""
+    session = Session(browser, width=1280, height=900)
+    held: list[Route] = []
+    try:
+        session.sign_in(ui.url, ui.shop_key)
+        page = session.page
+        page.route("**/static/ui.js", lambda route: held.append(route))
+        page.goto(f"{ui.url}/ui/", wait_until="commit")
+        slider = page.get_by_label("Attempts k")
+        readout = page.locator("[data-k-readout]")
+        expect(readout).to_contain_text("k = 4: pass@4")
+        slider.focus()
+        page.keyboard.press("ArrowLeft")
+        expect(slider).to_have_value("3")
+        expect(readout).to_contain_text("k = 4: pass@4")  # no script yet: nothing updated it
+        assert len(held) == 1
+        held[0].continue_()
+        expect(readout).to_contain_text("k = 3: pass@3")
+        expect(slider).to_have_attribute("aria-valuetext", readout.inner_text())
+    finally:
+        session.close()
 
 
 @pytest.mark.parametrize(("width", "height", "mobile"), [(1280, 900, False), (390, 844, True)])
