@@ -24,6 +24,7 @@
       if (event.key === "ArrowLeft") { show(current - 1, true); }
     });
     show(0, false);
+    stepper.hidden = false;
   }
   document.addEventListener("DOMContentLoaded", function () {
     var stepper = document.querySelector("[data-stepper]");

@@ -73,6 +73,27 @@ def test_the_slider_moved_before_the_pages_script_ran_reads_out_where_it_is(ui: 
         session.close()
 
 
+def test_the_attempt_stepper_shows_only_once_its_script_can_step(ui: UiCollector, browser: Browser) -> None:
+    """Its buttons did nothing until ui.js ran: a click on a slow load was lost (a race the newcomer's-path test
+    could meet too). The stepper is hidden until the script sets it up."""
+    session = Session(browser, width=1280, height=900)
+    held: list[Route] = []
+    try:
+        session.sign_in(ui.url, ui.shop_key)
+        page = session.page
+        page.route("**/static/ui.js", lambda route: held.append(route))
+        page.goto(f"{ui.url}/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2", wait_until="commit")
+        expect(page.get_by_test_id("attempts").locator("article")).to_have_count(4)
+        next_attempt = page.get_by_role("button", name="Next attempt")
+        expect(next_attempt).to_be_hidden()
+        assert len(held) == 1
+        held[0].continue_()
+        next_attempt.click()
+        expect(page.locator("[data-step-label]")).to_have_text("Attempt 2 of 4: pass")
+    finally:
+        session.close()
+
+
 @pytest.mark.parametrize(("width", "height", "mobile"), [(1280, 900, False), (390, 844, True)])
 def test_the_seed_views_and_the_comparison_fit_the_window(
     ui: UiCollector, browser: Browser, width: int, height: int, mobile: bool
