@@ -71,14 +71,17 @@ __all__ = [
 KEEP_PACKED = 256
 """Tickets the driver keeps pickled for their next attempts (a ticket's attempts are sent together)."""
 
-QUEUED_AHEAD = 2
+QUEUED_AHEAD = 5
 """Trials each worker holds queued, per trial it runs at once (``concurrency``), beyond those it runs: it starts
-them itself as its trials finish, so while the driver writes a batch to the store (tens of milliseconds in which
-it sends no job) the worker's core still has trials to run. A worker never runs more than ``concurrency`` at once:
-`parallel`, the limit a model server relies on, holds as before."""
+them itself as its trials finish, so while the driver writes a batch to the store (in which it sends no job) the
+worker's core still has trials to run. A worker never runs more than ``concurrency`` at once: `parallel`, the
+limit a model server relies on, holds as before. Traced, on two cores, a batch write is about 45 ms of the
+driver's CPU on a core it shares with a worker, so about 90 ms of the clock; the other worker, with a core to
+itself, runs about 20 trials meanwhile. With 8 queued it ran dry in those writes (seen in `perf sched`: a worker
+asleep 20 to 50 ms until the driver's next jobs); 20 cover them (docs/loop.md, "Trials queued ahead")."""
 
-MOST_AHEAD = 16
-"""At most this many trials queued ahead on a worker: a batch write's stall is covered by a few dozen
+MOST_AHEAD = 24
+"""At most this many trials queued ahead on a worker: a batch write's stall is covered by about a hundred
 milliseconds of trials, and hundreds in flight (a slow model's) wait on the model, not on the driver."""
 
 KEEP_IDLE = 32
