@@ -78,7 +78,7 @@ worker's core still has trials to run. A worker never runs more than ``concurren
 limit a model server relies on, holds as before. Traced, on two cores, a batch write is about 45 ms of the
 driver's CPU on a core it shares with a worker, so about 90 ms of the clock; the other worker, with a core to
 itself, runs about 20 trials meanwhile. With 8 queued it ran dry in those writes (seen in `perf sched`: a worker
-asleep 20 to 50 ms until the driver's next jobs); 20 cover them (docs/loop.md, "Trials queued ahead")."""
+asleep up to 50 ms until the driver's next jobs); 20 cover them (docs/loop.md, "Twenty queued rather than eight")."""
 
 MOST_AHEAD = 24
 """At most this many trials queued ahead on a worker: a batch write's stall is covered by about a hundred
