@@ -4,8 +4,11 @@ each page at 1280 px and 390 px without horizontal overflow or console errors. S
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
-from playwright.sync_api import Browser, Route, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.collector.ui.conftest import UiCollector
 from tests.collector.ui.test_ui_browser import Session, browser
@@ -47,17 +50,27 @@ def test_the_k_slider_moves_with_the_keyboard_and_reads_out_both_figures_with_in
         desktop.close()
 
 
-def test_the_slider_moved_before_the_pages_script_ran_reads_out_where_it_is(ui: UiCollector, browser: Browser) -> None:
-    """On a slow load a keyboard user can move the slider before ui.js runs (the page shows it, server-rendered,
-    first): the readout must then say the k the slider is at, not the k the page was rendered at. CI met this as
-    a race in the test above; here the script is held back until the key was pressed."""
+@contextlib.contextmanager
+def _script_held_back(ui: UiCollector, browser: Browser, path: str) -> Iterator[tuple[Page, list[Route]]]:
+    """A signed-in page at ``path``, server-rendered, whose ui.js request is held (in the list) until the test
+    lets it go: a slow load, on which the user acts before the script runs."""
     session = Session(browser, width=1280, height=900)
     held: list[Route] = []
     try:
         session.sign_in(ui.url, ui.shop_key)
         page = session.page
         page.route("**/static/ui.js", lambda route: held.append(route))
-        page.goto(f"{ui.url}/ui/", wait_until="commit")
+        page.goto(f"{ui.url}{path}", wait_until="commit")
+        yield page, held
+    finally:
+        session.close()
+
+
+def test_the_slider_moved_before_the_pages_script_ran_reads_out_where_it_is(ui: UiCollector, browser: Browser) -> None:
+    """On a slow load a keyboard user can move the slider before ui.js runs (the page shows it, server-rendered,
+    first): the readout must then say the k the slider is at, not the k the page was rendered at. CI met this as
+    a race in the test above; here the script is held back until the key was pressed."""
+    with _script_held_back(ui, browser, "/ui/") as (page, held):
         slider = page.get_by_label("Attempts k")
         readout = page.locator("[data-k-readout]")
         expect(readout).to_contain_text("k = 4: pass@4")
@@ -69,20 +82,12 @@ def test_the_slider_moved_before_the_pages_script_ran_reads_out_where_it_is(ui: 
         held[0].continue_()
         expect(readout).to_contain_text("k = 3: pass@3")
         expect(slider).to_have_attribute("aria-valuetext", readout.inner_text())
-    finally:
-        session.close()
 
 
 def test_the_attempt_stepper_shows_only_once_its_script_can_step(ui: UiCollector, browser: Browser) -> None:
     """Its buttons did nothing until ui.js ran: a click on a slow load was lost (a race the newcomer's-path test
     could meet too). The stepper is hidden until the script sets it up."""
-    session = Session(browser, width=1280, height=900)
-    held: list[Route] = []
-    try:
-        session.sign_in(ui.url, ui.shop_key)
-        page = session.page
-        page.route("**/static/ui.js", lambda route: held.append(route))
-        page.goto(f"{ui.url}/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2", wait_until="commit")
+    with _script_held_back(ui, browser, "/ui/runs/run-shop-2026-W47/tickets/SHOP-cancel-2") as (page, held):
         expect(page.get_by_test_id("attempts").locator("article")).to_have_count(4)
         next_attempt = page.get_by_role("button", name="Next attempt")
         expect(next_attempt).to_be_hidden()
@@ -90,8 +95,6 @@ def test_the_attempt_stepper_shows_only_once_its_script_can_step(ui: UiCollector
         held[0].continue_()
         next_attempt.click()
         expect(page.locator("[data-step-label]")).to_have_text("Attempt 2 of 4: pass")
-    finally:
-        session.close()
 
 
 @pytest.mark.parametrize(("width", "height", "mobile"), [(1280, 900, False), (390, 844, True)])
