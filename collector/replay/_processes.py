@@ -50,6 +50,7 @@ from passhat.collector.replay._row import RowSpec, row_of, with_lost
 from passhat.collector.replay._worker import (
     NotSendableError,
     Prepared,
+    StartedMarks,
     TrialJob,
     TrialProfile,
     WorkerRow,
@@ -84,6 +85,11 @@ MOST_AHEAD = 24
 """At most this many trials queued ahead on a worker: a batch write's stall is covered by about a hundred
 milliseconds of trials, and hundreds in flight (a slow model's) wait on the model, not on the driver."""
 
+UNSTARTED_RESENDS = 3 * MAX_RETRIES
+"""Times a trial queued on a worker that died before starting it is sent again as it is (no attempt lost); beyond
+that each such death counts as a lost worker, so workers that keep dying before they start anything end the trial
+as an infrastructure error rather than resending it for ever."""
+
 KEEP_IDLE = 32
 """At most this many idle tickets' templates (a database each) a worker process keeps for their next attempts."""
 
@@ -115,6 +121,7 @@ class _Process:
     ready: asyncio.Queue[tuple[str, Any]]  # "ready", "broken" (it said why) or "ended" (its process did)
     alive: bool = True
     jobs: list[TrialJob] = dataclasses.field(default_factory=list)  # to send together, at the loop's next turn
+    started: Any = None  # cells shared with it: the jobs it started and has not answered (`StartedMarks`)
 
 
 class WorkerProcesses:
@@ -208,6 +215,7 @@ class WorkerProcesses:
         self, profile: int, item: ReplayTicket, attempt: int, ticket_id: str | None, production: bool
     ) -> tuple[WorkerResult | WorkerRow, tuple[str, ...]]:
         lost: list[str] = []
+        unstarted = 0  # times it was queued on a worker that died before starting it
         started = time.perf_counter()
         while len(lost) < MAX_RETRIES:
             index = await self._slots.get()
@@ -224,8 +232,11 @@ class WorkerProcesses:
                 try:
                     self._queue(worker, job)
                     return await future, tuple(lost)
-                except _NeverStartedError:  # queued on a worker that died: sent again, and no attempt was lost
-                    pass
+                except _NeverStartedError as exc:  # queued on a worker that died: sent again, no attempt was lost
+                    unstarted += 1
+                    if unstarted > UNSTARTED_RESENDS:  # workers that die before they start anything: stop somewhere
+                        lost.append(f"worker processes ended before the trial started, {unstarted} times: {exc}")
+                        self.retried += 1
                 except WorkerLostError as exc:
                     lost.append(f"worker process lost mid-trial: {exc}")
                     self.retried += 1
@@ -272,11 +283,15 @@ class WorkerProcesses:
         context.set_forkserver_preload([_worker.__name__, *_worker.TRACED_PRELOAD])
         ours, theirs = context.Pipe(duplex=True)
         scratch = None if self._scratch is None else str(self._scratch)
-        process = context.Process(target=_serve, args=(theirs, list(sys.path), scratch), name=f"passhat-trials-{index}")
+        # A cell per job the driver may hold on this worker (its slots), and one for overflow.
+        started = context.RawArray("q", 1 + self.concurrency + self.ahead)
+        process = context.Process(
+            target=_serve, args=(theirs, list(sys.path), scratch, started), name=f"passhat-trials-{index}"
+        )
         process.daemon = True
         process.start()
         theirs.close()
-        worker = _Process(process, ours, index, asyncio.Queue())
+        worker = _Process(process, ours, index, asyncio.Queue(), started=started)
         assert self._loop is not None
         self._loop.add_reader(ours.fileno(), self._readable, worker)
         self._send(worker, ("start", *self._start_args))
@@ -371,19 +386,19 @@ class WorkerProcesses:
         code = worker.process.exitcode
         if self._scratch is not None and code is not None:  # what it left: its templates, its tickets' own
             shutil.rmtree(self._scratch / f"worker-{worker.process.pid}", ignore_errors=True)
-        # A worker starts its jobs in the order they were sent, `concurrency` at a time, so those it may have
-        # started are the first of its jobs unanswered: the ones running, and those whose answers were still
-        # waiting or being written (at most half as many: `_worker.reply`). Those cost a retry; the others were
-        # queued and never started, and are sent again as they are.
+        # The worker marked the jobs it started and had not answered (`StartedMarks`); their answers written whole
+        # were read above, before the pipe's end. Those marked cost a retry; the others were queued and never
+        # started, and are sent again as they are. Should a job have found no cell, every one counts as started.
         held = sorted(
             (job_id, future)
             for job_id, (future, index) in self._pending.items()
             if index == worker.index and not future.done()
         )
-        may_have_started = self.concurrency + self.concurrency // 2
+        started = StartedMarks.read(worker.started)
         why = f"process {worker.process.pid} ended (exit code {code})"
-        for number, (_, future) in enumerate(held):
-            future.set_exception(WorkerLostError(why) if number < may_have_started else _NeverStartedError(why))
+        for job_id, future in held:
+            lost = started is None or job_id in started
+            future.set_exception(WorkerLostError(why) if lost else _NeverStartedError(why))
         worker.ready.put_nowait(("ended", why))
         if self._workers and self._workers[worker.index] is worker:
             replacement = self._spawn(worker.index)

@@ -178,10 +178,45 @@ class _Body(TrialWorker):
         return WorkerResult(result, tuple(SpanSnapshot.of(span) for span in finished), os.getpid())
 
 
-def _serve(connection: Connection, path: list[str], scratch: str | None = None) -> None:
+class StartedMarks:
+    """Which jobs this worker has started and not yet answered, in memory the driver reads if the worker dies
+    (``cells``, shared with it: `StartedMarks.read`). A job is marked as it starts and unmarked once the message
+    holding its answer is written whole, so the driver, reading the pipe to its end first, knows exactly which of
+    the jobs it holds unanswered had started (their attempts were lost: a retry each) and which were still queued
+    (sent again with no attempt lost). Cell 0 counts the jobs that found no free cell (never, when ``cells`` has
+    one per job the driver may send this worker); the driver then takes every job it holds as started."""
+
+    def __init__(self, cells: Any) -> None:
+        self.cells = cells
+        self.free = list(range(len(cells) - 1, 0, -1))
+        self.at: dict[int, int] = {}
+
+    def start(self, job_id: int) -> None:
+        if not self.free:
+            self.cells[0] += 1
+            return
+        cell = self.free.pop()
+        self.cells[cell] = job_id
+        self.at[job_id] = cell
+
+    def answered(self, job_id: int) -> None:
+        cell = self.at.pop(job_id, None)
+        if cell is not None:
+            self.cells[cell] = 0
+            self.free.append(cell)
+
+    @staticmethod
+    def read(cells: Any) -> set[int] | None:
+        """The jobs marked started in ``cells`` (a dead worker's), or None when one could not be marked."""
+        values = list(cells)
+        return None if values[0] else {job for job in values[1:] if job}
+
+
+def _serve(connection: Connection, path: list[str], scratch: str | None = None, started: Any = None) -> None:
     """A worker process: take messages from the driver until it says stop or goes away. Its temporary files (the
     domains' templates, tickets' own) go in ``scratch``/worker-<pid>, which the driver removes, even when this
-    process is killed and cannot."""
+    process is killed and cannot. ``started``: shared cells where it marks the jobs it started and has not
+    answered (`StartedMarks`)."""
     for entry in reversed(path):  # the driver's import path (your factory's module beside passhat.toml)
         if entry not in sys.path:
             sys.path.insert(0, entry)
@@ -190,10 +225,10 @@ def _serve(connection: Connection, path: list[str], scratch: str | None = None) 
         os.makedirs(folder, exist_ok=True)
         tempfile.tempdir = folder
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_loop(connection))
+        asyncio.run(_serve_loop(connection, None if started is None else StartedMarks(started)))
 
 
-async def _serve_loop(connection: Connection) -> None:
+async def _serve_loop(connection: Connection, marks: StartedMarks | None = None) -> None:
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
 
@@ -234,6 +269,9 @@ async def _serve_loop(connection: Connection) -> None:
             answers = outbox[:]
             outbox.clear()
             send(("answers", 0, answers))
+            if marks is not None:  # written whole: the driver reads them before it could find this worker gone
+                for _, job_id, _ in answers:
+                    marks.answered(job_id)
 
     def reply(kind: str, job_id: int, payload: Any) -> None:
         """Answers go back in batches: each message costs both processes a write and a wakeup, a good part of
@@ -256,6 +294,8 @@ async def _serve_loop(connection: Connection) -> None:
         assert body is not None
         async with limit:
             active += 1
+            if marks is not None:
+                marks.start(job.job_id)
             try:
                 reply("done", job.job_id, await body.run_job(job))
             except Exception as exc:
