@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from passhat.collector.cli._console import console, emit_json, error_console
+from passhat.collector.cli._console import console, emit_json, error_console, fail
 from passhat.collector.cli._options import JsonOption
 from passhat.collector.config import DEFAULT_CONFIG, ConfigError, PasshatConfig, load_config
 
@@ -145,10 +145,15 @@ def check(
     file: Annotated[
         str | None, typer.Argument(help="The config file (default: $PASSHAT_CONFIG or ./passhat.toml).")
     ] = None,
+    config_file: Annotated[
+        str | None, typer.Option("--config", help="The config file, as the other commands take it (the same as FILE).")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Validate a passhat.toml: one line per problem naming its key, exit status 2 when there is any."""
-    path = file or default_config_path()
+    if file is not None and config_file is not None and file != config_file:
+        fail(f"two config files given ({file} and --config {config_file}): give one")
+    path = file or config_file or default_config_path()
     if as_json:
         try:
             loaded = _checked(path)

@@ -207,6 +207,19 @@ def test_config_check_prints_a_summary_for_a_valid_file() -> None:
     assert "is valid" in result.stdout and "overall-drop (drop)" in result.stdout
 
 
+def test_config_check_takes_the_file_as_the_other_commands_do(tmp_path: pathlib.Path) -> None:
+    """`--config FILE` (as `passhat replay --config` takes it) checks FILE; two different files are refused."""
+    result = runner.invoke(app, ["config", "check", "--config", str(EXAMPLE)])
+    assert result.exit_code == 0, result.output
+    assert f"{EXAMPLE} is valid" in result.stdout.replace("\n", "")
+    bad = tmp_path / "passhat.toml"
+    bad.write_text("[replay]\nworkers = -1\n", encoding="utf-8")
+    result = runner.invoke(app, ["config", "check", "--config", str(bad)], env={"COLUMNS": "200"})
+    assert result.exit_code == 2 and "replay.workers" in result.stderr
+    both = runner.invoke(app, ["config", "check", str(EXAMPLE), "--config", str(bad)], env={"COLUMNS": "200"})
+    assert both.exit_code == 2 and "give one" in both.stderr and not both.stdout
+
+
 def test_config_check_json() -> None:
     result = runner.invoke(app, ["config", "check", str(EXAMPLE), "--json"])
     assert result.exit_code == 0
