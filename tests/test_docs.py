@@ -20,7 +20,9 @@ def test_snippets_run(page: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: p
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "__main__"}  # as `python snippet.py` runs it
     for number, block in enumerate(FENCE.findall(page.read_text(encoding="utf-8")), start=1):
-        code = compile(block, f"{page.name} [python block {number}]", "exec")
+        # As a file of its own runs it: not under this module's `from __future__ import annotations` (annotations
+        # left as text are then resolved against the real __main__, not the page's names).
+        code = compile(block, f"{page.name} [python block {number}]", "exec", dont_inherit=True)
         exec(code, namespace)
 
 

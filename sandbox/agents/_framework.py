@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
+from typing import Any
 
-from passhat.sandbox.agents._conversation import Message
+from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext
 from passhat.sandbox.domain import DomainError
+
+TrialBinding = Callable[[TrialContext, Toolbox], Any]
+"""Builds, once per trial, what the agent's own tools reach their backend through (pydantic-ai's `deps`, LangGraph's
+runtime `context`, the OpenAI Agents SDK's run `context`), from the trial's context and its Toolbox
+(`tools.engine`: the trial's own database), so those tools use the trial's backend, never production."""
+
+
+def checked_binding(adapter: str, name: str, binding: Any) -> TrialBinding | None:
+    """``binding`` if it is None or callable; otherwise a TypeError saying what it should be."""
+    if binding is None:
+        return None
+    if not callable(binding):
+        raise TypeError(f"{adapter}: {name} must be a function (context, tools) -> {name}: {type(binding).__name__}")
+    made: TrialBinding = binding
+    return made
 
 
 def require(module: str, extra: str) -> ModuleType:

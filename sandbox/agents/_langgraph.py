@@ -5,7 +5,9 @@ runnable taking and returning `{"messages": [...]}`) wired with `tools`, the tri
 `StructuredTool`s whose calls go through the trial's Toolbox (recorded and graded). Each turn invokes the graph
 on the conversation so far; the agent's reply is the last AI message. The team's compiled graph is taken as it
 is too: `langgraph_agent(graph)` copies it per trial with the trial's tools in its tool nodes in place of its own
-tools of the same names.
+tools of the same names. ``context(trial_context, tools)`` builds, once per trial, the value the graph runs with as
+LangGraph's runtime context (`graph.ainvoke(..., context=...)`): your own tools that read it (a `ToolRuntime`
+parameter's ``runtime.context``) use the trial's backend (``tools.engine``), never production.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
-from passhat.sandbox.agents._framework import agent_reply, customer_since, require
+from passhat.sandbox.agents._framework import TrialBinding, agent_reply, checked_binding, customer_since, require
 
 EXTRA = "langgraph"
 
@@ -72,9 +74,11 @@ def _text(message: Any) -> str:
 class LangGraphAdapter:
     """One trial of a LangGraph agent."""
 
-    def __init__(self, build: GraphBuilder, context: TrialContext) -> None:
+    def __init__(self, build: GraphBuilder, context: TrialContext, binding: TrialBinding | None = None) -> None:
         self._build = build
         self._context = context
+        self._binding = binding
+        self._options: dict[str, Any] = {}
         self._graph: Any = None
         self._messages: list[Any] = []
         self._seen = 0
@@ -92,9 +96,11 @@ class LangGraphAdapter:
         if self._graph is None:
             self._graph = self._build(langchain_tools(tools, await tools.list_tools()), self._context)
             self._messages = [SystemMessage(self._context.policy)]
+            if self._binding is not None:  # the graph's runtime context, built once for the trial
+                self._options["context"] = self._binding(self._context, tools)
         self._messages.append(HumanMessage(customer_since(conversation, self._seen)))
         self._seen = len(conversation)
-        state = await self._graph.ainvoke({"messages": self._messages})
+        state = await self._graph.ainvoke({"messages": self._messages}, **self._options)
         self._messages = list(state["messages"])
         replies = [m for m in self._messages if isinstance(m, AIMessage)]
         return agent_reply(_text(replies[-1]) if replies else "")
@@ -129,10 +135,14 @@ def with_trial_tools(graph: Any) -> GraphBuilder:
     return build
 
 
-def langgraph_agent(build: GraphBuilder | Any) -> AgentFactory:
+def langgraph_agent(build: GraphBuilder | Any, *, context: TrialBinding | None = None) -> AgentFactory:
     """An AgentFactory for the graph `build(tools, context)` returns (built once per trial, with its tools), or for
-    the team's compiled graph as it is (its tool nodes run the trial's tools in place of theirs, by name)."""
+    the team's compiled graph as it is (its tool nodes run the trial's tools in place of theirs, by name).
+
+    ``context(trial_context, tools)`` builds the graph's runtime context per trial (`ainvoke(..., context=...)`),
+    so the graph's own tools that read it use the trial's backend (``tools.engine``)."""
     require("langgraph", EXTRA)
+    binding = checked_binding("langgraph_agent", "context", context)
     if hasattr(build, "builder") and hasattr(build, "invoke"):
         build = with_trial_tools(build)
     if not callable(build):
@@ -140,4 +150,4 @@ def langgraph_agent(build: GraphBuilder | Any) -> AgentFactory:
             "langgraph_agent takes a compiled graph (graph.compile(): passhat builds it per trial with the trial's "
             f"tools in place of its own) or a function (tools, context) -> graph, got {type(build).__name__}"
         )
-    return lambda context: LangGraphAdapter(build, context)
+    return lambda trial: LangGraphAdapter(build, trial, binding)

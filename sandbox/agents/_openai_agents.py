@@ -4,7 +4,9 @@
 agent (a copy with the trial's tools in place of its own tools of the same names, the domain's policy as its
 instructions unless it has its own) with `Runner.run` on the conversation so far; the trial's tools' calls go
 through the trial's Toolbox (recorded and graded).
-The SDK's own tracing stays off: the trial is traced by passhat.
+The SDK's own tracing stays off: the trial is traced by passhat. ``context(trial_context, tools)`` builds, once per
+trial, the run's context (`Runner.run(..., context=...)`): your own tools that read it (``ctx.context`` of their
+`RunContextWrapper`) use the trial's backend (``tools.engine``), never production.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
-from passhat.sandbox.agents._framework import agent_reply, customer_since, require
+from passhat.sandbox.agents._framework import TrialBinding, agent_reply, checked_binding, customer_since, require
 
 EXTRA = "openai-agents"
 
@@ -49,9 +51,12 @@ def function_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any
 class OpenAIAgentsAdapter:
     """One trial of an OpenAI Agents SDK agent."""
 
-    def __init__(self, agent: Any, context: TrialContext) -> None:
+    def __init__(self, agent: Any, context: TrialContext, binding: TrialBinding | None = None) -> None:
         self.label = f"openai-agents:{getattr(agent, 'name', None) or 'agent'}"
         self._agent = agent
+        self._context = context
+        self._binding = binding
+        self._run_context: Any = None
         self._policy = context.policy
         self._ready: Any = None
         self._input: list[Any] = []
@@ -66,16 +71,24 @@ class OpenAIAgentsAdapter:
             served = {tool.name for tool in added}
             own = [tool for tool in self._agent.tools if getattr(tool, "name", None) not in served]
             self._ready = self._agent.clone(tools=[*own, *added], instructions=self._agent.instructions or self._policy)
+            if self._binding is not None:  # the run's context, built once for the trial
+                self._run_context = self._binding(self._context, tools)
         self._input.append({"role": "user", "content": customer_since(conversation, self._seen)})
         self._seen = len(conversation)
-        result = await Runner.run(self._ready, self._input, run_config=RunConfig(tracing_disabled=True))
+        result = await Runner.run(
+            self._ready, self._input, context=self._run_context, run_config=RunConfig(tracing_disabled=True)
+        )
         self._input = list(result.to_input_list())
         return agent_reply(str(result.final_output or ""))
 
 
-def openai_agents_agent(agent: Any) -> AgentFactory:
-    """An AgentFactory for an Agents SDK `Agent`, or for a function `(TrialContext) -> Agent` building one per trial."""
+def openai_agents_agent(agent: Any, *, context: TrialBinding | None = None) -> AgentFactory:
+    """An AgentFactory for an Agents SDK `Agent`, or for a function `(TrialContext) -> Agent` building one per trial.
+
+    ``context(trial_context, tools)`` builds the run's context per trial (`Runner.run(..., context=...)`), so the
+    agent's own tools that read it (``ctx.context``) use the trial's backend (``tools.engine``)."""
     sdk = require("agents", EXTRA)
+    binding = checked_binding("openai_agents_agent", "context", context)
     built: Callable[[TrialContext], Any]
     if isinstance(agent, sdk.Agent):
         built = lambda context: agent  # noqa: E731  (one agent object; each trial keeps its own input)
@@ -83,4 +96,4 @@ def openai_agents_agent(agent: Any) -> AgentFactory:
         built = agent
     else:
         raise TypeError(f"openai_agents_agent takes an agents.Agent or a factory for one, got {type(agent).__name__}")
-    return lambda context: OpenAIAgentsAdapter(built(context), context)
+    return lambda trial: OpenAIAgentsAdapter(built(trial), trial, binding)

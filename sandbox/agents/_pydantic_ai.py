@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
-from passhat.sandbox.agents._framework import agent_reply, customer_since, require
+from passhat.sandbox.agents._framework import TrialBinding, agent_reply, checked_binding, customer_since, require
 
 EXTRA = "pydantic-ai"
 
@@ -41,7 +41,7 @@ def toolset(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> Any:
     )
 
 
-DepsFactory = Callable[[TrialContext, Toolbox], Any]
+DepsFactory = TrialBinding
 """Builds the agent's `deps` for one trial from its context and its Toolbox (`tools.engine`: its database)."""
 
 
@@ -99,6 +99,5 @@ def pydantic_ai_agent(agent: Any, *, deps: DepsFactory | None = None) -> AgentFa
         built = agent
     else:
         raise TypeError(f"pydantic_ai_agent takes a pydantic_ai.Agent or a factory for one, got {type(agent).__name__}")
-    if deps is not None and not callable(deps):
-        raise TypeError(f"pydantic_ai_agent: deps must be a function (context, tools) -> deps: {type(deps).__name__}")
-    return lambda context: PydanticAIAdapter(built(context), context, deps)
+    make_deps = checked_binding("pydantic_ai_agent", "deps", deps)
+    return lambda context: PydanticAIAdapter(built(context), context, make_deps)

@@ -11,9 +11,10 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from sqlalchemy import Engine, text
 
 import passhat
 from passhat.sandbox import Sandbox, ToolResult, TrialContext, TrialResult, run_trial
@@ -22,9 +23,17 @@ from passhat.sandbox.agents._langgraph import langchain_tools
 from tests.sandbox.retail_paths import CancelTicket, Turn, cancel_ticket
 
 
-def scripted_model(turns: list[Turn]) -> GenericFakeChatModel:
-    """LangChain's fake chat model answering with the script: each tool call as an AI message, then the text."""
-    answers: list[AIMessage] = []
+@dataclasses.dataclass
+class Desk:
+    """What the team's own tools reach their backend through (LangGraph's runtime context)."""
+
+    engine: Engine
+
+
+def scripted_model(turns: list[Turn], first: tuple[AIMessage, ...] = ()) -> GenericFakeChatModel:
+    """LangChain's fake chat model answering with the script: each tool call as an AI message, then the text
+    (after ``first``, answers of the team's own)."""
+    answers: list[AIMessage] = list(first)
     for turn in turns:
         answers.extend(
             AIMessage("", tool_calls=[{"name": s.name, "args": s.arguments, "id": s.call_id}]) for s in turn.calls
@@ -133,6 +142,35 @@ async def test_the_team_s_compiled_graph_with_its_own_tools_runs_the_trial_s_in_
     assert result.record.infra_error is None and result.passed, result.record.verdict
     assert production == []
     assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+
+
+async def test_the_runtime_context_binds_the_graph_s_own_tools_to_the_trial_s_database(retail: Sandbox) -> None:
+    """A tool the domain does not serve stays in the team's graph; `context=` hands it the trial's database through
+    LangGraph's runtime context (a `ToolRuntime` parameter), as pydantic-ai's `deps` do."""
+    from langchain_core.tools import tool
+
+    counted: list[int] = []
+
+    @tool
+    def count_pending(runtime: ToolRuntime[Desk]) -> int:
+        """How many orders are pending (the team's own tool: it reads the database it is given)."""
+        with runtime.context.engine.connect() as connection:
+            found = int(connection.execute(text("SELECT count(*) FROM orders WHERE status = 'pending'")).scalar_one())
+        counted.append(found)
+        return found
+
+    ticket = cancel_ticket(retail)
+    own = AIMessage("", tool_calls=[{"name": "count_pending", "args": {}, "id": "own_1"}])
+    model = scripted_model(ticket.turns(), first=(own,))
+    graph = support_graph(model, [count_pending])
+    agent = langgraph_agent(graph, context=lambda context, tools: Desk(tools.engine))
+    result = await run_trial(retail, ticket.scenario, 0, agent)
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    with retail.memory_copy().engine.connect() as connection:  # the seeded state the trial started from
+        seeded = int(connection.execute(text("SELECT count(*) FROM orders WHERE status = 'pending'")).scalar_one())
+    assert counted == [seeded]
+    with pytest.raises(TypeError, match="context must be a function"):
+        langgraph_agent(graph, context=Desk(retail.memory_copy().engine))  # the value, not a function making it
 
 
 def _own_ids(turns: list[Turn]) -> list[Turn]:

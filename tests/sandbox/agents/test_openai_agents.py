@@ -3,12 +3,15 @@ Chat Completions wire format with its OpenAIChatCompletionsModel pointed at a lo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
-from agents import Agent, OpenAIChatCompletionsModel
+import pytest
+from agents import Agent, OpenAIChatCompletionsModel, RunContextWrapper
 from agents.testing import ScriptedModel, assistant_message, function_call
 from openai import AsyncOpenAI
+from sqlalchemy import Engine, text
 
 from passhat.sandbox import Sandbox, TrialResult, run_trial
 from passhat.sandbox.agents import openai_agents_agent
@@ -16,8 +19,16 @@ from tests.sandbox.chat_completions_api import chat_completions_api, text_turn, 
 from tests.sandbox.retail_paths import CancelTicket, Turn, cancel_ticket
 
 
-def scripted(turns: list[Turn]) -> ScriptedModel:
-    steps: list[Any] = []
+@dataclasses.dataclass
+class Desk:
+    """What the team's own tools reach their backend through (the run's context)."""
+
+    engine: Engine
+
+
+def scripted(turns: list[Turn], first: tuple[Any, ...] = ()) -> ScriptedModel:
+    """The SDK's scripted model answering with the script (after ``first``, steps of the team's own)."""
+    steps: list[Any] = list(first)
     for turn in turns:
         steps.extend([function_call(s.name, s.arguments, call_id=s.call_id)] for s in turn.calls)
         steps.append([assistant_message(turn.text)])
@@ -95,3 +106,32 @@ async def test_the_team_s_agent_with_its_own_tools_gets_the_trial_s_in_their_pla
     assert first is not None
     names = [tool.name for tool in first.tools]
     assert names.count("get_order") == 1 and "store_hours" in names
+
+
+async def test_the_run_context_binds_the_agent_s_own_tools_to_the_trial_s_database(retail: Sandbox) -> None:
+    """A tool the domain does not serve stays on the team's agent; `context=` hands it the trial's database as the
+    run's context (``ctx.context``), as pydantic-ai's `deps` do."""
+    from agents import function_tool
+
+    counted: list[int] = []
+
+    @function_tool
+    def count_pending(ctx: RunContextWrapper[Desk]) -> int:
+        """How many orders are pending (the team's own tool: it reads the database it is given)."""
+        with ctx.context.engine.connect() as connection:
+            found = int(connection.execute(text("SELECT count(*) FROM orders WHERE status = 'pending'")).scalar_one())
+        counted.append(found)
+        return found
+
+    ticket = cancel_ticket(retail)
+    model = scripted(ticket.turns(), first=([function_call("count_pending", {}, call_id="own_1")],))
+    agent = Agent(name="support", model=model, tools=[count_pending])
+    result = await run_trial(
+        retail, ticket.scenario, 0, openai_agents_agent(agent, context=lambda context, tools: Desk(tools.engine))
+    )
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    with retail.memory_copy().engine.connect() as connection:  # the seeded state the trial started from
+        seeded = int(connection.execute(text("SELECT count(*) FROM orders WHERE status = 'pending'")).scalar_one())
+    assert counted == [seeded]
+    with pytest.raises(TypeError, match="context must be a function"):
+        openai_agents_agent(agent, context=Desk(retail.memory_copy().engine))  # the value, not a function making it
