@@ -94,6 +94,7 @@ TERMINATION_REASONS: frozenset[str] = frozenset(
         "tool_error_limit",
         "simulator_error",
         "infra_error",
+        "agent_error",
     }
 )
 
@@ -140,6 +141,8 @@ class TrialRecord:
     record without one, e.g. from a production trace) counts as the category of the same name, if any."""
     consents: Mapping[int, str] = field(default_factory=dict)
     """The customer's consents: transcript index of the turn that agreed -> the action agreed to."""
+    agent_error: str | None = None
+    """Why the agent's framework ended its run (termination ``agent_error``: the agent's failure, not the harness's)."""
 
     @property
     def conversation(self) -> tuple[Turn, ...]:
@@ -201,8 +204,24 @@ def _expected_tables(record: TrialRecord, required: list[Finding]) -> set[str]:
     return tables
 
 
+def _ending(record: TrialRecord) -> str:
+    """How the trial ended, with the agent's framework's reason when it ended the run (``agent_error (...)``)."""
+    if not record.agent_error:
+        return record.termination_reason
+    why = record.agent_error if len(record.agent_error) <= 200 else record.agent_error[:197] + "..."
+    return f"{record.termination_reason} ({why})"
+
+
 def classify_failure(record: TrialRecord) -> FailureSignature | None:
-    """The dominant failure signature of a trial (None when it passed); see the module doc for precedence."""
+    """The dominant failure signature of a trial (None when it passed); see the module doc for precedence. When the
+    agent's framework ended its run (``agent_error``), the evidence says so, whatever the label."""
+    signature = _classify(record)
+    if signature is None or not record.agent_error or "agent_error (" in signature.evidence:
+        return signature
+    return FailureSignature(signature.label, f"{signature.evidence}; the run ended by {_ending(record)}")
+
+
+def _classify(record: TrialRecord) -> FailureSignature | None:
     if record.passed:
         return None
     if record.infra_error or record.termination_reason == "infra_error" or record.verdict.errors():
@@ -284,13 +303,13 @@ def classify_failure(record: TrialRecord) -> FailureSignature | None:
     needs_write = bool(expected) or any(f.role == "required_write" for f in found)
     if needs_write and record.diff.is_empty and not attempted_writes and lookups:
         names = ", ".join(dict.fromkeys(c.name for c in lookups))
-        ending = f"the trial ended by {record.termination_reason}"
+        ending = f"the trial ended by {_ending(record)}"
         return FailureSignature(
             "no_write", f"looked up with {names} but never called a write tool; nothing changed; {ending}"
         )
 
     reasons = [f.diagnostic.message for f in found] or [record.verdict.explanation]
-    evidence = f"ended by {record.termination_reason} without resolution: " + "; ".join(reasons[:3])
+    evidence = f"ended by {_ending(record)} without resolution: " + "; ".join(reasons[:3])
     last_words = [text for role, text in record.transcript if role in ("agent", "assistant")]
     if last_words:
         said = last_words[-1] if len(last_words[-1]) <= 160 else last_words[-1][:157] + "..."

@@ -7,6 +7,7 @@ written policy, and a simulated customer who knows what they want but not what t
 from passhat.sandbox.agents import (
     DEFAULT_RATES,
     Agent,
+    AgentError,
     AgentFactory,
     Customer,
     CustomerFactory,
@@ -102,6 +103,7 @@ __all__ = [
     "TOOL_ERROR_TYPES",
     "TRANSPORTS",
     "Agent",
+    "AgentError",
     "AgentFactory",
     "Curtailment",
     "Customer",

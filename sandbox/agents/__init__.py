@@ -2,6 +2,7 @@
 
 from passhat.sandbox.agents._conversation import (
     Agent,
+    AgentError,
     AgentFactory,
     Customer,
     CustomerFactory,
@@ -35,6 +36,7 @@ from passhat.sandbox.agents._service import ServiceAgent
 __all__ = [
     "DEFAULT_RATES",
     "Agent",
+    "AgentError",
     "AgentFactory",
     "Customer",
     "CustomerFactory",

@@ -79,6 +79,14 @@ class ToolTransportError(Exception):
     """The tool server could not be reached or failed: an infrastructure error, not the agent's."""
 
 
+class AgentError(Exception):
+    """The agent itself failed its turn, as its framework says: its model misbehaved past the framework's retries,
+    hit a limit it sets (turns, a recursion limit, a usage limit), or a guardrail of the agent's stopped the run.
+    The trial ends there (``agent_error``) and is graded on the state the agent left: the agent's failure, counted
+    in every figure. Any other exception an agent raises stays a harness failure (``infra_error``): passhat cannot
+    tell a bug of the agent from one of the sandbox's. The framework adapters raise it; an agent of your own may."""
+
+
 _PLAIN_VALUES = (str, int, float, bool, type(None), list, tuple, dict)
 
 ToolHook = Callable[[str, dict[str, Any], ToolResult, str | None, int], Awaitable[None]]

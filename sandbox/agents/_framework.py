@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from passhat.sandbox.agents._conversation import Message, Toolbox, TrialContext
+from passhat.sandbox.agents._conversation import AgentError, Message, Toolbox, TrialContext
 from passhat.sandbox.domain import DomainError
 
 TrialBinding = Callable[[TrialContext, Toolbox], Any]
@@ -43,3 +43,14 @@ def agent_reply(text: str) -> Message:
     """The framework's answer as the agent's turn: a question asks for more, anything else is final."""
     text = text.strip() or "(no reply)"
     return Message("agent", text, final=not text.endswith("?"))
+
+
+def failure_types(module: str, names: Sequence[str]) -> tuple[type[BaseException], ...]:
+    """The exception classes ``names`` of a framework's ``module`` that exist in the installed version."""
+    found = importlib.import_module(module)
+    return tuple(kind for kind in (getattr(found, name, None) for name in names) if isinstance(kind, type))
+
+
+def agent_failure(exc: BaseException) -> AgentError:
+    """A framework's own "the agent failed" exception as the trial's `AgentError` (its type and message kept)."""
+    return AgentError(f"{type(exc).__name__}: {exc}")

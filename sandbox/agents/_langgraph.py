@@ -19,9 +19,21 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
-from passhat.sandbox.agents._framework import TrialBinding, agent_reply, checked_binding, customer_since, require
+from passhat.sandbox.agents._framework import (
+    TrialBinding,
+    agent_failure,
+    agent_reply,
+    checked_binding,
+    customer_since,
+    failure_types,
+    require,
+)
 
 EXTRA = "langgraph"
+
+AGENT_FAILURES = ("GraphRecursionError",)
+"""LangGraph's exceptions that are the agent's failure: the graph passed its recursion limit (a model looping
+between its nodes)."""
 
 GraphBuilder = Callable[[list[Any], TrialContext], Any]
 """Your graph, given the trial's tools (LangChain `BaseTool`s) and its context."""
@@ -100,7 +112,10 @@ class LangGraphAdapter:
                 self._options["context"] = self._binding(self._context, tools)
         self._messages.append(HumanMessage(customer_since(conversation, self._seen)))
         self._seen = len(conversation)
-        state = await self._graph.ainvoke({"messages": self._messages}, **self._options)
+        try:
+            state = await self._graph.ainvoke({"messages": self._messages}, **self._options)
+        except failure_types("langgraph.errors", AGENT_FAILURES) as exc:
+            raise agent_failure(exc) from exc
         self._messages = list(state["messages"])
         replies = [m for m in self._messages if isinstance(m, AIMessage)]
         return agent_reply(_text(replies[-1]) if replies else "")

@@ -16,9 +16,27 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
-from passhat.sandbox.agents._framework import TrialBinding, agent_reply, checked_binding, customer_since, require
+from passhat.sandbox.agents._framework import (
+    TrialBinding,
+    agent_failure,
+    agent_reply,
+    checked_binding,
+    customer_since,
+    failure_types,
+    require,
+)
 
 EXTRA = "openai-agents"
+
+AGENT_FAILURES = (
+    "MaxTurnsExceeded",
+    "ModelBehaviorError",
+    "ModelRefusalError",
+    "InputGuardrailTripwireTriggered",
+    "OutputGuardrailTripwireTriggered",
+)
+"""The Agents SDK's exceptions that are the agent's failure: it passed its turn limit, its model answered what the
+SDK could not use or refused, or one of the agent's own guardrails stopped the run."""
 
 
 def function_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any]:
@@ -75,9 +93,12 @@ class OpenAIAgentsAdapter:
                 self._run_context = self._binding(self._context, tools)
         self._input.append({"role": "user", "content": customer_since(conversation, self._seen)})
         self._seen = len(conversation)
-        result = await Runner.run(
-            self._ready, self._input, context=self._run_context, run_config=RunConfig(tracing_disabled=True)
-        )
+        try:
+            result = await Runner.run(
+                self._ready, self._input, context=self._run_context, run_config=RunConfig(tracing_disabled=True)
+            )
+        except failure_types("agents.exceptions", AGENT_FAILURES) as exc:
+            raise agent_failure(exc) from exc
         self._input = list(result.to_input_list())
         return agent_reply(str(result.final_output or ""))
 

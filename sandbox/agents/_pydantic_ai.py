@@ -16,7 +16,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
-from passhat.sandbox.agents._framework import TrialBinding, agent_reply, checked_binding, customer_since, require
+from passhat.sandbox.agents._framework import (
+    TrialBinding,
+    agent_failure,
+    agent_reply,
+    checked_binding,
+    customer_since,
+    failure_types,
+    require,
+)
+
+AGENT_FAILURES = ("UnexpectedModelBehavior", "UsageLimitExceeded")
+"""pydantic-ai's exceptions that are the agent's failure: its model misbehaved past the retries (output that never
+validated, a content filter, output cut at the token limit) or the run passed its usage limits. One that is also a
+`ModelAPIError` (the model server's answer) stays a harness failure."""
 
 EXTRA = "pydantic-ai"
 
@@ -79,8 +92,15 @@ class PydanticAIAdapter:
         options: dict[str, Any] = {"message_history": self._history, "instructions": self._policy}
         if self._make_deps is not None:
             options["deps"] = self._deps
-        with self._agent.override(toolsets=self._toolsets, tools=[]):
-            result = await self._agent.run(said, **options)
+        failures = failure_types("pydantic_ai.exceptions", AGENT_FAILURES)
+        server = failure_types("pydantic_ai.exceptions", ("ModelAPIError",))
+        try:
+            with self._agent.override(toolsets=self._toolsets, tools=[]):
+                result = await self._agent.run(said, **options)
+        except failures as exc:
+            if isinstance(exc, server):
+                raise
+            raise agent_failure(exc) from exc
         self._history = list(result.all_messages())
         return agent_reply(str(result.output))
 

@@ -27,6 +27,7 @@ from passhat.checks import (
 )
 from passhat.sandbox.agents import (
     Agent,
+    AgentError,
     AgentFactory,
     Customer,
     CustomerFactory,
@@ -165,15 +166,16 @@ class _Trace:
 
 async def _converse(
     agent: Agent, customer: Customer, tools: Toolbox, config: RunConfig, trace: _Trace
-) -> tuple[list[Message], str, str | None, str | None]:
-    """Customer and agent turns until one stops or a limit is hit: (messages, reason, errors)."""
+) -> tuple[list[Message], str, str | None, str | None, str | None]:
+    """Customer and agent turns until one stops or a limit is hit: (messages, reason, simulator error, harness
+    error, the agent's own failure)."""
     messages: list[Message] = []
     try:
         opening = await customer.opening()
     except ModelServerUnusableError:
         raise  # no trial can work: the run stops (never this trial's outcome)
     except Exception as exc:
-        return messages, "simulator_error", f"customer failed to open: {exc!r}", None
+        return messages, "simulator_error", f"customer failed to open: {exc!r}", None, None
     messages.append(opening)
     trace.message(opening)
     for _ in range(config.max_turns):
@@ -181,30 +183,32 @@ async def _converse(
         try:
             turn = await agent.respond(messages, tools)
         except ToolTransportError as exc:
-            return messages, "infra_error", None, str(exc)
+            return messages, "infra_error", None, str(exc), None
         except ModelServerUnusableError:
             raise
+        except AgentError as exc:  # the agent's own failure, as its framework says: graded, counted
+            return messages, "agent_error", None, None, str(exc)
         except Exception as exc:
-            return messages, "infra_error", None, f"agent raised {exc!r}"
+            return messages, "infra_error", None, f"agent raised {exc!r}", None
         if turn.stop and not turn.text:  # the agent ended without a word (a graded session closed): nothing said
-            return messages, "agent_stop", None, None
+            return messages, "agent_stop", None, None, None
         messages.append(turn)
         trace.message(turn)
         if turn.stop:
-            return messages, "agent_stop", None, None
+            return messages, "agent_stop", None, None, None
         if tools.errors >= config.max_tool_errors:
-            return messages, "tool_error_limit", None, None
+            return messages, "tool_error_limit", None, None, None
         try:
             reply = await customer.respond(messages)
         except ModelServerUnusableError:
             raise
         except Exception as exc:
-            return messages, "simulator_error", f"customer failed: {exc!r}", None
+            return messages, "simulator_error", f"customer failed: {exc!r}", None, None
         messages.append(reply)
         trace.message(reply)
         if reply.stop:
-            return messages, "customer_stop", None, None
-    return messages, "step_limit", None, None
+            return messages, "customer_stop", None, None, None
+    return messages, "step_limit", None, None, None
 
 
 async def run_trial(
@@ -250,6 +254,7 @@ async def run_trial(
     )
     infra_error: str | None = None
     simulator_error: str | None = None
+    agent_error: str | None = None
     messages: list[Message] = []
     calls: list[ToolCallRecord] = []
     with ticket:
@@ -278,7 +283,7 @@ async def run_trial(
                     # An agent that uses its backend directly calls its own @passhat.tool functions: those
                     # calls join the record in call order, by the same outcome rule as MCP calls.
                     with passhat.collect_tool_calls(on_call=tools.record_own_call):
-                        messages, reason, simulator_error, infra_error = await _converse(
+                        messages, reason, simulator_error, infra_error, agent_error = await _converse(
                             agent, customer, tools, config, trace
                         )
                     calls = tools.calls
@@ -311,6 +316,7 @@ async def run_trial(
             expected_write_tables=set(scenario.expected_write_tables),
             error_categories=domain.errors,
             consents=consents,
+            agent_error=agent_error,
         )
         signature = classify_failure(record)
         _record_outcome(runtime, ticket, record, signature, diff, production=production)

@@ -215,3 +215,21 @@ async def test_a_trial_tool_invoked_without_a_call_id_runs_and_leaves_the_id_to_
     message = await tool.ainvoke({"name": "get_order", "args": {"order_id": "W2"}, "id": "lc_9", "type": "tool_call"})
     assert isinstance(message, ToolMessage) and message.tool_call_id == "lc_9"
     assert toolbox.ids == [None, "lc_9"]
+
+
+async def test_a_graph_that_loops_to_its_recursion_limit_is_the_agent_s_failure(retail: Sandbox) -> None:
+    """A model that calls a tool for ever runs the graph into LangGraph's recursion limit (`GraphRecursionError`):
+    the agent's failure (`agent_error`), graded and counted, not a harness failure."""
+    ticket = cancel_ticket(retail)
+    email = ticket.scenario.intent["email"]
+    looping = (
+        AIMessage("", tool_calls=[{"name": "find_customer_by_email", "args": {"email": email}, "id": f"loop_{n}"}])
+        for n in itertools.count()
+    )
+    model = GenericFakeChatModel(messages=looping)
+    agent = langgraph_agent(lambda tools, _: support_graph(model, tools).with_config(recursion_limit=20))
+    result = await run_trial(retail, ticket.scenario, 0, agent)
+    assert result.record.termination_reason == "agent_error" and result.record.infra_error is None
+    assert not result.passed and result.signature is not None and result.signature.is_agent_failure
+    assert "agent_error (GraphRecursionError: Recursion limit of 20 reached" in result.signature.evidence
+    assert len(result.record.tool_calls) >= 9  # the calls it made are the trial's, recorded

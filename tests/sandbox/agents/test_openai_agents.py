@@ -135,3 +135,17 @@ async def test_the_run_context_binds_the_agent_s_own_tools_to_the_trial_s_databa
     assert counted == [seeded]
     with pytest.raises(TypeError, match="context must be a function"):
         openai_agents_agent(agent, context=Desk(retail.memory_copy().engine))  # the value, not a function making it
+
+
+async def test_an_agent_past_its_turn_limit_is_the_agent_s_failure(retail: Sandbox) -> None:
+    """A model that keeps calling tools passes the SDK's turn limit (`MaxTurnsExceeded`): the agent's failure
+    (`agent_error`), graded and counted, not a harness failure."""
+    ticket = cancel_ticket(retail)
+    email = ticket.scenario.intent["email"]
+    model = ScriptedModel(
+        [[function_call("find_customer_by_email", {"email": email}, call_id=f"loop_{n}")] for n in range(30)]
+    )
+    result = await run_trial(retail, ticket.scenario, 0, openai_agents_agent(Agent(name="support", model=model)))
+    assert result.record.termination_reason == "agent_error" and result.record.infra_error is None
+    assert not result.passed and result.signature is not None and result.signature.is_agent_failure
+    assert "agent_error (MaxTurnsExceeded: " in result.signature.evidence

@@ -148,3 +148,17 @@ async def test_deps_bind_the_agent_s_own_tools_to_the_trial_s_database(retail: S
     with retail.memory_copy().engine.connect() as connection:  # the seeded state the trial started from
         seeded = int(connection.execute(text("SELECT count(*) FROM orders WHERE status = 'pending'")).scalar_one())
     assert counted == [seeded]
+
+
+async def test_a_model_that_never_calls_a_real_tool_is_the_agent_s_failure_not_the_harness_s(retail: Sandbox) -> None:
+    """pydantic-ai gives up on a model whose tool calls never validate (`UnexpectedModelBehavior`): the trial is the
+    agent's failure (`agent_error`), graded and counted, with the framework's reason in its evidence."""
+    ticket = cancel_ticket(retail)
+    agent = Agent(
+        FunctionModel(lambda messages, info: ModelResponse(parts=[ToolCallPart("cancel_every_order", {})])),
+        name="support",
+    )
+    result = await run_trial(retail, ticket.scenario, 0, pydantic_ai_agent(agent))
+    assert result.record.termination_reason == "agent_error" and result.record.infra_error is None
+    assert not result.passed and result.signature is not None and result.signature.is_agent_failure
+    assert "agent_error (UnexpectedModelBehavior: " in result.signature.evidence

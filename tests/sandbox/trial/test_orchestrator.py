@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import pytest
 
 from passhat.sandbox import (
+    AgentError,
     FlawConfig,
     Message,
     ReferenceAgent,
@@ -14,6 +16,7 @@ from passhat.sandbox import (
     Sandbox,
     Toolbox,
     TrialContext,
+    broken_by_harness,
     run_trial,
     run_trials,
 )
@@ -65,6 +68,38 @@ async def test_an_agent_that_raises_is_recorded_not_propagated(retail: Sandbox) 
     result = await run_trial(retail, scenario, 0, factory(Crasher()))  # type: ignore[arg-type]
     assert result.record.termination_reason == "infra_error"
     assert "agent bug" in (result.record.infra_error or "")
+
+
+class GivesUp:
+    """Looks the order up, then fails its turn as a framework does when the agent's model loops or misbehaves."""
+
+    async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
+        await tools.call("get_order", {"order_id": "#W0"})
+        raise AgentError("GraphRecursionError: Recursion limit of 25 reached without hitting a stop condition")
+
+
+async def test_an_agent_s_own_failure_is_graded_and_counted_not_a_harness_failure(retail: Sandbox) -> None:
+    """`AgentError` (what the framework adapters raise when the agent's model loops, misbehaves or passes a limit)
+    ends the trial as the agent's failure: graded on the state it left, with a signature that says why, in every
+    figure. Any other exception stays a harness failure (above)."""
+    from passhat.collector.reliability import agent_trials
+
+    scenario = retail.scenarios("cancel_pending_order", 1)[0]
+    result = await run_trial(retail, scenario, 0, factory(GivesUp()))  # type: ignore[arg-type]
+    assert result.record.termination_reason == "agent_error"
+    assert result.record.infra_error is None and not result.passed
+    assert result.signature is not None and result.signature.label not in ("infra_error", "simulator_error")
+    assert "agent_error (GraphRecursionError: Recursion limit of 25" in result.signature.evidence
+    assert [call.name for call in result.record.tool_calls] == ["get_order"]
+    assert not broken_by_harness(result)
+    crashed = await run_trial(retail, scenario, 0, factory(Crasher()))  # type: ignore[arg-type]
+    assert broken_by_harness(crashed)
+    rows = [
+        SimpleNamespace(failure_label=r.signature.label, failure_evidence=r.signature.evidence)
+        for r in (result, crashed)
+        if r.signature is not None
+    ]
+    assert agent_trials(rows) == rows[:1]  # in every figure; the crash in none
 
 
 async def test_the_timeout_ends_a_trial(retail: Sandbox) -> None:
