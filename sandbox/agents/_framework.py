@@ -52,5 +52,7 @@ def failure_types(module: str, names: Sequence[str]) -> tuple[type[BaseException
 
 
 def agent_failure(exc: BaseException) -> AgentError:
-    """A framework's own "the agent failed" exception as the trial's `AgentError` (its type and message kept)."""
-    return AgentError(f"{type(exc).__name__}: {exc}")
+    """A framework's own "the agent failed" exception as the trial's `AgentError` (its type and the first line of its
+    message: the rest is usually a link to the framework's troubleshooting pages)."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    return AgentError(f"{type(exc).__name__}: {first}")

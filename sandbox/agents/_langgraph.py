@@ -144,7 +144,9 @@ def with_trial_tools(graph: Any) -> GraphBuilder:
                 own = [tool for tool_name, tool in node.tools_by_name.items() if tool_name not in served]
                 replaced = ToolNode([*own, *tools], name=node.name or name, handle_tool_errors=node._handle_tool_errors)
                 copied.nodes[name] = dataclasses.replace(spec, runnable=replaced)
-        return copied.compile(checkpointer=graph.checkpointer, name=graph.name)
+        compiled = copied.compile(checkpointer=graph.checkpointer, name=graph.name)
+        # What the team set on the compiled graph (`graph.with_config(recursion_limit=...)`) holds in the trial too.
+        return compiled.with_config(graph.config) if getattr(graph, "config", None) else compiled
 
     build.__name__ = str(getattr(graph, "name", None) or "graph")
     return build

@@ -233,3 +233,19 @@ async def test_a_graph_that_loops_to_its_recursion_limit_is_the_agent_s_failure(
     assert not result.passed and result.signature is not None and result.signature.is_agent_failure
     assert "agent_error (GraphRecursionError: Recursion limit of 20 reached" in result.signature.evidence
     assert len(result.record.tool_calls) >= 9  # the calls it made are the trial's, recorded
+
+
+async def test_the_team_s_compiled_graph_keeps_its_own_config_in_the_trial(retail: Sandbox) -> None:
+    """`graph.with_config(recursion_limit=...)`, set on the compiled graph as production runs it, holds in the
+    trial's copy (with the trial's tools in place of its own): the loop ends where it ends in production."""
+    ticket = cancel_ticket(retail)
+    email = ticket.scenario.intent["email"]
+    looping = (
+        AIMessage("", tool_calls=[{"name": "find_customer_by_email", "args": {"email": email}, "id": f"loop_{n}"}])
+        for n in itertools.count()
+    )
+    graph = support_graph(GenericFakeChatModel(messages=looping), []).with_config(recursion_limit=12)
+    result = await run_trial(retail, ticket.scenario, 0, langgraph_agent(graph))
+    assert result.record.termination_reason == "agent_error"
+    assert result.signature is not None and "Recursion limit of 12 reached" in result.signature.evidence
+    assert 4 <= len(result.record.tool_calls) <= 6
