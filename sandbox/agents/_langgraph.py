@@ -121,17 +121,23 @@ class LangGraphAdapter:
         return agent_reply(_text(replies[-1]) if replies else "")
 
 
+def _compiled_graph(node: Any) -> bool:
+    return hasattr(node, "invoke") and hasattr(getattr(node, "builder", None), "nodes")
+
+
 def with_trial_tools(graph: Any) -> GraphBuilder:
     """A builder for the team's compiled graph as it is: per trial, a copy of its graph whose `ToolNode`s run the
     trial's tools in place of their tools of the same names (their other tools stay), compiled again.
 
     The graph's model nodes are left as they are: the model asks for the tools by the names it knows, and the
-    tool node runs the trial's tool of that name (recorded and graded) instead of the production one.
+    tool node runs the trial's tool of that name (recorded and graded) instead of the production one. A node that
+    is itself a compiled graph (a supervisor's agents) is copied the same way, down to its own tool nodes; a graph
+    invoked from inside a node's own function is out of reach, as any tool it holds.
     """
     from langgraph.prebuilt import ToolNode
 
     builder = getattr(graph, "builder", None)
-    if builder is None or not hasattr(builder, "nodes"):
+    if not _compiled_graph(graph) or builder is None:
         raise TypeError(f"langgraph_agent: {type(graph).__name__} is not a compiled StateGraph (graph.compile())")
 
     def build(tools: list[Any], context: TrialContext) -> Any:
@@ -144,6 +150,8 @@ def with_trial_tools(graph: Any) -> GraphBuilder:
                 own = [tool for tool_name, tool in node.tools_by_name.items() if tool_name not in served]
                 replaced = ToolNode([*own, *tools], name=node.name or name, handle_tool_errors=node._handle_tool_errors)
                 copied.nodes[name] = dataclasses.replace(spec, runnable=replaced)
+            elif _compiled_graph(node):  # a subgraph as a node (a supervisor's agents): its tool nodes too
+                copied.nodes[name] = dataclasses.replace(spec, runnable=with_trial_tools(node)(tools, context))
         compiled = copied.compile(checkpointer=graph.checkpointer, name=graph.name)
         # What the team set on the compiled graph (`graph.with_config(recursion_limit=...)`) holds in the trial too.
         return compiled.with_config(graph.config) if getattr(graph, "config", None) else compiled

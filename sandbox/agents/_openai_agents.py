@@ -86,9 +86,9 @@ class OpenAIAgentsAdapter:
 
         if self._ready is None:
             added = function_tools(tools, await tools.list_tools())
-            served = {tool.name for tool in added}
-            own = [tool for tool in self._agent.tools if getattr(tool, "name", None) not in served]
+            own = [tool for tool in self._agent.tools if getattr(tool, "name", None) not in _names(added)]
             self._ready = self._agent.clone(tools=[*own, *added], instructions=self._agent.instructions or self._policy)
+            self._ready.handoffs = _Handoffs(added).each(self._agent.handoffs)
             if self._binding is not None:  # the run's context, built once for the trial
                 self._run_context = self._binding(self._context, tools)
         self._input.append({"role": "user", "content": customer_since(conversation, self._seen)})
@@ -101,6 +101,54 @@ class OpenAIAgentsAdapter:
             raise agent_failure(exc) from exc
         self._input = list(result.to_input_list())
         return agent_reply(str(result.final_output or ""))
+
+
+def _names(tools: Sequence[Any]) -> set[str]:
+    return {str(getattr(tool, "name", "")) for tool in tools}
+
+
+class _Handoffs:
+    """The agents the trial's agent hands off to, each a copy whose tools of the trial's names are the trial's
+    (its others stay, nothing is added), and so on down their own handoffs: a specialist's `cancel_order` is the
+    trial's, never production's. Copies are made once per agent (handoffs may go back and forth) and kept here,
+    since the SDK holds handed-off agents by weak reference."""
+
+    def __init__(self, trial_tools: list[Any]) -> None:
+        self.trial = {str(tool.name): tool for tool in trial_tools}
+        self.made: dict[int, Any] = {}
+
+    def each(self, handoffs: Sequence[Any]) -> list[Any]:
+        import dataclasses
+        import weakref
+
+        from agents import Agent, Handoff
+
+        copied: list[Any] = []
+        for item in handoffs:
+            if isinstance(item, Agent):
+                copied.append(self.agent(item))
+            elif isinstance(item, Handoff):  # `handoff(agent, ...)`: its callbacks kept, the agent it returns copied
+                original = item.on_invoke_handoff
+
+                async def invoke(context: Any, arguments: str, original: Any = original) -> Any:
+                    return self.agent(await original(context, arguments))
+
+                replaced = dataclasses.replace(item, on_invoke_handoff=invoke)
+                target = item._agent_ref() if item._agent_ref is not None else None
+                replaced._agent_ref = None if target is None else weakref.ref(self.agent(target))
+                copied.append(replaced)
+            else:
+                copied.append(item)
+        return copied
+
+    def agent(self, agent: Any) -> Any:
+        made = self.made.get(id(agent))
+        if made is not None:
+            return made
+        tools = [self.trial.get(str(getattr(tool, "name", "")), tool) for tool in agent.tools]
+        made = self.made[id(agent)] = agent.clone(tools=tools)
+        made.handoffs = self.each(agent.handoffs)
+        return made
 
 
 def openai_agents_agent(agent: Any, *, context: TrialBinding | None = None) -> AgentFactory:

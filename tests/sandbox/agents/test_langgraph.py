@@ -249,3 +249,33 @@ async def test_the_team_s_compiled_graph_keeps_its_own_config_in_the_trial(retai
     assert result.record.termination_reason == "agent_error"
     assert result.signature is not None and "Recursion limit of 12 reached" in result.signature.evidence
     assert 4 <= len(result.record.tool_calls) <= 6
+
+
+async def test_a_subgraph_s_own_tools_are_the_trial_s_too(retail: Sandbox) -> None:
+    """A supervisor graph whose node is the team's specialist agent, itself a compiled graph with production tools:
+    the trial's copy replaces the tools inside the subgraph too, and production is never called."""
+    from langchain_core.tools import tool
+
+    production: list[str] = []
+
+    @tool
+    def get_order(order_id: str) -> str:
+        """The team's own lookup, against production."""
+        production.append(order_id)
+        return "production"
+
+    @tool
+    def cancel_pending_order(order_id: str, reason: str) -> str:
+        """The team's own write, against production."""
+        production.append(order_id)
+        return "production"
+
+    ticket = cancel_ticket(retail)
+    specialist = support_graph(scripted_model(ticket.turns()), [get_order, cancel_pending_order])
+    supervisor = StateGraph(MessagesState)
+    supervisor.add_node("specialist", specialist)
+    supervisor.add_edge(START, "specialist")
+    supervisor.add_edge("specialist", END)
+    result = await run_trial(retail, ticket.scenario, 0, langgraph_agent(supervisor.compile()))
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    assert production == []

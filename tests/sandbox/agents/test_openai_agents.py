@@ -149,3 +149,50 @@ async def test_an_agent_past_its_turn_limit_is_the_agent_s_failure(retail: Sandb
     assert result.record.termination_reason == "agent_error" and result.record.infra_error is None
     assert not result.passed and result.signature is not None and result.signature.is_agent_failure
     assert "agent_error (MaxTurnsExceeded: " in result.signature.evidence
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["agent", "handoff()"])
+async def test_the_agents_it_hands_off_to_use_the_trial_s_tools_not_production_s(
+    retail: Sandbox, wrapped: bool
+) -> None:
+    """A triage agent hands each turn off to a specialist whose own tools talk to production. The specialist
+    replayed is a copy whose tools of the trial's names are the trial's: production is never called."""
+    from agents import Handoff, function_tool, handoff
+
+    production: list[str] = []
+
+    def production_tool(name: str) -> Any:
+        async def call(context: Any, arguments: str) -> str:
+            production.append(name)
+            return "production"
+
+        from agents import FunctionTool
+
+        return FunctionTool(
+            name=name, description=f"The team's own {name}, against production.", on_invoke_tool=call,
+            params_json_schema={"type": "object", "properties": {}, "additionalProperties": True},
+            strict_json_schema=False,
+        )  # fmt: skip
+
+    @function_tool
+    def store_hours() -> str:
+        """A tool the domain does not serve: kept."""
+        return "9 to 5"
+
+    ticket = cancel_ticket(retail)
+    names = ("find_customer_by_email", "get_order", "cancel_pending_order")
+    specialist = Agent(name="cancellations", tools=[*(production_tool(n) for n in names), store_hours])
+    transfer = Handoff.default_tool_name(specialist)
+    steps: list[Any] = []
+    for turn in ticket.turns():  # each turn starts at the triage agent, which hands off
+        steps.append([function_call(transfer, {}, call_id=f"handoff_{len(steps)}")])
+        steps.extend([function_call(s.name, s.arguments, call_id=s.call_id)] for s in turn.calls)
+        steps.append([assistant_message(turn.text)])
+    model = ScriptedModel(steps)
+    specialist.model = model
+    triage = Agent(name="triage", model=model, handoffs=[handoff(specialist) if wrapped else specialist])
+    result = await run_trial(retail, ticket.scenario, 0, openai_agents_agent(triage))
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    assert production == []
+    assert [c.name for c in result.record.tool_calls] == list(names)
+    assert [tool.name for tool in specialist.tools][-1] == "store_hours"  # the team's agent itself is untouched
