@@ -1,9 +1,10 @@
-"""docs/quickstart.md's "From zero" with a LangGraph agent, as the page says it goes: the same steps, two of them
-different. In step 2 the graph's tools read their database from LangGraph's runtime context (a `ToolRuntime`
-parameter; production invokes the graph with `context=`), and its spans reach passhat through OpenInference's
-LangChain instrumentor; in step 4 `langgraph_agent(graph, context=...)` takes the place of
-`pydantic_ai_agent(desk, deps=...)`. The team's files are tests/quickstart_langgraph/; the domain, the config
-and the commands are the page's own."""
+"""docs/quickstart.md's "From zero" with a LangGraph agent and with an OpenAI Agents SDK agent, as the page says it
+goes: the same steps, two of them different. In step 2 the agent's tools read their database from what the
+framework hands them (LangGraph's runtime context through a `ToolRuntime` parameter, the Agents SDK's run context
+as ``ctx.context``; production passes ``context=``), and its spans reach passhat through OpenInference's
+instrumentor; in step 4 `langgraph_agent(desk, context=...)` or `openai_agents_agent(desk, context=...)` takes
+the place of `pydantic_ai_agent(desk, deps=...)`. The team's files are in tests/quickstart_frameworks/<framework>/;
+the domain, the config and the commands are the page's own."""
 
 from __future__ import annotations
 
@@ -19,23 +20,28 @@ import pytest
 
 from tests.test_quickstart import BLOCK, _free_port, from_zero
 
-APP = pathlib.Path(__file__).resolve().parent / "quickstart_langgraph"
+APPS = pathlib.Path(__file__).resolve().parent / "quickstart_frameworks"
 
 
 @pytest.mark.slow
-def test_a_langgraph_agent_goes_from_zero_to_a_replayed_week(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize(
+    "framework, adapter", [("langgraph", "langgraph_agent"), ("openai_agents", "openai_agents_agent")]
+)
+def test_a_framework_agent_goes_from_zero_to_a_replayed_week(
+    tmp_path: pathlib.Path, framework: str, adapter: str
+) -> None:
     port = _free_port()
     (tmp_path / ".venv").symlink_to(sys.prefix, target_is_directory=True)
     for name in ("clinic_app.py", "send_tickets.py"):
-        shutil.copy(APP / name, tmp_path / name)
+        shutil.copy(APPS / framework / name, tmp_path / name)
     script = ["set -euo pipefail", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"]
     for language, name, body in BLOCK.findall(from_zero()):
-        if name == "clinic_domain.py":  # step 4, as the page says for LangGraph
+        if name == "clinic_domain.py":  # step 4, as the page says for the other frameworks
             body = body.replace("import Base, Patient, desk", "import Base, Clinic, Patient, desk")
-            body = body.replace("import pydantic_ai_agent", "import langgraph_agent")
+            body = body.replace("import pydantic_ai_agent", f"import {adapter}")
             swapped = body.replace(
                 "pydantic_ai_agent(desk, deps=lambda context, tools: tools.engine)",
-                "langgraph_agent(desk, context=lambda context, tools: Clinic(tools.engine))",
+                f"{adapter}(desk, context=lambda context, tools: Clinic(tools.engine))",
             )
             assert swapped != body, "the page's step 4 no longer names pydantic_ai_agent(desk, deps=...)"
             (tmp_path / name).write_text(swapped, encoding="utf-8")
@@ -63,6 +69,6 @@ def test_a_langgraph_agent_goes_from_zero_to_a_replayed_week(tmp_path: pathlib.P
         phones = dict(production.execute("SELECT id, phone FROM patients").fetchall())
     assert phones == {number: f"+44 7700 900{number:03d}" for number in range(1, 9)}
     stored = b"".join(p.read_bytes() for p in (tmp_path / "passhat-data").iterdir() if p.is_file())
-    for number in range(1, 9):  # LangChain's spans carry the messages: none in clear in the collector's data
+    for number in range(1, 9):  # the framework's spans carry the messages: none in clear in the collector's data
         assert f"patient{number}@clinic-mail.org".encode() not in stored
         assert f"+44 7700 900{number:03d}".encode() not in stored
