@@ -88,7 +88,9 @@ class OpenAIAgentsAdapter:
             added = function_tools(tools, await tools.list_tools())
             own = [tool for tool in self._agent.tools if getattr(tool, "name", None) not in _names(added)]
             self._ready = self._agent.clone(tools=[*own, *added], instructions=self._agent.instructions or self._policy)
-            self._ready.handoffs = _Handoffs(added).each(self._agent.handoffs)
+            behind = _Handoffs(added)
+            behind.made[id(self._agent)] = self._ready  # a handoff back to this agent reaches the trial's copy
+            self._ready.handoffs = behind.each(self._agent.handoffs)
             if self._binding is not None:  # the run's context, built once for the trial
                 self._run_context = self._binding(self._context, tools)
         self._input.append({"role": "user", "content": customer_since(conversation, self._seen)})

@@ -196,3 +196,30 @@ async def test_the_agents_it_hands_off_to_use_the_trial_s_tools_not_production_s
     assert production == []
     assert [c.name for c in result.record.tool_calls] == list(names)
     assert [tool.name for tool in specialist.tools][-1] == "store_hours"  # the team's agent itself is untouched
+
+
+def test_handoffs_that_go_back_and_forth_are_copied_once_and_lead_back_to_the_trial_s_agent() -> None:
+    """Triage hands off to a specialist that hands back to triage: each is copied once, the specialist's way back
+    reaches the trial's own copy of triage, and the originals are left as they were."""
+    from agents import FunctionTool
+
+    from passhat.sandbox.agents._openai_agents import _Handoffs
+
+    def named(name: str) -> Any:
+        async def call(context: Any, arguments: str) -> str:
+            return name
+
+        return FunctionTool(
+            name=name, description=name, params_json_schema={"type": "object", "properties": {}}, on_invoke_tool=call
+        )
+
+    production, trial = named("get_order"), named("get_order")
+    triage = Agent(name="triage")
+    specialist = Agent(name="orders", tools=[production], handoffs=[triage])
+    triage.handoffs = [specialist]
+    ready = triage.clone(tools=[trial])
+    behind = _Handoffs([trial])
+    behind.made[id(triage)] = ready
+    [copy] = behind.each(triage.handoffs)
+    assert copy is not specialist and copy.tools == [trial] and copy.handoffs == [ready]
+    assert specialist.tools == [production] and specialist.handoffs == [triage]
