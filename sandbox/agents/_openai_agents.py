@@ -136,8 +136,10 @@ class _Handoffs:
                     return self.agent(await original(context, arguments))
 
                 replaced = dataclasses.replace(item, on_invoke_handoff=invoke)
-                target = item._agent_ref() if item._agent_ref is not None else None
-                replaced._agent_ref = None if target is None else weakref.ref(self.agent(target))
+                reference = getattr(item, "_agent_ref", None)  # the SDK's link to its agent (recent versions)
+                target = reference() if reference is not None else None
+                if target is not None:
+                    replaced._agent_ref = weakref.ref(self.agent(target))
                 copied.append(replaced)
             else:
                 copied.append(item)
