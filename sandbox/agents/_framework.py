@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -45,8 +46,10 @@ def agent_reply(text: str) -> Message:
     return Message("agent", text, final=not text.endswith("?"))
 
 
-def failure_types(module: str, names: Sequence[str]) -> tuple[type[BaseException], ...]:
-    """The exception classes ``names`` of a framework's ``module`` that exist in the installed version."""
+@functools.cache
+def failure_types(module: str, names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
+    """The exception classes ``names`` of a framework's ``module`` that exist in the installed version (looked up
+    once: each agent turn asks)."""
     found = importlib.import_module(module)
     return tuple(kind for kind in (getattr(found, name, None) for name in names) if isinstance(kind, type))
 

@@ -54,7 +54,7 @@ class DeskModel(Model):
         return ModelResponse(output=[out], usage=Usage(), response_id=None)
 
     def stream_response(self, *args, **kwargs):
-        raise NotImplementedError
+        raise NotImplementedError("this stand-in model answers whole turns only: Runner.run never streams")
 
 
 @function_tool

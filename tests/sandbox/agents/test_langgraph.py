@@ -217,16 +217,22 @@ async def test_a_trial_tool_invoked_without_a_call_id_runs_and_leaves_the_id_to_
     assert toolbox.ids == [None, "lc_9"]
 
 
+def _looping_model(ticket: CancelTicket) -> GenericFakeChatModel:
+    """A model that looks the customer up again and again, never answering."""
+    email = ticket.scenario.intent["email"]
+    return GenericFakeChatModel(
+        messages=(
+            AIMessage("", tool_calls=[{"name": "find_customer_by_email", "args": {"email": email}, "id": f"loop_{n}"}])
+            for n in itertools.count()
+        )
+    )
+
+
 async def test_a_graph_that_loops_to_its_recursion_limit_is_the_agent_s_failure(retail: Sandbox) -> None:
     """A model that calls a tool for ever runs the graph into LangGraph's recursion limit (`GraphRecursionError`):
     the agent's failure (`agent_error`), graded and counted, not a harness failure."""
     ticket = cancel_ticket(retail)
-    email = ticket.scenario.intent["email"]
-    looping = (
-        AIMessage("", tool_calls=[{"name": "find_customer_by_email", "args": {"email": email}, "id": f"loop_{n}"}])
-        for n in itertools.count()
-    )
-    model = GenericFakeChatModel(messages=looping)
+    model = _looping_model(ticket)
     agent = langgraph_agent(lambda tools, _: support_graph(model, tools).with_config(recursion_limit=20))
     result = await run_trial(retail, ticket.scenario, 0, agent)
     assert result.record.termination_reason == "agent_error" and result.record.infra_error is None
@@ -239,12 +245,7 @@ async def test_the_team_s_compiled_graph_keeps_its_own_config_in_the_trial(retai
     """`graph.with_config(recursion_limit=...)`, set on the compiled graph as production runs it, holds in the
     trial's copy (with the trial's tools in place of its own): the loop ends where it ends in production."""
     ticket = cancel_ticket(retail)
-    email = ticket.scenario.intent["email"]
-    looping = (
-        AIMessage("", tool_calls=[{"name": "find_customer_by_email", "args": {"email": email}, "id": f"loop_{n}"}])
-        for n in itertools.count()
-    )
-    graph = support_graph(GenericFakeChatModel(messages=looping), []).with_config(recursion_limit=12)
+    graph = support_graph(_looping_model(ticket), []).with_config(recursion_limit=12)
     result = await run_trial(retail, ticket.scenario, 0, langgraph_agent(graph))
     assert result.record.termination_reason == "agent_error"
     assert result.signature is not None and "Recursion limit of 12 reached" in result.signature.evidence
