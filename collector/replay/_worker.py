@@ -29,7 +29,7 @@ from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._ray import DomainRef, TrialWorker, WorkerResult, _load, keep_templates_frozen
 from passhat.collector.replay._relay import RuntimeSettings, SpanCapture, SpanSnapshot
 from passhat.collector.replay._row import RowSpec, row_of
-from passhat.collector.store import TrialRow
+from passhat.collector.store import TrialRow, VerdictText, verdict_text
 from passhat.sandbox import AgentFactory, RunConfig, release_copies_to_the_system, run_trial_with_retries
 
 ANSWER_WAIT = 0.002
@@ -79,7 +79,11 @@ class WorkerRow:
 
     @classmethod
     def of(cls, row: TrialRow, spans: tuple[SpanSnapshot, ...] | Prepared) -> WorkerRow:
-        return cls(tuple(getattr(row, name) for name in _ROW_FIELDS), spans)
+        """The row's fields, its check verdict as the JSON text the store writes (`VerdictText`): built here, in
+        parallel, and kept so by the driver, which never builds the verdict's dicts unless they are read."""
+        text = verdict_text(row)
+        verdict = None if text is None else VerdictText(text)
+        return cls(tuple(verdict if name == "verdict" else getattr(row, name) for name in _ROW_FIELDS), spans)
 
     @property
     def row(self) -> TrialRow:

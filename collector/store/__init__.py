@@ -44,7 +44,9 @@ from passhat.collector.store._rows import (
     TrafficDay,
     TrialRow,
     VerdictFilter,
+    VerdictText,
     WriteResult,
+    verdict_text,
 )
 from passhat.collector.store._run_params import RunDesign, RunParams
 from passhat.collector.store._tally import tallies_of_trials
@@ -86,6 +88,7 @@ __all__ = [
     "TrafficDay",
     "TrialRow",
     "VerdictFilter",
+    "VerdictText",
     "WriteResult",
     "choose_official",
     "default_store_url",
@@ -106,5 +109,6 @@ __all__ = [
     "run_weights",
     "tallies_of_trials",
     "traffic_rows",
+    "verdict_text",
     "week_of",
 ]

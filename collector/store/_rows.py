@@ -7,6 +7,7 @@ once, here; each backend's `_rows` module says in one place where its column is 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from passhat.sandbox import TrialDetails
 
-from passhat.collector.store._codec import utc_day
+from passhat.collector.store._codec import dumps, utc_day
 
 Source = Literal["production", "sandbox"]
 SpanOperation = Literal[
@@ -259,7 +260,51 @@ def _no_details() -> TrialDetails:
     return TrialDetails()
 
 
-@dataclass(frozen=True, slots=True)
+class VerdictText(str):
+    """A trial's check verdict as the JSON text the store keeps (`TrialRow.verdict` takes it as given and reads it
+    back only when first read)."""
+
+    __slots__ = ()
+
+
+class _Verdict:
+    """`TrialRow.verdict`: the check verdict as JSON, which is most of a trial's row (about 15 KB of dicts against
+    3 KB of text). Given as its text (`VerdictText`: a stored row read back, a replay worker's row), it is kept
+    as that text and read back on first use; the store writes that text as it came (`verdict_text`). A replay's
+    driver, which only stores the rows and keeps them to return, never builds the dicts."""
+
+    def __get__(self, row: TrialRow | None, owner: type | None = None) -> dict[str, Any] | None:
+        if row is None:
+            return None  # the field's default
+        held = row.__dict__
+        value: dict[str, Any] | None
+        try:
+            value = held["verdict"]
+        except KeyError:  # read back by the standard library, which keeps integers past 64 bits as they were
+            value = held["verdict"] = json.loads(held["_verdict_text"])
+        return value
+
+    def __set__(self, row: TrialRow, value: dict[str, Any] | VerdictText | None) -> None:
+        held = row.__dict__
+        if isinstance(value, VerdictText):
+            held.pop("verdict", None)
+            held["_verdict_text"] = str(value)
+        else:
+            held.pop("_verdict_text", None)
+            held["verdict"] = value
+
+
+def verdict_text(row: TrialRow) -> str | None:
+    """The row's verdict as the store writes it: the text it was given, else its JSON (`dumps`)."""
+    text: str | None = row.__dict__.get("_verdict_text")
+    if text is not None:
+        return text
+    verdict = row.verdict
+    return None if verdict is None else dumps(verdict)
+
+
+# Not slotted: `verdict` is a descriptor (`_Verdict`), which keeps what it was given in the row's own dict.
+@dataclass(frozen=True)
 class TrialRow:
     """One sandbox trial of one ticket in a replay run, graded by its checks."""
 
@@ -275,7 +320,7 @@ class TrialRow:
     trace_id: str | None = None
     failure_label: str | None = None
     failure_evidence: str | None = None
-    verdict: dict[str, Any] | None = None  # the check Verdict as JSON
+    verdict: _Verdict = _Verdict()  # the check Verdict as JSON: a dict, None, or given as `VerdictText`
     simulator_error: str | None = None
     infra_error: str | None = None
     # The rest of the trial record (backend changes, final response, tool calls, transcript, usage, the agent's

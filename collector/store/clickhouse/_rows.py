@@ -22,6 +22,8 @@ from passhat.collector.store._rows import (
     TicketRow,
     ToolCallRow,
     TrialRow,
+    VerdictText,
+    verdict_text,
 )
 
 #: Where a ClickHouse column is spelled differently from its row field: `table` (a keyword) is `table_name`.
@@ -290,7 +292,7 @@ TRIAL_SELECT = ", ".join(micros_col(c) if c == "started_at" else c for c in TRIA
 def trial_values(project: str, trial: TrialRow) -> list[Any]:
     values = {name: getattr(trial, name) for name in TRIAL_COLUMNS}
     values["started_at"] = to_utc(trial.started_at)
-    values["verdict"] = dumps_opt(trial.verdict)
+    values["verdict"] = verdict_text(trial)
     values["details"] = trial.details.json_text()
     return [project, *values.values()]
 
@@ -300,7 +302,7 @@ def trial_from_row(row: Sequence[Any]) -> TrialRow:
 
     values = dict(zip(TRIAL_COLUMNS, row, strict=True))
     values["started_at"] = from_us_opt(values["started_at"])
-    values["verdict"] = load_opt(values["verdict"])
+    values["verdict"] = None if values["verdict"] is None else VerdictText(values["verdict"])
     values["details"] = TrialDetails.from_text(values["details"], exact=True)
     values["passed"] = bool(values["passed"])
     return TrialRow(**values)

@@ -17,6 +17,8 @@ from passhat.collector.store._rows import (
     TicketRow,
     ToolCallRow,
     TrialRow,
+    VerdictText,
+    verdict_text,
 )
 
 #: Where a SQL column is spelled differently from its row field (the SQL schema predates the fields' names):
@@ -254,7 +256,6 @@ TRIAL_COLUMNS = (
 def trial_values(project: str, trial: TrialRow) -> tuple[Any, ...]:
     """A trial's row as the driver binds it (`TRIAL_COLUMNS` order): written in multi-row statements, as spans
     are, since building SQLAlchemy's parameters per row cost more than the insert."""
-    verdict = trial.verdict
     return (
         project,
         trial.run_id,
@@ -269,7 +270,7 @@ def trial_values(project: str, trial: TrialRow) -> tuple[Any, ...]:
         trial.trace_id,
         trial.failure_label,
         trial.failure_evidence,
-        None if verdict is None else dumps(verdict),
+        verdict_text(trial),
         trial.simulator_error,
         trial.infra_error,
         trial.details.json_text(),
@@ -292,7 +293,7 @@ def trial_from_row(row: Any) -> TrialRow:
         trace_id=row.trace_id,
         failure_label=row.failure_label,
         failure_evidence=row.failure_evidence,
-        verdict=_loads(row.verdict),
+        verdict=None if row.verdict is None else VerdictText(row.verdict),
         simulator_error=row.simulator_error,
         infra_error=row.infra_error,
         details=TrialDetails.from_text(row.details),

@@ -220,7 +220,8 @@ def test_an_outcome_returned_by_asyncio_run_is_not_read_back_trial_by_trial(
     week_db: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
     """`asyncio.run` (Python 3.11) formats the repr of what its main task returned: an outcome's repr names its
-    run and counts its trials, so the rows the workers sent stay unread (their details are parsed on first use)."""
+    run and counts its trials, so the rows the workers sent stay unread (their details and check verdicts are parsed on
+    first use)."""
     shutil.copy(week_db, tmp_path / "week.db")
     store = open_store(f"sqlite:///{tmp_path / 'week.db'}")
     try:
@@ -231,7 +232,9 @@ def test_an_outcome_returned_by_asyncio_run_is_not_read_back_trial_by_trial(
     text = repr(outcome)
     assert outcome.run.run_id in text and f"trials={len(outcome.trials)}," in text and len(text) < 400
     assert outcome.trials and not any("changes" in t.details.__dict__ for t in outcome.trials)
+    assert not any("verdict" in t.__dict__ for t in outcome.trials)  # the check verdicts too: kept as their text
     assert outcome.trials[0].details.transcript  # and read when asked
+    assert outcome.trials[0].verdict is not None and outcome.trials[0].verdict["check"]
 
 
 def test_a_script_without_a_main_guard_replays_in_its_own_process_and_is_told_why(

@@ -31,7 +31,9 @@ from passhat.collector.store import (
     TicketRow,
     ToolCallRow,
     TrialRow,
+    VerdictText,
     tallies_of_trials,
+    verdict_text,
 )
 from passhat.sandbox import TrialDetails
 
@@ -780,6 +782,31 @@ class StoreContract:
         assert ids(store.search_tickets("shop", since_ns=base + 10 * NS, until_ns=base + 30 * NS)) == ["T-2", "T-12"]
         assert ids(store.search_tickets("shop", limit=2, offset=1)) == ["T-2", "T-12"]
         assert store.search_tickets("bank", ticket_id_prefix="T") == []
+
+    def test_a_trials_verdict_is_stored_as_given_and_read_back_exactly_on_first_use(self, store: Store) -> None:
+        """A verdict given as its JSON text (a replay worker's row) is written as that text; read back, a row keeps
+        its verdict's text until the verdict is first read, and reads it exactly (an integer past 64 bits too)."""
+        store.ensure_project("shop")
+        store.create_replay_run("shop", ReplayRun("run-1", utcnow(), k=2))
+        verdict = {"passed": False, "check": "updated", "expected": {"amount": 2**70, "note": "r\u00e9embourser"}}
+        as_dict = dataclasses.replace(_trial("run-1", "T-1", 0, passed=False), verdict=verdict)
+        text = '{"passed":false,"check":"updated","expected":{"amount":1180591620717411303424,"note":"rembourser"}}'
+        as_text = dataclasses.replace(_trial("run-1", "T-1", 1, passed=False), verdict=VerdictText(text))
+        assert "verdict" not in as_text.__dict__ and verdict_text(as_text) == text
+        store.add_trials("shop", [as_dict, as_text, _trial("run-1", "T-2", 0)])
+        found = {(t.ticket_id, t.attempt): t for t in store.list_trials("shop", "run-1")}
+        first, second = found[("T-1", 0)], found[("T-1", 1)]
+        assert "verdict" not in first.__dict__  # not read back yet
+        assert first.verdict == verdict and first.verdict["expected"]["amount"] == 2**70
+        assert second.verdict == {
+            "passed": False,
+            "check": "updated",
+            "expected": {"amount": 2**70, "note": "rembourser"},
+        }
+        assert verdict_text(second) == text  # stored as it came
+        assert first == as_dict and second == as_text
+        assert found[("T-2", 0)].verdict == _trial("run-1", "T-2", 0).verdict
+        assert pickle.loads(pickle.dumps(second)) == second
 
     def test_list_ticket_trials_spans_runs_in_start_order(self, store: Store) -> None:
         store.ensure_project("shop")
