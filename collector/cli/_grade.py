@@ -76,7 +76,12 @@ def grade(
         targets = replay_targets(config)
     except DomainError as exc:
         fail(str(exc))
-    store = open_loop_store(config, store_url)
+    nothing = (
+        f"no production tickets of {chosen.name} in project {name!r}: nothing to grade"
+        if chosen is not None
+        else f"no production ticket {(ticket or [''])[0]!r} in project {name!r}"
+    )
+    store = open_loop_store(config, store_url, reads=nothing)
     grader = TicketGrader(targets.domains or {"retail": load_domain("retail")}, adapters=targets.adapters)
     try:
         if chosen is not None:

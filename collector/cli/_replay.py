@@ -211,8 +211,13 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         missing="give --period or --since (the production tickets to replay); `passhat bench --domain D` runs "
         "a shipped domain's generated scenarios",
     )  # fmt: skip
-    store = open_loop_store(config, options.store_url)
     name = options.project or config.project
+    nothing = (
+        f"no production tickets of {chosen.name} in project {name!r}: nothing to replay"
+        if options.compare_to is None
+        else f"no replay run {options.compare_to!r} in project {name!r}"
+    )
+    store = open_loop_store(config, options.store_url, reads=nothing)
     try:
         from passhat.collector.loop import run_period
         from passhat.collector.replay import ExecutorError, NothingToReplayError, compare_runs

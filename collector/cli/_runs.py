@@ -8,9 +8,17 @@ import typer
 from rich import box
 from rich.table import Table
 
-from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct, print_harness_failures
+from passhat.collector.cli._console import (
+    ci_text,
+    console,
+    emit_json,
+    error_console,
+    fail,
+    pct,
+    print_harness_failures,
+)
 from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
-from passhat.collector.cli._store import load_loop_config, open_loop_store
+from passhat.collector.cli._store import chosen_store, load_loop_config, missing_sqlite_store, open_loop_store
 from passhat.collector.store import RunParams
 
 runs_app = typer.Typer(
@@ -40,11 +48,17 @@ def list_command(
         period = _period_name(period)
     config = load_loop_config(config_path)
     name = project or config.project
-    store = open_loop_store(config, store_url)
-    try:
-        rows = [row.to_dict() for row in list_runs(store, name, period=period, limit=limit)]
-    finally:
-        store.close()
+    url, named_by = chosen_store(config, store_url)
+    missing = missing_sqlite_store(url, named_by)
+    rows: list[dict[str, Any]] = []
+    if missing is None:  # else no run to list, and no empty store made where none was
+        store = open_loop_store(config, store_url)
+        try:
+            rows = [row.to_dict() for row in list_runs(store, name, period=period, limit=limit)]
+        finally:
+            store.close()
+    else:
+        error_console.print(f"passhat: no replay runs: {missing}", highlight=False, soft_wrap=True)
     if as_json:
         emit_json({"project": name, "rule": RULE, "runs": rows})
         return
@@ -125,7 +139,7 @@ def show_command(
 
     config = load_loop_config(config_path)
     name = project or config.project
-    store = open_loop_store(config, store_url)
+    store = open_loop_store(config, store_url, reads=f"no replay run {run_id!r} in project {name!r}")
     try:
         run = store.get_replay_run(name, run_id)
         if run is None:
@@ -216,7 +230,7 @@ def promote_command(
 
     config = load_loop_config(config_path)
     name = project or config.project
-    store = open_loop_store(config, store_url)
+    store = open_loop_store(config, store_url, reads=f"no replay run {run_id!r} in project {name!r}")
     try:
         try:
             run, alerts, paths = promote(
@@ -264,7 +278,7 @@ def compare_command(
         fail(f"--level must lie strictly between 0 and 1 (e.g. 0.95 for a 95% interval), got {level:g}")
     config = load_loop_config(config_path)
     name = project or config.project
-    store = open_loop_store(config, store_url)
+    store = open_loop_store(config, store_url, reads=f"no replay run {baseline!r} in project {name!r}")
     try:
         try:
             comparison = compare_runs(store, name, baseline, candidate, k=k, level=level)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,15 +31,59 @@ def load_loop_config(path: Path | None) -> PasshatConfig:
         fail(f"{exc.source}: " + "; ".join(exc.problems))
 
 
-def open_loop_store(config: PasshatConfig, store_url: str | None) -> Store:
-    """The store named on the command line, or $PASSHAT_STORE_URL, or the config's."""
+def chosen_store(config: PasshatConfig, store_url: str | None) -> tuple[str, str]:
+    """The store URL named on the command line, or $PASSHAT_STORE_URL, or the config's, and which named it."""
+    if store_url:
+        return store_url, "--store"
+    if os.environ.get("PASSHAT_STORE_URL"):
+        return os.environ["PASSHAT_STORE_URL"], "$PASSHAT_STORE_URL"
+    if config.store.url:
+        return config.store_url(), "the config's store.url"
+    return config.store_url(), "passhat's default (no --store, $PASSHAT_STORE_URL or store.url given)"
+
+
+def open_loop_store(config: PasshatConfig, store_url: str | None, *, reads: str | None = None) -> Store:
+    """The store named on the command line, or $PASSHAT_STORE_URL, or the config's.
+
+    ``reads``: the command only reads what is stored (production tickets, replay runs), and this is what it says
+    when there is none. A SQLite store that holds nothing yet is then refused with it, saying why, before
+    anything is created: a file that does not exist (a mistyped path, which opening would have created empty,
+    folders and all) or an in-memory store (empty in every new process)."""
     from passhat.collector.store import StoreError, open_store
 
-    url = store_url or os.environ.get("PASSHAT_STORE_URL") or config.store_url()
+    url, named_by = chosen_store(config, store_url)
+    if reads is not None:
+        missing = missing_sqlite_store(url, named_by)
+        if missing is not None:
+            fail(f"{reads}: {missing}")
     try:
         return open_store(url)
     except StoreError as exc:
         fail(str(exc))
+
+
+def missing_sqlite_store(url: str, named_by: str) -> str | None:
+    """Why a SQLite URL names no store there is to read (an in-memory one, or a file that does not exist), with what
+    to do; None for a SQLite file that exists and for every other store."""
+    match = re.match(r"^sqlite(?:\+\w+)?://(?P<rest>.*)$", url, re.IGNORECASE)
+    if match is None:
+        return None
+    rest = match["rest"]
+    path, _, query = rest.removeprefix("/").partition("?")
+    if path.startswith("file:"):  # a SQLite URI (`uri=true`): its own query may say it lives in memory
+        path, _, more = path.removeprefix("file:").partition("?")
+        query = f"{query}&{more}"
+    if not rest.startswith("/") or path in ("", ":memory:") or "mode=memory" in query:
+        return (
+            f"{named_by} names an in-memory store ({url}), empty in every new process: name the collector's store "
+            "file (sqlite:///path/to/passhat.db)"
+        )
+    if not Path(path).exists():
+        return (
+            f"there is no store at {path} (no such file), which {named_by} names: check the path (the collector, "
+            "`passhat serve`, creates its store as it starts)"
+        )
+    return None
 
 
 def period_from(period: str | None, since: str | None, *, missing: str = "give one of --period or --since") -> Period:

@@ -237,9 +237,10 @@ def table_command(
     from passhat.collector.suite import SuiteError, suite_table, write_html
 
     config = load_loop_config(config_path)
-    store = open_loop_store(config, store_url)
+    name = project or config.project
+    store = open_loop_store(config, store_url, reads=f"no replay run {runs[0] if runs else ''!r} in project {name!r}")
     try:
-        table = suite_table(store, project or config.project, runs)
+        table = suite_table(store, name, runs)
     except SuiteError as exc:
         fail(str(exc))
     finally:

@@ -1,0 +1,78 @@
+"""A command that reads what the store holds (production tickets, replay runs) and is given a SQLite store that
+holds nothing yet says so in its one error line, naming the path and who named it: before, a mistyped path was
+created as a new empty store (its folders too) and the command said only that the period had no tickets."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+from typer.testing import CliRunner
+
+from passhat.collector.cli import app
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["replay", "--period", "2026-W48"], "no production tickets of 2026-W48 in project 'shop': nothing to replay"),
+        (["grade", "--period", "2026-W48"], "no production tickets of 2026-W48 in project 'shop': nothing to grade"),
+        (["grade", "--ticket", "T-1"], "no production ticket 'T-1' in project 'shop'"),
+        (["report", "--period", "2026-W48"], "no replay run for 2026-W48 in project 'shop'"),
+        (["runs", "show", "run-1"], "no replay run 'run-1' in project 'shop'"),
+        (["runs", "promote", "run-1"], "no replay run 'run-1' in project 'shop'"),
+        (["runs", "compare", "run-1", "run-2"], "no replay run 'run-1' in project 'shop'"),
+        (["suite", "table", "run-1"], "no replay run 'run-1' in project 'shop'"),
+    ],
+)
+def test_a_mistyped_store_path_is_named_and_never_created(
+    tmp_path: pathlib.Path, args: list[str], says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    typo = tmp_path / "colector" / "passhat.db"
+    done = CliRunner().invoke(app, [*args, "--store", f"sqlite:///{typo}", "--project", "shop"])
+    assert done.exit_code == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"passhat: error: {says}: there is no store at {typo} (no such file), which --store names")
+    assert "passhat serve" in line
+    assert not typo.parent.exists()  # nothing made where nothing was
+
+
+def test_the_store_named_by_the_environment_or_in_memory_is_said_so(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PASSHAT_STORE_URL", "sqlite:///relative.db")
+    done = CliRunner().invoke(app, ["report", "--period", "2026-W48"])
+    assert done.exit_code == 2
+    assert "there is no store at relative.db (no such file), which $PASSHAT_STORE_URL names" in done.stderr
+    assert not (tmp_path / "relative.db").exists()
+    done = CliRunner().invoke(app, ["report", "--period", "2026-W48", "--store", "sqlite://"])
+    assert done.exit_code == 2
+    assert "--store names an in-memory store (sqlite://), empty in every new process" in done.stderr
+
+
+def test_runs_list_on_a_store_that_does_not_exist_lists_none_and_says_why(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    typo = tmp_path / "pashat.db"
+    done = CliRunner().invoke(app, ["runs", "list", "--store", f"sqlite:///{typo}", "--project", "shop", "--json"])
+    assert done.exit_code == 0
+    assert json.loads(done.stdout)["runs"] == []
+    assert f"there is no store at {typo} (no such file)" in done.stderr
+    assert not typo.exists()
+
+
+def test_a_store_that_exists_is_read_as_before(tmp_path: pathlib.Path) -> None:
+    """An existing store without the period's tickets: the command's own error, without a word about the file."""
+    from passhat.collector.store import open_store
+
+    path = tmp_path / "passhat.db"
+    open_store(f"sqlite:///{path}").close()
+    args = ["replay", "--period", "2026-W48", "--store", f"sqlite:///{path}", "--project", "shop"]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 2
+    assert "no production tickets of 2026-W48 in project 'shop': nothing to replay (is the agent" in done.stderr
+    assert "no such file" not in done.stderr
