@@ -81,7 +81,7 @@ def grade(
         if chosen is not None
         else f"no production ticket {(ticket or [''])[0]!r} in project {name!r}"
     )
-    store = open_loop_store(config, store_url, reads=nothing)
+    store = open_loop_store(config, store_url, reads=nothing, project=name)
     grader = TicketGrader(targets.domains or {"retail": load_domain("retail")}, adapters=targets.adapters)
     try:
         if chosen is not None:

@@ -217,7 +217,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         if options.compare_to is None
         else f"no replay run {options.compare_to!r} in project {name!r}"
     )
-    store = open_loop_store(config, options.store_url, reads=nothing)
+    store = open_loop_store(config, options.store_url, reads=nothing, project=name)
     try:
         from passhat.collector.loop import run_period
         from passhat.collector.replay import ExecutorError, NothingToReplayError, compare_runs

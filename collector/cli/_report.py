@@ -65,7 +65,9 @@ def report(
     if channel and not send:
         fail("--channel chooses where --send sends the report: add --send")
     name = project or config.project
-    store = open_loop_store(config, store_url, reads=f"no replay run for {chosen.name} in project {name!r}")
+    store = open_loop_store(
+        config, store_url, reads=f"no replay run for {chosen.name} in project {name!r}", project=name
+    )
     try:
         official = official_run(store, name, chosen.name)
         shown = official

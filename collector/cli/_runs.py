@@ -18,7 +18,13 @@ from passhat.collector.cli._console import (
     print_harness_failures,
 )
 from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
-from passhat.collector.cli._store import chosen_store, load_loop_config, missing_sqlite_store, open_loop_store
+from passhat.collector.cli._store import (
+    chosen_store,
+    load_loop_config,
+    missing_sqlite_store,
+    open_loop_store,
+    unknown_project,
+)
 from passhat.collector.store import RunParams
 
 runs_app = typer.Typer(
@@ -49,16 +55,22 @@ def list_command(
     config = load_loop_config(config_path)
     name = project or config.project
     url, named_by = chosen_store(config, store_url)
+    # A listing is no error: a store that was not there is opened (made empty, as before), and said so.
     missing = missing_sqlite_store(url, named_by)
-    rows: list[dict[str, Any]] = []
-    if missing is None:  # else no run to list, and no empty store made where none was
-        store = open_loop_store(config, store_url)
-        try:
-            rows = [row.to_dict() for row in list_runs(store, name, period=period, limit=limit)]
-        finally:
-            store.close()
-    else:
-        error_console.print(f"passhat: no replay runs: {missing}", highlight=False, soft_wrap=True)
+    store = open_loop_store(config, store_url)
+    try:
+        rows = [row.to_dict() for row in list_runs(store, name, period=period, limit=limit)]
+        others = [] if rows or missing else unknown_project(store, name)
+    finally:
+        store.close()
+    why = missing or (
+        f"the store has no project {name!r}, only {', '.join(repr(other) for other in others)}; check --project (or "
+        "the config's project)"
+        if others
+        else None
+    )
+    if why is not None:
+        error_console.print(f"passhat: no replay runs: {why}", highlight=False, soft_wrap=True)
     if as_json:
         emit_json({"project": name, "rule": RULE, "runs": rows})
         return
@@ -139,7 +151,7 @@ def show_command(
 
     config = load_loop_config(config_path)
     name = project or config.project
-    store = open_loop_store(config, store_url, reads=f"no replay run {run_id!r} in project {name!r}")
+    store = open_loop_store(config, store_url, reads=f"no replay run {run_id!r} in project {name!r}", project=name)
     try:
         run = store.get_replay_run(name, run_id)
         if run is None:
@@ -230,7 +242,7 @@ def promote_command(
 
     config = load_loop_config(config_path)
     name = project or config.project
-    store = open_loop_store(config, store_url, reads=f"no replay run {run_id!r} in project {name!r}")
+    store = open_loop_store(config, store_url, reads=f"no replay run {run_id!r} in project {name!r}", project=name)
     try:
         try:
             run, alerts, paths = promote(
@@ -278,7 +290,7 @@ def compare_command(
         fail(f"--level must lie strictly between 0 and 1 (e.g. 0.95 for a 95% interval), got {level:g}")
     config = load_loop_config(config_path)
     name = project or config.project
-    store = open_loop_store(config, store_url, reads=f"no replay run {baseline!r} in project {name!r}")
+    store = open_loop_store(config, store_url, reads=f"no replay run {baseline!r} in project {name!r}", project=name)
     try:
         try:
             comparison = compare_runs(store, name, baseline, candidate, k=k, level=level)

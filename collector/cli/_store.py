@@ -42,13 +42,16 @@ def chosen_store(config: PasshatConfig, store_url: str | None) -> tuple[str, str
     return config.store_url(), "passhat's default (no --store, $PASSHAT_STORE_URL or store.url given)"
 
 
-def open_loop_store(config: PasshatConfig, store_url: str | None, *, reads: str | None = None) -> Store:
+def open_loop_store(
+    config: PasshatConfig, store_url: str | None, *, reads: str | None = None, project: str | None = None
+) -> Store:
     """The store named on the command line, or $PASSHAT_STORE_URL, or the config's.
 
-    ``reads``: the command only reads what is stored (production tickets, replay runs), and this is what it says
-    when there is none. A SQLite store that holds nothing yet is then refused with it, saying why, before
-    anything is created: a file that does not exist (a mistyped path, which opening would have created empty,
-    folders and all) or an in-memory store (empty in every new process)."""
+    ``reads``: the command only reads what is stored (production tickets, replay runs) of ``project``, and this is
+    what it says when there is none. A SQLite store that holds nothing yet is then refused with it, saying why,
+    before anything is created: a file that does not exist (a mistyped path, which opening would have created
+    empty, folders and all) or an in-memory store (empty in every new process). So is a project the store has
+    never heard of (a mistyped name: no ticket, no run) while it holds others, which the error lists."""
     from passhat.collector.store import StoreError, open_store
 
     url, named_by = chosen_store(config, store_url)
@@ -57,9 +60,28 @@ def open_loop_store(config: PasshatConfig, store_url: str | None, *, reads: str 
         if missing is not None:
             fail(f"{reads}: {missing}")
     try:
-        return open_store(url)
+        store = open_store(url)
     except StoreError as exc:
         fail(str(exc))
+    if reads is not None and project is not None:
+        others = unknown_project(store, project)
+        if others:
+            store.close()
+            fail(
+                f"{reads}: the store has no project {project!r}, only {', '.join(repr(name) for name in others)}; "
+                "check --project (or the config's project)"
+            )
+    return store
+
+
+def unknown_project(store: Store, project: str) -> list[str]:
+    """The store's other projects when it knows nothing of ``project`` (never registered, no ticket, no run)."""
+    if store.get_project(project) is not None:
+        return []
+    others = sorted(each.name for each in store.list_projects())
+    if not others or store.list_tickets(project, limit=1) or store.list_replay_runs(project, limit=1):
+        return []
+    return others
 
 
 def missing_sqlite_store(url: str, named_by: str) -> str | None:

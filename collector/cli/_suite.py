@@ -238,7 +238,9 @@ def table_command(
 
     config = load_loop_config(config_path)
     name = project or config.project
-    store = open_loop_store(config, store_url, reads=f"no replay run {runs[0] if runs else ''!r} in project {name!r}")
+    store = open_loop_store(
+        config, store_url, reads=f"no replay run {runs[0] if runs else ''!r} in project {name!r}", project=name
+    )
     try:
         table = suite_table(store, name, runs)
     except SuiteError as exc:

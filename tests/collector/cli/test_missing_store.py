@@ -4,6 +4,7 @@ created as a new empty store (its folders too) and the command said only that th
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import pathlib
 
@@ -56,13 +57,15 @@ def test_the_store_named_by_the_environment_or_in_memory_is_said_so(
 def test_runs_list_on_a_store_that_does_not_exist_lists_none_and_says_why(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A listing is no error: the store is opened as before (made empty), and the user is told it was not there."""
     monkeypatch.chdir(tmp_path)
     typo = tmp_path / "pashat.db"
     done = CliRunner().invoke(app, ["runs", "list", "--store", f"sqlite:///{typo}", "--project", "shop", "--json"])
     assert done.exit_code == 0
     assert json.loads(done.stdout)["runs"] == []
-    assert f"there is no store at {typo} (no such file)" in done.stderr
-    assert not typo.exists()
+    assert f"passhat: no replay runs: there is no store at {typo} (no such file), which --store names" in done.stderr
+    again = CliRunner().invoke(app, ["runs", "list", "--store", f"sqlite:///{typo}", "--project", "shop", "--json"])
+    assert again.exit_code == 0 and again.stderr == ""  # there now, empty: nothing more to say
 
 
 def test_a_store_that_exists_is_read_as_before(tmp_path: pathlib.Path) -> None:
@@ -76,3 +79,30 @@ def test_a_store_that_exists_is_read_as_before(tmp_path: pathlib.Path) -> None:
     assert done.exit_code == 2
     assert "no production tickets of 2026-W48 in project 'shop': nothing to replay (is the agent" in done.stderr
     assert "no such file" not in done.stderr
+
+
+def test_a_project_the_store_never_heard_of_is_named_with_the_ones_it_holds(tmp_path: pathlib.Path) -> None:
+    from passhat.collector.store import ReplayRun, open_store
+
+    url = f"sqlite:///{tmp_path / 'passhat.db'}"
+    store = open_store(url)
+    store.ensure_project("shop")
+    store.ensure_project("bank")
+    store.close()
+    done = CliRunner().invoke(app, ["report", "--period", "2026-W48", "--store", url, "--project", "shpo"])
+    assert done.exit_code == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line == (
+        "passhat: error: no replay run for 2026-W48 in project 'shpo': the store has no project 'shpo', only 'bank',"
+        " 'shop'; check --project (or the config's project)"
+    )
+    listed = CliRunner().invoke(app, ["runs", "list", "--store", url, "--project", "shpo", "--json"])
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["runs"] == []
+    assert "the store has no project 'shpo', only 'bank', 'shop'" in listed.stderr
+    # A project the store holds runs of, though never registered (a script's own exporter), is no typo.
+    store = open_store(url)
+    store.create_replay_run("lab", ReplayRun("run-1", dt.datetime.now(dt.UTC), k=2))
+    store.close()
+    done = CliRunner().invoke(app, ["report", "--period", "2026-W48", "--store", url, "--project", "lab"])
+    assert done.exit_code == 2 and "has no project" not in done.stderr
+    assert "no replay run for 2026-W48 in project 'lab': run `passhat replay --period 2026-W48`" in done.stderr
