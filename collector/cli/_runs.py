@@ -63,14 +63,14 @@ def list_command(
         others = [] if rows or missing else unknown_project(store, name)
     finally:
         store.close()
-    why = missing or (
+    note = missing or (
         f"the store has no project {name!r}, only {', '.join(repr(other) for other in others)}; check --project (or "
         "the config's project)"
         if others
         else None
     )
-    if why is not None:
-        error_console.print(f"passhat: no replay runs: {why}", highlight=False, soft_wrap=True)
+    if note is not None:
+        error_console.print(f"passhat: no replay runs: {note}", highlight=False, soft_wrap=True)
     if as_json:
         emit_json({"project": name, "rule": RULE, "runs": rows})
         return
