@@ -60,15 +60,43 @@ KeysConfig = Annotated[
 ]
 
 
-def _open(data_dir: pathlib.Path | None, store_url: str | None, config_path: pathlib.Path | None = None) -> Store:
-    """The store `serve` would use with these options: --store, --data-dir or $PASSHAT_STORE_URL, else the
-    --config's [store] url, else the data dir's SQLite file."""
-    if config_path is not None and store_url is None and data_dir is None and not os.environ.get("PASSHAT_STORE_URL"):
+def _chosen(
+    data_dir: pathlib.Path | None, store_url: str | None, config_path: pathlib.Path | None = None
+) -> tuple[str, str]:
+    """The store URL `serve` would use with these options (--store, --data-dir or $PASSHAT_STORE_URL, else the
+    --config's [store] url, else the data dir's SQLite file), and which of them named it."""
+    environment = os.environ.get
+    named_by = (
+        "--store" if store_url else "$PASSHAT_STORE_URL" if environment("PASSHAT_STORE_URL")
+        else "--data-dir" if data_dir is not None else None
+    )  # fmt: skip
+    if config_path is not None and named_by is None:
         from passhat.collector.cli._store import load_loop_config
 
-        store_url = load_loop_config(config_path).store_url()
+        store_url, named_by = load_loop_config(config_path).store_url(), "the --config's store"
+    if named_by is None and environment("PASSHAT_DATA_DIR"):
+        named_by = "$PASSHAT_DATA_DIR"
+    return _settings(data_dir, store_url).resolved_store_url(), named_by or "passhat's default (~/.passhat)"
+
+
+def _open(
+    data_dir: pathlib.Path | None,
+    store_url: str | None,
+    config_path: pathlib.Path | None = None,
+    *,
+    reads: str | None = None,
+) -> Store:
+    """The store `serve` would use with these options (`_chosen`). ``reads``: what the command says when the store
+    holds nothing; a SQLite store that is not there (no such file, or in memory) is then refused with it, not
+    created."""
+    from passhat.collector.cli._store import missing_sqlite_store
+
+    url, named_by = _chosen(data_dir, store_url, config_path)
+    missing = None if reads is None else missing_sqlite_store(url, named_by)
+    if missing is not None:
+        raise _fail(f"{reads}: {missing}")
     try:
-        return open_store(_settings(data_dir, store_url).resolved_store_url())
+        return open_store(url)
     except StoreError as exc:
         raise _fail(str(exc)) from None
 
@@ -242,8 +270,13 @@ def keys_list(
     as_json: JsonOption = False,
 ) -> None:
     """List keys by prefix (the keys themselves are never stored)."""
-    with _open(data_dir, store_url, config_path) as store:
+    from passhat.collector.cli._store import missing_sqlite_store
+
+    missing = missing_sqlite_store(*_chosen(data_dir, store_url, config_path))
+    with _open(data_dir, store_url, config_path) as store:  # a listing: a store not there is made, as before
         records = store.list_api_keys(project)
+    if missing is not None:
+        typer.echo(f"passhat: no keys: {missing}", err=True)
     rows = [
         {
             "prefix": r.prefix,
@@ -275,7 +308,7 @@ def keys_revoke(
     config_path: KeysConfig = None,
 ) -> None:
     """Revoke a key: requests with it are refused (within the collector's key cache time, 5 s)."""
-    with _open(data_dir, store_url, config_path) as store:
+    with _open(data_dir, store_url, config_path, reads=f"no active key with prefix {prefix!r}") as store:
         revoked = store.revoke_api_key(prefix)
     if not revoked:
         raise _fail(f"no active key with prefix {prefix!r} (see `passhat keys list`)")

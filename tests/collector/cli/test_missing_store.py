@@ -106,3 +106,28 @@ def test_a_project_the_store_never_heard_of_is_named_with_the_ones_it_holds(tmp_
     done = CliRunner().invoke(app, ["report", "--period", "2026-W48", "--store", url, "--project", "lab"])
     assert done.exit_code == 2 and "has no project" not in done.stderr
     assert "no replay run for 2026-W48 in project 'lab': run `passhat replay --period 2026-W48`" in done.stderr
+
+
+def test_keys_revoke_refuses_a_store_that_is_not_there_and_keys_list_says_so(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PASSHAT_STORE_URL", raising=False)
+    typo = tmp_path / "colector" / "passhat.db"
+    done = CliRunner().invoke(app, ["keys", "revoke", "phk_1234", "--store", f"sqlite:///{typo}"])
+    assert done.exit_code == 2
+    assert done.stderr.strip() == (
+        f"passhat: error: no active key with prefix 'phk_1234': there is no store at {typo} (no such file), which "
+        "--store names: check the path (the collector, `passhat serve`, creates its store as it starts)"
+    )
+    assert not typo.parent.exists()
+    monkeypatch.setenv("PASSHAT_DATA_DIR", str(tmp_path / "data"))
+    done = CliRunner().invoke(app, ["keys", "revoke", "phk_1234"])
+    assert done.exit_code == 2 and "which $PASSHAT_DATA_DIR names" in done.stderr
+    listed = CliRunner().invoke(app, ["keys", "list", "--json"])  # a listing: made, as before, and said
+    assert listed.exit_code == 0 and json.loads(listed.stdout) == []
+    assert f"passhat: no keys: there is no store at {tmp_path / 'data' / 'passhat.db'} (no such file)" in listed.stderr
+    created = CliRunner().invoke(app, ["keys", "create", "--project", "shop", "--json"])  # writing: made, as before
+    assert created.exit_code == 0, created.output
+    prefix = json.loads(created.stdout)["prefix"]
+    assert CliRunner().invoke(app, ["keys", "revoke", prefix]).exit_code == 0
