@@ -57,6 +57,31 @@ def support_graph(model: Any, tools: list[Any]) -> Any:
     return graph.compile()
 
 
+def production_tools(production: list[str]) -> dict[str, Any]:
+    """The team's own tools, against production: each call is recorded in ``production``."""
+    from langchain_core.tools import tool
+
+    @tool
+    def find_customer_by_email(email: str) -> str:
+        """The team's own lookup, against production."""
+        production.append(email)
+        return "production"
+
+    @tool
+    def get_order(order_id: str) -> str:
+        """The team's own lookup, against production."""
+        production.append(order_id)
+        return "production"
+
+    @tool
+    def cancel_pending_order(order_id: str, reason: str) -> str:
+        """The team's own write, against production."""
+        production.append(order_id)
+        return "production"
+
+    return {each.name: each for each in (find_customer_by_email, get_order, cancel_pending_order)}
+
+
 async def _trial(retail: Sandbox, ticket: CancelTicket, *, wrong_entity: bool) -> tuple[TrialResult, list[Any]]:
     model = scripted_model(ticket.turns(wrong_entity=wrong_entity))
     seen: list[Any] = []
@@ -112,31 +137,10 @@ async def test_the_tool_result_reaches_the_graph_as_a_tool_message(retail: Sandb
 
 
 async def test_the_team_s_compiled_graph_with_its_own_tools_runs_the_trial_s_in_their_place(retail: Sandbox) -> None:
-    from langchain_core.tools import tool
-
     production: list[str] = []
-
-    @tool
-    def find_customer_by_email(email: str) -> str:
-        """The team's own lookup, against production."""
-        production.append(email)
-        return "production"
-
-    @tool
-    def get_order(order_id: str) -> str:
-        """The team's own lookup, against production."""
-        production.append(order_id)
-        return "production"
-
-    @tool
-    def cancel_pending_order(order_id: str, reason: str) -> str:
-        """The team's own write, against production."""
-        production.append(order_id)
-        return "production"
-
     ticket = cancel_ticket(retail)
     graph = support_graph(
-        scripted_model(ticket.turns()), [find_customer_by_email, get_order, cancel_pending_order]
+        scripted_model(ticket.turns()), list(production_tools(production).values())
     )  # compiled, as the team runs it in production
     result = await run_trial(retail, ticket.scenario, 0, langgraph_agent(graph))
     assert result.record.infra_error is None and result.passed, result.record.verdict
@@ -255,24 +259,10 @@ async def test_the_team_s_compiled_graph_keeps_its_own_config_in_the_trial(retai
 async def test_a_subgraph_s_own_tools_are_the_trial_s_too(retail: Sandbox) -> None:
     """A supervisor graph whose node is the team's specialist agent, itself a compiled graph with production tools:
     the trial's copy replaces the tools inside the subgraph too, and production is never called."""
-    from langchain_core.tools import tool
-
     production: list[str] = []
-
-    @tool
-    def get_order(order_id: str) -> str:
-        """The team's own lookup, against production."""
-        production.append(order_id)
-        return "production"
-
-    @tool
-    def cancel_pending_order(order_id: str, reason: str) -> str:
-        """The team's own write, against production."""
-        production.append(order_id)
-        return "production"
-
+    tools = production_tools(production)
     ticket = cancel_ticket(retail)
-    specialist = support_graph(scripted_model(ticket.turns()), [get_order, cancel_pending_order])
+    specialist = support_graph(scripted_model(ticket.turns()), [tools["get_order"], tools["cancel_pending_order"]])
     supervisor = StateGraph(MessagesState)
     supervisor.add_node("specialist", specialist)
     supervisor.add_edge(START, "specialist")
