@@ -92,6 +92,9 @@ def test_from_the_overview_to_a_tickets_attempts_side_by_side(ui: UiCollector, d
     overview.get_by_role("link", name="cancel").click()
     expect(page.get_by_role("heading", name="cancel", exact=True)).to_be_visible()
     expect(page.get_by_test_id("periods")).to_contain_text("2026-W47")
+    # htmx (a deferred script) binds the filters once the page has loaded: a change made before that, on a loaded
+    # machine, was lost (the list kept its 3 rows). The heading shows before it.
+    page.wait_for_load_state("load")
     page.get_by_label("Outcome").select_option("all_failed")  # an htmx fragment replaces the list
     expect(page.get_by_test_id("sampled").locator("tbody tr")).to_have_count(1)
     expect(page).to_have_url(re.compile(r"outcome=all_failed"))
@@ -146,6 +149,7 @@ def test_ticket_search_updates_in_place_and_keeps_the_url(ui: UiCollector, deskt
     expect(page.get_by_test_id("tickets").locator("tbody tr")).to_have_count(3)
     expect(page.get_by_test_id("ticket-total")).to_have_text("3 ticket attempts match")
     expect(page).to_have_url(re.compile(r"q=shop-exchange"))
+    page.wait_for_load_state("load")  # the filters are bound by htmx once the page has loaded
     page.get_by_label("Sort").select_option("least reliable first")
     expect(page).to_have_url(re.compile(r"sort=verdict"))
     expect(page.get_by_test_id("tickets").locator("tbody tr")).to_have_count(3)
