@@ -64,3 +64,28 @@
     Array.prototype.forEach.call(document.querySelectorAll("[data-kcurve]"), setUp);
   });
 })();
+
+// --- filters (htmx): a choice made before htmx bound the form is not lost ---
+// The filter forms update their list in place through htmx, a deferred script. A select (or a date) changed while
+// the page was still loading changed no list: once the forms are bound,
+// each such field's change is sent again. Without htmx at all (blocked, failed to load), a change submits the form.
+(function () {
+  "use strict";
+  function changed(field) {
+    if (field.tagName.toLowerCase() === "select") {
+      return Array.prototype.some.call(field.options, function (o) { return o.selected !== o.defaultSelected; });
+    }
+    return field.value !== field.defaultValue;
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    Array.prototype.forEach.call(document.querySelectorAll("form.filters[hx-get]"), function (form) {
+      var fields = Array.prototype.slice.call(form.querySelectorAll("select, input[type=date]"));
+      if (!window.htmx) {
+        fields.forEach(function (field) { field.addEventListener("change", function () { form.submit(); }); });
+        return;
+      }
+      var moved = fields.filter(changed);
+      if (moved.length) { moved[0].dispatchEvent(new Event("change", { bubbles: true })); }
+    });
+  });
+})();

@@ -92,8 +92,8 @@ def test_from_the_overview_to_a_tickets_attempts_side_by_side(ui: UiCollector, d
     overview.get_by_role("link", name="cancel").click()
     expect(page.get_by_role("heading", name="cancel", exact=True)).to_be_visible()
     expect(page.get_by_test_id("periods")).to_contain_text("2026-W47")
-    # htmx (a deferred script) binds the filters once the page has loaded: a change made before that, on a loaded
-    # machine, was lost (the list kept its 3 rows). The heading shows before it.
+    # htmx (a deferred script) binds the filters once the page has loaded; a change made before that is sent again
+    # then (test_a_filter_changed_while_the_page_still_loads_is_not_lost). This path is the usual one: after it.
     page.wait_for_load_state("load")
     page.get_by_label("Outcome").select_option("all_failed")  # an htmx fragment replaces the list
     expect(page.get_by_test_id("sampled").locator("tbody tr")).to_have_count(1)
@@ -125,6 +125,38 @@ def test_from_the_overview_to_a_tickets_attempts_side_by_side(ui: UiCollector, d
     assert desktop.errors == []
 
 
+def test_a_filter_changed_while_the_page_still_loads_is_not_lost(ui: UiCollector, desktop: Session) -> None:
+    """htmx, a deferred script, is held back: the outcome chosen before it binds the form still filters the list
+    once it has (and the task type's page before held no such list: its 3 sampled tickets)."""
+    page = desktop.page
+    desktop.sign_in(ui.url, ui.shop_key)
+    held: list[Route] = []
+    page.route("**/static/htmx.min.js", lambda route: held.append(route))
+    page.goto(f"{ui.url}/ui/task-types/cancel", wait_until="commit")
+    outcome = page.get_by_label("Outcome")
+    expect(outcome).to_be_visible()
+    expect(page.get_by_test_id("sampled").locator("tbody tr")).to_have_count(3)
+    outcome.select_option("all_failed")
+    page.wait_for_timeout(200)
+    assert len(held) == 1, "htmx should still be held back"
+    held[0].continue_()
+    expect(page.get_by_test_id("sampled").locator("tbody tr")).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"outcome=all_failed"))
+    assert desktop.errors == []
+
+
+def test_without_htmx_a_filter_change_still_filters(ui: UiCollector, desktop: Session) -> None:
+    """htmx failed to load (blocked): changing a filter submits its form, and the page comes back filtered."""
+    page = desktop.page
+    desktop.sign_in(ui.url, ui.shop_key)
+    page.route("**/static/htmx.min.js", lambda route: route.abort())
+    page.goto(f"{ui.url}/ui/task-types/cancel")
+    page.get_by_label("Outcome").select_option("all_failed")
+    expect(page).to_have_url(re.compile(r"outcome=all_failed"))
+    expect(page.get_by_test_id("sampled").locator("tbody tr")).to_have_count(1)
+    expect(page.get_by_label("Outcome")).to_have_value("all_failed")
+
+
 def test_watch_the_verdict_flip_across_attempts(ui: UiCollector, desktop: Session) -> None:
     page = desktop.page
     desktop.sign_in(ui.url, ui.shop_key)
@@ -149,7 +181,7 @@ def test_ticket_search_updates_in_place_and_keeps_the_url(ui: UiCollector, deskt
     expect(page.get_by_test_id("tickets").locator("tbody tr")).to_have_count(3)
     expect(page.get_by_test_id("ticket-total")).to_have_text("3 ticket attempts match")
     expect(page).to_have_url(re.compile(r"q=shop-exchange"))
-    page.wait_for_load_state("load")  # the filters are bound by htmx once the page has loaded
+    page.wait_for_load_state("load")  # the usual path: htmx has bound the filters
     page.get_by_label("Sort").select_option("least reliable first")
     expect(page).to_have_url(re.compile(r"sort=verdict"))
     expect(page.get_by_test_id("tickets").locator("tbody tr")).to_have_count(3)
