@@ -7,13 +7,16 @@ through the trial's Toolbox (recorded and graded).
 The SDK's own tracing stays off: the trial is traced by passhat. ``context(trial_context, tools)`` builds, once per
 trial, the run's context (`Runner.run(..., context=...)`): your own tools that read it (``ctx.context`` of their
 `RunContextWrapper`) use the trial's backend (``tools.engine``), never production.
+``next_turn`` says which agent takes the customer's next message, as your app does: ``"agent"`` (the default) your
+agent each time (`Runner.run(agent, ...)` every turn), ``"last_agent"`` the one that gave the last answer (the
+SDK's `result.last_agent`, kept by an app whose triage agent hands the conversation off to a specialist).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
 from passhat.sandbox.agents._framework import (
@@ -37,6 +40,9 @@ AGENT_FAILURES = (
 )
 """The Agents SDK's exceptions that are the agent's failure: it passed its turn limit, its model answered what the
 SDK could not use or refused, or one of the agent's own guardrails stopped the run."""
+
+NextTurn = Literal["agent", "last_agent"]
+NEXT_TURNS: tuple[NextTurn, ...] = ("agent", "last_agent")
 
 
 def function_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any]:
@@ -69,9 +75,13 @@ def function_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any
 class OpenAIAgentsAdapter:
     """One trial of an OpenAI Agents SDK agent."""
 
-    def __init__(self, agent: Any, context: TrialContext, binding: TrialBinding | None = None) -> None:
+    def __init__(
+        self, agent: Any, context: TrialContext, binding: TrialBinding | None = None, next_turn: NextTurn = "agent"
+    ) -> None:
         self.label = f"openai-agents:{getattr(agent, 'name', None) or 'agent'}"
         self._agent = agent
+        self._next_turn = next_turn
+        self._current: Any = None  # the trial's copy of the agent that takes the next turn
         self._context = context
         self._binding = binding
         self._run_context: Any = None
@@ -93,15 +103,18 @@ class OpenAIAgentsAdapter:
             self._ready.handoffs = behind.each(self._agent.handoffs)
             if self._binding is not None:  # the run's context, built once for the trial
                 self._run_context = self._binding(self._context, tools)
+            self._current = self._ready
         self._input.append({"role": "user", "content": customer_since(conversation, self._seen)})
         self._seen = len(conversation)
         try:
             result = await Runner.run(
-                self._ready, self._input, context=self._run_context, run_config=RunConfig(tracing_disabled=True)
+                self._current, self._input, context=self._run_context, run_config=RunConfig(tracing_disabled=True)
             )
         except failure_types("agents.exceptions", AGENT_FAILURES) as exc:
             raise agent_failure(exc) from exc
         self._input = list(result.to_input_list())
+        if self._next_turn == "last_agent":  # a copy made for the trial: handoffs only reach copies
+            self._current = result.last_agent
         return agent_reply(str(result.final_output or ""))
 
 
@@ -155,13 +168,23 @@ class _Handoffs:
         return made
 
 
-def openai_agents_agent(agent: Any, *, context: TrialBinding | None = None) -> AgentFactory:
+def openai_agents_agent(
+    agent: Any, *, context: TrialBinding | None = None, next_turn: NextTurn = "agent"
+) -> AgentFactory:
     """An AgentFactory for an Agents SDK `Agent`, or for a function `(TrialContext) -> Agent` building one per trial.
 
     ``context(trial_context, tools)`` builds the run's context per trial (`Runner.run(..., context=...)`), so the
-    agent's own tools that read it (``ctx.context``) use the trial's backend (``tools.engine``)."""
+    agent's own tools that read it (``ctx.context``) use the trial's backend (``tools.engine``).
+    ``next_turn``: which agent takes each customer message after the first, as your app does it: ``"agent"`` (your
+    agent each time) or ``"last_agent"`` (the agent that gave the last answer, `result.last_agent`)."""
     sdk = require("agents", EXTRA)
     binding = checked_binding("openai_agents_agent", "context", context)
+    if next_turn not in NEXT_TURNS:
+        raise ValueError(
+            f"openai_agents_agent: next_turn must be 'agent' (each customer message goes to your agent, as "
+            f"Runner.run(agent, ...) every turn does) or 'last_agent' (to the agent that answered last, as an app "
+            f"that keeps result.last_agent does), got {next_turn!r}"
+        )
     built: Callable[[TrialContext], Any]
     if isinstance(agent, sdk.Agent):
         built = lambda context: agent  # noqa: E731  (one agent object; each trial keeps its own input)
@@ -169,4 +192,4 @@ def openai_agents_agent(agent: Any, *, context: TrialBinding | None = None) -> A
         built = agent
     else:
         raise TypeError(f"openai_agents_agent takes an agents.Agent or a factory for one, got {type(agent).__name__}")
-    return lambda trial: OpenAIAgentsAdapter(built(trial), trial, binding)
+    return lambda trial: OpenAIAgentsAdapter(built(trial), trial, binding, next_turn)

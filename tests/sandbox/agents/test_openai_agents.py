@@ -151,6 +151,21 @@ async def test_an_agent_past_its_turn_limit_is_the_agent_s_failure(retail: Sandb
     assert "agent_error (MaxTurnsExceeded: " in result.signature.evidence
 
 
+def production_tool(name: str, called: list[str]) -> Any:
+    """The team's own tool of a domain tool's name, against production: each call is noted in ``called``."""
+    from agents import FunctionTool
+
+    async def call(context: Any, arguments: str) -> str:
+        called.append(name)
+        return "production"
+
+    return FunctionTool(
+        name=name, description=f"The team's own {name}, against production.", on_invoke_tool=call,
+        params_json_schema={"type": "object", "properties": {}, "additionalProperties": True},
+        strict_json_schema=False,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("wrapped", [False, True], ids=["agent", "handoff()"])
 async def test_the_agents_it_hands_off_to_use_the_trial_s_tools_not_production_s(
     retail: Sandbox, wrapped: bool
@@ -161,19 +176,6 @@ async def test_the_agents_it_hands_off_to_use_the_trial_s_tools_not_production_s
 
     production: list[str] = []
 
-    def production_tool(name: str) -> Any:
-        async def call(context: Any, arguments: str) -> str:
-            production.append(name)
-            return "production"
-
-        from agents import FunctionTool
-
-        return FunctionTool(
-            name=name, description=f"The team's own {name}, against production.", on_invoke_tool=call,
-            params_json_schema={"type": "object", "properties": {}, "additionalProperties": True},
-            strict_json_schema=False,
-        )  # fmt: skip
-
     @function_tool
     def store_hours() -> str:
         """A tool the domain does not serve: kept."""
@@ -181,7 +183,7 @@ async def test_the_agents_it_hands_off_to_use_the_trial_s_tools_not_production_s
 
     ticket = cancel_ticket(retail)
     names = ("find_customer_by_email", "get_order", "cancel_pending_order")
-    specialist = Agent(name="cancellations", tools=[*(production_tool(n) for n in names), store_hours])
+    specialist = Agent(name="cancellations", tools=[*(production_tool(n, production) for n in names), store_hours])
     transfer = Handoff.default_tool_name(specialist)
     steps: list[Any] = []
     for turn in ticket.turns():  # each turn starts at the triage agent, which hands off
@@ -196,6 +198,36 @@ async def test_the_agents_it_hands_off_to_use_the_trial_s_tools_not_production_s
     assert production == []
     assert [c.name for c in result.record.tool_calls] == list(names)
     assert [tool.name for tool in specialist.tools][-1] == "store_hours"  # the team's agent itself is untouched
+
+
+@pytest.mark.parametrize("next_turn", ["agent", "last_agent"])
+async def test_the_next_customer_message_goes_to_the_agent_the_app_gives_it(retail: Sandbox, next_turn: str) -> None:
+    """Triage hands off once, in the first turn. With ``next_turn="last_agent"`` (an app that keeps
+    ``result.last_agent``) the specialist takes every later message itself, and triage's model is asked once; with
+    the default each message starts at triage again, which hands off again."""
+    from agents import Handoff
+
+    ticket = cancel_ticket(retail)
+    turns = ticket.turns()
+    assert len(turns) > 1
+    production: list[str] = []
+    names = ("find_customer_by_email", "get_order", "cancel_pending_order")
+    specialist = Agent(
+        name="cancellations", model=scripted(turns), tools=[production_tool(n, production) for n in names]
+    )
+    transfer = Handoff.default_tool_name(specialist)
+    handoffs = 1 if next_turn == "last_agent" else len(turns)
+    triage_model = ScriptedModel([function_call(transfer, {}, call_id=f"handoff_{n}")] for n in range(handoffs))
+    triage = Agent(name="triage", model=triage_model, handoffs=[specialist])
+    result = await run_trial(retail, ticket.scenario, 0, openai_agents_agent(triage, next_turn=next_turn))  # type: ignore[arg-type]
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    assert len(triage_model.calls) == handoffs and triage_model.remaining_steps == 0
+    assert [c.name for c in result.record.tool_calls] == list(names) and production == []
+
+
+def test_a_next_turn_it_does_not_know_is_refused_with_both_choices() -> None:
+    with pytest.raises(ValueError, match=r"next_turn must be 'agent' .* or 'last_agent' .*got 'last'"):
+        openai_agents_agent(Agent(name="support"), next_turn="last")  # type: ignore[arg-type]
 
 
 def test_handoffs_that_go_back_and_forth_are_copied_once_and_lead_back_to_the_trial_s_agent() -> None:
