@@ -7,7 +7,9 @@ on the conversation so far; the agent's reply is the last AI message. The team's
 is too: `langgraph_agent(graph)` copies it per trial with the trial's tools in its tool nodes in place of its own
 tools of the same names. ``context(trial_context, tools)`` builds, once per trial, the value the graph runs with as
 LangGraph's runtime context (`graph.ainvoke(..., context=...)`): your own tools that read it (a `ToolRuntime`
-parameter's ``runtime.context``) use the trial's backend (``tools.engine``), never production.
+parameter's ``runtime.context``) use the trial's backend (``tools.engine``), never production. A graph with a
+checkpointer runs each trial on a thread of its own (`trial_thread`) and is sent each turn's new message only; the
+team's compiled graph's checkpointer and store are replaced, in its copy, by new in-memory ones.
 """
 
 from __future__ import annotations
@@ -105,20 +107,58 @@ class LangGraphAdapter:
         """Invoke the graph on the conversation so far; the reply is its last AI message."""
         from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+        sent: list[Any] = []
         if self._graph is None:
             self._graph = self._build(langchain_tools(tools, await tools.list_tools()), self._context)
-            self._messages = [SystemMessage(self._context.policy)]
+            sent.append(SystemMessage(self._context.policy))
             if self._binding is not None:  # the graph's runtime context, built once for the trial
                 self._options["context"] = self._binding(self._context, tools)
-        self._messages.append(HumanMessage(customer_since(conversation, self._seen)))
+            if _saver(getattr(self._graph, "checkpointer", None)):  # the conversation is the checkpointer's thread
+                self._options["config"] = {"configurable": {"thread_id": trial_thread(self._context)}}
+        sent.append(HumanMessage(customer_since(conversation, self._seen)))
         self._seen = len(conversation)
+        # A checkpointed graph keeps the conversation in its thread, and is sent only the new messages, as your app
+        # sends them; any other graph is sent the whole conversation each turn.
+        self._messages.extend(sent)
         try:
-            state = await self._graph.ainvoke({"messages": self._messages}, **self._options)
+            state = await self._graph.ainvoke(
+                {"messages": sent if "config" in self._options else self._messages}, **self._options
+            )
         except failure_types("langgraph.errors", AGENT_FAILURES) as exc:
             raise agent_failure(exc) from exc
         self._messages = list(state["messages"])
         replies = [m for m in self._messages if isinstance(m, AIMessage)]
         return agent_reply(_text(replies[-1]) if replies else "")
+
+
+def trial_thread(context: TrialContext) -> str:
+    """The checkpointer thread a trial's conversation is kept in: one per trial."""
+    return f"passhat-trial:{context.run_id}:{context.scenario.scenario_id}:{context.attempt}"
+
+
+def _saver(checkpointer: Any) -> bool:
+    """Whether ``checkpointer`` is a saver of its own (not None, nor True/False: a subgraph's use of its parent's)."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    return isinstance(checkpointer, BaseCheckpointSaver)
+
+
+def _trial_saver(checkpointer: Any) -> Any:
+    """A new in-memory saver in place of the team's own; None, True or False as they are."""
+    if not _saver(checkpointer):
+        return checkpointer
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return InMemorySaver()
+
+
+def _trial_store(store: Any) -> Any:
+    """A new, empty in-memory store in place of the team's long-term memory store (if the graph has one)."""
+    if store is None:
+        return None
+    from langgraph.store.memory import InMemoryStore
+
+    return InMemoryStore()
 
 
 def _compiled_graph(node: Any) -> bool:
@@ -152,7 +192,12 @@ def with_trial_tools(graph: Any) -> GraphBuilder:
                 copied.nodes[name] = dataclasses.replace(spec, runnable=replaced)
             elif _compiled_graph(node):  # a subgraph as a node (a supervisor's agents): its tool nodes too
                 copied.nodes[name] = dataclasses.replace(spec, runnable=with_trial_tools(node)(tools, context))
-        compiled = copied.compile(checkpointer=graph.checkpointer, name=graph.name)
+        # Your checkpointer and store (memory, SQLite, PostgreSQL...) are never the trial's: a trial's conversation
+        # and what its graph remembers go to its own, in memory, and are dropped with it.
+        compiled = copied.compile(
+            checkpointer=_trial_saver(graph.checkpointer), store=_trial_store(getattr(graph, "store", None)),
+            name=graph.name,
+        )  # fmt: skip
         # What the team set on the compiled graph (`graph.with_config(recursion_limit=...)`) holds in the trial too.
         return compiled.with_config(graph.config) if getattr(graph, "config", None) else compiled
 

@@ -12,6 +12,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
+from langgraph.runtime import Runtime
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from sqlalchemy import Engine, text
@@ -42,11 +43,15 @@ def scripted_model(turns: list[Turn], first: tuple[AIMessage, ...] = ()) -> Gene
     return GenericFakeChatModel(messages=iter(answers))
 
 
-def support_graph(model: Any, tools: list[Any]) -> Any:
-    """The team's graph: the model, and a tool node it hands calls to until it answers (a ReAct loop)."""
+def support_graph(model: Any, tools: list[Any], **compile_with: Any) -> Any:
+    """The team's graph: the model, and a tool node it hands calls to until it answers (a ReAct loop); compiled
+    ``compile_with`` (a checkpointer; a store, where the model's node notes each answer in its long-term memory)."""
 
-    async def think(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [await model.ainvoke(state["messages"])]}
+    async def think(state: MessagesState, runtime: Runtime[Any]) -> dict[str, Any]:
+        answer = await model.ainvoke(state["messages"])
+        if runtime.store is not None:
+            await runtime.store.aput(("answers",), str(len(state["messages"])), {"text": str(answer.content)})
+        return {"messages": [answer]}
 
     graph = StateGraph(MessagesState)
     graph.add_node("model", think)
@@ -54,7 +59,7 @@ def support_graph(model: Any, tools: list[Any]) -> Any:
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", tools_condition, {"tools": "tools", END: END})
     graph.add_edge("tools", "model")
-    return graph.compile()
+    return graph.compile(**compile_with)
 
 
 def production_tools(production: list[str]) -> dict[str, Any]:
@@ -270,3 +275,53 @@ async def test_a_subgraph_s_own_tools_are_the_trial_s_too(retail: Sandbox) -> No
     result = await run_trial(retail, ticket.scenario, 0, langgraph_agent(supervisor.compile()))
     assert result.record.infra_error is None and result.passed, result.record.verdict
     assert production == []
+
+
+async def test_a_checkpointed_graph_keeps_each_trial_in_a_thread_of_its_own_never_in_the_team_s_saver(
+    retail: Sandbox,
+) -> None:
+    """The team's graph compiled with a checkpointer and a long-term store, as a multi-turn app is: the trial runs
+    (each turn sends the new message only, the thread keeps the rest), and the team's saver and store are never
+    written: the trial's are its own, in memory."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    production: list[str] = []
+    ticket = cancel_ticket(retail)
+    saver, store = InMemorySaver(), InMemoryStore()
+    graph = support_graph(
+        scripted_model(ticket.turns()), list(production_tools(production).values()), checkpointer=saver, store=store
+    )
+    adapters: list[Any] = []
+
+    def keep(context: TrialContext) -> Any:
+        adapters.append(langgraph_agent(graph)(context))
+        return adapters[-1]
+
+    result = await run_trial(retail, ticket.scenario, 0, keep)
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    assert production == [] and not saver.storage and store.search(("answers",)) == []
+    assert adapters[0]._graph.store.search(("answers",))  # the node's notes went to the trial's own store
+    humans = [m for m in adapters[0].messages if isinstance(m, HumanMessage)]
+    assert len(humans) == len(ticket.turns()) == len({m.id for m in humans})  # each customer message once
+
+
+async def test_a_built_graph_with_a_checkpointer_runs_each_trial_on_its_own_thread(retail: Sandbox) -> None:
+    """A graph your function builds with a checkpointer of its choosing: each trial is a thread of its own."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from passhat.sandbox.agents._langgraph import trial_thread
+
+    ticket = cancel_ticket(retail)
+    saver = InMemorySaver()
+    contexts: list[TrialContext] = []
+
+    def build(tools: list[Any], context: TrialContext) -> Any:
+        contexts.append(context)
+        return support_graph(scripted_model(ticket.turns()), tools, checkpointer=saver)
+
+    first = await run_trial(retail, ticket.scenario, 0, langgraph_agent(build))
+    second = await run_trial(retail, ticket.scenario, 1, langgraph_agent(build))
+    assert first.passed and second.passed, (first.record.verdict, second.record.verdict)
+    assert set(saver.storage) == {trial_thread(c) for c in contexts} and len(saver.storage) == 2
