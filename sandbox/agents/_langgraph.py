@@ -9,7 +9,8 @@ tools of the same names. ``context(trial_context, tools)`` builds, once per tria
 LangGraph's runtime context (`graph.ainvoke(..., context=...)`): your own tools that read it (a `ToolRuntime`
 parameter's ``runtime.context``) use the trial's backend (``tools.engine``), never production. A graph with a
 checkpointer runs each trial on a thread of its own (`trial_thread`) and is sent each turn's new message only; the
-team's compiled graph's checkpointer and store are replaced, in its copy, by new in-memory ones.
+team's compiled graph's checkpointer and store are replaced, in its copy, by new in-memory ones. A graph that stops
+at `interrupt(...)` asks the customer (`interrupt_text`), and the answer resumes it (`Command(resume=...)`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -95,6 +97,7 @@ class LangGraphAdapter:
         self._options: dict[str, Any] = {}
         self._graph: Any = None
         self._messages: list[Any] = []
+        self._waiting: list[Any] = []  # the graph's interrupts its next turn resumes
         self._seen = 0
         self.label = f"langgraph:{getattr(build, '__name__', 'graph')}"
 
@@ -115,20 +118,46 @@ class LangGraphAdapter:
                 self._options["context"] = self._binding(self._context, tools)
             if _saver(getattr(self._graph, "checkpointer", None)):  # the conversation is the checkpointer's thread
                 self._options["config"] = {"configurable": {"thread_id": trial_thread(self._context)}}
-        sent.append(HumanMessage(customer_since(conversation, self._seen)))
+        said = customer_since(conversation, self._seen)
         self._seen = len(conversation)
-        # A checkpointed graph keeps the conversation in its thread, and is sent only the new messages, as your app
-        # sends them; any other graph is sent the whole conversation each turn.
-        self._messages.extend(sent)
+        payload: Any
+        if self._waiting:  # the graph stopped at interrupt(...): the customer's answer resumes it
+            from langgraph.types import Command
+
+            ids = [each.id for each in self._waiting]
+            payload = Command(resume=said if len(ids) == 1 else dict.fromkeys(ids, said))
+        else:
+            # A checkpointed graph keeps the conversation in its thread, and is sent only the new messages, as your
+            # app sends them; any other graph is sent the whole conversation each turn.
+            sent.append(HumanMessage(said))
+            self._messages.extend(sent)
+            payload = {"messages": sent if "config" in self._options else self._messages}
         try:
-            state = await self._graph.ainvoke(
-                {"messages": sent if "config" in self._options else self._messages}, **self._options
-            )
+            state = await self._graph.ainvoke(payload, **self._options)
         except failure_types("langgraph.errors", AGENT_FAILURES) as exc:
             raise agent_failure(exc) from exc
-        self._messages = list(state["messages"])
+        self._messages = list(state.get("messages", self._messages))
+        self._waiting = list(state.get("__interrupt__", ()))
+        if self._waiting:  # what the graph asks the customer (interrupt's value) is the agent's turn
+            return agent_reply("\n".join(interrupt_text(each.value) for each in self._waiting))
         replies = [m for m in self._messages if isinstance(m, AIMessage)]
         return agent_reply(_text(replies[-1]) if replies else "")
+
+
+INTERRUPT_KEYS = ("question", "message", "text", "prompt")
+"""Keys of an `interrupt({...})` value whose text is what the graph asks the customer, in that order."""
+
+
+def interrupt_text(value: Any) -> str:
+    """What a graph's `interrupt(value)` says to the customer: a string as it is, a mapping's first of
+    `INTERRUPT_KEYS` that is a string, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in INTERRUPT_KEYS:
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def trial_thread(context: TrialContext) -> str:

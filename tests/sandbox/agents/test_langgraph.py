@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from sqlalchemy import Engine, text
@@ -325,3 +326,72 @@ async def test_a_built_graph_with_a_checkpointer_runs_each_trial_on_its_own_thre
     second = await run_trial(retail, ticket.scenario, 1, langgraph_agent(build))
     assert first.passed and second.passed, (first.record.verdict, second.record.verdict)
     assert set(saver.storage) == {trial_thread(c) for c in contexts} and len(saver.storage) == 2
+
+
+def approving_graph(model: Any, checkpointer: Any) -> Any:
+    """The team's graph asking the customer before a write: a tool call that cancels stops at `interrupt(...)` with
+    the question, and runs only once the answer, given back with `Command(resume=...)`, is a yes."""
+    from langgraph.types import interrupt
+
+    production = production_tools([])
+
+    async def think(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    def route(state: MessagesState) -> str:
+        calls = state["messages"][-1].tool_calls if isinstance(state["messages"][-1], AIMessage) else []
+        if not calls:
+            return END
+        return "approve" if any(call["name"] == "cancel_pending_order" for call in calls) else "tools"
+
+    def approve(state: MessagesState) -> Command[Any]:
+        call = state["messages"][-1].tool_calls[0]
+        answer = interrupt({"question": f"Shall I cancel order {call['args']['order_id']}?"})
+        if str(answer).strip().lower().startswith("yes"):
+            return Command(goto="tools")
+        refused = ToolMessage("The customer said no: not cancelled.", tool_call_id=call["id"])
+        return Command(goto="model", update={"messages": [refused]})
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", think)
+    graph.add_node("approve", approve, destinations=("tools", "model"))
+    graph.add_node("tools", ToolNode(list(production.values())))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", route, {"tools": "tools", "approve": "approve", END: END})
+    graph.add_edge("tools", "model")
+    return graph.compile(checkpointer=checkpointer)
+
+
+async def test_a_graph_that_asks_with_interrupt_gets_the_customer_s_answer_as_its_resume(retail: Sandbox) -> None:
+    """The question the graph's `interrupt(...)` asks is the agent's turn; the customer's yes resumes the graph
+    (`Command(resume=...)`), the write runs after it, and the consent check sees the yes before the write."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    ticket = cancel_ticket(retail)
+    first, second, third = ticket.turns()
+    calls = [*second.calls, *third.calls]  # the reads, then the cancel, with no question of the model's between
+    model = GenericFakeChatModel(
+        messages=iter(
+            [
+                AIMessage(first.text),
+                *(AIMessage("", tool_calls=[{"name": s.name, "args": s.arguments, "id": s.call_id}]) for s in calls),
+                AIMessage(third.text),
+            ]
+        )
+    )
+    result = await run_trial(retail, ticket.scenario, 0, langgraph_agent(approving_graph(model, InMemorySaver())))
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    said = [m.text for m in result.record.conversation if m.role == "agent"]
+    assert f"Shall I cancel order {ticket.order_id}?" in said
+    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+
+
+def test_what_an_interrupt_asks_is_its_text_its_question_or_its_json() -> None:
+    from passhat.sandbox.agents._langgraph import interrupt_text
+
+    assert interrupt_text("Proceed?") == "Proceed?"
+    assert interrupt_text({"action": "cancel", "question": "Cancel #W1?"}) == "Cancel #W1?"
+    assert interrupt_text({"message": "Approve?", "text": 3}) == "Approve?"
+    assert interrupt_text({"tool": "cancel_pending_order", "args": {"order_id": "#W1"}}) == (
+        '{"tool": "cancel_pending_order", "args": {"order_id": "#W1"}}'
+    )
