@@ -26,7 +26,7 @@ from passhat.sandbox.agents._model_server import (
     check_model_servers,
 )
 from passhat.sandbox.agents._openai import OpenAIAgent, OpenAICustomer
-from passhat.sandbox.agents._openai_agents import openai_agents_agent
+from passhat.sandbox.agents._openai_agents import ask_approval, openai_agents_agent
 from passhat.sandbox.agents._procedures import identify, lookup, mangle, perform_write
 from passhat.sandbox.agents._pydantic_ai import pydantic_ai_agent
 from passhat.sandbox.agents._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun
@@ -59,6 +59,7 @@ __all__ = [
     "Toolbox",
     "TrialContext",
     "Usage",
+    "ask_approval",
     "check_model_servers",
     "identify",
     "langgraph_agent",

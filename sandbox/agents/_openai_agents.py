@@ -10,12 +10,16 @@ trial, the run's context (`Runner.run(..., context=...)`): your own tools that r
 ``next_turn`` says which agent takes the customer's next message, as your app does: ``"agent"`` (the default) your
 agent each time (`Runner.run(agent, ...)` every turn), ``"last_agent"`` the one that gave the last answer (the
 SDK's `result.last_agent`, kept by an app whose triage agent hands the conversation off to a specialist).
+A tool of yours that needs approval (`needs_approval`) keeps it on the trial's tool of its name: the run stops
+there, the agent's turn asks the customer (``approval_question``), and the customer's yes approves the call (a
+no rejects it), as your app's `state.approve(...)` / `state.reject(...)` would.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
@@ -43,6 +47,15 @@ SDK could not use or refused, or one of the agent's own guardrails stopped the r
 
 NextTurn = Literal["agent", "last_agent"]
 NEXT_TURNS: tuple[NextTurn, ...] = ("agent", "last_agent")
+
+ApprovalQuestion = Callable[[str, Mapping[str, Any]], str]
+"""What the agent asks the customer before a tool call that needs approval: (tool name, its arguments) -> text."""
+
+
+def ask_approval(name: str, arguments: Mapping[str, Any]) -> str:
+    """The default question before a call that needs approval: the action and every argument's value, stated."""
+    shown = ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in arguments.items())
+    return f"Before I go ahead: {name.replace('_', ' ')}" + (f" ({shown})" if shown else "") + ". Shall I proceed?"
 
 
 def function_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any]:
@@ -76,11 +89,18 @@ class OpenAIAgentsAdapter:
     """One trial of an OpenAI Agents SDK agent."""
 
     def __init__(
-        self, agent: Any, context: TrialContext, binding: TrialBinding | None = None, next_turn: NextTurn = "agent"
+        self,
+        agent: Any,
+        context: TrialContext,
+        binding: TrialBinding | None = None,
+        next_turn: NextTurn = "agent",
+        approval_question: ApprovalQuestion = ask_approval,
     ) -> None:
         self.label = f"openai-agents:{getattr(agent, 'name', None) or 'agent'}"
         self._agent = agent
         self._next_turn = next_turn
+        self._question = approval_question
+        self._waiting: tuple[Any, Any, list[Any]] | None = None  # a run stopped for approvals: state, agent, items
         self._current: Any = None  # the trial's copy of the agent that takes the next turn
         self._context = context
         self._binding = binding
@@ -97,29 +117,56 @@ class OpenAIAgentsAdapter:
         if self._ready is None:
             added = function_tools(tools, await tools.list_tools())
             own = [tool for tool in self._agent.tools if getattr(tool, "name", None) not in _names(added)]
-            self._ready = self._agent.clone(tools=[*own, *added], instructions=self._agent.instructions or self._policy)
+            yours = {getattr(tool, "name", None): tool for tool in self._agent.tools}
+            gated = [_gated(tool, yours.get(tool.name)) for tool in added]
+            self._ready = self._agent.clone(tools=[*own, *gated], instructions=self._agent.instructions or self._policy)
             behind = _Handoffs(added)
             behind.made[id(self._agent)] = self._ready  # a handoff back to this agent reaches the trial's copy
             self._ready.handoffs = behind.each(self._agent.handoffs)
             if self._binding is not None:  # the run's context, built once for the trial
                 self._run_context = self._binding(self._context, tools)
             self._current = self._ready
-        self._input.append({"role": "user", "content": customer_since(conversation, self._seen)})
+        said = conversation[self._seen :]
         self._seen = len(conversation)
+        if self._waiting is not None:  # the customer's answer approves (a yes) or rejects the calls it was asked
+            state, start, items = self._waiting
+            self._waiting = None
+            yes = any(m.role == "customer" and m.consent is not None for m in said)
+            for item in items:
+                state.approve(item) if yes else state.reject(item)
+        else:
+            self._input.append({"role": "user", "content": customer_since(said, 0)})
+            state, start = self._input, self._current
         try:
             result = await Runner.run(
-                self._current, self._input, context=self._run_context, run_config=RunConfig(tracing_disabled=True)
+                start, state, context=self._run_context, run_config=RunConfig(tracing_disabled=True)
             )
         except failure_types("agents.exceptions", AGENT_FAILURES) as exc:
             raise agent_failure(exc) from exc
+        if result.interruptions:  # calls that need approval: the agent's turn asks the customer
+            self._waiting = (result.to_state(), result.last_agent, list(result.interruptions))
+            return agent_reply("\n".join(self._asked(item) for item in result.interruptions))
         self._input = list(result.to_input_list())
         if self._next_turn == "last_agent":  # a copy made for the trial: handoffs only reach copies
             self._current = result.last_agent
         return agent_reply(str(result.final_output or ""))
 
+    def _asked(self, item: Any) -> str:
+        try:
+            arguments = json.loads(item.arguments or "{}")
+        except ValueError:
+            arguments = {}
+        return self._question(str(item.tool_name or item.name), arguments if isinstance(arguments, dict) else {})
+
 
 def _names(tools: Sequence[Any]) -> set[str]:
     return {str(getattr(tool, "name", "")) for tool in tools}
+
+
+def _gated(trial: Any, yours: Any) -> Any:
+    """The trial's tool, needing approval where your tool of its name does (`FunctionTool.needs_approval`)."""
+    needs = getattr(yours, "needs_approval", False)
+    return trial if needs is False else dataclasses.replace(trial, needs_approval=needs)
 
 
 class _Handoffs:
@@ -133,7 +180,6 @@ class _Handoffs:
         self.made: dict[int, Any] = {}
 
     def each(self, handoffs: Sequence[Any]) -> list[Any]:
-        import dataclasses
         import weakref
 
         from agents import Agent, Handoff
@@ -162,14 +208,22 @@ class _Handoffs:
         made = self.made.get(id(agent))
         if made is not None:
             return made
-        tools = [self.trial.get(str(getattr(tool, "name", "")), tool) for tool in agent.tools]
+        tools = [
+            _gated(self.trial[name], tool) if name in self.trial else tool
+            for tool in agent.tools
+            for name in [str(getattr(tool, "name", ""))]
+        ]
         made = self.made[id(agent)] = agent.clone(tools=tools)
         made.handoffs = self.each(agent.handoffs)
         return made
 
 
 def openai_agents_agent(
-    agent: Any, *, context: TrialBinding | None = None, next_turn: NextTurn = "agent"
+    agent: Any,
+    *,
+    context: TrialBinding | None = None,
+    next_turn: NextTurn = "agent",
+    approval_question: ApprovalQuestion = ask_approval,
 ) -> AgentFactory:
     """An AgentFactory for an Agents SDK `Agent`, or for a function `(TrialContext) -> Agent` building one per trial.
 
@@ -192,4 +246,9 @@ def openai_agents_agent(
         built = agent
     else:
         raise TypeError(f"openai_agents_agent takes an agents.Agent or a factory for one, got {type(agent).__name__}")
-    return lambda trial: OpenAIAgentsAdapter(built(trial), trial, binding, next_turn)
+    if not callable(approval_question):
+        raise TypeError(
+            "openai_agents_agent: approval_question is a function (tool_name, arguments) -> the question to the "
+            f"customer, got {type(approval_question).__name__}"
+        )
+    return lambda trial: OpenAIAgentsAdapter(built(trial), trial, binding, next_turn, approval_question)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from openai import AsyncOpenAI
 from sqlalchemy import Engine, text
 
-from passhat.sandbox import Sandbox, TrialResult, run_trial
+from passhat.sandbox import Message, Sandbox, ScriptedCustomer, TrialResult, run_trial
 from passhat.sandbox.agents import openai_agents_agent
 from tests.sandbox.chat_completions_api import chat_completions_api, text_turn, tool_turn
 from tests.sandbox.retail_paths import CancelTicket, Turn, cancel_ticket
@@ -255,3 +256,76 @@ def test_handoffs_that_go_back_and_forth_are_copied_once_and_lead_back_to_the_tr
     [copy] = behind.each(triage.handoffs)
     assert copy is not specialist and copy.tools == [trial] and copy.handoffs == [ready]
     assert specialist.tools == [production] and specialist.handoffs == [triage]
+
+
+def approval_steps(ticket: CancelTicket, after_the_answer: str) -> ScriptedModel:
+    """The model verifies the customer, reads the order and calls the cancellation, with no question of its own
+    (the tool asks: it needs approval); then ``after_the_answer``."""
+    first, second, third = ticket.turns()
+    calls = [*second.calls, *third.calls]
+    return ScriptedModel(
+        [
+            [assistant_message(first.text)],
+            *([function_call(s.name, s.arguments, call_id=s.call_id)] for s in calls),
+            [assistant_message(after_the_answer)],
+        ]
+    )
+
+
+async def test_a_tool_that_needs_approval_asks_the_customer_and_runs_on_their_yes(retail: Sandbox) -> None:
+    """The team's `cancel_pending_order` needs approval (`needs_approval=True`): the trial's tool of that name does
+    too. The run stops there, the agent's turn asks (stating the order and the reason), the customer's yes approves
+    it, the trial's cancellation runs, and the consent check sees the yes before the write."""
+    production: list[str] = []
+    ticket = cancel_ticket(retail)
+    gated = dataclasses.replace(production_tool("cancel_pending_order", production), needs_approval=True)
+    model = approval_steps(ticket, ticket.turns()[2].text)
+    agent = Agent(name="support", model=model, tools=[gated])
+    result = await run_trial(retail, ticket.scenario, 0, openai_agents_agent(agent))
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
+    assert asked.startswith("Before I go ahead: cancel pending order (order id ")
+    assert ticket.order_id in asked and str(ticket.scenario.intent["reason"]) in asked
+    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+    assert production == [] and model.remaining_steps == 0
+
+
+class SaysNo:
+    """The scripted customer, but it answers the approval question with a no (no consent), then stops."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.refused = inner, False
+
+    async def opening(self) -> Message:
+        return await self.inner.opening()  # type: ignore[no-any-return]
+
+    async def respond(self, conversation: Sequence[Message]) -> Message:
+        if conversation[-1].text.startswith("Before I go ahead"):
+            self.refused = True
+            return Message("customer", "No, leave it as it is.")
+        if self.refused:
+            return Message("customer", "Thanks.", stop=True)
+        return await self.inner.respond(conversation)  # type: ignore[no-any-return]
+
+
+async def test_a_tool_that_needs_approval_is_not_run_on_the_customer_s_no(retail: Sandbox) -> None:
+    """The customer says no: the call is rejected (the model is told so and answers), nothing is written."""
+    ticket = cancel_ticket(retail)
+    gated = dataclasses.replace(production_tool("cancel_pending_order", []), needs_approval=True)
+    model = approval_steps(ticket, "Understood: your order stays as it is.")
+    agent = Agent(name="support", model=model, tools=[gated])
+    result = await run_trial(
+        retail, ticket.scenario, 0, openai_agents_agent(agent),
+        customer_factory=lambda context: SaysNo(ScriptedCustomer.for_trial(context)),
+    )  # fmt: skip
+    assert result.record.infra_error is None and not result.passed
+    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order"]
+    assert [m.text for m in result.record.conversation if m.role == "agent"][-1] == (
+        "Understood: your order stays as it is."
+    )
+    assert model.remaining_steps == 0
+
+
+def test_an_approval_question_that_is_not_a_function_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"approval_question is a function \(tool_name, arguments\)"):
+        openai_agents_agent(Agent(name="support"), approval_question="Shall I?")  # type: ignore[arg-type]
