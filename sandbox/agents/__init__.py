@@ -16,6 +16,7 @@ from passhat.sandbox.agents._conversation import (
     usage_of,
 )
 from passhat.sandbox.agents._customer import ScriptedCustomer
+from passhat.sandbox.agents._framework import ask_approval
 from passhat.sandbox.agents._langgraph import langgraph_agent
 from passhat.sandbox.agents._model_server import (
     ModelEndpoint,
@@ -26,7 +27,7 @@ from passhat.sandbox.agents._model_server import (
     check_model_servers,
 )
 from passhat.sandbox.agents._openai import OpenAIAgent, OpenAICustomer
-from passhat.sandbox.agents._openai_agents import ask_approval, openai_agents_agent
+from passhat.sandbox.agents._openai_agents import openai_agents_agent
 from passhat.sandbox.agents._procedures import identify, lookup, mangle, perform_write
 from passhat.sandbox.agents._pydantic_ai import pydantic_ai_agent
 from passhat.sandbox.agents._reference import DEFAULT_RATES, FlawConfig, ReferenceAgent, ReferenceRun

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -59,3 +59,28 @@ def agent_failure(exc: BaseException) -> AgentError:
     message: the rest is usually a link to the framework's troubleshooting pages)."""
     first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
     return AgentError(f"{type(exc).__name__}: {first}")
+
+
+ApprovalQuestion = Callable[[str, Mapping[str, Any]], str]
+"""What the agent asks the customer before a tool call that needs approval: (tool name, its arguments) -> text."""
+
+
+def ask_approval(name: str, arguments: Mapping[str, Any]) -> str:
+    """The default question before a call that needs approval: the action and every argument's value, stated."""
+    shown = ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in arguments.items())
+    return f"Before I go ahead: {name.replace('_', ' ')}" + (f" ({shown})" if shown else "") + ". Shall I proceed?"
+
+
+def approved(said: Sequence[Message]) -> bool:
+    """Whether the customer's messages since the agent asked agree (a turn that consents, as the checks count it)."""
+    return any(m.role == "customer" and m.consent is not None for m in said)
+
+
+def checked_question(owner: str, question: Any) -> ApprovalQuestion:
+    """``question`` when it is a function, else a TypeError saying what ``approval_question`` takes."""
+    if not callable(question):
+        raise TypeError(
+            f"{owner}: approval_question is a function (tool_name, arguments) -> the question to the customer, got "
+            f"{type(question).__name__}"
+        )
+    return question  # type: ignore[no-any-return]

@@ -19,15 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
 from passhat.sandbox.agents._framework import (
+    ApprovalQuestion,
     TrialBinding,
     agent_failure,
     agent_reply,
+    approved,
+    ask_approval,
     checked_binding,
+    checked_question,
     customer_since,
     failure_types,
     require,
@@ -47,15 +51,6 @@ SDK could not use or refused, or one of the agent's own guardrails stopped the r
 
 NextTurn = Literal["agent", "last_agent"]
 NEXT_TURNS: tuple[NextTurn, ...] = ("agent", "last_agent")
-
-ApprovalQuestion = Callable[[str, Mapping[str, Any]], str]
-"""What the agent asks the customer before a tool call that needs approval: (tool name, its arguments) -> text."""
-
-
-def ask_approval(name: str, arguments: Mapping[str, Any]) -> str:
-    """The default question before a call that needs approval: the action and every argument's value, stated."""
-    shown = ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in arguments.items())
-    return f"Before I go ahead: {name.replace('_', ' ')}" + (f" ({shown})" if shown else "") + ". Shall I proceed?"
 
 
 def function_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any]:
@@ -131,7 +126,7 @@ class OpenAIAgentsAdapter:
         if self._waiting is not None:  # the customer's answer approves (a yes) or rejects the calls it was asked
             state, start, items = self._waiting
             self._waiting = None
-            yes = any(m.role == "customer" and m.consent is not None for m in said)
+            yes = approved(said)
             for item in items:
                 state.approve(item) if yes else state.reject(item)
         else:
@@ -246,9 +241,5 @@ def openai_agents_agent(
         built = agent
     else:
         raise TypeError(f"openai_agents_agent takes an agents.Agent or a factory for one, got {type(agent).__name__}")
-    if not callable(approval_question):
-        raise TypeError(
-            "openai_agents_agent: approval_question is a function (tool_name, arguments) -> the question to the "
-            f"customer, got {type(approval_question).__name__}"
-        )
-    return lambda trial: OpenAIAgentsAdapter(built(trial), trial, binding, next_turn, approval_question)
+    question = checked_question("openai_agents_agent", approval_question)
+    return lambda trial: OpenAIAgentsAdapter(built(trial), trial, binding, next_turn, question)

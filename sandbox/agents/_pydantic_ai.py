@@ -7,7 +7,10 @@ domain's MCP tools as a `FunctionToolset` whose calls go through the trial's Too
 The team's own agent is taken as it is, with its own tools: a tool the domain serves takes the place of the
 agent's tool of the same name (that call is the trial's, recorded and graded); the agent's other tools stay, and
 `deps` binds them to the trial's backend (`deps=lambda context, tools: Clinic(tools.engine)`: a tool reading
-`ctx.deps` then reads the trial's database, never production). See docs/agents.md.
+`ctx.deps` then reads the trial's database, never production). A tool of yours that requires approval
+(`requires_approval=True`) makes the trial's tool of its name require it too: the run ends with its
+`DeferredToolRequests`, the agent's turn asks the customer (``approval_question``), and the customer's yes
+approves the call (anything else denies it) in the run that goes on (`deferred_tool_results`). See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -17,10 +20,14 @@ from typing import Any
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
 from passhat.sandbox.agents._framework import (
+    ApprovalQuestion,
     TrialBinding,
     agent_failure,
     agent_reply,
+    approved,
+    ask_approval,
     checked_binding,
+    checked_question,
     customer_since,
     failure_types,
     require,
@@ -61,8 +68,16 @@ DepsFactory = TrialBinding
 class PydanticAIAdapter:
     """One trial of a pydantic-ai agent."""
 
-    def __init__(self, agent: Any, context: TrialContext, deps: DepsFactory | None = None) -> None:
+    def __init__(
+        self,
+        agent: Any,
+        context: TrialContext,
+        deps: DepsFactory | None = None,
+        approval_question: ApprovalQuestion = ask_approval,
+    ) -> None:
         self.label = f"pydantic-ai:{getattr(agent, 'name', None) or 'agent'}"
+        self._question = approval_question
+        self._waiting: list[Any] = []  # the calls the run ended asking approval for (ToolCallParts)
         self._agent = agent
         self._context = context
         self._policy = context.policy
@@ -73,11 +88,15 @@ class PydanticAIAdapter:
         self._toolsets: list[Any] | None = None
 
     def _with_trial_tools(self, trial: Any, names: frozenset[str]) -> list[Any]:
-        """The agent's own toolsets without the tools the trial serves, then the trial's: no name is defined twice."""
+        """The agent's own toolsets without the tools the trial serves, then the trial's: no name is defined twice.
+        The trial's tools of the names whose tool of yours requires approval require it too."""
         own = [
             each.filtered(lambda ctx, definition: definition.name not in names) if names else each
             for each in self._agent.toolsets
         ]
+        gated = frozenset(names & _approval_required(self._agent.toolsets))
+        if gated:
+            trial = trial.approval_required(lambda ctx, definition, arguments: definition.name in gated)
         return [*own, trial]
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
@@ -87,11 +106,20 @@ class PydanticAIAdapter:
             self._toolsets = self._with_trial_tools(toolset(tools, listed), frozenset(t["name"] for t in listed))
             if self._make_deps is not None:
                 self._deps = self._make_deps(self._context, tools)
-        said = customer_since(conversation, self._seen)
+        since = conversation[self._seen :]
         self._seen = len(conversation)
         options: dict[str, Any] = {"message_history": self._history, "instructions": self._policy}
         if self._make_deps is not None:
             options["deps"] = self._deps
+        said: str | None = customer_since(since, 0)
+        if self._waiting:  # the customer's answer approves (a yes) or denies the calls it was asked about
+            from pydantic_ai import DeferredToolResults
+
+            yes = approved(since)
+            options["deferred_tool_results"] = DeferredToolResults(
+                approvals={call.tool_call_id: yes for call in self._waiting}
+            )
+            self._waiting, said = [], None
         failures = failure_types("pydantic_ai.exceptions", AGENT_FAILURES)
         server = failure_types("pydantic_ai.exceptions", ("ModelAPIError",))
         try:
@@ -102,14 +130,35 @@ class PydanticAIAdapter:
                 raise
             raise agent_failure(exc) from exc
         self._history = list(result.all_messages())
+        asked = list(getattr(result.output, "approvals", None) or ())  # a DeferredToolRequests: calls to approve
+        if asked:
+            self._waiting = asked
+            return agent_reply("\n".join(self._question(call.tool_name, call.args_as_dict()) for call in asked))
         return agent_reply(str(result.output))
 
 
-def pydantic_ai_agent(agent: Any, *, deps: DepsFactory | None = None) -> AgentFactory:
+def _approval_required(toolsets: Sequence[Any]) -> set[str]:
+    """The names of your function tools that require approval (`Tool.requires_approval`)."""
+    from pydantic_ai.toolsets import FunctionToolset
+
+    return {
+        name
+        for each in toolsets
+        if isinstance(each, FunctionToolset)
+        for name, tool in each.tools.items()
+        if getattr(tool, "requires_approval", False)
+    }
+
+
+def pydantic_ai_agent(
+    agent: Any, *, deps: DepsFactory | None = None, approval_question: ApprovalQuestion = ask_approval
+) -> AgentFactory:
     """An AgentFactory for a pydantic-ai `Agent`, or for a function `(TrialContext) -> Agent` building one per trial.
 
     The agent keeps its own tools; those the domain serves are replaced by the trial's of the same name.
     ``deps(context, tools)`` builds the run's `deps` per trial, so the agent's own tools use the trial's backend.
+    ``approval_question(tool_name, arguments)``: what the agent asks before a call of a tool that requires approval
+    (your app's wording; by default `ask_approval`, which states the action and every argument).
     """
     pydantic_ai = require("pydantic_ai", EXTRA)
     built: Callable[[TrialContext], Any]
@@ -120,4 +169,5 @@ def pydantic_ai_agent(agent: Any, *, deps: DepsFactory | None = None) -> AgentFa
     else:
         raise TypeError(f"pydantic_ai_agent takes a pydantic_ai.Agent or a factory for one, got {type(agent).__name__}")
     make_deps = checked_binding("pydantic_ai_agent", "deps", deps)
-    return lambda context: PydanticAIAdapter(built(context), context, make_deps)
+    question = checked_question("pydantic_ai_agent", approval_question)
+    return lambda context: PydanticAIAdapter(built(context), context, make_deps, question)

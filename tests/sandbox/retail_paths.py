@@ -7,12 +7,13 @@ order instead (the right kind of write on the wrong row), which the check must f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
 
-from passhat.sandbox import Sandbox, Scenario
+from passhat.sandbox import Message, Sandbox, Scenario
 
 
 @dataclass(frozen=True)
@@ -78,3 +79,21 @@ def cancel_ticket(sandbox: Sandbox) -> CancelTicket:
     finally:
         database.close()
     raise AssertionError("no cancellation scenario with a second pending order in the small retail seed")
+
+
+class SaysNo:
+    """The scripted customer, but it answers the approval question with a no (no consent), then stops."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.refused = inner, False
+
+    async def opening(self) -> Message:
+        return await self.inner.opening()  # type: ignore[no-any-return]
+
+    async def respond(self, conversation: Sequence[Message]) -> Message:
+        if conversation[-1].text.startswith("Before I go ahead"):
+            self.refused = True
+            return Message("customer", "No, leave it as it is.")
+        if self.refused:
+            return Message("customer", "Thanks.", stop=True)
+        return await self.inner.respond(conversation)  # type: ignore[no-any-return]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -14,10 +13,10 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from openai import AsyncOpenAI
 from sqlalchemy import Engine, text
 
-from passhat.sandbox import Message, Sandbox, ScriptedCustomer, TrialResult, run_trial
+from passhat.sandbox import Sandbox, ScriptedCustomer, TrialResult, run_trial
 from passhat.sandbox.agents import openai_agents_agent
 from tests.sandbox.chat_completions_api import chat_completions_api, text_turn, tool_turn
-from tests.sandbox.retail_paths import CancelTicket, Turn, cancel_ticket
+from tests.sandbox.retail_paths import CancelTicket, SaysNo, Turn, cancel_ticket
 
 
 @dataclasses.dataclass
@@ -288,24 +287,6 @@ async def test_a_tool_that_needs_approval_asks_the_customer_and_runs_on_their_ye
     assert ticket.order_id in asked and str(ticket.scenario.intent["reason"]) in asked
     assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
     assert production == [] and model.remaining_steps == 0
-
-
-class SaysNo:
-    """The scripted customer, but it answers the approval question with a no (no consent), then stops."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.refused = inner, False
-
-    async def opening(self) -> Message:
-        return await self.inner.opening()  # type: ignore[no-any-return]
-
-    async def respond(self, conversation: Sequence[Message]) -> Message:
-        if conversation[-1].text.startswith("Before I go ahead"):
-            self.refused = True
-            return Message("customer", "No, leave it as it is.")
-        if self.refused:
-            return Message("customer", "Thanks.", stop=True)
-        return await self.inner.respond(conversation)  # type: ignore[no-any-return]
 
 
 async def test_a_tool_that_needs_approval_is_not_run_on_the_customer_s_no(retail: Sandbox) -> None:

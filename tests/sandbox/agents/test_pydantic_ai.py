@@ -11,9 +11,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from sqlalchemy import text
 
 import passhat
-from passhat.sandbox import Sandbox, TrialResult, run_trial
+from passhat.sandbox import Sandbox, ScriptedCustomer, TrialResult, run_trial
 from passhat.sandbox.agents import pydantic_ai_agent
-from tests.sandbox.retail_paths import CancelTicket, Turn, cancel_ticket
+from tests.sandbox.retail_paths import CancelTicket, SaysNo, Turn, cancel_ticket
 
 
 class ScriptedModel:
@@ -162,3 +162,52 @@ async def test_a_model_that_never_calls_a_real_tool_is_the_agent_s_failure_not_t
     assert result.record.termination_reason == "agent_error" and result.record.infra_error is None
     assert not result.passed and result.signature is not None and result.signature.is_agent_failure
     assert "agent_error (UnexpectedModelBehavior: " in result.signature.evidence
+
+
+def approval_agent(ticket: CancelTicket, after_the_answer: str, production: list[str]) -> tuple[Agent[Any, Any], Any]:
+    """The team's agent whose `cancel_pending_order` requires approval (its output types include
+    `DeferredToolRequests`, as pydantic-ai asks): its model verifies the customer, reads the order and calls the
+    cancellation with no question of its own; then ``after_the_answer``."""
+    from pydantic_ai import DeferredToolRequests
+
+    first, second, third = ticket.turns()
+    model = ScriptedModel([first, Turn((*second.calls, *third.calls), after_the_answer)])
+    agent: Agent[Any, Any] = Agent(FunctionModel(model), name="support", output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def cancel_pending_order(order_id: str, reason: str) -> str:
+        """The team's own write, against production."""
+        production.append(order_id)
+        return "production"
+
+    return agent, model
+
+
+async def test_a_tool_that_requires_approval_asks_the_customer_and_runs_on_their_yes(retail: Sandbox) -> None:
+    """The run ends asking approval for the trial's `cancel_pending_order` (the team's requires it); the agent's turn
+    asks, stating the order and the reason; the customer's yes approves it; the write runs after that yes."""
+    production: list[str] = []
+    ticket = cancel_ticket(retail)
+    agent, model = approval_agent(ticket, ticket.turns()[2].text, production)
+    result = await run_trial(retail, ticket.scenario, 0, pydantic_ai_agent(agent))
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
+    assert asked.startswith("Before I go ahead: cancel pending order (order id ")
+    assert ticket.order_id in asked and str(ticket.scenario.intent["reason"]) in asked
+    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+    assert production == [] and not model.answers
+
+
+async def test_a_tool_that_requires_approval_is_denied_on_the_customer_s_no(retail: Sandbox) -> None:
+    ticket = cancel_ticket(retail)
+    agent, model = approval_agent(ticket, "Understood: your order stays as it is.", [])
+    result = await run_trial(
+        retail, ticket.scenario, 0, pydantic_ai_agent(agent),
+        customer_factory=lambda context: SaysNo(ScriptedCustomer.for_trial(context)),
+    )  # fmt: skip
+    assert result.record.infra_error is None and not result.passed
+    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order"]
+    assert [m.text for m in result.record.conversation if m.role == "agent"][-1] == (
+        "Understood: your order stays as it is."
+    )
+    assert not model.answers
