@@ -40,10 +40,18 @@ def customer_since(conversation: Sequence[Message], seen: int) -> str:
     return "\n".join(m.text for m in conversation[seen:] if m.role == "customer")
 
 
-def agent_reply(text: str) -> Message:
-    """The framework's answer as the agent's turn: a question asks for more, anything else is final."""
+def agent_reply(text: str, *, waiting: bool = False) -> Message:
+    """The framework's answer as the agent's turn: a question asks for more, anything else is final; ``waiting``
+    (the agent stopped for the customer's answer, e.g. at a LangGraph interrupt) is never final."""
     text = text.strip() or "(no reply)"
-    return Message("agent", text, final=not text.endswith("?"))
+    return Message("agent", text, final=not waiting and not text.endswith("?"))
+
+
+def approval_request(text: str, actions: Sequence[str]) -> Message:
+    """The agent's turn asking the customer's yes to calls of ``actions`` (tools awaiting approval): a
+    confirmation request (`asks` "confirm"), proposing the action when there is one, never final."""
+    proposes = actions[0] if len(set(actions)) == 1 else None
+    return Message("agent", text.strip() or "(no reply)", asks=("confirm",), proposes=proposes, final=False)
 
 
 @functools.cache

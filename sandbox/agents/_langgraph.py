@@ -139,7 +139,7 @@ class LangGraphAdapter:
         self._messages = list(state.get("messages", self._messages))
         self._waiting = list(state.get("__interrupt__", ()))
         if self._waiting:  # what the graph asks the customer (interrupt's value) is the agent's turn
-            return agent_reply("\n".join(interrupt_text(each.value) for each in self._waiting))
+            return agent_reply("\n".join(interrupt_text(each.value) for each in self._waiting), waiting=True)
         replies = [m for m in self._messages if isinstance(m, AIMessage)]
         return agent_reply(_text(replies[-1]) if replies else "")
 

@@ -28,6 +28,7 @@ from passhat.sandbox.agents._framework import (
     TrialBinding,
     agent_failure,
     agent_reply,
+    approval_request,
     approved,
     ask_approval,
     checked_binding,
@@ -140,7 +141,8 @@ class OpenAIAgentsAdapter:
             raise agent_failure(exc) from exc
         if result.interruptions:  # calls that need approval: the agent's turn asks the customer
             self._waiting = (result.to_state(), result.last_agent, list(result.interruptions))
-            return agent_reply("\n".join(self._asked(item) for item in result.interruptions))
+            asked = [str(item.tool_name or item.name) for item in result.interruptions]
+            return approval_request("\n".join(self._asked(item) for item in result.interruptions), asked)
         self._input = list(result.to_input_list())
         if self._next_turn == "last_agent":  # a copy made for the trial: handoffs only reach copies
             self._current = result.last_agent

@@ -24,6 +24,7 @@ from passhat.sandbox.agents._framework import (
     TrialBinding,
     agent_failure,
     agent_reply,
+    approval_request,
     approved,
     ask_approval,
     checked_binding,
@@ -133,7 +134,8 @@ class PydanticAIAdapter:
         asked = list(getattr(result.output, "approvals", None) or ())  # a DeferredToolRequests: calls to approve
         if asked:
             self._waiting = asked
-            return agent_reply("\n".join(self._question(call.tool_name, call.args_as_dict()) for call in asked))
+            text = "\n".join(self._question(call.tool_name, call.args_as_dict()) for call in asked)
+            return approval_request(text, [call.tool_name for call in asked])
         return agent_reply(str(result.output))
 
 

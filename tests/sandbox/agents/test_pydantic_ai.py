@@ -194,6 +194,7 @@ async def test_a_tool_that_requires_approval_asks_the_customer_and_runs_on_their
     asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
     assert asked.startswith("Before I go ahead: cancel pending order (order id ")
     assert ticket.order_id in asked and str(ticket.scenario.intent["reason"]) in asked
+    assert [m.consent for m in result.record.conversation if m.consent] == ["cancel_pending_order"]  # its yes, to it
     assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
     assert production == [] and not model.answers
 
