@@ -19,15 +19,20 @@ import copy
 import dataclasses
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
 from passhat.sandbox.agents._framework import (
+    ApprovalQuestion,
     TrialBinding,
     agent_failure,
     agent_reply,
+    approval_request,
+    approved,
+    ask_approval,
     checked_binding,
+    checked_question,
     customer_since,
     failure_types,
     require,
@@ -43,13 +48,32 @@ GraphBuilder = Callable[[list[Any], TrialContext], Any]
 """Your graph, given the trial's tools (LangChain `BaseTool`s) and its context."""
 
 
-def langchain_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any]:
+APPROVAL = "passhat.approval"
+"""The key of a trial tool's own `interrupt(...)` value (``approval_required``): the tool awaiting a yes."""
+
+
+def langchain_tools(
+    tools: Toolbox,
+    listed: Sequence[dict[str, Any]],
+    approval_required: frozenset[str] = frozenset(),
+    approval_question: ApprovalQuestion = ask_approval,
+) -> list[Any]:
     """The trial's tools as LangChain `StructuredTool`s (a tool error goes back to the model as its text); a call
-    invoked with the model's tool call (as LangGraph's `ToolNode` does) keeps the model's id on the trace."""
+    invoked with the model's tool call (as LangGraph's `ToolNode` does) keeps the model's id on the trace.
+
+    A tool named in ``approval_required`` first asks the customer with `interrupt(...)` (``approval_question``), as
+    your tool that wraps its call in an interrupt does, and runs only on a yes; on anything else the model is told
+    the customer did not approve it."""
     require("langchain_core", EXTRA)
 
     def forward(name: str) -> Callable[..., Any]:
         async def call(call_id: str | None = None, /, **arguments: Any) -> str:
+            if name in approval_required:
+                from langgraph.types import interrupt
+
+                answer = interrupt({"question": approval_question(name, arguments), APPROVAL: name})
+                if not (isinstance(answer, dict) and answer.get("approved") is True):
+                    return json.dumps({"error": "not_approved", "message": f"the customer did not approve {name}"})
             return (await tools.call(name, arguments, call_id=call_id)).text
 
         return call
@@ -90,7 +114,16 @@ def _text(message: Any) -> str:
 class LangGraphAdapter:
     """One trial of a LangGraph agent."""
 
-    def __init__(self, build: GraphBuilder, context: TrialContext, binding: TrialBinding | None = None) -> None:
+    def __init__(
+        self,
+        build: GraphBuilder,
+        context: TrialContext,
+        binding: TrialBinding | None = None,
+        approval_required: frozenset[str] = frozenset(),
+        approval_question: ApprovalQuestion = ask_approval,
+    ) -> None:
+        self._approval = approval_required
+        self._question = approval_question
         self._build = build
         self._context = context
         self._binding = binding
@@ -112,20 +145,32 @@ class LangGraphAdapter:
 
         sent: list[Any] = []
         if self._graph is None:
-            self._graph = self._build(langchain_tools(tools, await tools.list_tools()), self._context)
+            listed = await tools.list_tools()
+            unknown = sorted(self._approval - {t["name"] for t in listed})
+            if unknown:
+                raise ValueError(
+                    f"langgraph_agent: approval_required names {', '.join(unknown)}, which the domain does not serve "
+                    f"(it serves {', '.join(sorted(t['name'] for t in listed))}): check the names"
+                )
+            trial_tools = langchain_tools(tools, listed, self._approval, self._question)
+            self._graph = self._build(trial_tools, self._context)
             sent.append(SystemMessage(self._context.policy))
             if self._binding is not None:  # the graph's runtime context, built once for the trial
                 self._options["context"] = self._binding(self._context, tools)
             if _saver(getattr(self._graph, "checkpointer", None)):  # the conversation is the checkpointer's thread
                 self._options["config"] = {"configurable": {"thread_id": trial_thread(self._context)}}
-        said = customer_since(conversation, self._seen)
+        since = conversation[self._seen :]
+        said = customer_since(since, 0)
         self._seen = len(conversation)
         payload: Any
         if self._waiting:  # the graph stopped at interrupt(...): the customer's answer resumes it
             from langgraph.types import Command
 
-            ids = [each.id for each in self._waiting]
-            payload = Command(resume=said if len(ids) == 1 else dict.fromkeys(ids, said))
+            yes = approved(since)
+            answers = {
+                each.id: {"approved": yes} if _approval_of(each.value) is not None else said for each in self._waiting
+            }
+            payload = Command(resume=next(iter(answers.values())) if len(answers) == 1 else answers)
         else:
             # A checkpointed graph keeps the conversation in its thread, and is sent only the new messages, as your
             # app sends them; any other graph is sent the whole conversation each turn.
@@ -139,9 +184,19 @@ class LangGraphAdapter:
         self._messages = list(state.get("messages", self._messages))
         self._waiting = list(state.get("__interrupt__", ()))
         if self._waiting:  # what the graph asks the customer (interrupt's value) is the agent's turn
-            return agent_reply("\n".join(interrupt_text(each.value) for each in self._waiting), waiting=True)
+            text = "\n".join(interrupt_text(each.value) for each in self._waiting)
+            gated = [_approval_of(each.value) for each in self._waiting]
+            if all(name is not None for name in gated):  # the trial's tools asking the customer's yes to them
+                return approval_request(text, [str(name) for name in gated])
+            return agent_reply(text, waiting=True)
         replies = [m for m in self._messages if isinstance(m, AIMessage)]
         return agent_reply(_text(replies[-1]) if replies else "")
+
+
+def _approval_of(value: Any) -> str | None:
+    """The tool a trial tool's approval interrupt waits on, or None for any other interrupt."""
+    name = value.get(APPROVAL) if isinstance(value, dict) else None
+    return name if isinstance(name, str) else None
 
 
 INTERRUPT_KEYS = ("question", "message", "text", "prompt")
@@ -234,14 +289,30 @@ def with_trial_tools(graph: Any) -> GraphBuilder:
     return build
 
 
-def langgraph_agent(build: GraphBuilder | Any, *, context: TrialBinding | None = None) -> AgentFactory:
+def langgraph_agent(
+    build: GraphBuilder | Any,
+    *,
+    context: TrialBinding | None = None,
+    approval_required: Iterable[str] = (),
+    approval_question: ApprovalQuestion = ask_approval,
+) -> AgentFactory:
     """An AgentFactory for the graph `build(tools, context)` returns (built once per trial, with its tools), or for
     the team's compiled graph as it is (its tool nodes run the trial's tools in place of theirs, by name).
 
     ``context(trial_context, tools)`` builds the graph's runtime context per trial (`ainvoke(..., context=...)`),
-    so the graph's own tools that read it use the trial's backend (``tools.engine``)."""
+    so the graph's own tools that read it use the trial's backend (``tools.engine``).
+    ``approval_required``: the tools whose call your own tool wraps in an `interrupt(...)` asking the customer's yes
+    (LangGraph cannot tell from outside): the trial's tools of those names do the same, asking
+    ``approval_question(tool_name, arguments)`` (by default `ask_approval`), and run only on the customer's yes."""
     require("langgraph", EXTRA)
     binding = checked_binding("langgraph_agent", "context", context)
+    question = checked_question("langgraph_agent", approval_question)
+    if isinstance(approval_required, str) or not all(isinstance(name, str) for name in approval_required):
+        raise TypeError(
+            "langgraph_agent: approval_required is a list of tool names (['cancel_pending_order']), got "
+            f"{approval_required!r}"
+        )
+    gated = frozenset(approval_required)
     if hasattr(build, "builder") and hasattr(build, "invoke"):
         build = with_trial_tools(build)
     if not callable(build):
@@ -249,4 +320,4 @@ def langgraph_agent(build: GraphBuilder | Any, *, context: TrialBinding | None =
             "langgraph_agent takes a compiled graph (graph.compile(): passhat builds it per trial with the trial's "
             f"tools in place of its own) or a function (tools, context) -> graph, got {type(build).__name__}"
         )
-    return lambda trial: LangGraphAdapter(build, trial, binding)
+    return lambda trial: LangGraphAdapter(build, trial, binding, gated, question)

@@ -19,10 +19,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from sqlalchemy import Engine, text
 
 import passhat
-from passhat.sandbox import Sandbox, ToolResult, TrialContext, TrialResult, run_trial
+from passhat.sandbox import Sandbox, ScriptedCustomer, ToolResult, TrialContext, TrialResult, run_trial
 from passhat.sandbox.agents import langgraph_agent
 from passhat.sandbox.agents._langgraph import langchain_tools
-from tests.sandbox.retail_paths import CancelTicket, Turn, cancel_ticket
+from tests.sandbox.retail_paths import CancelTicket, SaysNo, Turn, cancel_ticket
 
 
 @dataclasses.dataclass
@@ -395,3 +395,45 @@ def test_what_an_interrupt_asks_is_its_text_its_question_or_its_json() -> None:
     assert interrupt_text({"tool": "cancel_pending_order", "args": {"order_id": "#W1"}}) == (
         '{"tool": "cancel_pending_order", "args": {"order_id": "#W1"}}'
     )
+
+
+def gated_graph(ticket: CancelTicket, after_the_answer: str) -> tuple[Any, Any]:
+    """The team's checkpointed graph whose own `cancel_pending_order` asks with `interrupt(...)` before it writes
+    (how LangGraph adds a yes to a tool); its model calls the cancellation with no question of its own."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    first, second, third = ticket.turns()
+    model = scripted_model([first, Turn((*second.calls, *third.calls), after_the_answer)])
+    return support_graph(model, list(production_tools([]).values()), checkpointer=InMemorySaver()), model
+
+
+@pytest.mark.parametrize("says_no", [False, True], ids=["yes", "no"])
+async def test_tools_named_approval_required_ask_with_an_interrupt_and_run_only_on_a_yes(
+    retail: Sandbox, says_no: bool
+) -> None:
+    ticket = cancel_ticket(retail)
+    graph, model = gated_graph(ticket, "Understood: your order stays as it is." if says_no else ticket.turns()[2].text)
+    agent = langgraph_agent(graph, approval_required=["cancel_pending_order"])
+    customer = (lambda context: SaysNo(ScriptedCustomer.for_trial(context))) if says_no else ScriptedCustomer.for_trial
+    result = await run_trial(retail, ticket.scenario, 0, agent, customer_factory=customer)
+    assert result.record.infra_error is None, result.record.infra_error
+    asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
+    assert asked.startswith("Before I go ahead: cancel pending order (order id ") and ticket.order_id in asked
+    calls = [c.name for c in result.record.tool_calls]
+    if says_no:
+        assert not result.passed and calls == ["find_customer_by_email", "get_order"]
+    else:
+        assert result.passed, result.record.verdict
+        assert calls == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+        assert [m.consent for m in result.record.conversation if m.consent] == ["cancel_pending_order"]
+    assert next(model.messages, None) is None  # the model answered every step of its script, once
+
+
+async def test_an_approval_required_name_the_domain_does_not_serve_is_named(retail: Sandbox) -> None:
+    ticket = cancel_ticket(retail)
+    graph, _ = gated_graph(ticket, "")
+    result = await run_trial(retail, ticket.scenario, 0, langgraph_agent(graph, approval_required=["cancel_order"]))
+    assert result.record.infra_error is not None
+    assert "approval_required names cancel_order, which the domain does not serve" in result.record.infra_error
+    with pytest.raises(TypeError, match=r"approval_required is a list of tool names"):
+        langgraph_agent(graph, approval_required="cancel_pending_order")
