@@ -95,9 +95,13 @@ class PydanticAIAdapter:
             each.filtered(lambda ctx, definition: definition.name not in names) if names else each
             for each in self._agent.toolsets
         ]
-        gated = frozenset(names & _approval_required(self._agent.toolsets))
-        if gated:
-            trial = trial.approval_required(lambda ctx, definition, arguments: definition.name in gated)
+        rules = [(ruled & names, rule) for ruled, rule in _approval_rules(self._agent.toolsets) if ruled & names]
+        if rules:
+
+            def required(ctx: Any, definition: Any, arguments: dict[str, Any]) -> bool:
+                return any(definition.name in ruled and rule(ctx, definition, arguments) for ruled, rule in rules)
+
+            trial = trial.approval_required(required)
         return [*own, trial]
 
     async def respond(self, conversation: Sequence[Message], tools: Toolbox) -> Message:
@@ -139,17 +143,46 @@ class PydanticAIAdapter:
         return agent_reply(str(result.output))
 
 
-def _approval_required(toolsets: Sequence[Any]) -> set[str]:
-    """The names of your function tools that require approval (`Tool.requires_approval`)."""
-    from pydantic_ai.toolsets import FunctionToolset
+ApprovalRule = Callable[[Any, Any, dict[str, Any]], bool]
 
-    return {
-        name
-        for each in toolsets
-        if isinstance(each, FunctionToolset)
-        for name, tool in each.tools.items()
-        if getattr(tool, "requires_approval", False)
-    }
+
+def _approval_rules(toolsets: Sequence[Any]) -> list[tuple[frozenset[str], ApprovalRule]]:
+    """Where your toolsets require approval, as (tool names, rule (ctx, tool definition, arguments) -> bool): each
+    function tool with `requires_approval`, and each `ApprovalRequiredToolset` (`.approval_required(...)`) over the
+    function tools it wraps, with its own rule. Toolsets of other kinds (an MCP server's) are not looked into."""
+    from pydantic_ai.toolsets import CombinedToolset, FunctionToolset, WrapperToolset
+    from pydantic_ai.toolsets.approval_required import ApprovalRequiredToolset
+
+    def always(ctx: Any, definition: Any, arguments: dict[str, Any]) -> bool:
+        return True
+
+    def names(toolset: Any) -> frozenset[str]:
+        if isinstance(toolset, FunctionToolset):
+            return frozenset(toolset.tools)
+        if isinstance(toolset, WrapperToolset):
+            return names(toolset.wrapped)
+        if isinstance(toolset, CombinedToolset):
+            return frozenset().union(*(names(each) for each in toolset.toolsets))
+        return frozenset()
+
+    rules: list[tuple[frozenset[str], ApprovalRule]] = []
+
+    def visit(toolset: Any) -> None:
+        if isinstance(toolset, ApprovalRequiredToolset):
+            rules.append((names(toolset.wrapped), toolset.approval_required_func))
+        if isinstance(toolset, FunctionToolset):
+            gated = frozenset(name for name, tool in toolset.tools.items() if getattr(tool, "requires_approval", False))
+            if gated:
+                rules.append((gated, always))
+        elif isinstance(toolset, WrapperToolset):
+            visit(toolset.wrapped)
+        elif isinstance(toolset, CombinedToolset):
+            for each in toolset.toolsets:
+                visit(each)
+
+    for each in toolsets:
+        visit(each)
+    return rules
 
 
 def pydantic_ai_agent(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -164,31 +165,49 @@ async def test_a_model_that_never_calls_a_real_tool_is_the_agent_s_failure_not_t
     assert "agent_error (UnexpectedModelBehavior: " in result.signature.evidence
 
 
-def approval_agent(ticket: CancelTicket, after_the_answer: str, production: list[str]) -> tuple[Agent[Any, Any], Any]:
+def approval_agent(
+    ticket: CancelTicket, after_the_answer: str, production: list[str], *, wrapped: bool = False
+) -> tuple[Agent[Any, Any], Any]:
     """The team's agent whose `cancel_pending_order` requires approval (its output types include
     `DeferredToolRequests`, as pydantic-ai asks): its model verifies the customer, reads the order and calls the
-    cancellation with no question of its own; then ``after_the_answer``."""
+    cancellation with no question of its own; then ``after_the_answer``. ``wrapped``: the approval is a toolset's
+    (`FunctionToolset(...).approval_required(rule)`), not the tool's own `requires_approval`."""
     from pydantic_ai import DeferredToolRequests
+    from pydantic_ai.toolsets import FunctionToolset
 
-    first, second, third = ticket.turns()
-    model = ScriptedModel([first, Turn((*second.calls, *third.calls), after_the_answer)])
-    agent: Agent[Any, Any] = Agent(FunctionModel(model), name="support", output_type=[str, DeferredToolRequests])
-
-    @agent.tool_plain(requires_approval=True)
     def cancel_pending_order(order_id: str, reason: str) -> str:
         """The team's own write, against production."""
         production.append(order_id)
         return "production"
 
+    def get_order(order_id: str) -> str:
+        """The team's own read, against production."""
+        production.append(order_id)
+        return "production"
+
+    first, second, third = ticket.turns()
+    model = ScriptedModel([first, Turn((*second.calls, *third.calls), after_the_answer)])
+    if wrapped:
+        own = FunctionToolset([cancel_pending_order, get_order]).approval_required(
+            lambda ctx, definition, arguments: definition.name == "cancel_pending_order" and bool(arguments)
+        )
+        return Agent(
+            FunctionModel(model), name="support", output_type=[str, DeferredToolRequests], toolsets=[own]
+        ), model
+    agent: Agent[Any, Any] = Agent(FunctionModel(model), name="support", output_type=[str, DeferredToolRequests])
+    agent.tool_plain(requires_approval=True)(cancel_pending_order)
     return agent, model
 
 
-async def test_a_tool_that_requires_approval_asks_the_customer_and_runs_on_their_yes(retail: Sandbox) -> None:
+@pytest.mark.parametrize("wrapped", [False, True], ids=["requires_approval", "approval_required toolset"])
+async def test_a_tool_that_requires_approval_asks_the_customer_and_runs_on_their_yes(
+    retail: Sandbox, wrapped: bool
+) -> None:
     """The run ends asking approval for the trial's `cancel_pending_order` (the team's requires it); the agent's turn
     asks, stating the order and the reason; the customer's yes approves it; the write runs after that yes."""
     production: list[str] = []
     ticket = cancel_ticket(retail)
-    agent, model = approval_agent(ticket, ticket.turns()[2].text, production)
+    agent, model = approval_agent(ticket, ticket.turns()[2].text, production, wrapped=wrapped)
     result = await run_trial(retail, ticket.scenario, 0, pydantic_ai_agent(agent))
     assert result.record.infra_error is None and result.passed, result.record.verdict
     asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
