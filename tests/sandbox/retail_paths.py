@@ -97,3 +97,26 @@ class SaysNo:
         if self.refused:
             return Message("customer", "Thanks.", stop=True)
         return await self.inner.respond(conversation)  # type: ignore[no-any-return]
+
+
+READS = ["find_customer_by_email", "get_order"]
+REFUSED = "Understood: your order stays as it is."
+"""What the scripted model answers once the customer refused the cancellation."""
+
+
+def assert_asked_then_cancelled(result: Any, ticket: CancelTicket) -> None:
+    """The approval path with a yes: the agent's second turn asked (stating the order and the reason), the
+    customer's yes was consent to the cancellation, the trial's cancellation ran after it, and the trial passed."""
+    assert result.record.infra_error is None and result.passed, result.record.verdict
+    asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
+    assert asked.startswith("Before I go ahead: cancel pending order (order id ")
+    assert ticket.order_id in asked and str(ticket.scenario.intent["reason"]) in asked
+    assert [m.consent for m in result.record.conversation if m.consent] == ["cancel_pending_order"]
+    assert [c.name for c in result.record.tool_calls] == [*READS, "cancel_pending_order"]
+
+
+def assert_refused_and_not_cancelled(result: Any) -> None:
+    """The approval path with a no: nothing was written, and the model was told and answered."""
+    assert result.record.infra_error is None and not result.passed
+    assert [c.name for c in result.record.tool_calls] == READS
+    assert [m.text for m in result.record.conversation if m.role == "agent"][-1] == REFUSED

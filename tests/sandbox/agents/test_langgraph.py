@@ -22,7 +22,15 @@ import passhat
 from passhat.sandbox import Sandbox, ScriptedCustomer, ToolResult, TrialContext, TrialResult, run_trial
 from passhat.sandbox.agents import langgraph_agent
 from passhat.sandbox.agents._langgraph import langchain_tools
-from tests.sandbox.retail_paths import CancelTicket, SaysNo, Turn, cancel_ticket
+from tests.sandbox.retail_paths import (
+    REFUSED,
+    CancelTicket,
+    SaysNo,
+    Turn,
+    assert_asked_then_cancelled,
+    assert_refused_and_not_cancelled,
+    cancel_ticket,
+)
 
 
 @dataclasses.dataclass
@@ -412,20 +420,14 @@ async def test_tools_named_approval_required_ask_with_an_interrupt_and_run_only_
     retail: Sandbox, says_no: bool
 ) -> None:
     ticket = cancel_ticket(retail)
-    graph, model = gated_graph(ticket, "Understood: your order stays as it is." if says_no else ticket.turns()[2].text)
+    graph, model = gated_graph(ticket, REFUSED if says_no else ticket.turns()[2].text)
     agent = langgraph_agent(graph, approval_required=["cancel_pending_order"])
     customer = (lambda context: SaysNo(ScriptedCustomer.for_trial(context))) if says_no else ScriptedCustomer.for_trial
     result = await run_trial(retail, ticket.scenario, 0, agent, customer_factory=customer)
-    assert result.record.infra_error is None, result.record.infra_error
-    asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
-    assert asked.startswith("Before I go ahead: cancel pending order (order id ") and ticket.order_id in asked
-    calls = [c.name for c in result.record.tool_calls]
     if says_no:
-        assert not result.passed and calls == ["find_customer_by_email", "get_order"]
+        assert_refused_and_not_cancelled(result)
     else:
-        assert result.passed, result.record.verdict
-        assert calls == ["find_customer_by_email", "get_order", "cancel_pending_order"]
-        assert [m.consent for m in result.record.conversation if m.consent] == ["cancel_pending_order"]
+        assert_asked_then_cancelled(result, ticket)
     assert next(model.messages, None) is None  # the model answered every step of its script, once
 
 

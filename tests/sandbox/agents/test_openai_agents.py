@@ -16,7 +16,15 @@ from sqlalchemy import Engine, text
 from passhat.sandbox import Sandbox, ScriptedCustomer, TrialResult, run_trial
 from passhat.sandbox.agents import openai_agents_agent
 from tests.sandbox.chat_completions_api import chat_completions_api, text_turn, tool_turn
-from tests.sandbox.retail_paths import CancelTicket, SaysNo, Turn, cancel_ticket
+from tests.sandbox.retail_paths import (
+    REFUSED,
+    CancelTicket,
+    SaysNo,
+    Turn,
+    assert_asked_then_cancelled,
+    assert_refused_and_not_cancelled,
+    cancel_ticket,
+)
 
 
 @dataclasses.dataclass
@@ -281,12 +289,7 @@ async def test_a_tool_that_needs_approval_asks_the_customer_and_runs_on_their_ye
     model = approval_steps(ticket, ticket.turns()[2].text)
     agent = Agent(name="support", model=model, tools=[gated])
     result = await run_trial(retail, ticket.scenario, 0, openai_agents_agent(agent))
-    assert result.record.infra_error is None and result.passed, result.record.verdict
-    asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
-    assert asked.startswith("Before I go ahead: cancel pending order (order id ")
-    assert ticket.order_id in asked and str(ticket.scenario.intent["reason"]) in asked
-    assert [m.consent for m in result.record.conversation if m.consent] == ["cancel_pending_order"]  # its yes, to it
-    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+    assert_asked_then_cancelled(result, ticket)
     assert production == [] and model.remaining_steps == 0
 
 
@@ -294,17 +297,13 @@ async def test_a_tool_that_needs_approval_is_not_run_on_the_customer_s_no(retail
     """The customer says no: the call is rejected (the model is told so and answers), nothing is written."""
     ticket = cancel_ticket(retail)
     gated = dataclasses.replace(production_tool("cancel_pending_order", []), needs_approval=True)
-    model = approval_steps(ticket, "Understood: your order stays as it is.")
+    model = approval_steps(ticket, REFUSED)
     agent = Agent(name="support", model=model, tools=[gated])
     result = await run_trial(
         retail, ticket.scenario, 0, openai_agents_agent(agent),
         customer_factory=lambda context: SaysNo(ScriptedCustomer.for_trial(context)),
     )  # fmt: skip
-    assert result.record.infra_error is None and not result.passed
-    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order"]
-    assert [m.text for m in result.record.conversation if m.role == "agent"][-1] == (
-        "Understood: your order stays as it is."
-    )
+    assert_refused_and_not_cancelled(result)
     assert model.remaining_steps == 0
 
 

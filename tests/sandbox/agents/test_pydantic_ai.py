@@ -14,7 +14,15 @@ from sqlalchemy import text
 import passhat
 from passhat.sandbox import Sandbox, ScriptedCustomer, TrialResult, run_trial
 from passhat.sandbox.agents import pydantic_ai_agent
-from tests.sandbox.retail_paths import CancelTicket, SaysNo, Turn, cancel_ticket
+from tests.sandbox.retail_paths import (
+    REFUSED,
+    CancelTicket,
+    SaysNo,
+    Turn,
+    assert_asked_then_cancelled,
+    assert_refused_and_not_cancelled,
+    cancel_ticket,
+)
 
 
 class ScriptedModel:
@@ -209,25 +217,16 @@ async def test_a_tool_that_requires_approval_asks_the_customer_and_runs_on_their
     ticket = cancel_ticket(retail)
     agent, model = approval_agent(ticket, ticket.turns()[2].text, production, wrapped=wrapped)
     result = await run_trial(retail, ticket.scenario, 0, pydantic_ai_agent(agent))
-    assert result.record.infra_error is None and result.passed, result.record.verdict
-    asked = [m.text for m in result.record.conversation if m.role == "agent"][1]
-    assert asked.startswith("Before I go ahead: cancel pending order (order id ")
-    assert ticket.order_id in asked and str(ticket.scenario.intent["reason"]) in asked
-    assert [m.consent for m in result.record.conversation if m.consent] == ["cancel_pending_order"]  # its yes, to it
-    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order", "cancel_pending_order"]
+    assert_asked_then_cancelled(result, ticket)
     assert production == [] and not model.answers
 
 
 async def test_a_tool_that_requires_approval_is_denied_on_the_customer_s_no(retail: Sandbox) -> None:
     ticket = cancel_ticket(retail)
-    agent, model = approval_agent(ticket, "Understood: your order stays as it is.", [])
+    agent, model = approval_agent(ticket, REFUSED, [])
     result = await run_trial(
         retail, ticket.scenario, 0, pydantic_ai_agent(agent),
         customer_factory=lambda context: SaysNo(ScriptedCustomer.for_trial(context)),
     )  # fmt: skip
-    assert result.record.infra_error is None and not result.passed
-    assert [c.name for c in result.record.tool_calls] == ["find_customer_by_email", "get_order"]
-    assert [m.text for m in result.record.conversation if m.role == "agent"][-1] == (
-        "Understood: your order stays as it is."
-    )
+    assert_refused_and_not_cancelled(result)
     assert not model.answers
