@@ -40,6 +40,10 @@ def customer_since(conversation: Sequence[Message], seen: int) -> str:
     return "\n".join(m.text for m in conversation[seen:] if m.role == "customer")
 
 
+ApprovalQuestion = Callable[[str, Mapping[str, Any]], str]
+"""What the agent asks the customer before a tool call that needs approval: (tool name, its arguments) -> text."""
+
+
 def agent_reply(text: str, *, waiting: bool = False) -> Message:
     """The framework's answer as the agent's turn: a question asks for more, anything else is final; ``waiting``
     (the agent stopped for the customer's answer, e.g. at a LangGraph interrupt) is never final."""
@@ -52,6 +56,11 @@ def approval_request(text: str, actions: Sequence[str]) -> Message:
     confirmation request (`asks` "confirm"), proposing the action when there is one, never final."""
     proposes = actions[0] if len(set(actions)) == 1 else None
     return Message("agent", text.strip() or "(no reply)", asks=("confirm",), proposes=proposes, final=False)
+
+
+def ask_about(calls: Sequence[tuple[str, Mapping[str, Any]]], question: ApprovalQuestion) -> Message:
+    """The agent's turn asking the customer's yes to ``calls`` (tool name, arguments), each in ``question``'s words."""
+    return approval_request("\n".join(question(name, arguments) for name, arguments in calls), [n for n, _ in calls])
 
 
 @functools.cache
@@ -67,10 +76,6 @@ def agent_failure(exc: BaseException) -> AgentError:
     message: the rest is usually a link to the framework's troubleshooting pages)."""
     first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
     return AgentError(f"{type(exc).__name__}: {first}")
-
-
-ApprovalQuestion = Callable[[str, Mapping[str, Any]], str]
-"""What the agent asks the customer before a tool call that needs approval: (tool name, its arguments) -> text."""
 
 
 def ask_approval(name: str, arguments: Mapping[str, Any]) -> str:

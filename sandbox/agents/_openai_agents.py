@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from passhat.sandbox.agents._conversation import AgentFactory, Message, Toolbox, TrialContext
 from passhat.sandbox.agents._framework import (
@@ -28,8 +28,8 @@ from passhat.sandbox.agents._framework import (
     TrialBinding,
     agent_failure,
     agent_reply,
-    approval_request,
     approved,
+    ask_about,
     ask_approval,
     checked_binding,
     checked_question,
@@ -51,7 +51,6 @@ AGENT_FAILURES = (
 SDK could not use or refused, or one of the agent's own guardrails stopped the run."""
 
 NextTurn = Literal["agent", "last_agent"]
-NEXT_TURNS: tuple[NextTurn, ...] = ("agent", "last_agent")
 
 
 def function_tools(tools: Toolbox, listed: Sequence[dict[str, Any]]) -> list[Any]:
@@ -129,7 +128,10 @@ class OpenAIAgentsAdapter:
             self._waiting = None
             yes = approved(said)
             for item in items:
-                state.approve(item) if yes else state.reject(item)
+                if yes:
+                    state.approve(item)
+                else:
+                    state.reject(item)
         else:
             self._input.append({"role": "user", "content": customer_since(said, 0)})
             state, start = self._input, self._current
@@ -141,19 +143,20 @@ class OpenAIAgentsAdapter:
             raise agent_failure(exc) from exc
         if result.interruptions:  # calls that need approval: the agent's turn asks the customer
             self._waiting = (result.to_state(), result.last_agent, list(result.interruptions))
-            asked = [str(item.tool_name or item.name) for item in result.interruptions]
-            return approval_request("\n".join(self._asked(item) for item in result.interruptions), asked)
+            return ask_about([_call_of(item) for item in result.interruptions], self._question)
         self._input = list(result.to_input_list())
         if self._next_turn == "last_agent":  # a copy made for the trial: handoffs only reach copies
             self._current = result.last_agent
         return agent_reply(str(result.final_output or ""))
 
-    def _asked(self, item: Any) -> str:
-        try:
-            arguments = json.loads(item.arguments or "{}")
-        except ValueError:
-            arguments = {}
-        return self._question(str(item.tool_name or item.name), arguments if isinstance(arguments, dict) else {})
+
+def _call_of(item: Any) -> tuple[str, dict[str, Any]]:
+    """A call awaiting approval (`ToolApprovalItem`) as (tool name, its arguments; none when they do not parse)."""
+    try:
+        arguments = json.loads(item.arguments or "{}")
+    except ValueError:
+        arguments = {}
+    return str(item.tool_name or item.name), arguments if isinstance(arguments, dict) else {}
 
 
 def _names(tools: Sequence[Any]) -> set[str]:
@@ -230,7 +233,7 @@ def openai_agents_agent(
     agent each time) or ``"last_agent"`` (the agent that gave the last answer, `result.last_agent`)."""
     sdk = require("agents", EXTRA)
     binding = checked_binding("openai_agents_agent", "context", context)
-    if next_turn not in NEXT_TURNS:
+    if next_turn not in get_args(NextTurn):
         raise ValueError(
             f"openai_agents_agent: next_turn must be 'agent' (each customer message goes to your agent, as "
             f"Runner.run(agent, ...) every turn does) or 'last_agent' (to the agent that answered last, as an app "

@@ -24,8 +24,8 @@ from passhat.sandbox.agents._framework import (
     TrialBinding,
     agent_failure,
     agent_reply,
-    approval_request,
     approved,
+    ask_about,
     ask_approval,
     checked_binding,
     checked_question,
@@ -138,8 +138,7 @@ class PydanticAIAdapter:
         asked = list(getattr(result.output, "approvals", None) or ())  # a DeferredToolRequests: calls to approve
         if asked:
             self._waiting = asked
-            text = "\n".join(self._question(call.tool_name, call.args_as_dict()) for call in asked)
-            return approval_request(text, [call.tool_name for call in asked])
+            return ask_about([(call.tool_name, call.args_as_dict()) for call in asked], self._question)
         return agent_reply(str(result.output))
 
 
