@@ -22,19 +22,28 @@ their templates meanwhile.
 default (a `passhat.source = sandbox` ticket per trial, its tool calls and state writes: what the UI's trial
 trace view reads); the clock includes the last spans stored. Without it the trials are not traced.
 
+``--cores``: one core against two as well. Each repeat also replays with one worker pinned to one core, its driver
+and its worker alike (`sched_setaffinity`, every thread), as `passhat replay` runs on a one-core machine, where the
+worker prepares its trials' spans itself (`spans_prepared_in_workers`: no core is left for the driver to do it).
+``ratio_2_cores_vs_1_core`` is then what the second core adds. The one-worker replay of the 2-against-1 ratio has
+the second core for its driver, which prepares and stores the spans there while the worker runs trials: traced,
+about 0.7 ms of a trial's 5.5, so that replay uses about 1.14 cores and that ratio is at most about 2 / 1.14 = 1.75
+whatever the workers do.
+
 ``busy_share_2_workers``: the share of the two cores a two-worker replay kept busy (its trials a second times their
 CPU, the workers' and the driver's, over 2); the rest is a core waiting for work. ``--ahead 0,8``: the workers
 hold that many trials queued beyond the 4 each runs (`WorkerProcesses(ahead=)`), each value in every repeat,
 alternately, so they are compared side by side (the figures of each under ``by_ahead``).
 
 Run: .venv/bin/python benchmarks/bench_workers.py [--tickets 3] [--k 10] [--repeats 3] [--cold] [--traced]
-     [--ahead 0,8]
+     [--ahead 0,8] [--cores]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -79,6 +88,13 @@ def build_week(folder: Path, tickets: int) -> Path:
     return path
 
 
+def pin(pid: int, cores: set[int]) -> None:
+    """Every thread of process ``pid`` runs on ``cores`` only (threads it starts later inherit it)."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+            os.sched_setaffinity(int(task), cores)
+
+
 def _workers_cpu(processes: WorkerProcesses) -> float:
     """CPU seconds the live worker processes have used (from /proc: they are the forkserver's children)."""
     ticks = os.sysconf("SC_CLK_TCK")
@@ -100,10 +116,14 @@ async def replay_once(
     cold: bool = False,
     traced: bool = False,
     ahead: int | None = None,
+    cores: set[int] | None = None,
 ) -> tuple[float, float, int, float, float]:
     """(start-up seconds, replay seconds, trials, driver CPU-s, workers' CPU-s) for one replay on ``workers``
     processes; the CPU seconds cover the replay only. ``cold``: the replay starts its own workers, as `passhat
-    replay` does, and the replay's seconds include their start (the workers' CPU is not counted then)."""
+    replay` does, and the replay's seconds include their start (the workers' CPU is not counted then).
+    ``cores``: the driver and its workers run on those cores only (`pin`)."""
+    if cores is not None:
+        pin(os.getpid(), cores)  # before anything reads the cores this process may use (`default_workers`)
     shutil.copy(week, folder / "copy.db")
     store = open_store(f"sqlite:///{folder / 'copy.db'}")
     retail = load_domain("retail")
@@ -126,6 +146,9 @@ async def replay_once(
         return 0.0, time.perf_counter() - began, len(outcome.trials), time.process_time() - driver, 0.0
     started = time.perf_counter()
     processes = await WorkerProcesses({"retail": retail}, workers=workers, concurrency=4, ahead=ahead).start()
+    if cores is not None:  # forked from a server started before, with that server's cores
+        for worker in processes._workers:
+            pin(worker.process.pid, cores)
     ready = time.perf_counter()
     driver = time.process_time()
     children = _workers_cpu(processes)
@@ -157,6 +180,12 @@ def main() -> None:
     )
     parser.add_argument("--traced", action="store_true", help="trace every trial into the store, as by default")
     parser.add_argument(
+        "--cores",
+        action="store_true",
+        help="one core against two as well: each repeat also replays with one worker and its driver pinned to one"
+        " core (ratio_2_cores_vs_1_core)",
+    )
+    parser.add_argument(
         "--ahead",
         default="",
         help="trials each worker holds queued beyond the 4 it runs (default: the library's); a list (0,8) runs"
@@ -169,6 +198,10 @@ def main() -> None:
         parser.error(f"--ahead takes whole numbers separated by commas (0,8), not {args.ahead!r}")
     if any(ahead is not None and ahead < 0 for ahead in aheads):
         parser.error(f"--ahead takes numbers of trials, 0 or more, not {args.ahead!r}")
+    if args.cores and len(os.sched_getaffinity(0)) < 2:
+        parser.error("--cores compares one core with two: this process may use only one")
+    if args.cores and args.cold:
+        parser.error("--cores pins the workers the benchmark starts: leave out --cold")
     if args.cold and aheads != [None]:
         parser.error("--ahead measures workers started by the benchmark: leave out --cold")
     results = _measure_all(args, aheads)
@@ -190,28 +223,38 @@ def _measure_all(args: argparse.Namespace, aheads: list[int | None]) -> dict[int
         pool = SandboxPool()
         pool.base(load_domain("retail"))
         templates = time.perf_counter() - began
+        both = set(sorted(os.sched_getaffinity(0))[:2])
+        # (workers, the cores they and the driver run on: None for every core this process may use)
+        replays: list[tuple[int, set[int] | None]] = [(1, None), (2, None)]
+        if args.cores:
+            replays = [(1, {min(both)}), (1, both), (2, both)]
         for _ in range(args.repeats):
             for ahead in aheads:
-                for workers in (1, 2):
+                for workers, cores in replays:
                     start, seconds, trials, driver, children = asyncio.run(
                         replay_once(
                             week, folder, workers, args.tickets, args.k, pool,
-                            cold=args.cold, traced=args.traced, ahead=ahead,
+                            cold=args.cold, traced=args.traced, ahead=ahead, cores=cores,
                         )
                     )  # fmt: skip
-                    runs[ahead].add(workers, start, seconds, trials, driver, children)
+                    key = ONE_CORE if cores is not None and len(cores) == 1 else workers
+                    runs[ahead].add(key, start, seconds, trials, driver, children)
         pool.close()
     return {ahead: run.figures(args, templates) for ahead, run in runs.items()}
 
 
+ONE_CORE = 0
+"""The key of the replays of one worker pinned, with its driver, to one core (``--cores``)."""
+
+
 class _Runs:
-    """The replays of one setting: per worker count, each repeat's figures."""
+    """The replays of one setting: per worker count (`ONE_CORE`: one worker on one core), each repeat's figures."""
 
     def __init__(self) -> None:
-        self.rates: dict[int, list[float]] = {1: [], 2: []}
-        self.startup: dict[int, list[float]] = {1: [], 2: []}
-        self.driver_cpu: dict[int, list[float]] = {1: [], 2: []}
-        self.worker_cpu: dict[int, list[float]] = {1: [], 2: []}
+        self.rates: dict[int, list[float]] = {ONE_CORE: [], 1: [], 2: []}
+        self.startup: dict[int, list[float]] = {ONE_CORE: [], 1: [], 2: []}
+        self.driver_cpu: dict[int, list[float]] = {ONE_CORE: [], 1: [], 2: []}
+        self.worker_cpu: dict[int, list[float]] = {ONE_CORE: [], 1: [], 2: []}
         self.trials = 0
 
     def add(self, workers: int, start: float, seconds: float, trials: int, driver: float, children: float) -> None:
@@ -245,11 +288,32 @@ class _Runs:
             "driver_templates_s": round(templates, 2),
             # Where a trial's CPU goes: the driver (planning, storing rows and spans) and the workers. On two cores
             # the driver's share bounds the 2-worker gain whatever the load.
-            "driver_cpu_ms_per_trial": {w: round(1000 * statistics.median(v), 2) for w, v in driver_cpu.items()},
-            "workers_cpu_ms_per_trial": {w: round(1000 * statistics.median(v), 2) for w, v in worker_cpu.items()},
+            "driver_cpu_ms_per_trial": {w: round(1000 * statistics.median(driver_cpu[w]), 2) for w in (1, 2)},
+            "workers_cpu_ms_per_trial": {w: round(1000 * statistics.median(worker_cpu[w]), 2) for w in (1, 2)},
             "ratio_on_2_free_cores_from_cpu": round(implied, 2),
             "busy_share_2_workers": round(statistics.median(used), 3) if not args.cold else None,
             "repeats": args.repeats,
+            **(self._one_core() if args.cores else {}),
+        }
+
+    def _one_core(self) -> dict[str, object]:
+        """One core against two (``--cores``): the one-worker replay pinned to one core, against two workers on
+        two; from the CPU, a trial takes the worker's and the driver's CPU on one core, and half the two workers'
+        and the driver's on two."""
+        rates = self.rates
+        ratios = [two / one for one, two in zip(rates[ONE_CORE], rates[2], strict=True)]
+        one = statistics.median(self.worker_cpu[ONE_CORE]) + statistics.median(self.driver_cpu[ONE_CORE])
+        two = statistics.median(self.worker_cpu[2]) + statistics.median(self.driver_cpu[2])
+        return {
+            "trials_per_s_1_worker_on_1_core": round(statistics.median(rates[ONE_CORE]), 1),
+            "ratio_2_cores_vs_1_core_median": round(statistics.median(ratios), 2),
+            "ratio_2_cores_vs_1_core_min": round(min(ratios), 2),
+            "ratio_2_cores_vs_1_core_max": round(max(ratios), 2),
+            "cpu_ms_per_trial_1_core": {
+                "driver": round(1000 * statistics.median(self.driver_cpu[ONE_CORE]), 2),
+                "worker": round(1000 * statistics.median(self.worker_cpu[ONE_CORE]), 2),
+            },
+            "ratio_2_cores_vs_1_core_from_cpu": round(one / (two / 2), 2),
         }
 
 

@@ -64,3 +64,43 @@ def test_bench_workers_refuses_an_ahead_that_is_not_a_number_in_one_line() -> No
     assert "Traceback" not in done.stderr
     assert "--ahead takes whole numbers" in done.stderr
     assert not done.stdout.strip() or json.loads(done.stdout) is None
+
+
+def test_bench_workers_refuses_cores_with_cold_in_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_workers.py"), "--cores", "--cold"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "--cores pins the workers the benchmark starts: leave out --cold" in done.stderr
+
+
+_PIN = """
+import os, sys, threading, time
+sys.path.insert(0, "benchmarks")
+from bench_workers import pin
+from passhat.collector.replay._processes import default_workers
+stop = threading.Event()
+threading.Thread(target=stop.wait, daemon=True).start()  # a thread started before the pin is pinned too
+every = os.sched_getaffinity(0)
+pin(os.getpid(), {min(every)})
+tasks = os.listdir(f"/proc/{os.getpid()}/task")
+print(len(tasks), sorted({len(os.sched_getaffinity(int(t))) for t in tasks}), default_workers())
+pin(os.getpid(), every)
+print(default_workers() == len(every))
+"""
+
+
+def test_bench_workers_pins_every_thread_of_the_one_core_replay() -> None:
+    """`--cores` runs the one-worker replay on one core: every thread of the process, including threads started
+    before, and what the replay reads as the cores it may use (`default_workers`)."""
+    done = subprocess.run([sys.executable, "-c", _PIN], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, second = done.stdout.split("\n")[:2]
+    assert first.split(" ", 1)[0] != "1"  # there were threads besides the main one
+    assert first.endswith("[1] 1")
+    assert second == "True"
