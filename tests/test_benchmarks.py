@@ -8,6 +8,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 
@@ -52,9 +54,17 @@ def test_every_benchmark_prints_its_usage_on_help_and_does_not_run() -> None:
     assert not wrong, wrong
 
 
-def test_bench_workers_refuses_an_ahead_that_is_not_a_number_in_one_line() -> None:
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["--ahead", "x"], "--ahead takes whole numbers"),
+        (["--cores", "--cold"], "--cores pins the workers the benchmark starts: leave out --cold"),
+    ],
+    ids=["ahead-not-a-number", "cores-with-cold"],
+)
+def test_bench_workers_refuses_bad_arguments_in_one_line(arguments: list[str], said: str) -> None:
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_workers.py"), "--ahead", "x"],
+        [sys.executable, str(ROOT / "benchmarks" / "bench_workers.py"), *arguments],
         capture_output=True,
         text=True,
         timeout=120,
@@ -62,21 +72,8 @@ def test_bench_workers_refuses_an_ahead_that_is_not_a_number_in_one_line() -> No
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert "--ahead takes whole numbers" in done.stderr
-    assert not done.stdout.strip() or json.loads(done.stdout) is None
-
-
-def test_bench_workers_refuses_cores_with_cold_in_one_line() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_workers.py"), "--cores", "--cold"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr
-    assert "--cores pins the workers the benchmark starts: leave out --cold" in done.stderr
+    assert said in done.stderr
+    assert not done.stdout.strip()
 
 
 _PIN = """
