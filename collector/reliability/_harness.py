@@ -173,6 +173,12 @@ def _model_server_fix(signature: str, lowered: str, where: str) -> str:
     )
 
 
+_BROKEN_CHECK = re.compile(r"\bthe check .+? (?:raised|returned) \w", re.S)
+"""How the grader words a check that broke (`passhat.checks.evaluate`): "the check NAME raised ValueError: ..." or
+"the check NAME returned NoneType; ...". Any other message that says "check" (an adapter's "check the names")
+is not a check's."""
+
+
 def error_fix(signature: str, error_type: str, message: str) -> str:
     """What to do about a harness failure, from its type and message."""
     text = f"{error_type}: {message}"
@@ -215,6 +221,6 @@ def error_fix(signature: str, error_type: str, message: str) -> str:
         )
     if "tool server" in lowered:
         return "the trial's tool server failed: run the domain's tools alone (passhat sandbox serve) to see why"
-    if "check" in lowered and "error" in lowered:
+    if _BROKEN_CHECK.search(message):
         return "the task type's check raised: fix the check (the message names it)"
     return "the agent's setup failed before it could work: the message says what; fix it and replay again"

@@ -125,3 +125,21 @@ def test_each_kind_of_harness_failure_gets_a_fix_that_names_it() -> None:
     assert "timed out" not in error_fix("simulator_error", "APIError", "quota exceeded")
     assert "never answered" in error_fix("infra_error", "McpError", "MCP error -32001: Request timed out")
     assert "simulated customer" in error_fix("simulator_error", "APIConnectionError", "Connection error.")
+
+
+def test_only_a_check_that_broke_is_told_to_fix_the_check() -> None:
+    """A check's own error says "the check NAME raised ..." (or returned something else); an adapter's refusal that
+    asks to "check the names" is the agent's setup, not a check (it was told to fix the check before)."""
+    for broke in (
+        "the check refund_written raised KeyError: 'amount'",
+        "the check order cancelled returned NoneType; a check returns a Verdict or a bool",
+    ):
+        assert "fix the check" in error_fix("infra_error", "InfrastructureError", broke)
+    evidence = (
+        "agent raised ValueError('langgraph_agent: approval_required names cancel_order, which the domain does not "
+        "serve (it serves cancel_pending_order, get_order): check the names')"
+    )
+    [group] = harness_failures([_row("cancel", "T-1", 0, False, "infra_error", evidence)])
+    assert group.error_type == "ValueError"
+    assert "check" not in group.fix
+    assert group.fix.startswith("the agent's setup failed before it could work")
