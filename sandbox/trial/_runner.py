@@ -164,12 +164,49 @@ class _Trace:
             self.ticket.agent_says(message.text)
 
 
+class _Unbuilt:
+    """Stands in for the agent or the simulated customer whose factory raised: the harness's failure (a setup the
+    trial could not start with, e.g. a factory given the wrong function), recorded on the trial and never the
+    agent's, rather than an exception that ends the whole run."""
+
+    def __init__(self, party: str, reason: str, factory: object, exc: Exception) -> None:
+        name = getattr(factory, "label", None) or getattr(factory, "__qualname__", None) or type(factory).__name__
+        self.label = str(name)
+        self.reason = reason
+        self.error = f"the {party} factory {name} raised {exc!r}"
+
+    def errors(self) -> tuple[str | None, str | None, str | None]:
+        """(simulator error, harness error, the agent's own failure), as `_converse` returns them."""
+        if self.reason == "simulator_error":
+            return self.error, None, None
+        return None, self.error, None
+
+    async def opening(self) -> Message:
+        raise RuntimeError(self.error)  # never asked: `_converse` ends the trial first
+
+    async def respond(self, *conversation_and_tools: object) -> Message:
+        raise RuntimeError(self.error)
+
+
+def _built(factory: Callable[[TrialContext], Any], context: TrialContext, party: str, reason: str) -> Any:
+    """What ``factory`` makes for this trial, or an `_Unbuilt` saying why it could not."""
+    try:
+        return factory(context)
+    except ModelServerUnusableError:
+        raise  # no trial can work: the run stops
+    except Exception as exc:
+        return _Unbuilt(party, reason, factory, exc)
+
+
 async def _converse(
     agent: Agent, customer: Customer, tools: Toolbox, config: RunConfig, trace: _Trace
 ) -> tuple[list[Message], str, str | None, str | None, str | None]:
     """Customer and agent turns until one stops or a limit is hit: (messages, reason, simulator error, harness
     error, the agent's own failure)."""
     messages: list[Message] = []
+    for party in (customer, agent):
+        if isinstance(party, _Unbuilt):  # its factory raised: the trial ends before anyone speaks
+            return (messages, party.reason, *party.errors())
     try:
         opening = await customer.opening()
     except ModelServerUnusableError:
@@ -239,8 +276,12 @@ async def run_trial(
         database.park_when_idle()
     overhead = time.perf_counter() - started
     context = TrialContext(domain, scenario, attempt, config.run_id, runtime.tracer)
-    agent = agent_factory(context)
-    customer = customer_factory(context)
+    try:
+        agent: Agent = _built(agent_factory, context, "agent", "infra_error")
+        customer: Customer = _built(customer_factory, context, "customer", "simulator_error")
+    except ModelServerUnusableError:
+        database.close()
+        raise
     agent_name = str(getattr(agent, "label", type(agent).__name__))
     replay: dict[str, Any] = {} if production else {"replay_run_id": config.run_id, "trial_attempt": attempt}
     ticket = runtime.ticket(

@@ -75,3 +75,51 @@ async def test_every_trial_of_a_replay_gets_its_retries(retail: Sandbox) -> None
     results = await run_trials(retail, scenarios, 2, flaky, config=RunConfig(parallel=4))
     assert all(r.passed for r in results)
     assert [len(r.harness_retries) for r in results] == [1, 1, 1, 1]
+
+
+async def test_a_factory_that_raises_fails_its_trial_as_the_harness_not_the_whole_run(retail: Sandbox) -> None:
+    """An agent factory that cannot build the agent (here given the wrong function, as `--agent module:build`
+    where build takes other arguments) ends each trial as a harness failure naming the factory and its error,
+    before the customer speaks; it was an exception that ended the run with a traceback."""
+    from passhat.sandbox import ScriptedCustomer, run_trial
+    from passhat.sandbox.agents import ModelServerUnusableError
+
+    scenarios = retail.scenarios("cancel_pending_order", 2)
+    opened: list[int] = []
+
+    def build(tools: object, context: TrialContext) -> Agent:
+        raise AssertionError("never called with one argument")
+
+    def customer(context: TrialContext) -> ScriptedCustomer:
+        opened.append(context.attempt)
+        return ScriptedCustomer.for_trial(context)
+
+    results = await run_trials(retail, scenarios, 2, build, customer_factory=customer)
+    assert len(results) == 4 and not any(r.passed for r in results)
+    for result in results:
+        assert result.record.termination_reason == "infra_error"
+        assert result.signature is not None and result.signature.label == "infra_error"
+        assert result.record.infra_error is not None
+        assert result.record.infra_error.startswith("the agent factory ")
+        assert "build() missing 1 required positional argument: 'context'" in result.record.infra_error
+        assert result.record.transcript == []
+    assert opened  # the customer was built, and never asked to speak (the transcript is empty)
+
+    def no_customer(context: TrialContext) -> ScriptedCustomer:
+        raise KeyError("persona")
+
+    reference = resolve_agent("reference", flaws=FlawConfig.off())
+    result = await run_trial(retail, scenarios[0], 0, reference, customer_factory=no_customer)
+    assert result.record.termination_reason == "simulator_error"
+    assert result.record.simulator_error is not None and "customer factory" in result.record.simulator_error
+    assert "KeyError('persona')" in result.record.simulator_error
+
+    def unusable(context: TrialContext) -> Agent:
+        raise ModelServerUnusableError("the model server refused every key")
+
+    try:
+        await run_trial(retail, scenarios[0], 0, unusable)
+    except ModelServerUnusableError:
+        pass  # no trial can work: the run stops, as when a turn finds it out
+    else:
+        raise AssertionError("ModelServerUnusableError from a factory must stop the run")
