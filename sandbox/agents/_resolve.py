@@ -71,10 +71,29 @@ def _imported(spec: str) -> AgentFactory:
     if factory is None:
         raise DomainError(f"{module_name!r} has no {attribute!r} (agent {spec!r}): check the name's spelling")
     if not callable(factory):
+        kind = type(factory).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        adapter = _ADAPTERS.get(type(factory).__module__.partition(".")[0])
+        if adapter is not None:  # the team's framework agent itself, not yet wrapped for a trial
+            framework, wrap = adapter
+            raise DomainError(
+                f"{spec!r} is {framework}'s {kind} itself, not a factory: wrap it for passhat in your module "
+                f"(from passhat.sandbox.agents import {wrap}; agent = {wrap}({attribute})) and name that "
+                f"({module_name}:agent); docs/agents.md"
+            )
         raise DomainError(
-            f"{spec!r} is a {type(factory).__name__}, not a factory: name a function or class taking a TrialContext"
+            f"{spec!r} is {article} {kind}, not a factory: name a function or class taking a TrialContext"
         )
     return factory  # type: ignore[no-any-return]
+
+
+_ADAPTERS = {
+    "pydantic_ai": ("pydantic-ai", "pydantic_ai_agent"),
+    "langgraph": ("LangGraph", "langgraph_agent"),
+    "agents": ("the OpenAI Agents SDK", "openai_agents_agent"),
+}
+"""The frameworks whose agents the adapters wrap, by the top-level module of the agent's type: (framework, the
+adapter in `passhat.sandbox.agents`)."""
 
 
 class NamedFactory:

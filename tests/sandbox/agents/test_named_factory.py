@@ -66,3 +66,46 @@ def test_agent_options_reach_the_named_factory_in_a_worker(module: str) -> None:
     again = pickle.loads(pickle.dumps(factory))
     assert type(again.func) is NamedFactory
     assert again("ctx") == ("made", "ctx", "warm")
+
+
+FRAMEWORK_AGENTS = """
+from agents import Agent as SdkAgent
+from langgraph.graph import END, START, MessagesState, StateGraph
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+
+support = Agent(TestModel())
+builder = StateGraph(MessagesState)
+builder.add_node("model", lambda state: state)
+builder.add_edge(START, "model")
+builder.add_edge("model", END)
+graph = builder.compile()
+triage = SdkAgent(name="triage")
+"""
+
+
+@pytest.mark.parametrize(
+    ("attribute", "framework", "adapter"),
+    [
+        ("support", "pydantic-ai's Agent", "pydantic_ai_agent(support)"),
+        ("graph", "LangGraph's CompiledStateGraph", "langgraph_agent(graph)"),
+        ("triage", "the OpenAI Agents SDK's Agent", "openai_agents_agent(triage)"),
+    ],
+)
+def test_a_framework_agent_named_itself_is_told_which_adapter_wraps_it(
+    tmp_path: pathlib.Path, attribute: str, framework: str, adapter: str
+) -> None:
+    """A team naming its framework agent itself (`--agent app:support`) rather than a factory is told which
+    adapter wraps it and how (it was told only "is a Agent, not a factory")."""
+    name = f"frameworks_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(FRAMEWORK_AGENTS)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(DomainError) as raised:
+            resolve_agent(f"{name}:{attribute}")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(name, None)
+    said = str(raised.value)
+    assert f"is {framework} itself, not a factory" in said
+    assert f"agent = {adapter}" in said and f"({name}:agent)" in said
