@@ -169,11 +169,12 @@ class _Unbuilt:
     trial could not start with, e.g. a factory given the wrong function), recorded on the trial and never the
     agent's, rather than an exception that ends the whole run."""
 
-    def __init__(self, party: str, reason: str, factory: object, exc: Exception) -> None:
+    def __init__(self, party: str, reason: str, factory: object, what: str) -> None:
+        """``what``: what went wrong, after "the agent factory NAME" ("raised ValueError(...)")."""
         name = getattr(factory, "label", None) or getattr(factory, "__qualname__", None) or type(factory).__name__
         self.label = str(name)
         self.reason = reason
-        self.error = f"the {party} factory {name} raised {exc!r}"
+        self.error = f"the {party} factory {name} {what}"
 
     def errors(self) -> tuple[str | None, str | None, str | None]:
         """(simulator error, harness error, the agent's own failure), as `_converse` returns them."""
@@ -188,14 +189,26 @@ class _Unbuilt:
         raise RuntimeError(self.error)
 
 
+_NEEDS = {
+    "agent": (("respond",), "an agent (an object with async respond(conversation, tools))"),
+    "customer": (("opening", "respond"), "a customer (an object with async opening() and respond(conversation))"),
+}
+"""What each party's factory must return: its methods, and how to say so."""
+
+
 def _built(factory: Callable[[TrialContext], Any], context: TrialContext, party: str, reason: str) -> Any:
-    """What ``factory`` makes for this trial, or an `_Unbuilt` saying why it could not."""
+    """What ``factory`` makes for this trial, or an `_Unbuilt` saying why it could not (it raised, or made
+    something that is not an agent or a customer)."""
     try:
-        return factory(context)
+        made = factory(context)
     except ModelServerUnusableError:
         raise  # no trial can work: the run stops
     except Exception as exc:
-        return _Unbuilt(party, reason, factory, exc)
+        return _Unbuilt(party, reason, factory, f"raised {exc!r}")
+    methods, shape = _NEEDS[party]
+    if not all(callable(getattr(made, method, None)) for method in methods):
+        return _Unbuilt(party, reason, factory, f"returned {type(made).__name__}, not {shape}")
+    return made
 
 
 async def _converse(

@@ -105,6 +105,17 @@ async def test_a_factory_that_raises_fails_its_trial_as_the_harness_not_the_whol
         assert result.record.transcript == []
     assert opened  # the customer was built, and never asked to speak (the transcript is empty)
 
+    def forgot_to_return(context: TrialContext) -> Agent:
+        resolve_agent("reference")(context)  # built, and not returned
+        return None  # type: ignore[return-value]
+
+    result = await run_trial(retail, scenarios[0], 0, forgot_to_return)
+    assert result.record.termination_reason == "infra_error" and result.record.transcript == []
+    assert result.record.infra_error == (
+        "the agent factory test_a_factory_that_raises_fails_its_trial_as_the_harness_not_the_whole_run.<locals>."
+        "forgot_to_return returned NoneType, not an agent (an object with async respond(conversation, tools))"
+    )
+
     def no_customer(context: TrialContext) -> ScriptedCustomer:
         raise KeyError("persona")
 
