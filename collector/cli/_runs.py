@@ -74,6 +74,8 @@ def list_command(
     if as_json:
         emit_json({"project": name, "rule": RULE, "runs": rows})
         return
+    if note is not None and not rows:  # said why there are none: an empty table under it says nothing more
+        return
     # Light rules, one space between columns, and why a run is exploratory under the table: in 80 columns (a pipe,
     # a narrow terminal) the agent still has room to wrap by words.
     table = Table(title=f"replay runs of {name}", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)

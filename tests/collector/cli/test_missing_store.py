@@ -99,6 +99,9 @@ def test_a_project_the_store_never_heard_of_is_named_with_the_ones_it_holds(tmp_
     listed = CliRunner().invoke(app, ["runs", "list", "--store", url, "--project", "shpo", "--json"])
     assert listed.exit_code == 0 and json.loads(listed.stdout)["runs"] == []
     assert "the store has no project 'shpo', only 'bank', 'shop'" in listed.stderr
+    listed = CliRunner().invoke(app, ["runs", "list", "--store", url, "--project", "shpo"])  # as a person reads it
+    assert listed.exit_code == 0 and "the store has no project 'shpo'" in listed.stderr
+    assert listed.stdout == ""  # no empty table under the reason there are no runs
     # A project the store holds runs of, though never registered (a script's own exporter), is no typo.
     store = open_store(url)
     store.create_replay_run("lab", ReplayRun("run-1", dt.datetime.now(dt.UTC), k=2))
