@@ -107,14 +107,20 @@ def grade(
         emit_json({"period": None if chosen is None else chosen.name, **outcome.to_dict(), "task_types": rows})
         return
     table = Table(title=f"{where}: {len(outcome.verdicts)} production tickets graded on their own changes")
-    for column in ("task type", "graded", "pass rate", "95% CI", "failures", "ungradable"):
-        table.add_column(column)
+    # In 80 columns task types and signatures are folded, never cut to "tool_usage.…": each failure on a line of
+    # its own, the most frequent first, and each pass rate with its interval below it.
+    table.add_column("task type", overflow="fold")
+    table.add_column("graded", justify="right")
+    table.add_column("pass rate", justify="right")
+    table.add_column("failures", overflow="fold", min_width=16)
+    table.add_column("ungradable", justify="right")
     for row in rows:
-        failures = ", ".join(f"{label} {count}" for label, count in row["signatures"].items()) or "-"
+        signatures = sorted(row["signatures"].items(), key=lambda item: (-item[1], item[0]))
+        failures = "\n".join(f"{label} {count}" for label, count in signatures) or "-"
         interval = ci_text(row["pass_rate_ci"]) if row["pass_rate_ci"] else "-"
-        table.add_row(
-            row["task_type"], str(row["graded"]), pct(row["pass_rate"]), interval, failures, str(row["ungradable"])
-        )
+        rate = f"{pct(row['pass_rate'])}\n{interval}"
+        table.add_row(row["task_type"], str(row["graded"]), rate, failures, str(row["ungradable"]))
+    table.caption = "below each pass rate: its 95% interval"
     console.print(table)
     reasons: dict[str, int] = {}
     for item in outcome.ungradable:

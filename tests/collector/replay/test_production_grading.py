@@ -176,6 +176,11 @@ def test_passhat_grade_grades_the_period_from_the_command_line(store: Store, tmp
     verdict = store.production_verdicts("shop", [wrong_id])[wrong_id]
     assert verdict.signature == "wrong_entity"
 
+    shown = CliRunner().invoke(app, ["grade", "--ticket", wrong_id, "--store", url, "--project", "shop"])
+    assert shown.exit_code == 0, shown.output
+    assert "wrong_entity 1" in shown.output and "below each pass rate: its 95% interval" in shown.output
+    assert "…" not in shown.output  # in 80 columns nothing is cut short, folded at most
+
     one = CliRunner().invoke(app, ["grade", "--ticket", wrong_id, "--store", url, "--project", "shop", "--json"])
     assert one.exit_code == 0 and json.loads(one.output)["failed"] == {"wrong_entity": 1}
     missing = CliRunner().invoke(app, ["grade", "--ticket", "T-nope", "--store", url, "--project", "shop"])
