@@ -35,16 +35,21 @@ def trial_table_rows(
 def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
     """The per-task-type table: tickets, pass@1, pass@k, pass^k with its interval, failure signatures."""
     several = len({row["domain"] for row in rows}) > 1
-    table = Table(title=title)
+    # In 80 columns names are folded, never cut to "tool_usage.…": each signature on a line of its own, the most
+    # frequent first, and pass^k's interval below it.
+    table = Table(title=title, caption=f"below each pass^{k}: its 95% interval")
     if several:
-        table.add_column("domain")
-    for column in ("task type", "n", "pass@1", f"pass@{k}", f"pass^{k}", f"pass^{k} CI", "signatures"):
-        table.add_column(column)
+        table.add_column("domain", overflow="fold")
+    table.add_column("task type", overflow="fold")
+    for column in ("n", "pass@1", f"pass@{k}", f"pass^{k}"):
+        table.add_column(column, justify="right")
+    table.add_column("signatures", overflow="fold", min_width=14)
     for row in rows:
-        signatures = ", ".join(f"{name} {count}" for name, count in row["signatures"].items()) or "-"
+        ranked = sorted(row["signatures"].items(), key=lambda item: (-item[1], item[0]))
+        signatures = "\n".join(f"{name} {count}" for name, count in ranked) or "-"
         cells = [
             row["task_type"], str(row["tickets"]), pct(row["pass_at_1"]), pct(row["pass_at_k"]),
-            pct(row["pass_hat_k"]), ci_text(row["pass_hat_k_ci"]), signatures,
+            f"{pct(row['pass_hat_k'])}\n{ci_text(row['pass_hat_k_ci'])}", signatures,
         ]  # fmt: skip
         table.add_row(*([row["domain"]] if several else []), *cells)
     console.print(table)
