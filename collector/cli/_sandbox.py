@@ -44,7 +44,7 @@ def list_domains(as_json: JsonOption = False) -> None:
         return
     for entry in domains:
         table = Table(title=f"{entry['domain']}: {entry['description']}")
-        table.add_column("task type")
+        table.add_column("task type", overflow="fold")  # a name is read whole, never cut to "cancelled_su…"
         table.add_column("kind")
         table.add_column("description")
         for task in entry["task_types"]:

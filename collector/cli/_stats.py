@@ -113,8 +113,9 @@ def _fit_trials(path: Path, *, components: int | None, k: int | None, as_json: b
         emit_json(payload)
         return
     table = Table(title=f"Reliability per task type (k = {k_used})")
-    for column in ("task type", "tickets", "trials", "pass@1", f"pass@{k_used}", f"pass^{k_used}", "95% CI"):
-        table.add_column(column, justify="left" if column == "task type" else "right")
+    table.add_column("task type", overflow="fold")  # a name is read whole, never cut short
+    for column in ("tickets", "trials", "pass@1", f"pass@{k_used}", f"pass^{k_used}", "95% CI"):
+        table.add_column(column, justify="right")
     for name, s in summaries:
         table.add_row(
             name,
