@@ -35,6 +35,9 @@ def test_sandbox_list_prints_domains_and_task_types_as_json() -> None:
     retail = next(d for d in domains if d["domain"] == "retail")
     assert len(retail["task_types"]) >= 12
     assert "return_delivered_items" in retail["tools"]
+    shown = CliRunner().invoke(app, ["sandbox", "list"])  # as a person reads it, in 80 columns
+    assert shown.exit_code == 0 and "cancelled_subscription_charg" in shown.stdout
+    assert "…" not in shown.stdout  # folded, never cut to "cancelled_subscription_char…"
 
 
 def test_replay_prints_the_reliability_table_as_json() -> None:
