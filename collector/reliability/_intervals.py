@@ -114,7 +114,7 @@ def sample_size_note(label: str, interval: Interval, tickets: int, level: float 
     """One line a reader can act on: how wide the interval is now, and what ±10 points would take."""
     now = half_width(interval)
     needed = tickets_for_half_width((interval[0] + interval[1]) / 2.0, 0.10, level)
-    points = math.ceil(100.0 * now - 1e-9)
+    points = f"{100.0 * now:.0f}"  # as the tables print the same interval's half-width ("[2.7, 97.3] ±47")
     if now <= 0.10:
         return f"with {tickets} tickets the {label} interval is about ±{points} pts"
     return f"with {tickets} tickets the {label} interval is about ±{points} pts; ±10 needs about {needed}"

@@ -83,3 +83,13 @@ def test_empty_task_type_is_an_error() -> None:
 def test_bad_level_is_an_error() -> None:
     with pytest.raises(ValueError, match="confidence level"):
         summarize_task_type([3], [1], 1, level=1.5)
+
+
+def test_the_sample_size_note_gives_the_half_width_the_tables_print() -> None:
+    """`passhat replay` prints "[2.7, 97.3] ±47" in its table and the note under it said "about ±48" (rounded up)."""
+    from passhat.collector.cli._console import ci_text
+    from passhat.collector.reliability._intervals import sample_size_note
+
+    for interval in [(0.027, 0.973), (0.198, 1.0), (0.0, 0.802), (0.441, 0.559)]:
+        half = ci_text(interval).rsplit("±", 1)[1]
+        assert f"interval is about ±{half} pts" in sample_size_note("pass^3", interval, 2)
