@@ -62,3 +62,15 @@ def test_an_unknown_run_is_a_clear_404_and_another_projects_run_is_unknown(ui: U
         other = client.get(f"/ui/runs/compare?a={ui.shop.official_runs[0]}&b={ui.bank.official_runs[0]}")
     assert typo.status_code == 404 and "run-nope" in typo.text
     assert other.status_code == 404
+
+
+def test_a_simulated_agent_is_labelled_once(ui: UiCollector) -> None:
+    """The ReferenceAgent's name says it is a simulation: the runs list and a run's page do not add
+    "(simulated)" after "ReferenceAgent (offline simulation)" (they showed both)."""
+    run = ui.shop.official_runs[1]
+    with ui.client(ui.shop_key) as client:
+        runs = client.get("/ui/runs").text
+        page = client.get(f"/ui/runs/{run}").text
+    for shown in (runs, page):
+        assert "ReferenceAgent (offline simulation)" in shown
+        assert "(simulated)" not in shown
