@@ -165,9 +165,9 @@ class _Trace:
 
 
 class _Unbuilt:
-    """Stands in for the agent or the simulated customer whose factory raised: the harness's failure (a setup the
-    trial could not start with, e.g. a factory given the wrong function), recorded on the trial and never the
-    agent's, rather than an exception that ends the whole run."""
+    """Stands in for the agent or the simulated customer its factory could not make (it raised, or made something
+    else): the harness's failure (a setup the trial could not start with, e.g. a factory given the wrong
+    function), recorded on the trial and never the agent's, rather than an exception that ends the whole run."""
 
     def __init__(self, party: str, reason: str, factory: object, what: str) -> None:
         """``what``: what went wrong, after "the agent factory NAME" ("raised ValueError(...)")."""
@@ -218,7 +218,7 @@ async def _converse(
     error, the agent's own failure)."""
     messages: list[Message] = []
     for party in (customer, agent):
-        if isinstance(party, _Unbuilt):  # its factory raised: the trial ends before anyone speaks
+        if isinstance(party, _Unbuilt):  # its factory failed: the trial ends before anyone speaks
             return (messages, party.reason, *party.errors())
     try:
         opening = await customer.opening()
