@@ -267,22 +267,27 @@ def _ci(values: list[float] | None) -> str:
 def print_table(table: SuiteTable) -> None:
     labels = {a["run_id"]: a["label"] for a in table.agents}
     k = table.k
-    grid = Table(title=f"suite {table.version}: k = {k}, {int(100 * table.level)}% intervals over tasks", **COMPACT)
+    level = int(100 * table.level)
+    # Each figure with its interval below it: in 80 columns the three figures, their intervals and the agent's
+    # name fit (side by side, pass^k's interval was cut off at the edge).
+    grid = Table(
+        title=f"suite {table.version}: k = {k}, {level}% intervals over tasks",
+        caption=f"below each figure: its {level}% interval",
+        **COMPACT,
+    )
     grid.add_column("domain", no_wrap=True)
     grid.add_column("rank", justify="right")
     grid.add_column("agent", min_width=10, overflow="fold")
     for column in ("tasks", "trials"):
         grid.add_column(column, justify="right")
     for column in ("pass@1", f"pass@{k}", f"pass^{k}"):
-        grid.add_column(column, no_wrap=True)
+        grid.add_column(column, justify="right", no_wrap=True)
     for domain in [*table.domains, "overall"]:
         for rank, rid in enumerate(table.ranks[domain], start=1):
             cell: dict[str, Any] = table.cells[domain][rid]
             grid.add_row(
                 domain if rank == 1 else "", str(rank), labels[rid], str(cell["tasks"]), str(cell["trials"]),
-                f"{pct(cell['pass_at_1'])} {_ci(cell['pass_at_1_ci'])}",
-                f"{pct(cell['pass_at_k'])} {_ci(cell['pass_at_k_ci'])}",
-                f"{pct(cell['pass_hat_k'])} {_ci(cell['pass_hat_k_ci'])}",
+                *(f"{pct(cell[name])}\n{_ci(cell[name + '_ci'])}" for name in ("pass_at_1", "pass_at_k", "pass_hat_k")),
                 end_section=rank == len(table.ranks[domain]),
             )  # fmt: skip
     console.print(grid)

@@ -62,6 +62,15 @@ def test_suite_table_prints_json_html_and_a_terminal_table(stored_runs: StoredRu
     assert text.exit_code == 0, text.output
     assert "ReferenceAgent/careful (simulation)" in text.output and "Kendall's W" in text.output
     assert "swing across domains" in text.output and "paired differences" in text.output
+    narrow = CliRunner().invoke(app, args)  # 80 columns: every figure's interval is still there, nothing cut
+    assert narrow.exit_code == 0, narrow.output
+    shown = narrow.output[: narrow.output.index("below each figure: its 95% interval")]
+    for cells in table["cells"].values():
+        for cell in cells.values():
+            for name in ("pass_at_1", "pass_at_k", "pass_hat_k"):
+                low, high = cell[f"{name}_ci"]
+                assert f"[{100 * low:.0f}, {100 * high:.0f}]" in shown, (name, cell)
+    assert "…" not in shown
 
 
 @pytest.mark.parametrize(
