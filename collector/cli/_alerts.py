@@ -133,9 +133,14 @@ def history(
 ) -> None:
     """Show the alerts recorded in the store (fired, resolved, test), the reports sent (report), and how each
     delivery went."""
-    from passhat.collector.cli._config import default_config_path, load_or_exit
+    from pathlib import Path
 
-    settings = load_or_exit(config or default_config_path())
+    from passhat.collector.cli._store import load_loop_config
+
+    # Reading the history needs no channels: without a config file (none named, no ./passhat.toml), --store and
+    # --project say where, as for `passhat runs list` (it required passhat.toml even with both given).
+    settings = load_loop_config(Path(config) if config else None)
+    name = project or settings.project
     known = (*NOTICE_KINDS, REPORT_KIND)
     unknown = sorted(set(kind or ()) - set(known))
     if unknown:
@@ -146,7 +151,7 @@ def history(
     except (StoreError, OSError, ValueError) as exc:
         fail(f"cannot open the store {url}: {exc}")
     try:
-        events = AlertLog(store, project or settings.project).notices(kinds=tuple(kind or known), limit=limit)
+        events = AlertLog(store, name).notices(kinds=tuple(kind or known), limit=limit)
     finally:
         store.close()
     if as_json:
@@ -173,13 +178,18 @@ def history(
         )
         return
     if not events:
-        console.print(f"No alerts recorded for project {escape(settings.project)}.", highlight=False)
+        console.print(f"No alerts recorded for project {escape(name)}.", highlight=False)
         return
-    table = Table(title=f"alerts of project {escape(settings.project)}, newest first")
-    for column in ("recorded (UTC)", "kind", "rule", "scope", "period", "deliveries"):
-        table.add_column(column)
+    table = Table(title=f"alerts of project {escape(name)}, newest first")
+    # In 80 columns rules, task types and channels are folded, never cut to "pass_hat_k_…"; a channel a line.
+    table.add_column("recorded (UTC)")
+    table.add_column("kind")
+    for column in ("rule", "scope"):
+        table.add_column(column, overflow="fold")
+    table.add_column("period", no_wrap=True)
+    table.add_column("deliveries", overflow="fold")
     for e in events:
-        deliveries = ", ".join(f"{name}: {outcome}" for name, outcome in sorted(e.deliveries.items()))
+        deliveries = "\n".join(f"{channel}: {outcome}" for channel, outcome in sorted(e.deliveries.items()))
         table.add_row(
             e.fired_at.strftime("%Y-%m-%d %H:%M"),
             str(e.payload.get("kind", "")),

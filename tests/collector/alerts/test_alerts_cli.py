@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 
+import pytest
 from typer.testing import CliRunner
 
 from passhat.collector.alerts import AlertLog
@@ -128,3 +129,22 @@ def test_history_of_an_empty_store_says_so(tmp_path: pathlib.Path) -> None:
     config.write_text('project = "shop"\n[store]\ndata_dir = "data"\n', encoding="utf-8")
     result = runner.invoke(app, ["alerts", "history", "--config", str(config)])
     assert result.exit_code == 0 and "No alerts recorded for project shop." in result.stdout
+
+
+def test_history_needs_no_config_file_when_store_and_project_are_given(
+    tmp_path: pathlib.Path, receiver: Receiver, mailbox: Mailbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `passhat runs list` and `passhat grade`: --store and --project say where, no passhat.toml needed (it said
+    "passhat.toml: no such file"); the project named is the one the table names (it named the config's)."""
+    config = write_config(tmp_path, receiver, mailbox)
+    assert runner.invoke(app, ["alerts", "test", "--config", str(config), "--channel", "hook"]).exit_code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("PASSHAT_CONFIG", raising=False)
+    store = f"sqlite:///{tmp_path / 'data' / 'passhat.db'}"
+    table = runner.invoke(app, ["alerts", "history", "--store", store, "--project", "shop"])
+    assert table.exit_code == 0, table.output
+    assert "alerts of project shop" in table.stdout and "hook: ok" in table.stdout
+    other = runner.invoke(app, ["alerts", "history", "--store", store, "--project", "bank"])
+    assert other.exit_code == 0 and "No alerts recorded for project bank." in other.stdout
