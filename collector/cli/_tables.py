@@ -61,7 +61,7 @@ def print_domain_table(domains: list[dict[str, Any]], overall: dict[str, Any] | 
         return
     table = Table(title="by domain: each task type's tickets pooled (95% intervals)")
     for column in ("domain", "task types", "tickets", "trials", "pass@1", f"pass@{k}", f"pass^{k}"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for entry in [*domains, overall] if len(domains) > 1 else domains:
         figures = (
             f"{pct(entry[name])} {ci_text(entry[name + '_ci'])}" for name in ("pass_at_1", "pass_at_k", "pass_hat_k")
@@ -79,7 +79,7 @@ def print_comparison(comparison: RunComparison) -> None:
         f"{100 * comparison.level:g}% paired interval)"
     )
     for column in ("task type", "tickets", "pass@1", "change", f"pass^{k}", "change", "interval", "verdict"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # in 80 columns a name or a figure folds, never cut to "…"
     for row in comparison.task_types:
         at_1, hat = row.pass_at_1, row.pass_hat_k
         verdict = "worse" if hat.credibly_lower else ("better" if hat.credibly_higher else "no clear change")

@@ -231,6 +231,12 @@ def test_a_candidate_replays_the_baseline_tickets_and_is_compared_pairwise(setup
     assert all(row["tickets"] == 3 for row in comparison["task_types"]) and comparison["unpaired_tickets"] == 0
     again = setup.run("runs", "compare", base["run_id"], candidate["run_id"])
     assert again["task_types"] == comparison["task_types"]
+    shown = CliRunner().invoke(  # as a person reads it, in 80 columns: names folded, never cut to "order_st…"
+        app, ["runs", "compare", base["run_id"], candidate["run_id"], "--config", str(setup.config()), "--store",
+              setup.url],
+    )  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    assert "…" not in shown.stdout and "paired interval" in shown.stdout
     report = json.loads(pathlib.Path(candidate["report"]["json"]).read_text(encoding="utf-8"))
     assert report["comparison"] == comparison
     markdown = pathlib.Path(candidate["report"]["md"]).read_text(encoding="utf-8")
