@@ -47,6 +47,7 @@ from passhat.sandbox.domain import Scenario
 from passhat.sandbox.trial._curtailed import Curtailment, run_curtailed
 from passhat.sandbox.trial._database import Sandbox, TrialDatabase
 from passhat.sandbox.trial._details import TrialDetails
+from passhat.sandbox.trial._parties import Unbuilt, built
 from passhat.sandbox.trial._serve import Transport, connect, serve_toolbox
 
 if TYPE_CHECKING:
@@ -164,53 +165,6 @@ class _Trace:
             self.ticket.agent_says(message.text)
 
 
-class _Unbuilt:
-    """Stands in for the agent or the simulated customer its factory could not make (it raised, or made something
-    else): the harness's failure (a setup the trial could not start with, e.g. a factory given the wrong
-    function), recorded on the trial and never the agent's, rather than an exception that ends the whole run."""
-
-    def __init__(self, party: str, reason: str, factory: object, what: str) -> None:
-        """``what``: what went wrong, after "the agent factory NAME" ("raised ValueError(...)")."""
-        name = getattr(factory, "label", None) or getattr(factory, "__qualname__", None) or type(factory).__name__
-        self.label = str(name)
-        self.reason = reason
-        self.error = f"the {party} factory {name} {what}"
-
-    def errors(self) -> tuple[str | None, str | None, str | None]:
-        """(simulator error, harness error, the agent's own failure), as `_converse` returns them."""
-        if self.reason == "simulator_error":
-            return self.error, None, None
-        return None, self.error, None
-
-    async def opening(self) -> Message:
-        raise RuntimeError(self.error)  # never asked: `_converse` ends the trial first
-
-    async def respond(self, *conversation_and_tools: object) -> Message:
-        raise RuntimeError(self.error)
-
-
-_NEEDS = {
-    "agent": (("respond",), "an agent (an object with async respond(conversation, tools))"),
-    "customer": (("opening", "respond"), "a customer (an object with async opening() and respond(conversation))"),
-}
-"""What each party's factory must return: its methods, and how to say so."""
-
-
-def _built(factory: Callable[[TrialContext], Any], context: TrialContext, party: str, reason: str) -> Any:
-    """What ``factory`` makes for this trial, or an `_Unbuilt` saying why it could not (it raised, or made
-    something that is not an agent or a customer)."""
-    try:
-        made = factory(context)
-    except ModelServerUnusableError:
-        raise  # no trial can work: the run stops
-    except Exception as exc:
-        return _Unbuilt(party, reason, factory, f"raised {exc!r}")
-    methods, shape = _NEEDS[party]
-    if not all(callable(getattr(made, method, None)) for method in methods):
-        return _Unbuilt(party, reason, factory, f"returned {type(made).__name__}, not {shape}")
-    return made
-
-
 async def _converse(
     agent: Agent, customer: Customer, tools: Toolbox, config: RunConfig, trace: _Trace
 ) -> tuple[list[Message], str, str | None, str | None, str | None]:
@@ -218,7 +172,7 @@ async def _converse(
     error, the agent's own failure)."""
     messages: list[Message] = []
     for party in (customer, agent):
-        if isinstance(party, _Unbuilt):  # its factory failed: the trial ends before anyone speaks
+        if isinstance(party, Unbuilt):  # its factory failed: the trial ends before anyone speaks
             return (messages, party.reason, *party.errors())
     try:
         opening = await customer.opening()
@@ -290,8 +244,8 @@ async def run_trial(
     overhead = time.perf_counter() - started
     context = TrialContext(domain, scenario, attempt, config.run_id, runtime.tracer)
     try:
-        agent: Agent = _built(agent_factory, context, "agent", "infra_error")
-        customer: Customer = _built(customer_factory, context, "customer", "simulator_error")
+        agent: Agent = built(agent_factory, context, "agent", "infra_error")
+        customer: Customer = built(customer_factory, context, "customer", "simulator_error")
     except ModelServerUnusableError:
         database.close()
         raise
