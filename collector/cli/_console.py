@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import typer
@@ -39,6 +40,13 @@ def pct(value: float | None) -> str:
 def ci_text(ci: tuple[float, float] | list[float]) -> str:
     """A confidence interval as [low, high] percentages and its half-width in points."""
     return f"[{100.0 * ci[0]:.1f}, {100.0 * ci[1]:.1f}] ±{50.0 * (ci[1] - ci[0]):.0f}"
+
+
+def counts_by_line(counts: Mapping[str, int]) -> str:
+    """Failure signatures and their counts for a table cell: one a line, the most frequent first ("-" for none), so
+    a narrow terminal folds a long name rather than cutting it."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return "\n".join(f"{name} {count}" for name, count in ranked) or "-"
 
 
 def print_design_notes(rows: list[dict[str, Any]], trials: int, k: int, min_trials: int | None) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from passhat.collector.cli._console import ci_text, console, emit_json, fail, pct
+from passhat.collector.cli._console import ci_text, console, counts_by_line, emit_json, fail, pct
 from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
 from passhat.collector.cli._store import load_loop_config, open_loop_store
 from passhat.collector.cli._store import period_from as _period_from
@@ -115,8 +115,7 @@ def grade(
     table.add_column("failures", overflow="fold", min_width=16)
     table.add_column("ungradable", justify="right")
     for row in rows:
-        signatures = sorted(row["signatures"].items(), key=lambda item: (-item[1], item[0]))
-        failures = "\n".join(f"{label} {count}" for label, count in signatures) or "-"
+        failures = counts_by_line(row["signatures"])
         interval = ci_text(row["pass_rate_ci"]) if row["pass_rate_ci"] else "-"
         rate = f"{pct(row['pass_rate'])}\n{interval}"
         table.add_row(row["task_type"], str(row["graded"]), rate, failures, str(row["ungradable"]))

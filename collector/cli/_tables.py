@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from passhat.collector.cli._console import ci_text, console, pct
+from passhat.collector.cli._console import ci_text, console, counts_by_line, pct
 
 if TYPE_CHECKING:
     from passhat.collector.reliability import GradedTrial
@@ -45,11 +45,9 @@ def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
         table.add_column(column, justify="right")
     table.add_column("signatures", overflow="fold", min_width=14)
     for row in rows:
-        ranked = sorted(row["signatures"].items(), key=lambda item: (-item[1], item[0]))
-        signatures = "\n".join(f"{name} {count}" for name, count in ranked) or "-"
         cells = [
             row["task_type"], str(row["tickets"]), pct(row["pass_at_1"]), pct(row["pass_at_k"]),
-            f"{pct(row['pass_hat_k'])}\n{ci_text(row['pass_hat_k_ci'])}", signatures,
+            f"{pct(row['pass_hat_k'])}\n{ci_text(row['pass_hat_k_ci'])}", counts_by_line(row["signatures"]),
         ]  # fmt: skip
         table.add_row(*([row["domain"]] if several else []), *cells)
     console.print(table)
