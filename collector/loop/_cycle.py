@@ -125,7 +125,9 @@ def _settled(
                 f"{tally.harness_errors} of {ran} trials ended in a simulator or infrastructure error "
                 f"(fewer than k={k} left){cause}"
             )
-            fix = f"{causes[0].fix}; then replay again" if causes else "fix the customer or tool server, replay again"
+            fix = "fix the customer or tool server, replay again"
+            if causes:  # a fix that already ends in replaying again is not told so twice
+                fix = causes[0].fix if "again" in causes[0].fix else f"{causes[0].fix}; then replay again"
         else:
             reason = f"only {ran} of k={k} trials have run"
             fix = "resume the replay run (run the same passhat replay --period again)"

@@ -143,3 +143,26 @@ def test_only_a_check_that_broke_is_told_to_fix_the_check() -> None:
     assert group.error_type == "ValueError"
     assert "check" not in group.fix
     assert group.fix.startswith("the agent's setup failed before it could work")
+
+
+def test_a_ticket_the_harness_broke_is_listed_with_its_fix_said_once() -> None:
+    """The reason a ticket was not measured quotes the first cause, and its fix says to replay again once (it
+    read "fix it and replay again; then replay again")."""
+    from passhat.collector.loop._cycle import _settled
+    from passhat.collector.store import TicketTally
+
+    factory = "the agent factory app:build raised TypeError('build() takes 1 positional argument')"
+    tool_server = "tool server failed: ExceptionGroup('unhandled errors in a TaskGroup', [ConnectError()])"
+    broken = [_row("refund", "T-1", a, False, "infra_error", factory) for a in range(3)]
+    broken += [_row("cancel", "T-2", a, False, "infra_error", tool_server) for a in range(3)]
+    tallies = [
+        TicketTally("retail", "refund", "T-1", 0, 0, 0, 0, harness_errors=3),
+        TicketTally("retail", "cancel", "T-2", 0, 0, 0, 0, harness_errors=3),
+    ]
+    kept, dropped = _settled(tallies, 3, broken)
+    assert kept == []
+    by_ticket = {entry.ticket_id: entry for entry in dropped}
+    assert "3 of 3 trials ended in a simulator or infrastructure error" in by_ticket["T-1"].reason
+    assert "app:build raised TypeError" in by_ticket["T-1"].reason
+    assert by_ticket["T-1"].fix.count("again") == 1 and by_ticket["T-1"].fix.endswith("replay again")
+    assert by_ticket["T-2"].fix.count("again") == 1 and by_ticket["T-2"].fix.endswith("; then replay again")
