@@ -1,15 +1,20 @@
 """The seed's views and the run comparison in headless Chromium over a real collector: the k slider by keyboard,
-each page at 1280 px and 390 px without horizontal overflow or console errors. Screenshots go to
-`test-artifacts/ui/` (those in docs/images/ were taken from these pages)."""
+each page at 1280, 1024 and 390 px without horizontal overflow or console errors, the traffic table with long task
+type names. Screenshots go to `test-artifacts/ui/` (those in docs/images/ were taken from these pages)."""
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
+from passhat.collector.store import parse_period
+from tests.collector.server import new_key
+from tests.collector.store.store_contract import NS, ticket_span
+from tests.collector.ui import ui_data
 from tests.collector.ui.conftest import UiCollector
 from tests.collector.ui.test_ui_browser import Session, browser
 
@@ -97,7 +102,16 @@ def test_the_attempt_stepper_shows_only_once_its_script_can_step(ui: UiCollector
         expect(page.locator("[data-step-label]")).to_have_text("Attempt 2 of 4: pass")
 
 
-@pytest.mark.parametrize(("width", "height", "mobile"), [(1280, 900, False), (390, 844, True)])
+def _tables_scrolling(page: Page) -> list[str | None]:
+    """The tables of the page that are wider than their scrolling box (by their test id)."""
+    found: list[str | None] = page.evaluate(
+        "[...document.querySelectorAll('.scroll')].filter(e => e.scrollWidth > e.clientWidth)"
+        ".map(e => e.querySelector('table')?.dataset.testid)"
+    )
+    return found
+
+
+@pytest.mark.parametrize(("width", "height", "mobile"), [(1280, 900, False), (1024, 768, False), (390, 844, True)])
 def test_the_seed_views_and_the_comparison_fit_the_window(
     ui: UiCollector, browser: Browser, width: int, height: int, mobile: bool
 ) -> None:
@@ -118,6 +132,13 @@ def test_the_seed_views_and_the_comparison_fit_the_window(
                 "document.documentElement.scrollWidth - document.documentElement.clientWidth"
             )
             assert overflow <= 0, f"{path} is {overflow}px wider than a {width} px window"
+            # On a desktop the traffic table does not scroll sideways: its "From" column was cut at 1280 px (the
+            # demo's task type names), its long headers now fold. At 1280 no table of these pages scrolls.
+            wide = _tables_scrolling(session.page)
+            if width >= 1280:
+                assert wide == [], f"{path}: these tables are wider than a {width} px window: {wide}"
+            elif not mobile:
+                assert "traffic" not in wide, f"{path}: the traffic table is wider than a {width} px window"
             session.shot(f"seed-{name}-{width}")
         session.page.goto(f"{ui.url}/ui/runs")
         session.page.get_by_test_id("compare-link").click()
@@ -129,3 +150,35 @@ def test_the_seed_views_and_the_comparison_fit_the_window(
         assert session.errors == [] and session.outside == []
     finally:
         session.close()
+
+
+def test_the_traffic_table_fits_a_desktop_window_with_long_task_type_names(
+    ui: UiCollector, browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's task type names are long ("change_pending_payment"): the overview's traffic table, whose long
+    headers did not fold, scrolled sideways in a 1280 px window with the demo's figures (its "From" column cut at
+    the edge), and in a 1024 px one with these."""
+    names = ("change_pending_payment", "return_delivered_items", "gift_card_insufficient")
+    monkeypatch.setattr(ui_data, "TASK_TYPES", names)
+    monkeypatch.setattr(ui_data, "PASSES", dict(zip(names, ui_data.PASSES.values(), strict=True)))
+    ui_data.seed(ui.store, "wide")
+    # Production traffic in the official run's period (W47), which the calculator's shares come from.
+    monday = dt.datetime.combine(parse_period(ui_data.PERIODS[1]).start, dt.time(9), tzinfo=dt.UTC)
+    start = int(monday.timestamp()) * NS
+    spans = [
+        ticket_span(f"W47-{name}-{n}", task_type=name, start_ns=start + (i * 3 + n) * NS)
+        for i, name in enumerate(names)
+        for n in range(3)
+    ]
+    ui.store.write_batch("wide", spans)
+    key = new_key(ui.store, "wide")
+    for width in (1280, 1024):
+        session = Session(browser, width=width, height=900)
+        try:
+            session.sign_in(ui.url, key)
+            expect(session.page.get_by_test_id("traffic")).to_contain_text("change_pending_payment")
+            wide = _tables_scrolling(session.page)
+            assert "traffic" not in wide, f"the traffic table is wider than a {width} px window"
+            session.shot(f"traffic-long-names-{width}")
+        finally:
+            session.close()
