@@ -5,8 +5,10 @@ type names. Screenshots go to `test-artifacts/ui/` (those in docs/images/ were t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
@@ -182,3 +184,42 @@ def test_the_traffic_table_fits_a_desktop_window_with_long_task_type_names(
             session.shot(f"traffic-long-names-{width}")
         finally:
             session.close()
+
+
+def test_ticket_ids_and_badges_stay_whole_beside_long_signature_lists(
+    ui: UiCollector, browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside a ticket's signatures (the demo's: five or six long names), a task type's sampled tickets and a run's
+    tickets broke their ids at the hyphen ("T-2026-W49-" over "00185"), and "failed some" and "side by side" over
+    two lines, while the signatures had room to fold: ids, badges and links now stay whole, the list folds."""
+    labels = ("tool_usage.error_not_retried", "tool_usage.precondition", "policy_violation", "tool_usage.empty_lookup")
+    plain = ui_data.trial
+
+    def trial(run_id: str, task_type: str, ticket: str, attempt: int, passed: bool, started: dt.datetime) -> Any:
+        row = plain(run_id, task_type, ticket, attempt, passed, started)
+        return row if passed else dataclasses.replace(row, failure_label=labels[attempt % len(labels)])
+
+    names = ("change_pending_payment", "return_delivered_items", "gift_card_insufficient")
+    monkeypatch.setattr(ui_data, "trial", trial)
+    monkeypatch.setattr(ui_data, "TASK_TYPES", names)
+    monkeypatch.setattr(ui_data, "PASSES", {name: ((0, 1, 0), (1, 0, 2)) for name in names})
+    seeded = ui_data.seed(ui.store, "wide")
+    key = new_key(ui.store, "wide")
+    session = Session(browser, width=1024, height=900)
+    try:
+        session.sign_in(ui.url, key)
+        pages = (
+            (f"/ui/task-types/{names[0]}", "sampled"),
+            (f"/ui/runs/{seeded.official_runs[1]}", "run-tickets"),
+        )
+        for path, testid in pages:
+            session.page.goto(f"{ui.url}{path}")
+            expect(session.page.get_by_test_id(testid)).to_contain_text("tool_usage.error_not_retried")
+            broken = session.page.evaluate(
+                f"[...document.querySelectorAll('[data-testid={testid}] tbody :is(th a, .badge, td:last-child a)')]"
+                ".filter(e => e.getClientRects().length > 1).map(e => e.textContent)"
+            )
+            assert broken == [], f"{path}: over two lines: {broken}"
+            session.shot(f"whole-ids-{testid}-1024")
+    finally:
+        session.close()
