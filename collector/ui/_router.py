@@ -77,6 +77,8 @@ def _environment() -> jinja2.Environment:
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
     env.filters["ci"] = lambda c: "" if not c else f"{100 * c[0]:.0f}–{100 * c[1]:.0f}%"
     env.filters["ms"] = lambda v: f"{v:,.0f} ms" if v >= 10 else f"{v:.1f} ms"
+    # A trial's duration: under a second in milliseconds (an offline trial's 12 ms read "0.0 s"), else seconds.
+    env.filters["seconds"] = lambda s: env.filters["ms"](1000 * s) if s < 1 else f"{s:,.1f} s"
     env.filters["ns_time"] = lambda ns: dt.datetime.fromtimestamp(ns / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
     env.filters["when"] = lambda t: "" if t is None else t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     env.filters["q"] = lambda v: urllib.parse.quote(str(v), safe="")

@@ -208,6 +208,27 @@ def test_the_attempts_page_puts_the_k_attempts_side_by_side(ui: UiCollector) -> 
     assert verdicts == ["pass", "pass", "fail", "fail"]
     assert "wrong_entity" in page and "expected &#39;refunded&#39;" in page
     assert "I want a refund" in page and "get_order" in page
+    # Each card's duration: these trials took 1.5 to 4.5 s.
+    assert re.findall(r'class="meta">agent_stop · ([^<]+?) ·', page) == ["1.5 s", "2.5 s", "3.5 s", "4.5 s"]
+
+
+def test_an_attempt_under_a_second_shows_its_milliseconds(ui: UiCollector) -> None:
+    """An offline trial takes about 12 ms: its card read "0.0 s"."""
+    import dataclasses
+
+    from passhat.collector.store import ReplayRun
+    from tests.collector.ui.ui_data import trial
+
+    when = dt.datetime(2026, 11, 20, 9, tzinfo=dt.UTC)
+    ui.store.create_replay_run("shop", ReplayRun("run-quick", when, k=2, params={"period": PERIODS[1]}))
+    quick = [trial("run-quick", "refund", "SHOP-refund-0", a, True, when) for a in range(2)]
+    ui.store.add_trials(
+        "shop", [dataclasses.replace(t, duration_s=s) for t, s in zip(quick, (0.0123, 0.00042), strict=True)]
+    )
+    ui.store.finish_replay_run("shop", "run-quick", at=when)
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/runs/run-quick/tickets/SHOP-refund-0").text
+    assert re.findall(r'class="meta">agent_stop · ([^<]+?) ·', page) == ["12 ms", "0.4 ms"]
 
 
 def test_the_run_page_says_official_or_exploratory_and_its_progress(ui: UiCollector) -> None:
