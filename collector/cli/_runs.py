@@ -78,14 +78,14 @@ def list_command(
         return
     # Light rules, one space between columns, and why a run is exploratory under the table: in 80 columns (a pipe,
     # a narrow terminal) the agent still has room to wrap by words.
-    table = Table(title=f"replay runs of {name}", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)
+    table = Table(title=f"replay runs of {name}", box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False)
     # The run id is what `runs show` and `runs promote` take: kept whole, the other columns fold around it.
     table.add_column("run", no_wrap=True, min_width=max((len(row["run_id"]) for row in rows), default=3))
     for column in ("period", "role", "k"):
         table.add_column(column, no_wrap=True)
-    table.add_column("trials per ticket", justify="right", min_width=6)
+    table.add_column("trials\nper\nticket", justify="right")
     table.add_column("tickets", justify="right", no_wrap=True)
-    table.add_column("agent", min_width=12, overflow="fold")
+    table.add_column("agent", overflow="fold")
     why: list[str] = []
     for row in rows:
         agent = f"{row['agent']} {row['agent_version']}".strip()

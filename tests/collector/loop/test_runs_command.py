@@ -156,6 +156,27 @@ def test_runs_list_takes_a_period_as_grade_does(runs: Runs) -> None:
     assert shown.exit_code == 0 and "None" not in shown.output  # a suite run has no period: "-"
 
 
+def test_runs_list_in_80_columns_folds_the_agent_and_loses_no_character_of_it(runs: Runs) -> None:
+    """In 80 columns the agent column was narrower than its minimum: Rich cut each folded line, so
+    "ReferenceAgent (offline simulation) 1.1" read "ReferenceA / nt (offlin / simulation / 1.1"."""
+    listed = json.loads(runs.invoke("runs", "list", "--json").stdout)["runs"]
+    shown = CliRunner().invoke(app, ["runs", "list", "--config", str(runs.config), "--store", runs.url])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for row in listed:
+        agent = f"{row['agent']} {row['agent_version']}".strip()
+        (at,) = [n for n, line in enumerate(lines) if line.split()[:2] == [row["run_id"], row["period"] or "-"]]
+        start = lines[at].index(agent.split()[0][:6])  # where the agent column starts
+        folded = [lines[at][start:]]
+        for line in lines[at + 1 :]:
+            if line[:start].strip():  # the next row, or the notes under the table
+                break
+            folded.append(line[start:])
+        assert "".join("".join(folded).split()) == "".join(agent.split()), folded
+        assert max(len(part.strip()) for part in folded) >= min(len(agent), 12)  # room for a word, not a few letters
+
+
 def test_a_replay_whose_trials_were_all_lost_to_the_harness_is_not_reused(runs: Runs) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
