@@ -43,7 +43,7 @@ def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
     table.add_column("task type", overflow="fold")
     for column in ("n", "pass@1", f"pass@{k}", f"pass^{k}"):
         table.add_column(column, justify="right")
-    table.add_column("signatures", overflow="fold", min_width=14)
+    table.add_column("signatures", overflow="fold")
     for row in rows:
         cells = [
             row["task_type"], str(row["tickets"]), pct(row["pass_at_1"]), pct(row["pass_at_k"]),

@@ -52,6 +52,10 @@ def test_all_runs_every_installed_domain_and_the_table_shows_them() -> None:
     assert table.exit_code == 0 and "by domain" in table.stdout and "│ overall" in table.stdout
     # In 80 columns (CliRunner's) task types and signatures are folded, never cut: "tool_usage.…" told nothing.
     assert "…" not in table.stdout and "below each pass^1: its 95% interval" in table.stdout
+    # Nor cut at the right edge: with a domain column the signatures' minimum width overflowed 80 columns, and
+    # Rich cut every line there ("tool_usage.er" + "or_not_retrie", the r and d lost, no right border).
+    ruled = [line.rstrip() for line in table.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert ruled and all(line[-1:] in "┓┃┩│┘" for line in ruled), "\n".join(ruled)
 
 
 def test_the_old_spelling_runs_the_benchmark_with_a_deprecation_note() -> None:
