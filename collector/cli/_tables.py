@@ -33,24 +33,63 @@ def trial_table_rows(
 
 
 def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
-    """The per-task-type table: tickets, pass@1, pass@k, pass^k with its interval, failure signatures."""
+    """The per-task-type table: tickets, pass@1, pass@k, pass^k with its interval, failure signatures.
+
+    Where the signatures have room for their longest line beside the figures, they are the table's last column;
+    in a narrower terminal (80 columns, a pipe) they follow the table, a line per task type, so the names in the
+    table are not folded mid-word ("cancel_pending_o" over "rder", "policy_violatio" over "n 3")."""
     several = len({row["domain"] for row in rows}) > 1
-    # In 80 columns names are folded, never cut to "tool_usage.…": each signature on a line of its own, the most
-    # frequent first, and pass^k's interval below it.
+    signatures = {id(row): counts_by_line(row["signatures"]) for row in rows}
+    beside = console.width >= _width_with_signatures(rows, signatures.values(), several, k)
+    # Names are folded, never cut to "tool_usage.…": each signature on a line of its own, the most frequent first,
+    # and pass^k's interval below it.
     table = Table(title=title, caption=f"below each pass^{k}: its 95% interval")
     if several:
         table.add_column("domain", overflow="fold")
     table.add_column("task type", overflow="fold")
     for column in ("n", "pass@1", f"pass@{k}", f"pass^{k}"):
         table.add_column(column, justify="right")
-    table.add_column("signatures", overflow="fold")
+    if beside:
+        table.add_column("signatures", overflow="fold")
     for row in rows:
         cells = [
             row["task_type"], str(row["tickets"]), pct(row["pass_at_1"]), pct(row["pass_at_k"]),
-            f"{pct(row['pass_hat_k'])}\n{ci_text(row['pass_hat_k_ci'])}", counts_by_line(row["signatures"]),
+            f"{pct(row['pass_hat_k'])}\n{ci_text(row['pass_hat_k_ci'])}",
         ]  # fmt: skip
-        table.add_row(*([row["domain"]] if several else []), *cells)
+        table.add_row(*([row["domain"]] if several else []), *cells, *([signatures[id(row)]] if beside else []))
     console.print(table)
+    if not beside:
+        _print_signatures_below(rows, several)
+
+
+def _width_with_signatures(rows: list[dict[str, Any]], cells: Any, several: bool, k: int) -> int:
+    """The terminal width the table needs to show every name and signature line whole (a heavy box: a rule and
+    a space either side of each column)."""
+    columns = [
+        max(len("task type"), *(len(row["task_type"]) for row in rows)),
+        max(len("n"), *(len(str(row["tickets"])) for row in rows)),
+        len("100.0%"), max(len("100.0%"), len(f"pass@{k}")),
+        max(len(f"pass^{k}"), *(len(ci_text(row["pass_hat_k_ci"])) for row in rows)),
+        max(len("signatures"), *(len(line) for cell in cells for line in cell.splitlines())),
+    ]  # fmt: skip
+    if several:
+        columns.append(max(len("domain"), *(len(row["domain"]) for row in rows)))
+    return sum(columns) + 3 * len(columns) + 1
+
+
+def _print_signatures_below(rows: list[dict[str, Any]], several: bool) -> None:
+    """Each task type's failure signatures after the table, the most frequent first, folded between them."""
+    failing = [row for row in rows if row["signatures"]]
+    if not failing:
+        return
+    below = Table(title="failure signatures, most frequent first", box=None, show_header=False, padding=(0, 1))
+    below.add_column("task type", overflow="fold")
+    below.add_column("signatures")
+    for row in failing:
+        ranked = sorted(row["signatures"].items(), key=lambda item: (-item[1], item[0]))
+        name = f"{row['domain']} {row['task_type']}" if several else row["task_type"]
+        below.add_row(name, ", ".join(f"{signature} {count}" for signature, count in ranked))
+    console.print(below)
 
 
 def print_domain_table(domains: list[dict[str, Any]], overall: dict[str, Any] | None, k: int) -> None:

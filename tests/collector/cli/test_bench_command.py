@@ -105,3 +105,31 @@ def test_pooled_domain_intervals_cover_at_the_nominal_rate() -> None:
         low, high = pool_task_types("d", rows).pass_hat_k_ci
         covered += low <= truth <= high
     assert covered / runs >= 0.93
+
+
+def test_in_80_columns_the_signatures_follow_the_table_and_no_name_is_folded_mid_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In 80 columns (CliRunner's) the signatures column left the task types 16 letters: "cancel_pending_o" over
+    "rder", "policy_violatio" over "n 3". There the signatures follow the table, a line per task type; in a wide
+    terminal they stay its last column."""
+    from passhat.collector.cli._console import console
+
+    # The width the console renders at: 80 (CliRunner's, with no terminal), then a wide terminal's.
+    monkeypatch.setattr(console, "_width", 80)
+    args = ["bench", "--domain", "retail", "--scenarios", "3", "--k", "3", "--seed", "3"]
+    data = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    narrow = CliRunner().invoke(app, args)
+    assert narrow.exit_code == 0, narrow.output
+    table, below = narrow.stdout.split("failure signatures, most frequent first")
+    assert "signatures" not in table
+    for row in data["task_types"]:
+        assert f"│ {row['task_type']} " in table  # whole, on its row's first line
+        if row["signatures"]:
+            (line,) = [line for line in below.splitlines() if line.split()[:1] == [row["task_type"]]]
+            first = sorted(row["signatures"].items(), key=lambda item: (-item[1], item[0]))[0]
+            assert f"{first[0]} {first[1]}" in line  # the most frequent first, whole
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    monkeypatch.setattr(console, "_width", 160)
+    wide = CliRunner().invoke(app, args)
+    assert "failure signatures, most frequent first" not in wide.stdout and "signatures" in wide.stdout
