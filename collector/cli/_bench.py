@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -210,9 +211,12 @@ def _run(options: BenchOptions) -> tuple[list[TrialResult], int]:
                 if options.task_type is None or options.task_type in sandbox.domain.task_types
             ]
             if not chosen:
+                known = sorted({name for sandbox in sandboxes for name in sandbox.domain.task_types})
+                close = difflib.get_close_matches(str(options.task_type), known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
                 raise DomainError(
                     f"no task type {options.task_type!r} in {', '.join(options.domains)}: "
-                    "`passhat sandbox list` shows each domain's task types"
+                    f"{hint}`passhat sandbox list` shows each domain's task types"
                 )
             if options.executor == "ray":
                 results, lost = _run_on_ray(options, chosen, agent, config, runtime, curtailment)

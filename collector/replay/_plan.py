@@ -6,7 +6,8 @@ Nothing here runs a trial: these functions read the store and decide (`replay_pe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from passhat.collector.replay._adapters import ReplayTicket, ScenarioAdapter, prepare, production_attempt
@@ -58,8 +59,21 @@ def has_production_tickets(store: Store, project: str, period: Period) -> bool:
     return bool(store.list_tickets(project, source="production", since_ns=since, until_ns=until, limit=1))
 
 
-def nothing_to_replay(project: str, period: Period) -> NothingToReplayError:
-    """The error of a period without production tickets, and what to check."""
+def nothing_to_replay(
+    project: str, period: Period, *, task_types: Sequence[str] = (), present: Iterable[str] = ()
+) -> NothingToReplayError:
+    """The error of a period without production tickets, and what to check. ``task_types``: the task types asked
+    for, when the period has tickets but none of those (``present``: the task types it has)."""
+    if task_types:
+        have = sorted(set(present))
+        asked = ", ".join(repr(name) for name in task_types)
+        close = [m for name in task_types for m in difflib.get_close_matches(name, have, n=1) if m not in task_types]
+        hint = f"; did you mean {', '.join(repr(m) for m in close)}?" if close else ""
+        listed = ", ".join(have) if have else "none"
+        return NothingToReplayError(
+            f"no production tickets of task type {asked} in {period.name} in project {project!r}: nothing to "
+            f"replay{hint} (the period's task types: {listed}); check --task-type"
+        )
     return NothingToReplayError(
         f"no production tickets of {period.name} in project {project!r}: nothing to replay "
         f"(is the agent sending traces to this collector, with passhat.ticket(...)?)"

@@ -28,6 +28,7 @@ from passhat.collector.replay._plan import (
     has_production_tickets,
     nothing_to_replay,
     prepare_tickets,
+    production_tickets,
 )
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import WorkerProcesses
@@ -150,6 +151,9 @@ async def replay_period(
             store, project, period, identity, resumed=existing, same_as=same_tickets_as,
             inference=inference, adapters=all_adapters, domains=domains,
         )  # fmt: skip
+        if not chosen and identity.task_types:  # tickets in the period, none of the task types asked for
+            present = {ticket.task_type for ticket in production_tickets(store, project, period)}
+            raise nothing_to_replay(project, period, task_types=identity.task_types, present=present)
         if not chosen:
             raise nothing_to_replay(project, period)
         ready, not_replayable = prepare_tickets(store, project, chosen, all_adapters)

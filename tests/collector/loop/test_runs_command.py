@@ -193,3 +193,21 @@ def test_a_replay_whose_trials_were_all_lost_to_the_harness_is_not_reused(runs: 
     assert not again["reused"] and again["run_id"] != broken["run_id"]
     # A run that measured the agent is still reused.
     assert json.loads(runs.invoke("replay", "--period", W40.name, "--json").stdout)["reused"]
+
+
+def test_replay_of_a_task_type_the_period_does_not_have_says_so_and_names_the_close_one(runs: Runs) -> None:
+    """A typo in --task-type said "no production tickets of 2026-W40 ... (is the agent sending traces to this
+    collector?)", while the period had tickets: it names the task type, the close match and the period's own."""
+    done = runs.invoke("replay", "--period", W40.name, "--task-type", "cancel_pending_ordr")
+    assert done.exit_code == 2
+    [line] = done.output.strip().splitlines()
+    assert line.startswith("passhat: error: no production tickets of task type 'cancel_pending_ordr' in 2026-W40")
+    assert "did you mean 'cancel_pending_order'?" in line and "check --task-type" in line
+    assert "cancel_pending_order," in line.split("the period's task types: ")[1]
+    assert "sending traces" not in line
+
+
+def test_bench_names_the_task_type_closest_to_a_typo() -> None:
+    done = CliRunner().invoke(app, ["bench", "--domain", "retail", "--task-type", "cancel_pending_ordr"])
+    assert done.exit_code == 2
+    assert "did you mean 'cancel_pending_order'?" in " ".join(done.output.split())
