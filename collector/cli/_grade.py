@@ -11,6 +11,7 @@ from passhat.collector.cli._console import ci_text, console, counts_by_line, emi
 from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
 from passhat.collector.cli._store import load_loop_config, open_loop_store
 from passhat.collector.cli._store import period_from as _period_from
+from passhat.collector.cli._tables import print_signatures_below, signatures_fit_beside
 
 if TYPE_CHECKING:
     from passhat.collector.replay import GradingOutcome
@@ -107,20 +108,30 @@ def grade(
         emit_json({"period": None if chosen is None else chosen.name, **outcome.to_dict(), "task_types": rows})
         return
     table = Table(title=f"{where}: {len(outcome.verdicts)} production tickets graded on their own changes")
-    # In 80 columns task types and signatures are folded, never cut to "tool_usage.…": each failure on a line of
-    # its own, the most frequent first, and each pass rate with its interval below it.
+    # In 80 columns task types are folded, never cut to "tool_usage.…", and the failures follow the table when
+    # they have no room beside it (as `passhat bench` lays them out); each pass rate has its interval below it.
+    intervals = [ci_text(row["pass_rate_ci"]) if row["pass_rate_ci"] else "-" for row in rows]
+    widths = [
+        max(len("task type"), *(len(row["task_type"]) for row in rows)),
+        max(len("graded"), *(len(str(row["graded"])) for row in rows)),
+        max(len("pass rate"), *(len(interval) for interval in intervals)),
+        len("ungradable"),
+    ]  # fmt: skip
+    beside = signatures_fit_beside(widths, [row["signatures"] for row in rows])
     table.add_column("task type", overflow="fold")
     table.add_column("graded", justify="right")
     table.add_column("pass rate", justify="right")
-    table.add_column("failures", overflow="fold", min_width=16)
+    if beside:
+        table.add_column("failures", overflow="fold")
     table.add_column("ungradable", justify="right")
-    for row in rows:
-        failures = counts_by_line(row["signatures"])
-        interval = ci_text(row["pass_rate_ci"]) if row["pass_rate_ci"] else "-"
+    for row, interval in zip(rows, intervals, strict=True):
         rate = f"{pct(row['pass_rate'])}\n{interval}"
-        table.add_row(row["task_type"], str(row["graded"]), rate, failures, str(row["ungradable"]))
+        failures = [counts_by_line(row["signatures"])] if beside else []
+        table.add_row(row["task_type"], str(row["graded"]), rate, *failures, str(row["ungradable"]))
     table.caption = "below each pass rate: its 95% interval"
     console.print(table)
+    if not beside:
+        print_signatures_below([(row["task_type"], row["signatures"]) for row in rows])
     reasons: dict[str, int] = {}
     for item in outcome.ungradable:
         reasons[item.reason] = reasons.get(item.reason, 0) + 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -39,8 +40,15 @@ def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
     in a narrower terminal (80 columns, a pipe) they follow the table, a line per task type, so the names in the
     table are not folded mid-word ("cancel_pending_o" over "rder", "policy_violatio" over "n 3")."""
     several = len({row["domain"] for row in rows}) > 1
-    signatures = {id(row): counts_by_line(row["signatures"]) for row in rows}
-    beside = console.width >= _width_with_signatures(rows, signatures.values(), several, k)
+    widths = [
+        max(len("task type"), *(len(row["task_type"]) for row in rows)),
+        max(len("n"), *(len(str(row["tickets"])) for row in rows)),
+        len("100.0%"), max(len("100.0%"), len(f"pass@{k}")),
+        max(len(f"pass^{k}"), *(len(ci_text(row["pass_hat_k_ci"])) for row in rows)),
+    ]  # fmt: skip
+    if several:
+        widths.append(max(len("domain"), *(len(row["domain"]) for row in rows)))
+    beside = signatures_fit_beside(widths, [row["signatures"] for row in rows])
     # Names are folded, never cut to "tool_usage.…": each signature on a line of its own, the most frequent first,
     # and pass^k's interval below it.
     table = Table(title=title, caption=f"below each pass^{k}: its 95% interval")
@@ -56,40 +64,49 @@ def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
             row["task_type"], str(row["tickets"]), pct(row["pass_at_1"]), pct(row["pass_at_k"]),
             f"{pct(row['pass_hat_k'])}\n{ci_text(row['pass_hat_k_ci'])}",
         ]  # fmt: skip
-        table.add_row(*([row["domain"]] if several else []), *cells, *([signatures[id(row)]] if beside else []))
+        signatures = [counts_by_line(row["signatures"])] if beside else []
+        table.add_row(*([row["domain"]] if several else []), *cells, *signatures)
     console.print(table)
     if not beside:
-        _print_signatures_below(rows, several)
+        names = [f"{row['domain']} {row['task_type']}" if several else row["task_type"] for row in rows]
+        print_signatures_below(list(zip(names, [row["signatures"] for row in rows], strict=True)))
 
 
-def _width_with_signatures(rows: list[dict[str, Any]], cells: Any, several: bool, k: int) -> int:
-    """The terminal width the table needs to show every name and signature line whole (a heavy box: a rule and
-    a space either side of each column)."""
-    columns = [
-        max(len("task type"), *(len(row["task_type"]) for row in rows)),
-        max(len("n"), *(len(str(row["tickets"])) for row in rows)),
-        len("100.0%"), max(len("100.0%"), len(f"pass@{k}")),
-        max(len(f"pass^{k}"), *(len(ci_text(row["pass_hat_k_ci"])) for row in rows)),
-        max(len("signatures"), *(len(line) for cell in cells for line in cell.splitlines())),
-    ]  # fmt: skip
-    if several:
-        columns.append(max(len("domain"), *(len(row["domain"]) for row in rows)))
-    return sum(columns) + 3 * len(columns) + 1
+def signatures_fit_beside(widths: list[int], signatures: list[Mapping[str, int]]) -> bool:
+    """Whether a table of columns ``widths`` wide (their widest cells) has room in the terminal for a last column
+    of failure signatures, a line each, without folding them (a heavy box: a rule and a space either side of each
+    column)."""
+    lines = (len(f"{name} {count}") for counts in signatures for name, count in counts.items())
+    columns = [*widths, max(len("signatures"), *lines)]
+    return console.width >= sum(columns) + 3 * len(columns) + 1
 
 
-def _print_signatures_below(rows: list[dict[str, Any]], several: bool) -> None:
-    """Each task type's failure signatures after the table, the most frequent first, folded between them."""
-    failing = [row for row in rows if row["signatures"]]
+def print_signatures_below(entries: list[tuple[str, Mapping[str, int]]]) -> None:
+    """Each task type's failure signatures after its table, the most frequent first, folded between them."""
+    failing = [(name, counts) for name, counts in entries if counts]
     if not failing:
         return
     below = Table(title="failure signatures, most frequent first", box=None, show_header=False, padding=(0, 1))
     below.add_column("task type", overflow="fold")
-    below.add_column("signatures")
-    for row in failing:
-        ranked = sorted(row["signatures"].items(), key=lambda item: (-item[1], item[0]))
-        name = f"{row['domain']} {row['task_type']}" if several else row["task_type"]
-        below.add_row(name, ", ".join(f"{signature} {count}" for signature, count in ranked))
+    below.add_column("signatures", overflow="fold")
+    # Lines are broken between signatures, never between a signature and its count ("unresolved" over "6").
+    room = console.width - max(len(name) for name, _ in failing) - 4
+    for name, counts in failing:
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        below.add_row(name, _packed([f"{signature} {count}" for signature, count in ranked], room))
     console.print(below)
+
+
+def _packed(items: list[str], room: int) -> str:
+    """``items`` separated by commas, as many to a line as fit in ``room`` columns (one a line at least)."""
+    lines: list[str] = []
+    for number, item in enumerate(items):
+        piece = item if number == len(items) - 1 else f"{item},"
+        if lines and len(lines[-1]) + 1 + len(piece) <= room:
+            lines[-1] = f"{lines[-1]} {piece}"
+        else:
+            lines.append(piece)
+    return "\n".join(lines)
 
 
 def print_domain_table(domains: list[dict[str, Any]], overall: dict[str, Any] | None, k: int) -> None:
