@@ -11,7 +11,7 @@ from passhat.collector.cli._console import ci_text, console, counts_by_line, emi
 from passhat.collector.cli._options import ConfigPath, JsonOption, ProjectOption, StoreOption
 from passhat.collector.cli._store import load_loop_config, open_loop_store
 from passhat.collector.cli._store import period_from as _period_from
-from passhat.collector.cli._tables import print_signatures_below, signatures_fit_beside
+from passhat.collector.cli._tables import print_signatures_below, signatures_fit_beside, widest
 
 if TYPE_CHECKING:
     from passhat.collector.replay import GradingOutcome
@@ -112,9 +112,9 @@ def grade(
     # they have no room beside it (as `passhat bench` lays them out); each pass rate has its interval below it.
     intervals = [ci_text(row["pass_rate_ci"]) if row["pass_rate_ci"] else "-" for row in rows]
     widths = [
-        max(len("task type"), *(len(row["task_type"]) for row in rows)),
-        max(len("graded"), *(len(str(row["graded"])) for row in rows)),
-        max(len("pass rate"), *(len(interval) for interval in intervals)),
+        widest("task type", (row["task_type"] for row in rows)),
+        widest("graded", (str(row["graded"]) for row in rows)),
+        widest("pass rate", intervals),
         len("ungradable"),
     ]  # fmt: skip
     beside = signatures_fit_beside(widths, [row["signatures"] for row in rows])

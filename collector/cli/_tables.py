@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -41,13 +41,13 @@ def print_trial_table(title: str, rows: list[dict[str, Any]], k: int) -> None:
     table are not folded mid-word ("cancel_pending_o" over "rder", "policy_violatio" over "n 3")."""
     several = len({row["domain"] for row in rows}) > 1
     widths = [
-        max(len("task type"), *(len(row["task_type"]) for row in rows)),
-        max(len("n"), *(len(str(row["tickets"])) for row in rows)),
-        len("100.0%"), max(len("100.0%"), len(f"pass@{k}")),
-        max(len(f"pass^{k}"), *(len(ci_text(row["pass_hat_k_ci"])) for row in rows)),
+        widest("task type", (row["task_type"] for row in rows)),
+        widest("n", (str(row["tickets"]) for row in rows)),
+        len("100.0%"), widest("100.0%", [f"pass@{k}"]),
+        widest(f"pass^{k}", (ci_text(row["pass_hat_k_ci"]) for row in rows)),
     ]  # fmt: skip
     if several:
-        widths.append(max(len("domain"), *(len(row["domain"]) for row in rows)))
+        widths.append(widest("domain", (row["domain"] for row in rows)))
     beside = signatures_fit_beside(widths, [row["signatures"] for row in rows])
     # Names are folded, never cut to "tool_usage.…": each signature on a line of its own, the most frequent first,
     # and pass^k's interval below it.
@@ -76,9 +76,14 @@ def signatures_fit_beside(widths: list[int], signatures: list[Mapping[str, int]]
     """Whether a table of columns ``widths`` wide (their widest cells) has room in the terminal for a last column
     of failure signatures, a line each, without folding them (a heavy box: a rule and a space either side of each
     column)."""
-    lines = (len(f"{name} {count}") for counts in signatures for name, count in counts.items())
-    columns = [*widths, max(len("signatures"), *lines)]
+    lines = (f"{name} {count}" for counts in signatures for name, count in counts.items())
+    columns = [*widths, widest("signatures", lines)]
     return console.width >= sum(columns) + 3 * len(columns) + 1
+
+
+def widest(header: str, cells: Iterable[str]) -> int:
+    """The width of a column whose header and cells are these, each on one line (none: the header's)."""
+    return max([len(header), *(len(cell) for cell in cells)])
 
 
 def print_signatures_below(entries: list[tuple[str, Mapping[str, int]]]) -> None:

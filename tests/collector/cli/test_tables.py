@@ -45,3 +45,15 @@ def test_signatures_after_the_table_name_each_task_type_once_most_frequent_first
     assert all(len(line) <= 80 for line in text.splitlines())
     for name, count in LONG.items():
         assert f"{name} {count}" in " ".join(text.split())
+
+
+def test_a_table_whose_task_types_all_passed_prints_without_signatures(narrow: Console) -> None:
+    """Every trial passed: no signature to measure the column by (it raised TypeError in `max`)."""
+    row = {
+        "domain": "retail", "task_type": "return_delivered_items", "tickets": 2, "pass_at_1": 1.0, "pass_at_k": 1.0,
+        "pass_hat_k": 1.0, "pass_hat_k_ci": (0.198, 1.0), "signatures": {},
+    }  # fmt: skip
+    _tables.print_trial_table("all passed", [row], 3)
+    text = narrow.export_text()
+    assert "return_delivered_items" in text and "[19.8, 100.0] ±40" in text
+    assert "failure signatures" not in text
