@@ -54,6 +54,7 @@ from passhat.collector.cli._options import (
     check_customer_options,
     check_model_options,
     check_timeout,
+    task_types_of,
     unknown_option,
 )
 from passhat.collector.cli._tables import print_domain_table, print_trial_table, trial_table_rows
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from typer._click.core import Context as ClickContext  # the click typer carries (no public name)
 
     # the sandbox (mcp, SQLAlchemy) loads when a command runs, not for `passhat --help`
-    from passhat.sandbox import TrialResult
+    from passhat.sandbox import Sandbox, Scenario, TrialResult
 
 
 class BenchCommand(TyperCommand):
@@ -88,7 +89,7 @@ class BenchOptions:
     """What `passhat bench` runs: the domains, the scenarios per task type, k, the agent and where trials run."""
 
     domains: tuple[str, ...]
-    task_type: str | None = None
+    task_types: tuple[str, ...] = ()  # none: every task type
     scenarios: int = 20
     k: int = 5
     agent: str = "reference"
@@ -178,7 +179,7 @@ def _check(options: BenchOptions) -> None:
 
 def _run(options: BenchOptions) -> tuple[list[TrialResult], int]:
     """Every chosen domain's scenarios, k trials each: the results, and the trial runs Ray workers lost."""
-    from passhat.sandbox import Curtailment, DomainError, FlawConfig, RunConfig, Sandbox, run_trials
+    from passhat.sandbox import Curtailment, FlawConfig, RunConfig, Sandbox, run_trials
     from passhat.sandbox.agents import resolve_agent, resolve_customer
 
     curtailment = Curtailment(min_trials=min(options.min_trials, options.k)) if options.stop_early else None
@@ -205,19 +206,7 @@ def _run(options: BenchOptions) -> tuple[list[TrialResult], int]:
         try:
             for name in options.domains:
                 sandboxes.append(Sandbox(name, seed=options.seed, size=options.size))
-            chosen = [
-                (sandbox, sandbox.scenarios(options.task_type, options.scenarios, seed=options.seed))
-                for sandbox in sandboxes
-                if options.task_type is None or options.task_type in sandbox.domain.task_types
-            ]
-            if not chosen:
-                known = sorted({name for sandbox in sandboxes for name in sandbox.domain.task_types})
-                close = difflib.get_close_matches(str(options.task_type), known, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise DomainError(
-                    f"no task type {options.task_type!r} in {', '.join(options.domains)}: "
-                    f"{hint}`passhat sandbox list` shows each domain's task types"
-                )
+            chosen = _scenarios_chosen(sandboxes, options)
             if options.executor == "ray":
                 results, lost = _run_on_ray(options, chosen, agent, config, runtime, curtailment)
             else:
@@ -234,6 +223,29 @@ def _run(options: BenchOptions) -> tuple[list[TrialResult], int]:
             runtime.flush()
             runtime.shutdown()
     return results, lost
+
+
+def _scenarios_chosen(sandboxes: list[Sandbox], options: BenchOptions) -> list[tuple[Sandbox, list[Scenario]]]:
+    """Each domain's scenarios of the task types asked for (all when none); `DomainError` naming a task type no
+    domain has, with the closest one."""
+    from passhat.sandbox import DomainError
+
+    known = sorted({name for sandbox in sandboxes for name in sandbox.domain.task_types})
+    for name in options.task_types:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise DomainError(
+                f"no task type {name!r} in {', '.join(options.domains)}: "
+                f"{hint}`passhat sandbox list` shows each domain's task types"
+            )
+    chosen: list[tuple[Sandbox, list[Scenario]]] = []
+    for sandbox in sandboxes:
+        wanted = [t for t in options.task_types if t in sandbox.domain.task_types] if options.task_types else [None]
+        scenarios = [s for name in wanted for s in sandbox.scenarios(name, options.scenarios, seed=options.seed)]
+        if scenarios:
+            chosen.append((sandbox, scenarios))
+    return chosen
 
 
 def _run_on_ray(
@@ -362,8 +374,8 @@ def bench(
         fail("--ray-address and --ray-workers apply to --executor ray")
     run_bench(
         BenchOptions(
-            domains=parse_domains(domain), task_type=task_type, scenarios=scenarios, k=5 if k is None else k,
-            agent=chosen_agent, customer=customer,
+            domains=parse_domains(domain), task_types=task_types_of(task_type), scenarios=scenarios,
+            k=5 if k is None else k, agent=chosen_agent, customer=customer,
             flaws=flaws or ("default" if chosen_agent == "reference" else "off"),
             parallel=8 if parallel is None else parallel, transport=transport, model=model, base_url=base_url,
             customer_model=customer_model, customer_base_url=customer_base_url, timeout=timeout, seed=seed,

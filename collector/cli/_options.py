@@ -21,7 +21,27 @@ ConfigPath = Annotated[
 StoreOption = Annotated[str | None, typer.Option("--store", help="Store URL (overrides the config's).")]
 ProjectOption = Annotated[str | None, typer.Option("--project", help="Project (overrides the config's).")]
 
-TaskTypeOption = Annotated[str | None, typer.Option("--task-type", help="One task type (default: all).")]
+TaskTypeOption = Annotated[
+    list[str] | None,
+    typer.Option("--task-type", help="Task types: repeat the option or separate them with commas (default: all)."),
+]
+
+
+def task_types_of(values: list[str] | None) -> tuple[str, ...]:
+    """The task types `--task-type` names, once each in the order given (repeated, or separated by commas)."""
+    names: list[str] = []
+    for value in values or ():
+        for name in value.split(","):
+            name = name.strip()
+            if not name:
+                raise typer.BadParameter(
+                    f"{value!r} holds an empty name: write --task-type a,b", param_hint="--task-type"
+                )
+            if name not in names:
+                names.append(name)
+    return tuple(names)
+
+
 KOption = Annotated[int | None, typer.Option("--k", help="pass^k's k [bench: 5; replay: the config's replay.k].")]
 ParallelOption = Annotated[
     int | None, typer.Option("--parallel", help="Trials running at once [bench: 8; replay: replay.concurrency].")

@@ -41,6 +41,7 @@ from passhat.collector.cli._options import (
     StopEarlyOption,
     StoreOption,
     TaskTypeOption,
+    task_types_of,
     unknown_option,
 )
 from passhat.collector.cli._store import load_loop_config, open_loop_store, period_from
@@ -128,7 +129,7 @@ class StoreReplayOptions:
     project: str | None = None
     k: int | None = None
     tickets_per_task_type: int | None = None
-    task_type: str | None = None
+    task_types: tuple[str, ...] = ()  # none: every task type
     agent: str | None = None
     agent_version: str | None = None
     parallel: int | None = None
@@ -181,7 +182,7 @@ def _settings(options: StoreReplayOptions, config: PasshatConfig, k: int, trials
             else config.replay.tickets_per_task_type
         ),
         parallel=options.parallel if options.parallel is not None else config.replay.concurrency,
-        task_types=(options.task_type,) if options.task_type is not None else (),
+        task_types=options.task_types,
         stop_early=config.replay.stop_early if options.stop_early is None else options.stop_early,
         min_trials=options.min_trials if options.min_trials is not None else config.replay.min_trials,
         executor=options.executor or config.replay.executor,
@@ -406,7 +407,7 @@ def replay(
     replay_store(
         StoreReplayOptions(
             period=period, since=since, config_path=config_path, store_url=store_url, project=project, k=k,
-            tickets_per_task_type=tickets_per_task_type, task_type=task_type, agent=agent,
+            tickets_per_task_type=tickets_per_task_type, task_types=task_types_of(task_type), agent=agent,
             agent_version=agent_version, parallel=parallel, fresh=fresh, compare_to=compare_to,
             stop_early=stop_early, min_trials=min_trials, executor=executor, ray_address=ray_address,
             ray_workers=ray_workers, workers=workers,

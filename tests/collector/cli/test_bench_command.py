@@ -133,3 +133,20 @@ def test_in_80_columns_the_signatures_follow_the_table_and_no_name_is_folded_mid
     monkeypatch.setattr(console, "_width", 160)
     wide = CliRunner().invoke(app, args)
     assert "failure signatures, most frequent first" not in wide.stdout and "signatures" in wide.stdout
+
+
+def test_task_types_repeated_or_comma_separated_run_each_of_them() -> None:
+    """`--task-type` given twice kept the last one only, silently; now each runs (as `suite run` takes them)."""
+    repeated = _bench("--domain", "retail,travel", "--task-type", "cancel_pending_order", "--task-type",
+                      "change_flight_date", "--scenarios", "1", "--k", "1", "--json")  # fmt: skip
+    assert {(r["domain"], r["task_type"]) for r in repeated["task_types"]} == {
+        ("retail", "cancel_pending_order"),
+        ("travel", "change_flight_date"),
+    }
+    commas = _bench("--domain", "retail", "--task-type", "cancel_pending_order, exchange_variant", "--scenarios", "1",
+                    "--k", "1", "--json")  # fmt: skip
+    assert [r["task_type"] for r in commas["task_types"]] == ["cancel_pending_order", "exchange_variant"]
+    typo = CliRunner().invoke(app, ["bench", "--domain", "retail", "--task-type", "exchange_variant,cancel_pendng"])
+    assert typo.exit_code == 2 and "no task type 'cancel_pendng'" in typo.output
+    empty = CliRunner().invoke(app, ["bench", "--domain", "retail", "--task-type", "a,,b"])
+    assert empty.exit_code == 2 and "empty name" in empty.output

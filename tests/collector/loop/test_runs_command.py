@@ -205,9 +205,34 @@ def test_replay_of_a_task_type_the_period_does_not_have_says_so_and_names_the_cl
     assert "did you mean 'cancel_pending_order'?" in line and "check --task-type" in line
     assert "cancel_pending_order," in line.split("the period's task types: ")[1]
     assert "sending traces" not in line
+    # Beside a task type it has: the typo is refused all the same, not dropped (and no run is made).
+    both = runs.invoke("replay", "--period", W40.name, "--task-type", "cancel_pending_order,cancel_pending_ordr")
+    assert both.exit_code == 2 and "task type 'cancel_pending_ordr'" in both.output
 
 
 def test_bench_names_the_task_type_closest_to_a_typo() -> None:
     done = CliRunner().invoke(app, ["bench", "--domain", "retail", "--task-type", "cancel_pending_ordr"])
     assert done.exit_code == 2
     assert "did you mean 'cancel_pending_order'?" in " ".join(done.output.split())
+
+
+def test_a_comparison_of_a_task_type_the_baseline_never_replayed_says_so(tmp_path: pathlib.Path) -> None:
+    """The baseline replayed one task type; comparing another on its tickets left nothing, and the error said the
+    period had no production tickets (it had)."""
+    from tests.collector.loop.test_runs import TASK_TYPES
+
+    url = f"sqlite:///{tmp_path / 'one.db'}"
+    _production_week(url, W40, 8)
+    config = tmp_path / "passhat.toml"
+    config.write_text('project = "shop"\n[replay]\nk = 2\ntickets_per_task_type = 1\n')
+    first, other = TASK_TYPES[0], TASK_TYPES[1]
+
+    def replay(*args: str) -> Any:
+        return CliRunner().invoke(app, ["replay", "--period", W40.name, "--config", str(config), "--store", url, *args])
+
+    base = replay("--task-type", first, "--json")
+    assert base.exit_code == 0, base.output
+    done = replay("--compare-to", json.loads(base.stdout)["run_id"], "--task-type", other)
+    assert done.exit_code == 2
+    said = " ".join(done.output.split())
+    assert f"replayed no ticket of task type {other}: nothing to compare (its task types: {first})" in said
