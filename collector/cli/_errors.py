@@ -39,8 +39,11 @@ class OneLineErrors(TyperGroup):
         except NoArgsIsHelpError:
             return super().main(args, prog_name, complete_var, True, windows_expand_args, **extra)  # the help
         except UsageError as exc:
-            path = exc.ctx.command_path.split(" ", 1) if exc.ctx is not None else []
-            command = " ".join(["passhat", *path[1:]])  # the program's name as the docs write it
+            if exc.ctx is not None:
+                path = exc.ctx.command_path.split(" ")[1:]
+            else:  # an option given without its value is refused before its command has a context
+                path = _command_names(self, sys.argv[1:] if args is None else list(args))
+            command = " ".join(["passhat", *path])  # the program's name as the docs write it
             message = exc.format_message().replace("\n", " ")
             sys.stderr.write(f"passhat: error: `{command}`: {message} (`{command} --help` lists its options)\n")
             sys.exit(exc.exit_code)
@@ -49,3 +52,15 @@ class OneLineErrors(TyperGroup):
             sys.exit(1)
         # Without standalone mode click returns the command's exit status (typer.Exit) or its return value.
         sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else 0)
+
+
+def _command_names(group: Any, args: list[str]) -> list[str]:
+    """The command names that lead ``args`` (`runs list` of `runs list --limit`), as far as they name commands."""
+    names: list[str] = []
+    for arg in args:
+        commands = getattr(group, "commands", None)
+        if arg.startswith("-") or not isinstance(commands, dict) or arg not in commands:
+            break
+        names.append(arg)
+        group = commands[arg]
+    return names

@@ -21,6 +21,10 @@ from passhat.collector.cli import app
         (["keys", "create"], "passhat keys create", "Missing option '--project'"),
         (["runs", "show"], "passhat runs show", "Missing argument"),
         (["calc", "--k", "abc"], "passhat calc", "Invalid value for '--k'"),
+        # An option last on the line with no value: it named `passhat`, not the command.
+        (["grade", "--period"], "passhat grade", "Option '--period' requires an argument"),
+        (["runs", "list", "--limit"], "passhat runs list", "Option '--limit' requires an argument"),
+        (["suite", "run", "--k"], "passhat suite run", "Option '--k' requires an argument"),
     ],
 )
 def test_a_usage_error_is_one_line(args: list[str], command: str, says: str) -> None:
@@ -106,3 +110,20 @@ def test_a_missing_extra_is_named_in_one_line_not_a_traceback(blocked: str, args
     assert done.stderr.startswith("passhat: error: "), done.stderr
     assert blocked in done.stderr and "pip install 'passhat[collector]'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [
+        (["bench", "--domain", "retail", "--k"], "passhat bench"),
+        (["replay", "--period", "2026-W49", "--agent"], "passhat replay"),
+    ],
+)
+def test_bench_and_replay_say_an_option_needs_its_value_not_that_they_have_no_such_option(
+    args: list[str], command: str
+) -> None:
+    """They answered "`passhat bench` has no option --k" for `--k` given last, without its value."""
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 2
+    [line] = done.output.strip().splitlines()
+    assert line == f"passhat: error: {args[-1]} needs a value after it: `{command} --help` says what each option takes"
