@@ -54,6 +54,7 @@ from passhat.collector.cli._options import (
     check_customer_options,
     check_model_options,
     check_timeout,
+    refused_option,
     task_types_of,
     unknown_option,
 )
@@ -73,12 +74,7 @@ class BenchCommand(TyperCommand):
         try:
             return super().parse_args(ctx, args)
         except typer.TyperException as exc:  # click's NoSuchOption (typer carries its own click)
-            # Only an option the command does not take: one given without its value ("Option '--k' requires an
-            # argument") was told "has no option --k".
-            given = getattr(exc, "option_name", None)
-            if type(exc).__name__ == "BadOptionUsage" and given:
-                fail(f"{given} needs a value after it: `passhat bench --help` says what each option takes")
-            option = getattr(exc, "option_name", None) if type(exc).__name__ == "NoSuchOption" else None
+            option = refused_option(exc, "passhat bench")
             if option in REPLAY_ONLY:
                 fail(
                     f"{option} applies to `passhat replay` (production tickets from the store), not to "

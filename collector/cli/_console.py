@@ -42,11 +42,15 @@ def ci_text(ci: tuple[float, float] | list[float]) -> str:
     return f"[{100.0 * ci[0]:.1f}, {100.0 * ci[1]:.1f}] ±{50.0 * (ci[1] - ci[0]):.0f}"
 
 
+def ranked_counts(counts: Mapping[str, int]) -> list[str]:
+    """Failure signatures with their counts ("unresolved 6"), the most frequent first, then by name."""
+    return [f"{name} {count}" for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
 def counts_by_line(counts: Mapping[str, int]) -> str:
     """Failure signatures and their counts for a table cell: one a line, the most frequent first ("-" for none), so
     a narrow terminal folds a long name rather than cutting it."""
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return "\n".join(f"{name} {count}" for name, count in ranked) or "-"
+    return "\n".join(ranked_counts(counts)) or "-"
 
 
 def print_design_notes(rows: list[dict[str, Any]], trials: int, k: int, min_trials: int | None) -> None:

@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from passhat.collector.cli._console import fail
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for machines) instead of tables.")]
 
 ConfigPath = Annotated[
@@ -218,6 +220,17 @@ def check_timeout(agent: str, customer: str, timeout: float | None) -> str | Non
         "--timeout applies to the anthropic and openai agents and customers (their model server's requests) and to "
         f"an agent service (its turns), not to {_agent_kind(agent)} with the {customer} customer: leave it out"
     )
+
+
+def refused_option(exc: Exception, command: str) -> str | None:
+    """The option a command's parser refused as one it does not take (click's NoSuchOption), for the command to
+    say where it belongs; None for any other usage error. An option given last without its value ("Option '--k'
+    requires an argument") ends here, said so: it was told "has no option --k"."""
+    given = getattr(exc, "option_name", None)
+    kind = type(exc).__name__
+    if kind == "BadOptionUsage" and given:
+        fail(f"{given} needs a value after it: `{command} --help` says what each option takes")
+    return given if kind == "NoSuchOption" else None
 
 
 def unknown_option(command: str, option: str, possibilities: list[str] | None) -> str:

@@ -41,6 +41,7 @@ from passhat.collector.cli._options import (
     StopEarlyOption,
     StoreOption,
     TaskTypeOption,
+    refused_option,
     task_types_of,
     unknown_option,
 )
@@ -85,12 +86,7 @@ class ReplayCommand(TyperCommand):
         try:
             return super().parse_args(ctx, args)
         except typer.TyperException as exc:  # click's NoSuchOption (typer carries its own click)
-            # Only an option the command does not take: one given without its value ("Option '--k' requires an
-            # argument") was told "has no option --k".
-            given = getattr(exc, "option_name", None)
-            if type(exc).__name__ == "BadOptionUsage" and given:
-                fail(f"{given} needs a value after it: `passhat replay --help` says what each option takes")
-            option = getattr(exc, "option_name", None) if type(exc).__name__ == "NoSuchOption" else None
+            option = refused_option(exc, "passhat replay")
             if option == "--send-traces":
                 fail(
                     "--send-traces applies to --domain only (`passhat bench`): --period/--since always store every "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from passhat.collector.cli._console import ci_text, console, counts_by_line, pct
+from passhat.collector.cli._console import ci_text, console, counts_by_line, pct, ranked_counts
 
 if TYPE_CHECKING:
     from passhat.collector.reliability import GradedTrial
@@ -97,8 +97,7 @@ def print_signatures_below(entries: list[tuple[str, Mapping[str, int]]]) -> None
     # Lines are broken between signatures, never between a signature and its count ("unresolved" over "6").
     room = console.width - max(len(name) for name, _ in failing) - 4
     for name, counts in failing:
-        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        below.add_row(name, _packed([f"{signature} {count}" for signature, count in ranked], room))
+        below.add_row(name, _packed(ranked_counts(counts), room))
     console.print(below)
 
 

@@ -80,6 +80,33 @@ def nothing_to_replay(
     )
 
 
+def check_chosen(
+    store: Store,
+    project: str,
+    period: Period,
+    params: RunParams,
+    chosen: Sequence[TicketRow],
+    same_as: ReplayRun | None,
+) -> None:
+    """`NothingToReplayError` when the run has no ticket to replay, or when a task type asked for has none in the
+    period (a typo, never dropped silently beside the others); saying which, and what the period (or the compared
+    run) has."""
+    got = {ticket.task_type for ticket in chosen}
+    missing = [name for name in params.task_types if name not in got]
+    if missing:
+        present = {ticket.task_type for ticket in production_tickets(store, project, period)}
+        absent = [name for name in missing if name not in present]
+        if not absent and not chosen and same_as is not None:
+            raise NothingToReplayError(
+                f"run {same_as.run_id} replayed no ticket of task type {', '.join(missing)}: nothing to compare "
+                f"(its task types: {', '.join(sorted(RunParams.of(same_as).population))})"
+            )
+        if absent or not chosen:
+            raise nothing_to_replay(project, period, task_types=absent or missing, present=present)
+    if not chosen:
+        raise nothing_to_replay(project, period)
+
+
 def find_resumable(store: Store, project: str, params: RunParams) -> ReplayRun | None:
     """The newest unfinished run with the same identity (period, agent, k, trials, sample settings), if any."""
     for run in store.list_replay_runs(project, limit=200):

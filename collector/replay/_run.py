@@ -21,6 +21,7 @@ from passhat.collector.replay._adapters import RowLookup, ScenarioAdapter, adapt
 from passhat.collector.replay._execute import EarlyWorkers
 from passhat.collector.replay._intent import inferred_intents, intent_inference
 from passhat.collector.replay._plan import (
+    check_chosen,
     choose_tickets,
     design_of,
     find_resumable,
@@ -28,11 +29,10 @@ from passhat.collector.replay._plan import (
     has_production_tickets,
     nothing_to_replay,
     prepare_tickets,
-    production_tickets,
 )
 from passhat.collector.replay._pool import SandboxPool
 from passhat.collector.replay._processes import WorkerProcesses
-from passhat.collector.replay._settings import AgentSpec, NothingToReplayError, ProgressCallback, ReplaySettings
+from passhat.collector.replay._settings import AgentSpec, ProgressCallback, ReplaySettings
 from passhat.collector.replay._trials import heap_frozen, run_stored_trials
 from passhat.collector.store import NotReplayable, Period, ReplayRun, RunParams, Store, TrialRow
 from passhat.sandbox import Domain, load_domain
@@ -151,19 +151,7 @@ async def replay_period(
             store, project, period, identity, resumed=existing, same_as=same_tickets_as,
             inference=inference, adapters=all_adapters, domains=domains,
         )  # fmt: skip
-        missing = [name for name in identity.task_types if name not in {t.task_type for t in chosen}]
-        if missing:  # a task type asked for that the period has no tickets of: a typo, never dropped silently
-            present = {ticket.task_type for ticket in production_tickets(store, project, period)}
-            absent = [name for name in missing if name not in present]
-            if not absent and not chosen and same_tickets_as is not None:
-                raise NothingToReplayError(
-                    f"run {same_tickets_as.run_id} replayed no ticket of task type {', '.join(missing)}: nothing to "
-                    f"compare (its task types: {', '.join(sorted(RunParams.of(same_tickets_as).population))})"
-                )
-            if absent or not chosen:
-                raise nothing_to_replay(project, period, task_types=absent or missing, present=present)
-        if not chosen:
-            raise nothing_to_replay(project, period)
+        check_chosen(store, project, period, identity, chosen, same_tickets_as)
         ready, not_replayable = prepare_tickets(store, project, chosen, all_adapters)
         if existing is None:
             params = dataclasses.replace(
