@@ -339,3 +339,18 @@ def test_a_trials_own_page_says_why_its_messages_have_no_text_and_lists_no_repla
     assert "a replay traces its trials without message text" in page and "capture_content=True" not in page
     assert 'id="trials-h"' not in page and "Not replayed yet" not in page
     assert 'id="trials-h"' in production
+
+
+def test_the_ticket_pages_replays_link_each_run_to_its_attempts_side_by_side(ui: UiCollector) -> None:
+    """The Replays field named each run as plain text, which broke at its hyphen in the field's narrow cell: each
+    run id is now a link, kept whole, to that run's attempts of this ticket."""
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/tickets/SHOP-refund-0").text
+        tally = re.search(r'data-testid="replay-tally">(.*?)</dd>', page)
+        assert tally is not None
+        links = re.findall(r'<a class="nowrap" href="([^"]+)"[^>]*><small>([^<]+)</small></a>', tally.group(1))
+        assert links and all(href == f"/ui/runs/{run}/tickets/SHOP-refund-0" for href, run in links)
+        assert "run-shop-2026-W47" in {run for _, run in links}
+        for href, _ in links:
+            attempts = client.get(href)
+            assert attempts.status_code == 200 and re.findall(r'data-testid="verdict">(pass|fail)<', attempts.text)
