@@ -22,7 +22,7 @@ from .report_hostile import hostile_report
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 DOCS_IMAGES = Path(__file__).resolve().parents[3] / "docs" / "images"
-WIDTHS = [1280, 390]
+WIDTHS = [1280, 1024, 390]
 
 pytestmark = pytest.mark.slow
 
