@@ -102,7 +102,12 @@ BUILTIN_RULES: tuple[_Rule, ...] = (
     _Rule("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"), needs="@"),
     _Rule(
         "phone",
-        re.compile(r"(?<![\w+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){2,4}(?!\w)"),
+        # After a country code the first group may be one digit (+33 6 12 34 56 78, +353 1 234 5678, +81 3-1234-5678),
+        # the trunk prefix in brackets too (+33 (0)6 ...); without one, two to four.
+        re.compile(
+            r"(?<![\w+-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}|(?:\(\d{2,4}\)[ .-]?)?\d{2,4})"
+            r"(?:[ .-]?\d{2,4}){2,4}(?!\w)"
+        ),
         _phone,
         "digits",
     ),

@@ -37,6 +37,22 @@ def test_builtin_patterns_are_blanked_in_blank_mode(text: str, expected: str) ->
     assert passhat.Redactor(mode="blank").text(text) == expected
 
 
+# A one-digit group after the country code: French, Dutch, Australian, Irish and Japanese numbers passed through
+# in clear (every group had to be two to four digits).
+ONE_DIGIT_AREA = ["+33 6 12 34 56 78", "+33 1 23 45 67 89", "+31 6 1234 5678", "+61 4 1234 5678", "+353 1 234 5678",
+                  "+81 3-1234-5678", "+33 (0)6 12 34 56 78"]  # fmt: skip
+
+
+@pytest.mark.parametrize("phone", ONE_DIGIT_AREA)
+def test_a_phone_with_a_one_digit_group_after_its_country_code_is_found(phone: str) -> None:
+    assert passhat.Redactor(mode="blank").text(f"call me on {phone} please") == "call me on [REDACTED:phone] please"
+    pseudonym = passhat.Redactor.build(key="a-secret-of-16-chars-or-more").text(phone)
+    assert pseudonym != phone
+    # The same layout, the country code kept: only the digits after it change.
+    code = phone.split(" ")[0]
+    assert pseudonym.startswith(code + " ") and [c.isdigit() for c in pseudonym] == [c.isdigit() for c in phone]
+
+
 def test_user_patterns_and_callback_run_after_the_builtins() -> None:
     redactor = passhat.Redactor.build(
         patterns=[r"ACME-\d+"], callback=lambda s: s.replace("Jane", "[name]"), mode="blank"
