@@ -265,7 +265,8 @@ def prepare(
                 ticket.ticket_id,
                 ticket.task_type,
                 f"the ticket names no domain (passhat.domain) and {why} task type {ticket.task_type!r}",
-                "pass domain='...' to passhat.ticket(...), or configure the domain that has this task type",
+                "run the agent inside passhat.ticket(..., task_type=..., domain=...) (a framework's own span is"
+                " named after its agent, not a task type), or configure the domain that has this task type",
             )
         adapter = owners[0]
     try:

@@ -69,10 +69,46 @@ def customer_messages(detail: TicketDetail, attempt: TicketRow | None = None) ->
     if said:
         return said
     for span in spans:
-        for text in _user_texts(span.attributes.get(semconv.INPUT_MESSAGES)):
+        texts = [*_user_texts(span.attributes.get(semconv.INPUT_MESSAGES)), *_flattened_user_texts(span.attributes)]
+        for text in texts:
             if text not in said:
                 said.append(text)
     return said
+
+
+_FLATTENED = (
+    # OpenInference (LangChain / LangGraph, the OpenAI Agents SDK...): llm.input_messages.0.message.role, its
+    # .content, or its parts' .contents.1.message_content.text
+    ("llm.input_messages.", ".message.role", (".message.content",), ".message.contents.", ".message_content.text"),
+    # OpenLLMetry: gen_ai.prompt.0.role, gen_ai.prompt.0.content
+    ("gen_ai.prompt.", ".role", (".content",), None, None),
+)
+
+
+def _flattened_user_texts(attributes: Mapping[str, Any]) -> list[str]:
+    """User-role texts in the flattened message attributes of OpenInference and OpenLLMetry LLM spans, in their
+    messages' order. Those instrumentations record content by default, whatever passhat's ``capture_content``."""
+    found: list[tuple[int, int, str]] = []
+    for prefix, role_key, content_keys, parts_key, part_text in _FLATTENED:
+        for key, role in attributes.items():
+            if not (key.startswith(prefix) and key.endswith(role_key)) or role != "user":
+                continue
+            index = key[len(prefix) : -len(role_key)]
+            if not index.isdigit():
+                continue
+            base = f"{prefix}{index}"
+            for content_key in content_keys:
+                content = attributes.get(base + content_key)
+                if isinstance(content, str) and content:
+                    found.append((int(index), -1, content))
+            if parts_key is None or part_text is None:
+                continue
+            start = base + parts_key
+            for part, text in attributes.items():
+                number = part[len(start) : -len(part_text)]
+                if part.startswith(start) and part.endswith(part_text) and number.isdigit() and isinstance(text, str):
+                    found.append((int(index), int(number), text))
+    return [text for _, _, text in sorted(found)]
 
 
 @dataclass
