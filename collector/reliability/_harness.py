@@ -78,6 +78,7 @@ _RAISED = re.compile(
     r"(?P<type>[A-Za-z_][\w.]*)\((?P<args>.*)\)\s*$",
     re.S,
 )
+_RAISED_BY = re.compile(r"^(?P<where>\S.*?) raised [A-Za-z_][\w.]*\(", re.S)
 _QUOTED = re.compile(r"^(['\"])(?P<text>.*)\1$", re.S)
 _VOLATILE = re.compile(r"\b[0-9a-f]{8,}\b|(?<=[:#/])\d{2,}\b|\b\d+(?:\.\d+)?\s*(?:ms|s)\b")
 
@@ -119,13 +120,16 @@ def harness_failures(trials: Iterable[SignedTrial], *, limit: int = 500) -> list
             continue
         stored = getattr(trial, "infra_error", None) or getattr(trial, "simulator_error", None)
         signature = str(trial.failure_label if trial.failure_label in HARNESS_SIGNATURES else _column_of(trial))
-        error_type, message = parse_error(signature, stored or trial.failure_evidence)
+        evidence = stored or trial.failure_evidence
+        error_type, message = parse_error(signature, evidence)
         key = (signature, error_type, _VOLATILE.sub("…", message))
-        entry = groups.setdefault(key, [message, 0])
+        entry = groups.setdefault(key, [message, 0, _raised_by(evidence)])
         entry[1] += 1
     found = [
-        HarnessFailure(signature, error_type, message[:limit], count, error_fix(signature, error_type, message))
-        for (signature, error_type, _), (message, count) in groups.items()
+        HarnessFailure(
+            signature, error_type, message[:limit], count, error_fix(signature, error_type, message, raised_by=by)
+        )
+        for (signature, error_type, _), (message, count, by) in groups.items()
     ]
     return sorted(found, key=lambda group: (-group.trials, group.signature, group.error_type, group.message))
 
@@ -179,8 +183,15 @@ _BROKEN_CHECK = re.compile(r"\bthe check .+? (?:raised|returned) \w", re.S)
 is not a check's."""
 
 
-def error_fix(signature: str, error_type: str, message: str) -> str:
-    """What to do about a harness failure, from its type and message."""
+def _raised_by(evidence: str | None) -> str:
+    """Who raised, as the evidence names it: "agent" (mid-conversation), "the agent factory NAME"...; "" if none."""
+    found = _RAISED_BY.match((evidence or "").strip())
+    return found.group("where") if found is not None else ""
+
+
+def error_fix(signature: str, error_type: str, message: str, *, raised_by: str = "") -> str:
+    """What to do about a harness failure, from its type and message (and who raised it, when the evidence says:
+    ``agent`` for an exception out of the agent's turn, ``the agent factory NAME`` for one before the trial)."""
     text = f"{error_type}: {message}"
     lowered = text.lower()
     url = _URL.search(message)
@@ -223,4 +234,11 @@ def error_fix(signature: str, error_type: str, message: str) -> str:
         return "the trial's tool server failed: run the domain's tools alone (passhat sandbox serve) to see why"
     if _BROKEN_CHECK.search(message):
         return "the task type's check raised: fix the check (the message names it)"
+    if raised_by == "agent":
+        return (
+            "the agent raised an exception on its turn (from its adapter's settings, its own code, a tool of its "
+            "own or its model client): the message says what; fix it and replay again. If this is how the agent "
+            "gives up in production too, raise passhat.sandbox.AgentError so such trials count as its failures "
+            "(docs/agents.md)"
+        )
     return "the agent's setup failed before it could work: the message says what; fix it and replay again"

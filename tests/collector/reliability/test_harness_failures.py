@@ -142,7 +142,22 @@ def test_only_a_check_that_broke_is_told_to_fix_the_check() -> None:
     [group] = harness_failures([_row("cancel", "T-1", 0, False, "infra_error", evidence)])
     assert group.error_type == "ValueError"
     assert "check" not in group.fix
-    assert group.fix.startswith("the agent's setup failed before it could work")
+    assert group.fix.startswith("the agent raised an exception on its turn (from its adapter's settings")
+
+
+def test_an_exception_out_of_the_agents_turn_is_not_called_a_setup_failure() -> None:
+    """A tool of the agent's own, or its model, raising in the middle of a conversation was told "the agent's setup
+    failed before it could work"; the agent factory raising before the trial still is."""
+    turn = "agent raised RuntimeError('members service unavailable')"
+    factory = "the agent factory shop:build raised TypeError('build() missing 1 required positional argument')"
+    mid, before = harness_failures(
+        [_row("cancel", "T-1", 0, False, "infra_error", turn), _row("cancel", "T-1", 1, False, "infra_error", turn),
+         _row("cancel", "T-2", 0, False, "infra_error", factory)]
+    )  # fmt: skip
+    assert (mid.error_type, mid.message, mid.trials) == ("RuntimeError", "members service unavailable", 2)
+    assert mid.fix.startswith("the agent raised an exception on its turn") and "AgentError" in mid.fix
+    assert "setup failed" not in mid.fix
+    assert "shop:build" in before.message and before.fix.startswith("the agent's setup failed before it could work")
 
 
 def test_a_ticket_the_harness_broke_is_listed_with_its_fix_said_once() -> None:
