@@ -14,7 +14,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from passhat import __version__
-from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons
+from passhat.collector.store import RunParams, Store, StoreError, exploratory_reasons, week_of
 from passhat.collector.ui import _charts
 from passhat.collector.ui._attempts import chosen_trace
 from passhat.collector.ui._compare import compare_router
@@ -85,6 +85,8 @@ def _environment() -> jinja2.Environment:
     env.globals.update(charts=_charts, outcome_labels=OUTCOME_LABELS, version=__version__, prefix=PREFIX)
     env.globals.update(signature_choices=SIGNATURE_CHOICES, sort_labels=SORT_LABELS)
     env.globals.update(curve_chart=curve_chart, curve_data=curve_data)
+    # The week a "replay a period" hint names: the last whole ISO week (the CLI takes no "last-week").
+    env.globals["last_week"] = lambda: week_of(dt.datetime.now(dt.UTC) - dt.timedelta(days=7)).name
     return env
 
 

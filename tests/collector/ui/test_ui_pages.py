@@ -354,3 +354,23 @@ def test_the_ticket_pages_replays_link_each_run_to_its_attempts_side_by_side(ui:
         for href, _ in links:
             attempts = client.get(href)
             assert attempts.status_code == 200 and re.findall(r'data-testid="verdict">(pass|fail)<', attempts.text)
+
+
+def test_an_empty_project_is_told_a_replay_command_the_cli_takes(ui: UiCollector) -> None:
+    """The empty overview, runs and comparison pages said `passhat replay --period last-week`, which the CLI
+    refuses ("cannot read the period 'last-week'"): they name the last whole ISO week."""
+    from typer.testing import CliRunner
+
+    from passhat.collector.cli import app
+    from passhat.collector.store import week_of
+    from tests.collector.server import new_key
+
+    key = new_key(ui.store, "empty")
+    last_week = week_of(dt.datetime.now(dt.UTC) - dt.timedelta(days=7)).name
+    with ui.client(key) as client:
+        for path in ("/ui/", "/ui/runs", "/ui/runs/compare"):
+            commands = re.findall(r"<code>(passhat replay --period [^<]*)</code>", client.get(path).text)
+            assert commands and all(c.startswith(f"passhat replay --period {last_week}") for c in commands), path
+    # The CLI reads that period (it ran with no tickets: it says so, not that it cannot read the period).
+    out = CliRunner().invoke(app, ["replay", "--period", last_week, "--store", "sqlite://", "--project", "empty"])
+    assert f"no production tickets of {last_week}" in out.output and "cannot read the period" not in out.output
