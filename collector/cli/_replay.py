@@ -259,7 +259,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 result = asyncio.run(
                     run_period(
                         store, name, chosen, spec, settings=settings, domains=targets.domains,
-                        adapters=targets.adapters, alerts=alert_setup(config), report_dir=config.report_dir(),
+                        adapters=targets.adapters, alerts=alert_setup(config), report_dir=config.report_dir_for(name),
                         progress=lambda done, total: progress.update(task, completed=done, total=total),
                         exploratory=reasons, fresh=options.fresh, same_tickets_as=base_run,
                     )

@@ -105,7 +105,7 @@ def report(
                 f"only the official run's report of {chosen.name} is sent, and run {shown.run_id} is {role}: "
                 f"`passhat runs promote {shown.run_id}` makes it official"
             )
-        folder = out or report_folder(config.report_dir(), chosen, shown, official=role == "official")
+        folder = out or report_folder(config.report_dir_for(name), chosen, shown, official=role == "official")
         paths = write_period_report(built, folder)
         delivered = (
             send_period_report(store, name, built, config, targets, shown.run_id, resend, quiet=as_json)

@@ -249,7 +249,7 @@ def promote_command(
         try:
             run, alerts, paths = promote(
                 store, name, run_id, alerts=alert_setup(config), domains=domains_of(config),
-                report_dir=config.report_dir(),
+                report_dir=config.report_dir_for(name),
             )  # fmt: skip
         except (StoreError, DomainError) as exc:
             fail(str(exc))

@@ -415,6 +415,13 @@ class PasshatConfig(_Table):
     def report_dir(self) -> pathlib.Path:
         return self.resolve_path(self.report.out_dir)
 
+    def report_dir_for(self, project: str) -> pathlib.Path:
+        """Where ``project``'s reports go: the report folder for the config's own project, a folder of the
+        project's name in it for any other (`--project`), so two projects' reports of a period never overwrite
+        each other."""
+        base = self.report_dir()
+        return base if project == self.project else base / project
+
     def store_url(self) -> str:
         """The store URL: `store.url`, or a SQLite file in the data dir. A relative SQLite file or chdb data
         directory in `store.url` is resolved against the config file's folder, as `data_dir` is."""
