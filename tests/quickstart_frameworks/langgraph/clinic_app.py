@@ -63,8 +63,9 @@ class DeskModel(BaseChatModel):
 @passhat.tool(kind="lookup")
 def find_patient(email: str, runtime: ToolRuntime[Clinic]) -> int | None:
     """The id of the patient with this email."""
-    with Session(runtime.context.engine) as session:
-        return session.scalars(select(Patient.id).where(Patient.email == email)).first()
+    with Session(runtime.context.engine) as session:  # the whole row: passhat captures it as the ticket read it
+        patient = session.scalars(select(Patient).where(Patient.email == email)).first()
+        return None if patient is None else patient.id
 
 
 @tool

@@ -61,8 +61,9 @@ class DeskModel(Model):
 @passhat.tool(kind="lookup")
 def find_patient(ctx: RunContextWrapper[Clinic], email: str) -> int | None:
     """The id of the patient with this email."""
-    with Session(ctx.context.engine) as session:
-        return session.scalars(select(Patient.id).where(Patient.email == email)).first()
+    with Session(ctx.context.engine) as session:  # the whole row: passhat captures it as the ticket read it
+        patient = session.scalars(select(Patient).where(Patient.email == email)).first()
+        return None if patient is None else patient.id
 
 
 @function_tool
