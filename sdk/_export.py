@@ -42,6 +42,7 @@ class OtlpHttpExporter(SpanExporter):
         self._headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip", "User-Agent": "passhat"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        self._keyless = not api_key
         self._session = requests.Session()
         self._session.headers.update(self._headers)
         self.last_error: str | None = None
@@ -100,6 +101,13 @@ class OtlpHttpExporter(SpanExporter):
             self._encoded = None
             return SpanExportResult.SUCCESS
         self.last_error = f"HTTP {response.status_code}: {_described(response)}"
+        if response.status_code in (401, 403):
+            self.last_error += (
+                "; no API key was given: set PASSHAT_API_KEY (or configure(api_key=...)) to a key of"
+                " `passhat keys create --project NAME`"
+                if self._keyless
+                else "; the key given is unknown to this collector or was revoked (`passhat keys list` shows its keys)"
+            )
         # The collector refused what the batch holds (malformed, too large): the same request never succeeds, so
         # the processor narrows it down to the span at fault (`refused`). Any other status is retried.
         self.refused = response.status_code in REFUSED_STATUSES
@@ -383,4 +391,12 @@ class QueueingSpanProcessor(SpanProcessor):
             self._wake.notify_all()
         self.force_flush(int(max(0.0, deadline - time.monotonic()) * 1000))
         self._worker.join(timeout=max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            left = len(self._queue)
+        if left:
+            reason = getattr(self.exporter, "last_error", None) or "the collector did not take them in time"
+            logger.warning(
+                "passhat: %d spans were not delivered to %s before shutdown and are lost (%s)", left, self.describe,
+                reason,
+            )  # fmt: skip
         self.exporter.shutdown()

@@ -221,3 +221,35 @@ def test_a_flush_with_no_time_left_says_whether_anything_is_still_queued(receive
         assert not processor.force_flush(0)
     finally:
         instance.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        (None, "no API key was given: set PASSHAT_API_KEY"),
+        ("phk_00000000_not-a-key-of-this-collector", "the key given is unknown to this collector or was revoked"),
+    ],
+)
+def test_a_refused_key_is_named_and_spans_lost_at_shutdown_are_counted(
+    receiver: OtlpReceiver,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    key: str | None,
+    said: str,
+) -> None:
+    """A collector answering 401: the warning only quoted its "a valid API key is required", whether no key was
+    set or a wrong one; and the spans still queued when the process ended were lost without a word."""
+    monkeypatch.delenv("PASSHAT_API_KEY", raising=False)
+    receiver.status = 401
+    instance = passhat.configure(
+        endpoint=receiver.url, api_key=key, export_interval=0.01, export_timeout=0.5, make_global=False
+    )
+    with caplog.at_level(logging.WARNING, logger="passhat"):
+        for index in range(3):
+            with instance.ticket(f"T-{index}", task_type="refund"):
+                pass
+        assert not instance.flush(timeout=1)
+        instance.shutdown()
+    messages = [record.getMessage() for record in caplog.records]
+    assert any("HTTP 401" in m and said in m for m in messages), messages
+    assert any("3 spans were not delivered" in m and "are lost" in m for m in messages), messages
