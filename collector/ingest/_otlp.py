@@ -139,9 +139,18 @@ def _convert_ids(obj: dict[str, Any]) -> None:
         if isinstance(value, str):
             try:
                 raw = bytes.fromhex(value)
-            except ValueError:
-                raw = b"\xff"  # not hex: decodes to a 1-byte id, which validation rejects by length
+            except ValueError:  # not hex: marked with the text sent, which validation rejects saying so
+                raw = _NOT_HEX + value[:40].encode("utf-8", "replace")
             obj[name] = base64.b64encode(raw).decode("ascii")
+
+
+_NOT_HEX = b"\x00passhat:not-hex:"
+"""Stands for an id of OTLP JSON that is not hex (followed by the start of its text), until validation."""
+
+
+def _not_hex(value: bytes) -> str | None:
+    """The text of an id that was not hex in OTLP JSON, or None."""
+    return value[len(_NOT_HEX) :].decode("utf-8", "replace") if value.startswith(_NOT_HEX) else None
 
 
 class _TooLargeError(Exception):
@@ -321,17 +330,33 @@ def decode_protobuf(body: bytes, *, max_attribute_bytes: int, rules: TicketRules
 
 
 def _label(span: Any) -> str:
-    return f"span {span.span_id.hex() or '?'} ({span.name[:80]!r})"
+    text = _not_hex(span.span_id)
+    return f"span {span.span_id.hex() or '?' if text is None else repr(text)} ({span.name[:80]!r})"
 
 
 def _invalid_ids(trace_id: bytes, span_id: bytes, parent_span_id: bytes) -> str | None:
     if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
-        return f"trace_id must be 16 non-zero bytes (32 hex characters), got {len(trace_id)} bytes"
+        return _not_hex_said("trace_id", trace_id, 32) or (
+            f"trace_id must be 16 non-zero bytes (32 hex characters), got {len(trace_id)} bytes"
+        )
     if len(span_id) != 8 or span_id == _ZERO_SPAN:
-        return f"span_id must be 8 non-zero bytes (16 hex characters), got {len(span_id)} bytes"
+        return _not_hex_said("span_id", span_id, 16) or (
+            f"span_id must be 8 non-zero bytes (16 hex characters), got {len(span_id)} bytes"
+        )
     if len(parent_span_id) not in (0, 8):
-        return f"parent_span_id must be empty or 8 bytes, got {len(parent_span_id)} bytes"
+        return _not_hex_said("parent_span_id", parent_span_id, 16) or (
+            f"parent_span_id must be empty or 8 bytes, got {len(parent_span_id)} bytes"
+        )
     return None
+
+
+def _not_hex_said(name: str, value: bytes, size: int) -> str | None:
+    """Why an id of the wrong length is refused, when it was text that is not hex (a marked id is never 8 or 16
+    bytes long, so the check costs nothing to a valid span)."""
+    text = _not_hex(value)
+    return (
+        None if text is None else f"{name} {text!r} is not hex: OTLP JSON writes it as {size} hex characters (0-9, a-f)"
+    )
 
 
 def _value_problem(exc: _TooLargeError, limit: int) -> str:

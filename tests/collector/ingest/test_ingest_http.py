@@ -118,6 +118,19 @@ def test_json_ids_that_are_not_hex_are_rejected_per_span(collector: Collector) -
     assert response.status_code == 200
     assert response.json()["partialSuccess"]["rejectedSpans"] == "1"
     assert collector.store.count_spans("shop") == 1
+    # It said "span_id must be 8 non-zero bytes (16 hex characters), got 1 bytes" of an id of 8 characters.
+    message = response.json()["partialSuccess"]["errorMessage"]
+    assert "span_id 'not-hex!' is not hex: OTLP JSON writes it as 16 hex characters" in message, message
+
+
+def test_a_trace_id_of_32_characters_that_are_not_hex_is_named_as_such(collector: Collector) -> None:
+    document = to_otlp_json(request(passhat_ticket("T-x")))
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = "z" * 32
+    with collector.client(collector.shop_key) as client:
+        response = post(client, json.dumps(document).encode(), JSON)
+    assert response.status_code == 200
+    message = response.json()["partialSuccess"]["errorMessage"]
+    assert f"trace_id {'z' * 32!r} is not hex: OTLP JSON writes it as 32 hex characters" in message, message
 
 
 @pytest.mark.parametrize(
