@@ -15,12 +15,16 @@ import datetime as dt
 import logging
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from passhat.collector.config import PasshatConfig, ScheduleConfig
 from passhat.collector.replay import NothingToReplayError
 from passhat.collector.store import Period, Store, parse_period, week_of
 from passhat.sandbox import ModelServerUnusableError
+
+if TYPE_CHECKING:
+    from passhat.collector.loop._cycle import PeriodResult
 
 log = logging.getLogger("passhat.scheduler")
 
@@ -81,7 +85,7 @@ class Scheduler:
         self._stop.set()
         self._thread.join(timeout=30)
 
-    def run_once(self, period: Period) -> None:
+    def run_once(self, period: Period) -> PeriodResult:
         """Run the loop for one period now (replay, alerts, report)."""
         from passhat.collector.loop._cycle import run_period
         from passhat.collector.loop._setup import (
@@ -95,7 +99,7 @@ class Scheduler:
         config = self.config
         settings = replay_settings(config)
         targets = replay_targets(config)
-        asyncio.run(
+        return asyncio.run(
             run_period(
                 self.store,
                 config.project,
@@ -118,9 +122,14 @@ class Scheduler:
                 return
             period = period_due(self.config.schedule, due)
             try:
-                self.run_once(period)
+                result = self.run_once(period)
                 self.runs.append((period.name, "ok"))
-                log.warning("passhat scheduler: replayed %s", period.name)
+                after = next_run(self.config.schedule, max(self.clock(), due))
+                log.warning(
+                    "passhat scheduler: %s; next run at %s UTC",
+                    ran(self.config.project, result),
+                    f"{after:%Y-%m-%d %H:%M}",
+                )
             except NothingToReplayError as exc:  # a quiet period is normal, not a failure
                 self.runs.append((period.name, NOTHING_TO_REPLAY))
                 after = next_run(self.config.schedule, max(self.clock(), due))
@@ -137,3 +146,42 @@ class Scheduler:
             except Exception as exc:  # a failed run must not stop the collector
                 self.runs.append((period.name, repr(exc)))
                 log.exception("passhat scheduler: the run for %s failed", period.name)
+
+
+def ran(project: str, result: PeriodResult) -> str:
+    """One line on what a period's run did: its run and trials, the headline figure with its interval and
+    sample size (or why nothing was measured), the report's folder, the alerts fired and the report's delivery."""
+    from passhat.collector.report import Report
+
+    run, report = result.outcome.run, result.report
+    parts = [f"replayed {report.period} of project {project!r}: run {run.run_id} ({len(result.outcome.trials)} trials)"]
+    if isinstance(report, Report):
+        weighted = report.overall.weighted.pass_hat_k is not None
+        figure = report.overall.weighted if weighted else report.overall.unweighted
+        if figure.pass_hat_k is not None:
+            interval = (
+                ""
+                if figure.pass_hat_k_ci is None
+                else " [{:.1f}, {:.1f}]".format(*(100 * v for v in figure.pass_hat_k_ci))
+            )
+            parts.append(
+                f"pass^{report.k} {100 * figure.pass_hat_k:.1f}%{interval} over {report.overall.tickets_sampled}"
+                f" tickets{'' if weighted else ' (unweighted: no traffic)'}"
+            )
+    else:
+        parts.append(f"nothing measured: {report.why}")
+    if not result.official:
+        parts.append("exploratory (not the period's figures)")
+    if result.report_paths:
+        parts.append(f"report in {next(iter(result.report_paths.values())).parent}")
+    if result.alerts is not None:
+        fired = result.alerts.evaluation.fire
+        parts.append(f"{len(fired)} alert{'' if len(fired) == 1 else 's'} fired")
+    if result.delivery is not None:
+        sent = ", ".join(
+            f"{channel} {outcome if outcome == 'ok' else 'failed'}"
+            for channel, outcome in sorted(result.delivery.sent.items())
+        )
+        if sent:
+            parts.append(f"report sent: {sent}")
+    return "; ".join(parts)

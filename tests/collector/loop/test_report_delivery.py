@@ -9,7 +9,9 @@ import datetime as dt
 import email
 import email.policy
 import html
+import logging
 import pathlib
+import re
 import time
 from email.message import EmailMessage
 
@@ -249,7 +251,10 @@ def test_run_period_sends_the_official_report_and_a_dead_receiver_does_not_stop_
 
 @pytest.mark.slow
 def test_the_scheduler_sends_each_period_report_and_keeps_going_when_a_receiver_is_down(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: pathlib.Path, receiver: Receiver
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: pathlib.Path,
+    receiver: Receiver,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     template = production_traffic(tmp_path_factory.mktemp("day") / "day.db", DAY)
     loop_store = open_store(copy_store(template, tmp_path))
@@ -275,6 +280,7 @@ def test_the_scheduler_sends_each_period_report_and_keeps_going_when_a_receiver_
         return next(readings, dt.datetime(2026, 11, 30, 0, 0, 1, tzinfo=dt.UTC))
 
     scheduler = Scheduler(config, loop_store, clock=clock)
+    caplog.set_level(logging.WARNING, logger="passhat.scheduler")
     try:
         scheduler.start()
         deadline = time.monotonic() + 120
@@ -287,6 +293,12 @@ def test_the_scheduler_sends_each_period_report_and_keeps_going_when_a_receiver_
         [recorded] = AlertLog(loop_store, "shop").report_deliveries("2026-11-29")
         assert recorded.deliveries["ops"] == "ok" and "ConnectError" in recorded.deliveries["dead"]
         assert recorded.payload["trigger"] == "run"
+        # The run's log line said only "passhat scheduler: replayed 2026-11-29": what it measured and did.
+        [line] = [r.getMessage() for r in caplog.records if r.name == "passhat.scheduler"]
+        assert line.startswith("passhat scheduler: replayed 2026-11-29 of project 'shop': run "), line
+        assert re.search(r"; pass\^2 \d+\.\d% \[\d+\.\d, \d+\.\d\] over \d+ tickets;", line), line
+        assert f"report in {tmp_path / 'reports' / '2026-11-29'}" in line and "alerts fired" not in line
+        assert "report sent: dead failed, ops ok; next run at 2026-12-01 00:00 UTC" in line, line
     finally:
         scheduler.stop()
         loop_store.close()
