@@ -32,7 +32,12 @@ def require(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError:
-        raise DomainError(f"this adapter needs {module.split('.')[0]}: pip install 'passhat[{extra}]'") from None
+        package = _PACKAGES.get(module.split(".")[0], module.split(".")[0])
+        raise DomainError(f"this adapter needs the {package} package: pip install 'passhat[{extra}]'") from None
+
+
+_PACKAGES = {"agents": "openai-agents", "pydantic_ai": "pydantic-ai", "langgraph": "langgraph"}
+"""Import names whose package is named otherwise (the name `pip` installs)."""
 
 
 def customer_since(conversation: Sequence[Message], seen: int) -> str:

@@ -26,6 +26,13 @@ def test_a_missing_framework_names_the_extra_to_install() -> None:
         require("no_such_framework_package", "langgraph")
 
 
+def test_a_missing_framework_is_named_by_its_package_not_its_import_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Agents SDK imports as `agents`: "this adapter needs agents" named no package one can install."""
+    monkeypatch.setitem(sys.modules, "agents", None)  # as if not installed
+    with pytest.raises(DomainError, match=r"needs the openai-agents package: pip install 'passhat\[openai-agents\]'"):
+        require("agents", "openai-agents")
+
+
 def test_a_question_is_not_a_final_turn_and_a_statement_is() -> None:
     assert not agent_reply("What is your email?").final
     assert agent_reply("Done: the order is cancelled.").final
