@@ -10,6 +10,15 @@ from typing import Any
 
 # A number standing alone: not part of a date, an id or a time ("2026-06-01", "L-104", "10:30").
 _NUMBER = re.compile(r"(?<![\w.\-/:])\d+(?:,\d{3})*(?:\.\d+)?(?![\w\-/:]|\.\d)")
+# A phone number: after a "+" country code, or groups of digits between separators (nine digits or more). Its
+# groups are not numbers the customer said: "+1 415 555 0132" names no order 1, 415 or 555.
+_PHONE = re.compile(r"\+\d[\d .()\-]*\d|\(?\d{2,4}\)?(?:[ .\-]\d{2,4}){2,}")
+
+
+def _numbers_of(text: str) -> list[str]:
+    """The numbers standing alone in ``text``, outside phone numbers."""
+    masked = _PHONE.sub(lambda m: " " * len(m.group()) if sum(c.isdigit() for c in m.group()) >= 9 else m.group(), text)
+    return [match.group() for match in _NUMBER.finditer(masked)]
 
 
 def said_form(value: Any) -> str:
@@ -29,9 +38,9 @@ class CustomerWords:
     def __post_init__(self) -> None:
         self._text = "\n".join(said_form(message) for message in self.messages)
         self._numbers = set()
-        for match in _NUMBER.finditer(self._text):
+        for number in _numbers_of(self._text):
             try:
-                self._numbers.add(float(match.group().replace(",", "")))
+                self._numbers.add(float(number.replace(",", "")))
             except ValueError:
                 continue
 
@@ -76,9 +85,9 @@ class CustomerWords:
         if wanted not in self._numbers:
             return None
         for index, message in enumerate(self.messages):
-            for match in _NUMBER.finditer(said_form(message)):
+            for number in _numbers_of(said_form(message)):
                 try:
-                    if float(match.group().replace(",", "")) == wanted:
+                    if float(number.replace(",", "")) == wanted:
                         return index
                 except ValueError:
                     continue

@@ -151,6 +151,13 @@ def test_the_customer_words_match_whole_values_numbers_and_spoken_dates() -> Non
     assert words.says_any(date_forms("2026-06-19")) == 0 and words.message_of("a.b@x.org") == 1
 
 
+def test_the_groups_of_a_phone_number_are_not_numbers_the_customer_said() -> None:
+    """A ticket's inferred member_id 1 had the evidence "the customer said 1": the "+1" of a phone number."""
+    words = CustomerWords(["I'm on +1 415 555 0132, order 7", "or 06 12 34 56 78, (415) 555-0132", "card 123456789"])
+    assert not any(words.says(n) for n in (1, 415, 555, 132, 6, 12, 34))
+    assert words.message_of(7) == 0 and words.message_of(123456789) == 2  # a long number alone is still one
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_the_intent_models_client_bounds_each_request(provider: str) -> None:
     # The clients' own default is 600 s a request, tried three times: a stuck server held each ticket half an hour.
