@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from passhat.collector.store import AlertEvent, ReplayRun, RunParams, Store, TicketTally
+from passhat.collector.store import AlertEvent, NotReplayable, ReplayRun, RunParams, Store, TicketTally
 from passhat.collector.ui._digest import RunDigest, digest_of
 from passhat.collector.ui._figures import History, TaskTypeFigures, official_runs, period_of
 from passhat.collector.ui._kept import keep_digest, kept_digest
@@ -235,11 +235,22 @@ def task_type_page(
 
 
 # --- runs and attempts -------------------------------------------------------------------------------------
-def run_progress(run: ReplayRun, tallies: list[TicketTally]) -> tuple[int, int]:
-    """(trials done, trials planned): planned is the run's sampled tickets times k."""
-    planned = len(RunParams.of(run).tickets) * run.k
+def run_progress(run: ReplayRun, tallies: list[TicketTally]) -> tuple[int, int, list[NotReplayable]]:
+    """(trials done, trials planned, the sampled tickets not measured): planned is k trials for each sampled
+    ticket but those never replayed. A finished run's list is its final one (with the tickets whose rows did
+    not fit the sandbox); a running run's, what planning found."""
+    params = RunParams.of(run)
+    final = (run.summary or {}).get("not_replayable_tickets")
+    unreplayable = (
+        [NotReplayable.from_dict(item) for item in final if isinstance(item, dict)]
+        if isinstance(final, list)
+        else list(params.not_replayable)
+    )
+    # Tickets never replayed plan no trial; those whose every trial the harness broke ran theirs.
+    skipped = {item.ticket_id for item in unreplayable} & set(params.tickets) - {t.ticket_id for t in tallies}
+    planned = (len(params.tickets) - len(skipped)) * params.trials
     done = sum(t.trials + t.harness_errors for t in tallies)
-    return done, max(planned, done)
+    return done, max(planned, done), unreplayable
 
 
 @dataclass(frozen=True)

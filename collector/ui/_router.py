@@ -355,7 +355,7 @@ def ui_router() -> APIRouter:
             return render.page(request, "missing.html", 404, viewer=viewer, what=f"replay run {run_id}")
         tallies = _query_store(lambda: _cache(request).tallies(store, viewer.project, run))
         figures = _query_store(lambda: _cache(request).digest(store, viewer.project, run)).figures
-        done, planned = run_progress(run, tallies)
+        done, planned, unreplayable = run_progress(run, tallies)
         rows = _query_store(lambda: _run_rows(request).run(store, viewer.project, run, tallies))
         listed = run_tickets(rows, offset)
         return render.page(
@@ -366,6 +366,8 @@ def ui_router() -> APIRouter:
             figures=figures,
             done=done,
             planned=planned,
+            unreplayable=unreplayable,
+            sampled=len(RunParams.of(run).tickets),
             listed=listed,
             report=_query_store(lambda: run_report(store, viewer.project, run)),
             written=report_written(run),

@@ -374,3 +374,28 @@ def test_an_empty_project_is_told_a_replay_command_the_cli_takes(ui: UiCollector
     # The CLI reads that period (it ran with no tickets: it says so, not that it cannot read the period).
     out = CliRunner().invoke(app, ["replay", "--period", last_week, "--store", "sqlite://", "--project", "empty"])
     assert f"no production tickets of {last_week}" in out.output and "cannot read the period" not in out.output
+
+
+def test_a_runs_page_names_its_sampled_tickets_that_were_not_measured(ui: UiCollector) -> None:
+    """A finished run of 3 sampled tickets, one not replayable: its page read "Progress 4 of 6 trials" for ever and
+    never said why the other two trials did not run."""
+    from passhat.collector.store import NotReplayable, ReplayRun
+    from tests.collector.ui.ui_data import trial
+
+    when = dt.datetime(2026, 11, 20, 9, tzinfo=dt.UTC)
+    lost = NotReplayable("SHOP-refund-2", "refund", "no intent was recorded, and none could be inferred", "pass intent")
+    params = {"period": PERIODS[1], "tickets": ["SHOP-refund-0", "SHOP-refund-1", "SHOP-refund-2"],
+              "not_replayable": [lost.to_dict()]}  # fmt: skip
+    ui.store.create_replay_run("shop", ReplayRun("run-partial", when, k=2, params=params))
+    ui.store.add_trials(
+        "shop", [trial("run-partial", "refund", f"SHOP-refund-{n}", a, True, when) for n in range(2) for a in range(2)]
+    )
+    ui.store.finish_replay_run("shop", "run-partial", at=when, summary={"not_replayable_tickets": [lost.to_dict()]})
+    with ui.client(ui.shop_key) as client:
+        page = client.get("/ui/runs/run-partial").text
+    assert re.search(r"</progress> 4 of 4 trials", page), re.findall(r"</progress>[^<]*", page)
+    assert re.search(
+        r'data-testid="run-unreplayable"><a href="#not-replayable">1 of 3 sampled tickets</a> \(33%\)', page
+    )
+    table = page.split('data-testid="run-not-replayable"', 1)[1].split("</table>", 1)[0]
+    assert "SHOP-refund-2" in table and "none could be inferred" in table and "pass intent" in table
