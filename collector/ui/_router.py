@@ -220,7 +220,9 @@ def ui_router() -> APIRouter:
         form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"))
         key = (form.get("key") or [""])[0]
         target = _safe_next((form.get("next") or [""])[0])
-        cookie = _sessions(request).cookie_for_key(key) if key.strip() else None
+        if not key.strip():  # the form requires one; a client that sends none is told so, not "unknown"
+            return render.page(request, "login.html", 422, next=target, failed="empty", viewer=None)
+        cookie = _sessions(request).cookie_for_key(key)
         if cookie is None:
             return render.page(request, "login.html", 401, next=target, failed=True, viewer=None)
         response = RedirectResponse(target, 303)

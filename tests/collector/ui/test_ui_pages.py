@@ -399,3 +399,14 @@ def test_a_runs_page_names_its_sampled_tickets_that_were_not_measured(ui: UiColl
     )
     table = page.split('data-testid="run-not-replayable"', 1)[1].split("</table>", 1)[0]
     assert "SHOP-refund-2" in table and "none could be inferred" in table and "pass intent" in table
+
+
+def test_signing_in_with_no_key_says_to_enter_one(ui: UiCollector) -> None:
+    """An empty key (a client that skips the form's `required`) was told "That key is not valid: it is unknown or
+    was revoked"."""
+    with ui.client() as client:
+        empty = client.post("/ui/login", data={"key": "  ", "next": "/ui/"})
+        wrong = client.post("/ui/login", data={"key": "phk_00000000_wrong", "next": "/ui/"})
+    assert empty.status_code == 422 and "Enter the project's API key: it starts with phk_." in empty.text
+    assert "unknown or was revoked" not in empty.text and "set-cookie" not in empty.headers
+    assert wrong.status_code == 401 and "unknown or was revoked" in wrong.text
