@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import gc
 import json
@@ -273,10 +274,12 @@ def keys_list(
     from passhat.collector.cli._store import missing_sqlite_store
 
     missing = missing_sqlite_store(*_chosen(data_dir, store_url, config_path))
-    with _open(data_dir, store_url, config_path) as store:  # a listing: a store not there is made, as before
-        records = store.list_api_keys(project)
-    if missing is not None:
+    if missing is not None:  # a listing only reads: a store that is not there is said, never made
         typer.echo(f"passhat: no keys: {missing}", err=True)
+        records = []
+    else:
+        with _open(data_dir, store_url, config_path) as store:
+            records = store.list_api_keys(project)
     rows = [
         {
             "prefix": r.prefix,
@@ -291,13 +294,34 @@ def keys_list(
     if as_json:
         typer.echo(json.dumps(rows))
         return
-    if not rows:
+    if not records:
         typer.echo("no keys")
         return
-    for row in rows:
-        status = "active" if row["active"] else f"revoked {row['revoked_at']}"
-        label = f"  {row['label']}" if row["label"] else ""
-        typer.echo(f"{row['prefix']}  {row['project']}  {row['created_at']}  {status}{label}")
+    from rich import box
+    from rich.table import Table
+
+    from passhat.collector.cli._console import console
+
+    # Light rules as `passhat runs list`; the prefix, what `keys revoke` takes, is kept whole.
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False)
+    table.add_column("prefix", no_wrap=True)
+    table.add_column("project", overflow="fold")
+    table.add_column("created (UTC)", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    revoked = any(r.revoked_at is not None for r in records)
+    if revoked:
+        table.add_column("revoked (UTC)", no_wrap=True)
+    table.add_column("label", overflow="fold")
+    for r in records:
+        when = [] if not revoked else ["-" if r.revoked_at is None else _utc(r.revoked_at)]
+        status = "active" if r.revoked_at is None else "revoked"
+        table.add_row(r.prefix, r.project, _utc(r.created_at), status, *when, r.label or "")
+    console.print(table, highlight=False, markup=False)
+
+
+def _utc(moment: dt.datetime) -> str:
+    """A stored time as the other listings show it: UTC, to the minute."""
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
 
 
 @keys_app.command("revoke")

@@ -151,3 +151,20 @@ def test_revoke_takes_the_whole_key_and_never_prints_its_secret(tmp_path: pathli
         and secret not in missing.output
         and f"no active key with prefix '{prefix}'" in (missing.output)
     )
+
+
+def test_list_is_a_table_with_a_header_row(tmp_path: pathlib.Path) -> None:
+    store_args = ["--store", f"sqlite:///{tmp_path / 'k.db'}"]
+    made = json.loads(
+        runner.invoke(app, ["keys", "create", "--project", "shop", "--label", "ci", "--json", *store_args]).output
+    )
+    runner.invoke(app, ["keys", "create", "--project", "bank", *store_args])
+    lines = runner.invoke(app, ["keys", "list", *store_args]).output.splitlines()
+    assert lines[0].split() == ["prefix", "project", "created", "(UTC)", "status", "label"]
+    assert set(lines[1].strip()) == {"─"}
+    assert lines[2].split()[:2] == [made["prefix"], "shop"] and lines[2].split()[-2:] == ["active", "ci"]
+    assert runner.invoke(app, ["keys", "revoke", made["prefix"], *store_args]).exit_code == 0
+    lines = runner.invoke(app, ["keys", "list", *store_args]).output.splitlines()
+    assert lines[0].split() == ["prefix", "project", "created", "(UTC)", "status", "revoked", "(UTC)", "label"]
+    assert lines[2].split()[:2] == [made["prefix"], "shop"] and lines[2].split()[4] == "revoked"
+    assert lines[3].split()[-2:] == ["active", "-"]
