@@ -4,7 +4,6 @@ report delivery recorded, with how each delivery went)."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 from typing import Annotated
 
 import typer
@@ -135,7 +134,7 @@ def history(
     delivery went."""
     from pathlib import Path
 
-    from passhat.collector.cli._store import load_loop_config
+    from passhat.collector.cli._store import chosen_store, load_loop_config, missing_sqlite_store
 
     # Reading the history needs no channels: without a config file (none named, no ./passhat.toml), --store and
     # --project say where, as for `passhat runs list` (it required passhat.toml even with both given).
@@ -145,15 +144,20 @@ def history(
     unknown = sorted(set(kind or ()) - set(known))
     if unknown:
         fail(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(known)}")
-    url = store_url or os.environ.get("PASSHAT_STORE_URL") or settings.store_url()
-    try:
-        store = open_store(url)
-    except (StoreError, OSError, ValueError) as exc:
-        fail(f"cannot open the store {url}: {exc}")
-    try:
-        events = AlertLog(store, name).notices(kinds=tuple(kind or known), limit=limit)
-    finally:
-        store.close()
+    url, named_by = chosen_store(settings, store_url)
+    missing = missing_sqlite_store(url, named_by)
+    if missing is not None:  # a listing only reads: a store that is not there is said, never made
+        error_console.print(f"passhat: no alerts: {escape(missing)}", highlight=False, soft_wrap=True)
+        events = []
+    else:
+        try:
+            store = open_store(url)
+        except (StoreError, OSError, ValueError) as exc:
+            fail(f"cannot open the store {url}: {exc}")
+        try:
+            events = AlertLog(store, name).notices(kinds=tuple(kind or known), limit=limit)
+        finally:
+            store.close()
     if as_json:
         emit_json(
             [

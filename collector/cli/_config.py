@@ -75,6 +75,8 @@ def load_or_exit(path: str) -> PasshatConfig:
 
 
 def _summary(config: PasshatConfig) -> list[str]:
+    from passhat.collector.store._open import shown_url
+
     s = config.schedule
     when = f"{s.every}, {s.weekday + ' ' if s.every == 'weekly' else ''}{s.time} {s.timezone}"
     channels = ", ".join(f"{name} ({ch.type})" for name, ch in sorted(config.alerts.channels.items())) or "none"
@@ -84,7 +86,7 @@ def _summary(config: PasshatConfig) -> list[str]:
         f"replay: k = {config.replay.k}, {config.replay.trials_per_ticket} trials per ticket, "
         f"{config.replay.tickets_per_task_type} tickets per task type",
         f"schedule: {when if s.enabled else 'disabled'}; reports to {config.report_dir()}",
-        f"store: {config.store_url()}",
+        f"store: {shown_url(config.store_url())}",
         f"alert rules: {rules}",
         f"channels: {channels}",
     ]

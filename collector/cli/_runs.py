@@ -55,14 +55,17 @@ def list_command(
     config = load_loop_config(config_path)
     name = project or config.project
     url, named_by = chosen_store(config, store_url)
-    # A listing is no error: a store that was not there is opened (made empty, as before), and said so.
+    # A listing is no error: a store that is not there lists no runs and says so, and is not made.
     missing = missing_sqlite_store(url, named_by)
-    store = open_loop_store(config, store_url)
-    try:
-        rows = [row.to_dict() for row in list_runs(store, name, period=period, limit=limit)]
-        others = [] if rows or missing else unknown_project(store, name)
-    finally:
-        store.close()
+    rows: list[dict[str, Any]] = []
+    others: list[str] = []
+    if missing is None:
+        store = open_loop_store(config, store_url)
+        try:
+            rows = [row.to_dict() for row in list_runs(store, name, period=period, limit=limit)]
+            others = [] if rows else unknown_project(store, name)
+        finally:
+            store.close()
     note = missing or (
         f"the store has no project {name!r}, only {', '.join(repr(other) for other in others)}; check --project (or "
         "the config's project)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import gc
 import json
@@ -273,10 +274,12 @@ def keys_list(
     from passhat.collector.cli._store import missing_sqlite_store
 
     missing = missing_sqlite_store(*_chosen(data_dir, store_url, config_path))
-    with _open(data_dir, store_url, config_path) as store:  # a listing: a store not there is made, as before
-        records = store.list_api_keys(project)
-    if missing is not None:
+    if missing is not None:  # a listing only reads: a store that is not there is said, never made
         typer.echo(f"passhat: no keys: {missing}", err=True)
+        records = []
+    else:
+        with _open(data_dir, store_url, config_path) as store:
+            records = store.list_api_keys(project)
     rows = [
         {
             "prefix": r.prefix,
@@ -291,28 +294,93 @@ def keys_list(
     if as_json:
         typer.echo(json.dumps(rows))
         return
-    if not rows:
+    if not records:
         typer.echo("no keys")
         return
-    for row in rows:
-        status = "active" if row["active"] else f"revoked {row['revoked_at']}"
-        label = f"  {row['label']}" if row["label"] else ""
-        typer.echo(f"{row['prefix']}  {row['project']}  {row['created_at']}  {status}{label}")
+    from rich import box
+    from rich.table import Table
+
+    from passhat.collector.cli._console import console
+
+    # Light rules as `passhat runs list`; the prefix, what `keys revoke` takes, is kept whole.
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False)
+    table.add_column("prefix", no_wrap=True)
+    table.add_column("project", overflow="fold")
+    table.add_column("created (UTC)", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    revoked = any(r.revoked_at is not None for r in records)
+    if revoked:
+        table.add_column("revoked (UTC)", no_wrap=True)
+    table.add_column("label", overflow="fold")
+    for r in records:
+        when = [] if not revoked else ["-" if r.revoked_at is None else _utc(r.revoked_at)]
+        status = "active" if r.revoked_at is None else "revoked"
+        table.add_row(r.prefix, r.project, _utc(r.created_at), status, *when, r.label or "")
+    console.print(table, highlight=False, markup=False)
+
+
+def _utc(moment: dt.datetime) -> str:
+    """A stored time as the other listings show it: UTC, to the minute."""
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
 
 
 @keys_app.command("revoke")
 def keys_revoke(
-    prefix: Annotated[str, typer.Argument(help="The key's prefix, as `passhat keys list` shows it.")],
+    key: Annotated[
+        str,
+        typer.Argument(
+            metavar="PREFIX_OR_KEY",
+            help="The key's prefix, as `passhat keys list` shows it (phk_ and 8 hex digits), or the whole key.",
+        ),
+    ],
     data_dir: DataDir = None,
     store_url: StoreUrl = None,
     config_path: KeysConfig = None,
 ) -> None:
-    """Revoke a key: requests with it are refused (within the collector's key cache time, 5 s)."""
+    """Revoke a key, named by its prefix or given whole: requests with it are refused (within the collector's key
+    cache time, 5 s). A whole key's secret part must match the stored key's hash."""
+    from passhat.collector.ingest._keys import KEY_PREFIX, key_prefix
+
+    given = key.strip()
+    prefix = key_prefix(given)
+    whole = len(given) > len(prefix)
+    if whole and not given.startswith(KEY_PREFIX):
+        # Never echo what was given: it may be a secret of some other kind pasted by mistake.
+        raise _fail(
+            f"the argument is neither a key prefix nor a passhat key (both start with {KEY_PREFIX}): give the key's "
+            "prefix as `passhat keys list` shows it, e.g. phk_3f9a1c2b"
+        )
     with _open(data_dir, store_url, config_path, reads=f"no active key with prefix {prefix!r}") as store:
+        if whole:
+            _check_whole_key(store, given, prefix)
         revoked = store.revoke_api_key(prefix)
     if not revoked:
         raise _fail(f"no active key with prefix {prefix!r} (see `passhat keys list`)")
     typer.echo(f"Revoked {prefix}")
+
+
+def _check_whole_key(store: Store, key: str, prefix: str) -> None:
+    """Refuse a whole key whose secret part does not match the stored key of its prefix (a mistyped or truncated
+    copy, another store's key), saying so without printing the key back."""
+    from passhat.collector.store import hash_api_key
+
+    try:
+        record = store.find_api_key(hash_api_key(key))
+        known = [each.prefix for each in store.list_api_keys()]
+    except StoreError as exc:
+        raise _fail(
+            f"cannot check the key against the store ({exc}): give the prefix alone: passhat keys revoke {prefix}"
+        ) from None
+    if record is not None and record.prefix == prefix:
+        if not record.active:
+            raise _fail(f"the key with prefix {prefix!r} is already revoked (see `passhat keys list`)")
+        return
+    if prefix in known:
+        raise _fail(
+            f"the key given does not match the stored key with prefix {prefix!r}: its secret part differs (a partial "
+            f"or mistyped copy?); check the key, or give the prefix alone: passhat keys revoke {prefix}"
+        )
+    raise _fail(f"no key with prefix {prefix!r} in this store (see `passhat keys list`)")
 
 
 def register(app: typer.Typer) -> None:

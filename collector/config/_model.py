@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import pathlib
 import re
 import zoneinfo
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 _IDENT = r"^[a-z][a-z0-9_]*$"
 _RULE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
@@ -35,10 +46,65 @@ PROJECT_NAME_MAX = 100
 _IDENT_WHAT = "a lowercase identifier such as 'retail' (letters, digits, '_')"
 
 
+class EnvText(str):
+    """A string a ``${NAME}`` reference in passhat.toml made. The environment holds only strings, so such a value is
+    read as its key's type (``port = "${SMTP_PORT:-25}"`` is the number 25, ``enabled = "${ON:-false}"`` false),
+    where a value written in the file must have its key's type already."""
+
+
+#: The validation context's key for the checks across keys already reported: `validate_config` validates again
+#: without them, so that the checks they stood in front of (and those of the tables around them) report too.
+REPORTED = "reported"
+
+
+class CheckError(ValueError):
+    """A check across keys of a table found a problem; ``keys`` are the keys it reads, as paths in that table."""
+
+    def __init__(self, message: str, keys: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.keys = keys
+
+
+def _refuse(info: ValidationInfo, message: str, *keys: str) -> None:
+    """Raise a check across ``keys``' problem, unless an earlier pass of `validate_config` reported it already."""
+    reported = info.context.get(REPORTED) if isinstance(info.context, dict) else None
+    if reported is None or message not in reported:
+        raise CheckError(message, keys)
+
+
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
+
+
+def _from_environment(annotation: Any, text: EnvText) -> Any:
+    """``text`` as its key's ``annotation`` reads it ("25" the integer 25, "no" false); ``text`` itself when it is no
+    such value, for the strict validation to name the key, the value and the type expected."""
+    try:
+        return _adapter(annotation).validate_python(str(text), strict=False)
+    except (ValidationError, TypeError, ValueError):
+        return text
+
+
 class _Table(BaseModel):
     """A TOML table: unknown keys are errors (a typo must not pass silently)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _environment_values(cls, data: Any) -> Any:
+        """Values a ``${NAME}`` made, read as their keys' types (`EnvText`); every other value is validated as
+        written (strictly, by `validate_config`)."""
+        if not isinstance(data, dict) or not any(isinstance(value, EnvText) for value in data.values()):
+            return data
+        fields = cls.model_fields
+        return {
+            key: _from_environment(fields[key].annotation, value)
+            if isinstance(value, EnvText) and key in fields
+            else value
+            for key, value in data.items()
+        }
 
 
 def _http_url(value: str) -> str:
@@ -67,7 +133,7 @@ class AgentConfig(_Table):
         )
 
     @model_validator(mode="after")
-    def _model_for_a_model_agent(self) -> AgentConfig:
+    def _model_for_a_model_agent(self, info: ValidationInfo) -> AgentConfig:
         given = [key for key in ("model", "base_url") if getattr(self, key) is not None]
         if given and self.factory not in ("anthropic", "openai"):
             keys = " and ".join(f"agent.{key}" for key in given)
@@ -77,9 +143,13 @@ class AgentConfig(_Table):
                 else f"{self.factory!r}, which calls its own model"
             )
             verb = "apply" if len(given) > 1 else "applies"
-            raise ValueError(
+            _refuse(
+                info,
                 f"{keys} {verb} to factory = 'anthropic' or 'openai' only, not to {what}: remove {keys}, or set "
-                "factory to a model agent"
+                "factory to a model agent",
+                "factory",
+                "model",
+                "base_url",
             )
         return self
 
@@ -89,6 +159,18 @@ class StoreConfig(_Table):
 
     url: str | None = None
     data_dir: str = "~/.passhat"
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        """A URL of a store passhat opens, by its scheme: nothing is connected to (a server may be down while the
+        config is checked) and nothing is created."""
+        from passhat.collector.store import store_url_problem
+
+        problem = None if not value else store_url_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class ReplayConfig(_Table):
@@ -124,9 +206,14 @@ class ReplayConfig(_Table):
     infer_intent: Literal["rules", "model", "off"] = "rules"
 
     @model_validator(mode="after")
-    def _trials_cover_k(self) -> ReplayConfig:
+    def _trials_cover_k(self, info: ValidationInfo) -> ReplayConfig:
         if self.trials is not None and self.trials < self.k:
-            raise ValueError(f"trials ({self.trials}) must be at least k ({self.k}): pass^k needs k trials per ticket")
+            _refuse(
+                info,
+                f"trials ({self.trials}) must be at least k ({self.k}): pass^k needs k trials per ticket",
+                "trials",
+                "k",
+            )
         return self
 
     @property
@@ -273,11 +360,16 @@ class EmailChannelConfig(_Table):
         return value
 
     @model_validator(mode="after")
-    def _tls(self) -> EmailChannelConfig:
+    def _tls(self, info: ValidationInfo) -> EmailChannelConfig:
         if self.starttls and self.ssl:
-            raise ValueError("choose one of starttls (upgrade a plain connection) and ssl (TLS from the start)")
+            _refuse(
+                info,
+                "choose one of starttls (upgrade a plain connection) and ssl (TLS from the start)",
+                "starttls",
+                "ssl",
+            )
         if self.password is not None and self.username is None:
-            raise ValueError("password is set without username")
+            _refuse(info, "password is set without username", "password", "username")
         return self
 
 
@@ -309,15 +401,30 @@ class RuleConfig(_Table):
         return _matches(_RULE_NAME, value, _RULE_WHAT)
 
     @model_validator(mode="after")
-    def _consistent(self) -> RuleConfig:
+    def _consistent(self, info: ValidationInfo) -> RuleConfig:
         if self.kind == "threshold" and self.threshold is None:
-            raise ValueError("a threshold rule needs `threshold` (pass^k below it fires)")
+            _refuse(info, "a threshold rule needs `threshold` (pass^k below it fires)", "kind", "threshold")
         if self.kind == "drop" and self.threshold is not None:
-            raise ValueError("a drop rule takes no `threshold` (it compares against a baseline of earlier periods)")
+            _refuse(
+                info,
+                "a drop rule takes no `threshold` (it compares against a baseline of earlier periods)",
+                "kind",
+                "threshold",
+            )
         if (self.permutations + 1) * (1.0 - self.confidence) < 1.0:
-            raise ValueError(f"{self.permutations} permutations are too few for confidence {self.confidence}")
+            _refuse(
+                info,
+                f"{self.permutations} permutations are too few for confidence {self.confidence}",
+                "permutations",
+                "confidence",
+            )
         if self.resolve_confidence > self.confidence:
-            raise ValueError("resolve_confidence must not exceed confidence (it is the looser, resolving level)")
+            _refuse(
+                info,
+                "resolve_confidence must not exceed confidence (it is the looser, resolving level)",
+                "resolve_confidence",
+                "confidence",
+            )
         return self
 
 
@@ -336,16 +443,18 @@ class AlertsConfig(_Table):
         return value
 
     @model_validator(mode="after")
-    def _references(self) -> AlertsConfig:
+    def _references(self, info: ValidationInfo) -> AlertsConfig:
         seen: set[str] = set()
         for rule in self.rules:
             if rule.name in seen:
-                raise ValueError(f"two rules are named {rule.name!r}; rule names must be unique")
+                _refuse(info, f"two rules are named {rule.name!r}; rule names must be unique", "rules")
             seen.add(rule.name)
             unknown = [c for c in rule.channels if c not in self.channels]
             if unknown:
                 known = ", ".join(sorted(self.channels)) or "none configured"
-                raise ValueError(f"rule {rule.name!r} names unknown channel(s) {unknown} (known: {known})")
+                _refuse(
+                    info, f"rule {rule.name!r} names unknown channel(s) {unknown} (known: {known})", "rules", "channels"
+                )
         return self
 
 
@@ -365,22 +474,28 @@ class PasshatConfig(_Table):
     _base_dir: pathlib.Path = PrivateAttr(default_factory=pathlib.Path.cwd)
 
     @model_validator(mode="after")
-    def _intent_model(self) -> PasshatConfig:
+    def _intent_model(self, info: ValidationInfo) -> PasshatConfig:
         if self.replay.infer_intent == "model" and (self.intent.provider is None or self.intent.model is None):
-            raise ValueError(
+            _refuse(
+                info,
                 'replay.infer_intent = "model" needs the model: add an [intent] table with provider '
-                '("anthropic" or "openai"), model, and base_url for a local or compatible endpoint'
+                '("anthropic" or "openai"), model, and base_url for a local or compatible endpoint',
+                "replay.infer_intent",
+                "intent",
             )
         return self
 
     @model_validator(mode="after")
-    def _report_channels(self) -> PasshatConfig:
+    def _report_channels(self, info: ValidationInfo) -> PasshatConfig:
         unknown = [name for name in self.report.send_to if name not in self.alerts.channels]
         if unknown:
             known = ", ".join(sorted(self.alerts.channels)) or "none"
-            raise ValueError(
+            _refuse(
+                info,
                 f"report.send_to: unknown channel(s) {', '.join(unknown)} (configured: {known}); "
-                "send_to names [alerts.channels.<name>] tables"
+                "send_to names [alerts.channels.<name>] tables",
+                "report.send_to",
+                "alerts.channels",
             )
         return self
 

@@ -189,16 +189,23 @@ def test_commands_open_a_relative_sqlite_url_in_the_config_folder_and_config_che
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(passhat), *args], cwd=elsewhere, capture_output=True, text=True, timeout=120)
 
-    listed = run("runs", "list", "--config", str(path))
+    listed = run("runs", "list", "--config", str(path))  # a listing names the store it looked for, makes none
     assert listed.returncode == 0, listed.stderr
+    assert f"there is no store at {conf / 'demo.sqlite'} (no such file)" in listed.stderr
+    assert not (conf / "demo.sqlite").exists() and not (elsewhere / "demo.sqlite").exists()
+    assert run("keys", "create", "--project", "shop", "--config", str(path)).returncode == 0
     assert (conf / "demo.sqlite").exists() and not (elsewhere / "demo.sqlite").exists()
+    listed = run("runs", "list", "--config", str(path))
+    assert listed.returncode == 0 and "no store" not in listed.stderr, listed.stderr
     checked = run("config", "check", str(path))
     assert checked.returncode == 0, checked.stderr
     assert f"store: sqlite:///{conf / 'demo.sqlite'}" in checked.stdout
     # A URL on the command line is the user's own, relative to where they are.
-    on_the_line = run("runs", "list", "--config", str(path), "--store", "sqlite:///here.sqlite")
+    on_the_line = run("keys", "create", "--project", "shop", "--config", str(path), "--store", "sqlite:///here.sqlite")
     assert on_the_line.returncode == 0, on_the_line.stderr
     assert (elsewhere / "here.sqlite").exists() and not (conf / "here.sqlite").exists()
+    listed = run("runs", "list", "--config", str(path), "--store", "sqlite:///here.sqlite")
+    assert listed.returncode == 0 and "no store" not in listed.stderr, listed.stderr
 
 
 def test_config_check_prints_a_summary_for_a_valid_file() -> None:

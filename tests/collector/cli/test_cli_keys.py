@@ -110,3 +110,61 @@ def test_keys_take_the_store_of_the_config_serve_uses(tmp_path: pathlib.Path, mo
     )
     assert elsewhere.exit_code == 0 and prefix not in elsewhere.output
     assert runner.invoke(app, ["keys", "revoke", prefix, "--config", str(config)]).exit_code == 0
+
+
+def test_revoke_takes_the_whole_key_and_never_prints_its_secret(tmp_path: pathlib.Path) -> None:
+    """The key as `keys create` showed it revokes that key once its secret part matches the stored hash; a copy that
+    does not match, or anything else, is refused without echoing what was given."""
+    store_args = ["--store", f"sqlite:///{tmp_path / 'k.db'}"]
+    made = json.loads(runner.invoke(app, ["keys", "create", "--project", "shop", "--json", *store_args]).output)
+    key, prefix = made["key"], made["prefix"]
+    secret = key[len(prefix) :]
+    mistyped = runner.invoke(app, ["keys", "revoke", key[:-1] + ("A" if key[-1] != "A" else "B"), *store_args])
+    assert mistyped.exit_code == 2 and secret[:-1] not in mistyped.output
+    assert mistyped.output == (
+        f"passhat: error: the key given does not match the stored key with prefix '{prefix}': its secret part differs "
+        f"(a partial or mistyped copy?); check the key, or give the prefix alone: passhat keys revoke {prefix}\n"
+    )
+    truncated = runner.invoke(app, ["keys", "revoke", key[:20], *store_args])
+    assert truncated.exit_code == 2 and "does not match" in truncated.output and key[12:20] not in truncated.output
+    other = runner.invoke(app, ["keys", "revoke", "phk_00000000_" + secret[1:], *store_args])
+    assert other.exit_code == 2 and secret[1:] not in other.output
+    assert other.output == "passhat: error: no key with prefix 'phk_00000000' in this store (see `passhat keys list`)\n"
+    pasted = runner.invoke(app, ["keys", "revoke", "sk-ant-" + secret, *store_args])
+    assert pasted.exit_code == 2 and secret not in pasted.output and "neither a key prefix" in pasted.output
+    with open_store(store_args[1]) as store:
+        assert store.find_api_key(hash_api_key(key)).active  # type: ignore[union-attr]
+    revoked = runner.invoke(app, ["keys", "revoke", f" {key}\n", *store_args])  # as pasted, with its newline
+    assert revoked.exit_code == 0, revoked.output
+    assert revoked.output == f"Revoked {prefix}\n"
+    again = runner.invoke(app, ["keys", "revoke", key, *store_args])
+    assert again.exit_code == 2 and secret not in again.output
+    assert again.output == (
+        f"passhat: error: the key with prefix '{prefix}' is already revoked (see `passhat keys list`)\n"
+    )
+    with open_store(store_args[1]) as store:
+        record = store.find_api_key(hash_api_key(key))
+        assert record is not None and not record.active
+    missing = runner.invoke(app, ["keys", "revoke", key, "--store", f"sqlite:///{tmp_path / 'nothere.db'}"])
+    assert (
+        missing.exit_code == 2
+        and secret not in missing.output
+        and f"no active key with prefix '{prefix}'" in (missing.output)
+    )
+
+
+def test_list_is_a_table_with_a_header_row(tmp_path: pathlib.Path) -> None:
+    store_args = ["--store", f"sqlite:///{tmp_path / 'k.db'}"]
+    made = json.loads(
+        runner.invoke(app, ["keys", "create", "--project", "shop", "--label", "ci", "--json", *store_args]).output
+    )
+    runner.invoke(app, ["keys", "create", "--project", "bank", *store_args])
+    lines = runner.invoke(app, ["keys", "list", *store_args]).output.splitlines()
+    assert lines[0].split() == ["prefix", "project", "created", "(UTC)", "status", "label"]
+    assert set(lines[1].strip()) == {"─"}
+    assert lines[2].split()[:2] == [made["prefix"], "shop"] and lines[2].split()[-2:] == ["active", "ci"]
+    assert runner.invoke(app, ["keys", "revoke", made["prefix"], *store_args]).exit_code == 0
+    lines = runner.invoke(app, ["keys", "list", *store_args]).output.splitlines()
+    assert lines[0].split() == ["prefix", "project", "created", "(UTC)", "status", "revoked", "(UTC)", "label"]
+    assert lines[2].split()[:2] == [made["prefix"], "shop"] and lines[2].split()[4] == "revoked"
+    assert lines[3].split()[-2:] == ["active", "-"]

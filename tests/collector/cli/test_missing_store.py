@@ -57,15 +57,34 @@ def test_the_store_named_by_the_environment_or_in_memory_is_said_so(
 def test_runs_list_on_a_store_that_does_not_exist_lists_none_and_says_why(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A listing is no error: the store is opened as before (made empty), and the user is told it was not there."""
+    """A listing is no error: it lists no runs and the user is told the store was not there; a listing only reads,
+    so nothing is made there (before, the store was created empty, folders and all)."""
     monkeypatch.chdir(tmp_path)
-    typo = tmp_path / "pashat.db"
-    done = CliRunner().invoke(app, ["runs", "list", "--store", f"sqlite:///{typo}", "--project", "shop", "--json"])
-    assert done.exit_code == 0
-    assert json.loads(done.stdout)["runs"] == []
-    assert f"passhat: no replay runs: there is no store at {typo} (no such file), which --store names" in done.stderr
-    again = CliRunner().invoke(app, ["runs", "list", "--store", f"sqlite:///{typo}", "--project", "shop", "--json"])
-    assert again.exit_code == 0 and again.stderr == ""  # there now, empty: nothing more to say
+    typo = tmp_path / "colector" / "pashat.db"
+    for _ in range(2):
+        done = CliRunner().invoke(app, ["runs", "list", "--store", f"sqlite:///{typo}", "--project", "shop", "--json"])
+        assert done.exit_code == 0
+        assert json.loads(done.stdout)["runs"] == []
+        assert f"passhat: no replay runs: there is no store at {typo} (no such file), which --store names" in (
+            done.stderr
+        )
+        assert not typo.parent.exists()
+
+
+def test_alerts_history_on_a_store_that_does_not_exist_lists_none_and_creates_nothing(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PASSHAT_STORE_URL", raising=False)
+    typo = tmp_path / "colector" / "passhat.db"
+    args = ["alerts", "history", "--store", f"sqlite:///{typo}", "--project", "shop"]
+    done = CliRunner().invoke(app, [*args, "--json"])
+    assert done.exit_code == 0 and json.loads(done.stdout) == []
+    assert f"passhat: no alerts: there is no store at {typo} (no such file), which --store names" in done.stderr
+    shown = CliRunner().invoke(app, args)
+    assert shown.exit_code == 0 and shown.stdout == "No alerts recorded for project shop.\n"
+    assert "passhat: no alerts: there is no store" in shown.stderr
+    assert not typo.parent.exists()
 
 
 def test_a_store_that_exists_is_read_as_before(tmp_path: pathlib.Path) -> None:
@@ -127,9 +146,13 @@ def test_keys_revoke_refuses_a_store_that_is_not_there_and_keys_list_says_so(
     monkeypatch.setenv("PASSHAT_DATA_DIR", str(tmp_path / "data"))
     done = CliRunner().invoke(app, ["keys", "revoke", "phk_1234"])
     assert done.exit_code == 2 and "which $PASSHAT_DATA_DIR names" in done.stderr
-    listed = CliRunner().invoke(app, ["keys", "list", "--json"])  # a listing: made, as before, and said
-    assert listed.exit_code == 0 and json.loads(listed.stdout) == []
-    assert f"passhat: no keys: there is no store at {tmp_path / 'data' / 'passhat.db'} (no such file)" in listed.stderr
+    for args in (["--json"], []):  # a listing: none listed, said, and nothing made (it only reads)
+        listed = CliRunner().invoke(app, ["keys", "list", *args])
+        assert listed.exit_code == 0 and listed.stdout == ("[]\n" if args else "no keys\n")
+        assert f"passhat: no keys: there is no store at {tmp_path / 'data' / 'passhat.db'} (no such file)" in (
+            listed.stderr
+        )
+        assert not (tmp_path / "data").exists()
     created = CliRunner().invoke(app, ["keys", "create", "--project", "shop", "--json"])  # writing: made, as before
     assert created.exit_code == 0, created.output
     prefix = json.loads(created.stdout)["prefix"]
