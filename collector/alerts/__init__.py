@@ -11,7 +11,16 @@ from passhat.collector.alerts._channels import (
     slack_body,
 )
 from passhat.collector.alerts._counts import counts_from_tallies, counts_from_trials
-from passhat.collector.alerts._delivery import DeliveryAttempt, RetryPolicy, deliver, deliver_to, outcomes, retrying
+from passhat.collector.alerts._delivery import (
+    DeliveryAttempt,
+    RetryPolicy,
+    deliver,
+    deliver_to,
+    failure_text,
+    outcomes,
+    retry_line,
+    retrying,
+)
 from passhat.collector.alerts._evaluate import evaluate
 from passhat.collector.alerts._from_config import channels_from_config, retry_from_config, rules_from_config
 from passhat.collector.alerts._record import (
@@ -65,8 +74,10 @@ __all__ = [
     "deliver_to",
     "email_message",
     "evaluate",
+    "failure_text",
     "outcomes",
     "retry_from_config",
+    "retry_line",
     "retrying",
     "rules_from_config",
     "slack_body",

@@ -6,8 +6,10 @@ A channel sends one notice or raises `DeliveryError`, saying whether trying agai
 from __future__ import annotations
 
 import json
+import re
 import smtplib
 import ssl
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from email.message import EmailMessage
@@ -45,17 +47,44 @@ class Channel(Protocol):
         """Deliver ``notice`` or raise `DeliveryError`."""
 
 
-def _post_json(url: str, body: Mapping[str, Any], headers: Mapping[str, str], timeout: float) -> None:
+def server_of(url: str) -> str:
+    """A webhook's server as a message may name it: scheme, host and port, never the path or query (a Slack
+    webhook's path is its secret; another's may hold a token) nor a user and password."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}" if parts.scheme and host else "(an invalid URL)"
+
+
+def _reason(exc: BaseException, *, hide: str = "") -> str:
+    """What an exception says, as words in a sentence ("[Errno 111] Connection refused" reads "connection
+    refused"), with ``hide`` (a secret URL) replaced by its server."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if hide:
+        text = text.replace(hide, server_of(hide))
+    bracketed = re.match(r"^\[Errno -?\d+\] (.+)$", text)
+    text = bracketed[1] if bracketed else text
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+def _post_json(url: str, body: Mapping[str, Any], headers: Mapping[str, str], timeout: float, what: str) -> None:
+    """POST ``body``; a failure names ``what`` and the server (`server_of`), never the rest of the URL."""
+    where = f"{what} {server_of(url)}"
     try:
         response = httpx.post(url, json=dict(body), headers=dict(headers), timeout=timeout)
+    except httpx.ConnectTimeout as exc:
+        raise DeliveryError(f"cannot connect to {where} (no answer within {timeout:g} s)", retryable=True) from exc
+    except httpx.ConnectError as exc:
+        raise DeliveryError(f"cannot connect to {where} ({_reason(exc, hide=url)})", retryable=True) from exc
+    except httpx.TimeoutException as exc:
+        raise DeliveryError(f"{where} did not answer within {timeout:g} s", retryable=True) from exc
     except httpx.HTTPError as exc:
-        raise DeliveryError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
+        raise DeliveryError(f"{where} failed: {type(exc).__name__}: {_reason(exc, hide=url)}", retryable=True) from exc
     if response.is_success:
         return
     status = response.status_code
-    snippet = response.text[:200].strip()
+    snippet = " ".join(response.text[:200].split())
     retryable = status in (408, 425, 429) or status >= 500
-    raise DeliveryError(f"HTTP {status}" + (f": {snippet}" if snippet else ""), retryable=retryable)
+    raise DeliveryError(f"{where} answered HTTP {status}" + (f": {snippet}" if snippet else ""), retryable=retryable)
 
 
 @dataclass(frozen=True)
@@ -72,11 +101,11 @@ class WebhookChannel:
         return "webhook"
 
     def send(self, notice: AlertNotice) -> None:
-        _post_json(self.url, notice.payload(), self.headers, self.timeout)
+        _post_json(self.url, notice.payload(), self.headers, self.timeout, "webhook")
 
     def post(self, body: Mapping[str, Any]) -> None:
         """POST any JSON body (e.g. a report's) to the webhook, or raise `DeliveryError`."""
-        _post_json(self.url, body, self.headers, self.timeout)
+        _post_json(self.url, body, self.headers, self.timeout, "webhook")
 
 
 def _mrkdwn(text: object) -> str:
@@ -117,11 +146,11 @@ class SlackChannel:
         return "slack"
 
     def send(self, notice: AlertNotice) -> None:
-        _post_json(self.url, slack_body(notice), {}, self.timeout)
+        _post_json(self.url, slack_body(notice), {}, self.timeout, "Slack webhook")
 
     def post(self, body: Mapping[str, Any]) -> None:
         """POST a ready Slack body (``text`` and ``blocks``) to the webhook, or raise `DeliveryError`."""
-        _post_json(self.url, body, {}, self.timeout)
+        _post_json(self.url, body, {}, self.timeout, "Slack webhook")
 
 
 def email_message(notice: AlertNotice, sender: str, recipients: Sequence[str]) -> EmailMessage:
@@ -163,15 +192,24 @@ class EmailChannel:
     def send(self, notice: AlertNotice) -> None:
         self.send_message(email_message(notice, self.sender, self.recipients))
 
+    @property
+    def server(self) -> str:
+        """The SMTP server as messages name it."""
+        return f"SMTP server {self.host}:{self.port}"
+
     def send_message(self, message: EmailMessage) -> None:
-        """Send a ready message (its From and To headers already set) over SMTP, or raise `DeliveryError`."""
+        """Send a ready message (its From and To headers already set) over SMTP, or raise `DeliveryError` naming
+        the server."""
         context = ssl.create_default_context(cafile=self.ca_file) if (self.use_ssl or self.starttls) else None
+        server = self.server
+        connected = False
         try:
             smtp: smtplib.SMTP
             if context is not None and self.use_ssl:
                 smtp = smtplib.SMTP_SSL(self.host, self.port, timeout=self.timeout, context=context)
             else:
                 smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+            connected = True
             with smtp:
                 smtp.ehlo()
                 if context is not None and self.starttls:
@@ -181,15 +219,23 @@ class EmailChannel:
                     smtp.login(self.username, self.password or "")
                 refused = smtp.send_message(message)
         except smtplib.SMTPAuthenticationError as exc:
-            raise DeliveryError(f"SMTP login refused ({exc.smtp_code})", retryable=False) from exc
+            raise DeliveryError(f"login refused by {server} ({exc.smtp_code})", retryable=False) from exc
         except smtplib.SMTPRecipientsRefused as exc:
-            raise DeliveryError(f"SMTP refused every recipient: {sorted(exc.recipients)}", retryable=False) from exc
+            raise DeliveryError(f"{server} refused every recipient: {sorted(exc.recipients)}", retryable=False) from exc
         except smtplib.SMTPResponseException as exc:
             text = exc.smtp_error.decode("utf-8", "replace") if isinstance(exc.smtp_error, bytes) else exc.smtp_error
-            raise DeliveryError(f"SMTP {exc.smtp_code}: {text}", retryable=400 <= exc.smtp_code < 500) from exc
+            retryable = 400 <= exc.smtp_code < 500
+            raise DeliveryError(f"{server} answered {exc.smtp_code}: {text}", retryable=retryable) from exc
         except ssl.SSLError as exc:  # a certificate problem does not fix itself on retry
-            raise DeliveryError(f"TLS failed: {exc}", retryable=False) from exc
-        except (smtplib.SMTPException, OSError) as exc:
-            raise DeliveryError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
+            raise DeliveryError(f"TLS failed with {server}: {exc}", retryable=False) from exc
+        except smtplib.SMTPServerDisconnected as exc:
+            raise DeliveryError(f"{server} closed the connection ({_reason(exc)})", retryable=True) from exc
+        except smtplib.SMTPException as exc:
+            raise DeliveryError(f"{server} failed: {type(exc).__name__}: {_reason(exc)}", retryable=True) from exc
+        except OSError as exc:  # refused, unreachable, unknown host, timed out (TimeoutError)
+            why = f"no answer within {self.timeout:g} s" if isinstance(exc, TimeoutError) else _reason(exc)
+            if not connected:
+                raise DeliveryError(f"cannot connect to {server} ({why})", retryable=True) from exc
+            raise DeliveryError(f"lost the connection to {server} ({why})", retryable=True) from exc
         if refused:
-            raise DeliveryError(f"SMTP refused some recipients: {sorted(refused)}", retryable=False)
+            raise DeliveryError(f"{server} refused some recipients: {sorted(refused)}", retryable=False)

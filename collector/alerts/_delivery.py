@@ -141,3 +141,23 @@ def outcomes(attempts: Sequence[DeliveryAttempt]) -> dict[str, str]:
     for attempt in attempts:
         final[attempt.channel] = "ok" if attempt.ok else (attempt.error or "failed")
     return final
+
+
+def retry_line(attempt: DeliveryAttempt, policy: RetryPolicy) -> str | None:
+    """What to say of a failed try that will be tried again, as it happens; None for a success and for a
+    channel's last try, whose failure `failure_text` says with the final outcome (each failure said once)."""
+    if attempt.ok or not attempt.retryable or attempt.attempt >= policy.attempts:
+        return None
+    wait = policy.wait_before(attempt.attempt + 1)
+    return (
+        f"{attempt.channel}: attempt {attempt.attempt} of {policy.attempts} failed: {attempt.error}; "
+        f"trying again in {wait:g} s"
+    )
+
+
+def failure_text(last: DeliveryAttempt) -> str:
+    """A channel's final failure, from its last try: how many tries it had, whether trying again could help, and
+    the last error."""
+    count = f"{last.attempt} attempt{'' if last.attempt == 1 else 's'}"
+    why = "" if last.retryable else " (trying again cannot help)"
+    return f"failed after {count}{why}: {last.error or 'failed'}"

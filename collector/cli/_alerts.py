@@ -21,6 +21,7 @@ from passhat.collector.alerts import (
     channels_from_config,
     deliver,
     retry_from_config,
+    retry_line,
 )
 from passhat.collector.cli._console import console, emit_json, error_console, fail
 from passhat.collector.cli._options import JsonOption, ProjectOption, StoreOption
@@ -81,10 +82,9 @@ def test(
     notice = test_notice(settings.project, dt.datetime.now(dt.UTC))
 
     def show(attempt: DeliveryAttempt) -> None:
-        if not as_json and not attempt.ok:
-            more = " (will retry)" if attempt.retryable and attempt.attempt < policy.attempts else ""
-            line = escape(f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}")
-            console.print(line, highlight=False, soft_wrap=True)
+        line = retry_line(attempt, policy)  # a channel's last failure is in the table, said once
+        if not as_json and line is not None:
+            console.print(escape(f"  {line}"), highlight=False, soft_wrap=True)
 
     opened = _open_log(settings.store_url(), settings.project) if record else None
     try:

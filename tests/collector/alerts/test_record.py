@@ -33,7 +33,10 @@ def test_a_fired_alert_and_each_attempt_are_stored(store: Store, receiver: Recei
     assert notice.deliveries == {"ops": "ok"}
     attempts = log.attempts("floor/refund:W1")
     assert [(a.payload["attempt"], a.payload["ok"]) for a in attempts] == [(1, False), (2, True)]
-    assert attempts[0].deliveries["ops"].startswith("HTTP 503")
+    assert (
+        attempts[0].deliveries["ops"]
+        == f"webhook {receiver.url.removesuffix('/hook')} answered HTTP 503: receiver failing on purpose"
+    )
     assert len(receiver.requests) == 1
 
 
