@@ -23,6 +23,7 @@ from passhat.collector.alerts._delivery import (
 )
 from passhat.collector.alerts._evaluate import evaluate
 from passhat.collector.alerts._from_config import channels_from_config, retry_from_config, rules_from_config
+from passhat.collector.alerts._mail import mail_message
 from passhat.collector.alerts._record import (
     NOTICE_KINDS,
     REPORT_KIND,
@@ -75,6 +76,7 @@ __all__ = [
     "email_message",
     "evaluate",
     "failure_text",
+    "mail_message",
     "outcomes",
     "retry_from_config",
     "retry_line",

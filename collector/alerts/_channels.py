@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
+from passhat.collector.alerts._mail import finish_message, mail_message
 from passhat.collector.alerts._types import AlertNotice
 
 ChannelType = Literal["webhook", "slack", "email"]
@@ -154,12 +155,9 @@ class SlackChannel:
 
 
 def email_message(notice: AlertNotice, sender: str, recipients: Sequence[str]) -> EmailMessage:
-    """The email for a notice: the text, then its details as JSON."""
-    message = EmailMessage()
+    """The email for a notice: the text, then its details as JSON; with Date and Message-ID (`mail_message`)."""
     label = {"fired": notice.severity.upper(), "resolved": "RESOLVED", "test": "TEST"}[notice.kind]
-    message["Subject"] = f"[passhat] {label}: {notice.title}"
-    message["From"] = sender
-    message["To"] = ", ".join(recipients)
+    message = mail_message(f"[passhat] {label}: {notice.title}", sender, recipients)
     body = (
         f"{notice.text}\n\n"
         f"rule: {notice.rule}\nscope: {notice.scope}\nperiod: {notice.period}\nalert: {notice.alert_id}\n\n"
@@ -199,7 +197,9 @@ class EmailChannel:
 
     def send_message(self, message: EmailMessage) -> None:
         """Send a ready message (its From and To headers already set) over SMTP, or raise `DeliveryError` naming
-        the server."""
+        the server. A Date and a Message-ID are added where it lacks them (kept by its retries) and its Subject is
+        folded by passhat (`finish_message`)."""
+        finish_message(message)
         context = ssl.create_default_context(cafile=self.ca_file) if (self.use_ssl or self.starttls) else None
         server = self.server
         connected = False

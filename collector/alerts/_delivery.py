@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from passhat.collector.alerts._channels import Channel, DeliveryError
+from passhat.collector.alerts._channels import Channel, DeliveryError, EmailChannel, email_message
 from passhat.collector.alerts._types import AlertNotice
 
 
@@ -116,7 +116,24 @@ def deliver_to(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[DeliveryAttempt]:
     """Try one channel until it succeeds, fails for good, or the attempts run out."""
-    return retrying(notice.alert_id, channel, lambda: channel.send(notice), policy, on_attempt=on_attempt, sleep=sleep)
+    return retrying(notice.alert_id, channel, _sending(notice, channel), policy, on_attempt=on_attempt, sleep=sleep)
+
+
+def _sending(notice: AlertNotice, channel: Channel) -> Callable[[], None]:
+    """One send of ``notice`` to ``channel``. An email is rendered once, so that its retries are the same message
+    (one Date, one Message-ID: a reader's client shows a message that got through twice once)."""
+    if not isinstance(channel, EmailChannel):
+        return lambda: channel.send(notice)
+    try:
+        message = email_message(notice, channel.sender, channel.recipients)
+    except Exception as exc:  # a message that cannot be rendered fails this channel only
+        error = DeliveryError(f"could not render the email: {type(exc).__name__}: {exc}", retryable=False)
+
+        def fail() -> None:
+            raise error
+
+        return fail
+    return lambda: channel.send_message(message)
 
 
 def deliver(

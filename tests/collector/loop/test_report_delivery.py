@@ -8,6 +8,7 @@ import asyncio
 import datetime as dt
 import email
 import email.policy
+import email.utils
 import html
 import pathlib
 import time
@@ -28,7 +29,7 @@ from passhat.collector.alerts import (
 from passhat.collector.config import PasshatConfig
 from passhat.collector.loop import ReportDelivery, Scheduler, agent_spec, run_period, send_report
 from passhat.collector.replay import ReplaySettings
-from passhat.collector.report import render_html
+from passhat.collector.report import ReportDigest, email_subject, render_html
 from passhat.collector.store import Store, open_store, parse_period
 from tests.collector.alerts.receivers import (
     Certificate,
@@ -92,6 +93,24 @@ def test_the_email_arrives_over_starttls_with_html_text_and_the_report_attached(
     assert attachment.get_filename() == "passhat-report-2026-W48.html"
     assert attachment.get_content_type() == "text/html"
     assert attachment.get_payload(decode=True) == render_html(report).encode("utf-8")
+
+
+def test_the_email_has_date_and_message_id_and_its_subject_unfolds_as_written(mailbox: Mailbox, store: Store) -> None:
+    """At some lengths Python's folding left "[a, b]  ±h" (two spaces) in the subject: each project name moves the
+    fold."""
+    mail = EmailChannel("team", mailbox.host, "passhat <reports@example.test>", ("t@example.test",), port=mailbox.port)
+    report = hostile_report()
+    projects = [f"shop{'-' * n}x" for n in range(12)]
+    for project in projects:
+        store.ensure_project(project)
+        assert send_report(store, project, report, ReportDelivery([mail], FAST), run_id="r", trigger="cli").ok
+    sent = [_message(mailbox, i) for i in range(len(projects))]
+    assert [m["Subject"] for m in sent] == [email_subject(ReportDigest(report, project=p)) for p in projects]
+    assert not any("  " in m["Subject"] for m in sent)
+    for message in sent:
+        assert email.utils.parsedate_to_datetime(message["Date"]).utcoffset() == dt.timedelta(0)
+        assert message["Message-ID"].endswith("@example.test>")
+    assert len({m["Message-ID"] for m in sent}) == len(sent)
 
 
 def test_slack_gets_the_escaped_summary_and_the_webhook_the_report_json(receiver: Receiver, store: Store) -> None:
