@@ -42,6 +42,7 @@ from passhat.collector.alerts._types import (
     PeriodCounts,
     RuleDecision,
     TicketCounts,
+    alert_link,
 )
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "SlackChannel",
     "TicketCounts",
     "WebhookChannel",
+    "alert_link",
     "channels_from_config",
     "counts_from_tallies",
     "counts_from_trials",

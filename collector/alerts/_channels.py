@@ -114,24 +114,32 @@ def _mrkdwn(text: object) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _slack_link(url: str) -> str:
+    safe = "".join(ch for ch in url if ch not in "<>| ")
+    return f"<{safe}|Open in the passhat web UI>"
+
+
 def slack_body(notice: AlertNotice) -> dict[str, Any]:
-    """A Slack incoming-webhook body: fallback ``text`` plus Block Kit ``blocks`` (user text mrkdwn-escaped)."""
+    """A Slack incoming-webhook body: fallback ``text`` plus Block Kit ``blocks`` (user text mrkdwn-escaped), both
+    naming the project, and a link to the alert's page in the web UI when there is one."""
     icon = {"fired": ":rotating_light:", "resolved": ":white_check_mark:", "test": ":wave:"}[notice.kind]
-    header = f"{notice.title}"[:_SLACK_HEADER_MAX]  # plain_text: Slack shows it as it is
+    named = f"[{notice.project}] " if notice.project else ""
+    header = f"{named}{notice.title}"[:_SLACK_HEADER_MAX]  # plain_text: Slack shows it as it is
     e = _mrkdwn
+    project = f"project `{e(notice.project)}` · " if notice.project else ""
     context = (
-        f"rule `{e(notice.rule)}` · {e(notice.scope)} · {e(notice.period)} · {e(notice.severity)} · "
+        f"{project}rule `{e(notice.rule)}` · {e(notice.scope)} · {e(notice.period)} · {e(notice.severity)} · "
         f"`{e(notice.alert_id)}`"
     )
-    text = f"{icon} {e(notice.text)}"
-    return {
-        "text": text,
-        "blocks": [
-            {"type": "header", "text": {"type": "plain_text", "text": header}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": text[:_SLACK_SECTION_MAX]}},
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
-        ],
-    }
+    text = f"{icon} {e(named)}{e(notice.text)}"
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": header}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[:_SLACK_SECTION_MAX]}},
+    ]
+    if notice.link:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _slack_link(notice.link)}})
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": context}]})
+    return {"text": text, "blocks": blocks}
 
 
 @dataclass(frozen=True)
@@ -155,15 +163,16 @@ class SlackChannel:
 
 
 def email_message(notice: AlertNotice, sender: str, recipients: Sequence[str]) -> EmailMessage:
-    """The email for a notice: the text, then its details as JSON; with Date and Message-ID (`mail_message`)."""
+    """The email for a notice: subject and text naming the project, the link to its UI page, its details as JSON."""
     label = {"fired": notice.severity.upper(), "resolved": "RESOLVED", "test": "TEST"}[notice.kind]
-    message = mail_message(f"[passhat] {label}: {notice.title}", sender, recipients)
-    body = (
-        f"{notice.text}\n\n"
-        f"rule: {notice.rule}\nscope: {notice.scope}\nperiod: {notice.period}\nalert: {notice.alert_id}\n\n"
-        f"details:\n{json.dumps(dict(notice.details), indent=2, sort_keys=True, default=str)}\n"
-    )
-    message.set_content(body)
+    project = f" {notice.project}" if notice.project else ""
+    message = mail_message(f"[passhat]{project} {label}: {notice.title}", sender, recipients)
+    fields = [f"project: {notice.project}"] if notice.project else []
+    fields += [f"rule: {notice.rule}", f"scope: {notice.scope}", f"period: {notice.period}"]
+    fields.append(f"alert: {notice.alert_id}")
+    link = [f"In the web UI: {notice.link}", ""] if notice.link else []
+    details = json.dumps(dict(notice.details), indent=2, sort_keys=True, default=str)
+    message.set_content("\n".join([notice.text, "", *fields, "", *link, "details:", details]) + "\n")
     return message
 
 

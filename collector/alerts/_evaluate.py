@@ -221,14 +221,17 @@ def _corrected(rule: AlertRule, measures: dict[str | None, _Measure]) -> dict[st
 def _fired_text(rule: AlertRule, task_type: str | None, period: str, m: _Measure, k: int) -> tuple[str, str]:
     scope = task_type if task_type is not None else "overall"
     if rule.kind == "threshold":
-        title = f"pass^{k} of {scope} below {_fmt(rule.threshold)}"
+        title = f"pass^{k} of {scope} {_fmt(m.value)} ({m.tickets} tickets), below {_fmt(rule.threshold)}"
         text = (
             f"pass^{k} of {scope} is {_fmt(m.value)} in {period}, below the {_fmt(rule.threshold)} threshold "
             f"({m.tickets} tickets; rule {rule.name})."
         )
         return title, text
     d = m.details
-    title = f"pass^{k} of {scope} dropped"
+    title = (
+        f"pass^{k} of {scope} dropped to {_fmt(d['current_pass_hat_k'])} ({d['current_tickets']} tickets) "
+        f"from {_fmt(d['baseline_pass_hat_k'])} ({d['baseline_tickets']} tickets)"
+    )
     corrected = (
         f", {d['correction']}-adjusted across {d['family']} task types p = {d['adjusted_p_value']:.3g}"
         if "adjusted_p_value" in d
@@ -308,7 +311,7 @@ def evaluate(
                         task_type=task_type,
                         period=current.period,
                         severity=rule.severity,
-                        title=f"pass^{k} of {scope} recovered",
+                        title=f"pass^{k} of {scope} recovered: {_fmt(m.value)} ({m.tickets} tickets)",
                         text=(
                             f"pass^{k} of {scope} recovered in {current.period}: {_fmt(m.value)} "
                             f"(alert {opened.alert_id} fired in {opened.fired_period}). {m.reason}."

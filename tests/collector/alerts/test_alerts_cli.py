@@ -91,6 +91,21 @@ def test_a_failing_channel_is_shown_and_the_exit_status_is_1(
     assert not (tmp_path / "data").exists()  # --no-record leaves the store alone
 
 
+def test_the_test_alert_names_the_project_and_links_to_the_alerts_page(
+    tmp_path: pathlib.Path, receiver: Receiver, mailbox: Mailbox
+) -> None:
+    ui = '[report]\nui_url = "https://passhat.example.test/ui"\n'
+    config = write_config(tmp_path, receiver, mailbox, extra=ui)
+    result = runner.invoke(app, ["alerts", "test", "--config", str(config), "--no-record"])
+    assert result.exit_code == 0, result.output
+    hook, slack = sorted(receiver.requests, key=lambda r: str(r["path"]))
+    assert hook["json"]["project"] == "shop" and hook["json"]["link"] == "https://passhat.example.test/ui/alerts"
+    assert slack["json"]["blocks"][0]["text"]["text"] == "[shop] passhat test alert"
+    [envelope] = mailbox.messages
+    assert isinstance(envelope.content, bytes)
+    assert b"Subject: [passhat] shop TEST: passhat test alert\r\n" in envelope.content
+
+
 def test_one_channel_can_be_chosen(tmp_path: pathlib.Path, receiver: Receiver, mailbox: Mailbox) -> None:
     config = write_config(tmp_path, receiver, mailbox)
     result = runner.invoke(app, ["alerts", "test", "--config", str(config), "--channel", "mail", "--no-record"])

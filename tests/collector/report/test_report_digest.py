@@ -165,7 +165,17 @@ def test_a_period_with_nothing_measured_is_sent_with_its_reasons() -> None:
     assert "1 ticket(s): no &lt;before-image&gt;. Fix: capture state reads" in email_html(digest)
     assert "no <before-image>" in email_text(digest)
     assert webhook_report(digest)["summary"]["measured"] is False
-    assert slack_report(digest)["blocks"][0]["text"]["text"] == "passhat report 2026-W48: nothing measured"
+    slack = slack_report(digest)
+    assert slack["blocks"][0]["text"]["text"] == "passhat shop report 2026-W48: nothing measured"
+    assert slack["text"] == "passhat shop report 2026-W48: nothing measured"
     message = report_email(digest, "a@example.test", ["b@example.test"])
     attachment = next(iter(message.iter_attachments()))
     assert attachment.get_payload(decode=True) == report.html().encode("utf-8")
+
+
+def test_the_slack_summary_names_the_project() -> None:
+    report = hostile_report()
+    body = slack_report(hostile_digest(report))
+    header = f"passhat shop report 2026-W48: pass^4 {pct(report.overall.weighted.pass_hat_k)}"
+    assert body["blocks"][0]["text"]["text"] == header
+    assert body["text"] == f"{header} {ci(report.overall.weighted.pass_hat_k_ci)}"
