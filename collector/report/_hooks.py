@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from passhat.collector.reliability import counted
 from passhat.collector.report._digest import (
     DEFAULT_WEBHOOK_MAX_BYTES,
     ReportDigest,
@@ -47,7 +48,7 @@ def slack_report(digest: ReportDigest) -> dict[str, Any]:
         header = f"passhat{project} report {report.period}: pass^{k} {pct(figures.pass_hat_k)}"
         headline = (
             f"*pass^{k}* {pct(figures.pass_hat_k)} {ci(figures.pass_hat_k_ci)} · *pass@1* {pct(figures.pass_at_1)} "
-            f"{ci(figures.pass_at_1_ci)} · {report.overall.tickets_sampled} tickets ({how})"
+            f"{ci(figures.pass_at_1_ci)} · {counted(report.overall.tickets_sampled, 'ticket')} ({how})"
         )
         failed = report.overall.expected_failed_tickets_per_day
         if failed is not None:
@@ -56,7 +57,7 @@ def slack_report(digest: ReportDigest) -> dict[str, Any]:
         sections.append(e(headline))
         worst = [
             f"• {e(t.name)}: pass^{k} {pct(t.figures.pass_hat_k)} {ci(t.figures.pass_hat_k_ci)}, "
-            f"{t.tickets_sampled} tickets"
+            f"{counted(t.tickets_sampled, 'ticket')}"
             for t in least_reliable(report, 3)
         ]
         sections.append("*Least reliable task types*\n" + "\n".join(worst))

@@ -96,15 +96,20 @@ def test_an_overall_alert_links_to_the_alerts_page_and_without_a_ui_there_is_no_
     assert (second["project"], second["link"]) == ("bank", None)
 
 
-def test_an_alert_title_carries_its_figure_and_sample_sizes() -> None:
+def test_an_alert_title_carries_its_figure_and_sample_sizes_and_counts_read_right() -> None:
     drop = AlertRule(name="drop", kind="drop", task_type="refund", min_tickets=1, baseline_periods=1, permutations=999)
     history = [period("W1", refund=tickets(60, 50))]
     fired = evaluate([drop], period("W2", refund=tickets(60, 10)), history, AlertState(), k=K)
     [notice] = fired.fire
     assert notice.title == "pass^5 of refund dropped to 16.7% (60 tickets) from 83.3% (60 tickets)"
+    assert "60 tickets vs 60 in 1 baseline period; rule drop)" in notice.text  # it said "1 baseline periods"
     history = [period("W2", refund=tickets(60, 10)), *history]
     [recovered] = evaluate([drop], period("W3", refund=tickets(60, 55)), history, fired.state, k=K).resolve
     assert recovered.title == "pass^5 of refund recovered: 91.7% (60 tickets)"
+    one = AlertRule(name="one", kind="threshold", task_type="refund", threshold=0.5, min_tickets=1)
+    [single] = evaluate([one], period("W1", refund=tickets(1, 0)), [], AlertState(), k=K).fire
+    assert single.title == "pass^5 of refund 0.0% (1 ticket), below 50.0%"
+    assert "(1 ticket; rule one)" in single.text
 
 
 def test_an_email_has_date_and_message_id_and_its_retry_is_the_same_message(mailbox: Mailbox) -> None:
