@@ -11,9 +11,19 @@ from passhat.collector.alerts._channels import (
     slack_body,
 )
 from passhat.collector.alerts._counts import counts_from_tallies, counts_from_trials
-from passhat.collector.alerts._delivery import DeliveryAttempt, RetryPolicy, deliver, deliver_to, outcomes, retrying
+from passhat.collector.alerts._delivery import (
+    DeliveryAttempt,
+    RetryPolicy,
+    deliver,
+    deliver_to,
+    failure_text,
+    outcomes,
+    retry_line,
+    retrying,
+)
 from passhat.collector.alerts._evaluate import evaluate
 from passhat.collector.alerts._from_config import channels_from_config, retry_from_config, rules_from_config
+from passhat.collector.alerts._mail import mail_message
 from passhat.collector.alerts._record import (
     NOTICE_KINDS,
     REPORT_KIND,
@@ -32,6 +42,7 @@ from passhat.collector.alerts._types import (
     PeriodCounts,
     RuleDecision,
     TicketCounts,
+    alert_link,
 )
 
 __all__ = [
@@ -58,6 +69,7 @@ __all__ = [
     "SlackChannel",
     "TicketCounts",
     "WebhookChannel",
+    "alert_link",
     "channels_from_config",
     "counts_from_tallies",
     "counts_from_trials",
@@ -65,8 +77,11 @@ __all__ = [
     "deliver_to",
     "email_message",
     "evaluate",
+    "failure_text",
+    "mail_message",
     "outcomes",
     "retry_from_config",
+    "retry_line",
     "retrying",
     "rules_from_config",
     "slack_body",

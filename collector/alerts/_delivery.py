@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from passhat.collector.alerts._channels import Channel, DeliveryError
+from passhat.collector.alerts._channels import Channel, DeliveryError, EmailChannel, email_message
 from passhat.collector.alerts._types import AlertNotice
 
 
@@ -116,7 +116,24 @@ def deliver_to(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[DeliveryAttempt]:
     """Try one channel until it succeeds, fails for good, or the attempts run out."""
-    return retrying(notice.alert_id, channel, lambda: channel.send(notice), policy, on_attempt=on_attempt, sleep=sleep)
+    return retrying(notice.alert_id, channel, _sending(notice, channel), policy, on_attempt=on_attempt, sleep=sleep)
+
+
+def _sending(notice: AlertNotice, channel: Channel) -> Callable[[], None]:
+    """One send of ``notice`` to ``channel``. An email is rendered once, so that its retries are the same message
+    (one Date, one Message-ID: a reader's client shows a message that got through twice once)."""
+    if not isinstance(channel, EmailChannel):
+        return lambda: channel.send(notice)
+    try:
+        message = email_message(notice, channel.sender, channel.recipients)
+    except Exception as exc:  # a message that cannot be rendered fails this channel only
+        error = DeliveryError(f"could not render the email: {type(exc).__name__}: {exc}", retryable=False)
+
+        def fail() -> None:
+            raise error
+
+        return fail
+    return lambda: channel.send_message(message)
 
 
 def deliver(
@@ -141,3 +158,23 @@ def outcomes(attempts: Sequence[DeliveryAttempt]) -> dict[str, str]:
     for attempt in attempts:
         final[attempt.channel] = "ok" if attempt.ok else (attempt.error or "failed")
     return final
+
+
+def retry_line(attempt: DeliveryAttempt, policy: RetryPolicy) -> str | None:
+    """What to say of a failed try that will be tried again, as it happens; None for a success and for a
+    channel's last try, whose failure `failure_text` says with the final outcome (each failure said once)."""
+    if attempt.ok or not attempt.retryable or attempt.attempt >= policy.attempts:
+        return None
+    wait = policy.wait_before(attempt.attempt + 1)
+    return (
+        f"{attempt.channel}: attempt {attempt.attempt} of {policy.attempts} failed: {attempt.error}; "
+        f"trying again in {wait:g} s"
+    )
+
+
+def failure_text(last: DeliveryAttempt) -> str:
+    """A channel's final failure, from its last try: how many tries it had, whether trying again could help, and
+    the last error."""
+    count = f"{last.attempt} attempt{'' if last.attempt == 1 else 's'}"
+    why = "" if last.retryable else " (trying again cannot help)"
+    return f"failed after {count}{why}: {last.error or 'failed'}"

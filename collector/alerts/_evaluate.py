@@ -25,6 +25,7 @@ from passhat.collector.reliability import (
     IntArray,
     adjust_p_values,
     as_counts,
+    counted,
     detect_drop,
     pass_hat_k_array,
     settled,
@@ -125,14 +126,14 @@ def _threshold(rule: AlertRule, current: PeriodCounts, task_type: str | None, k:
     recovered = value >= rule.threshold + rule.resolve_margin
     relation = "below" if bad else "at or above"
     reason = (
-        f"pass^{k} {_fmt(value)} is {relation} the threshold {_fmt(rule.threshold)} ({n.size} tickets"
+        f"pass^{k} {_fmt(value)} is {relation} the threshold {_fmt(rule.threshold)} ({counted(int(n.size), 'ticket')}"
         f"{_left_out(got.unsettled)})"
     )
     return _Measure(int(n.size), value, bad, recovered, reason, details)
 
 
 def _left_out(unsettled: int) -> str:
-    return f"; {unsettled} ticket(s) left out with too few usable trials" if unsettled else ""
+    return f"; {counted(unsettled, 'ticket')} left out with too few usable trials" if unsettled else ""
 
 
 def _pooled(parts: Sequence[_Gathered]) -> _Gathered:
@@ -221,14 +222,17 @@ def _corrected(rule: AlertRule, measures: dict[str | None, _Measure]) -> dict[st
 def _fired_text(rule: AlertRule, task_type: str | None, period: str, m: _Measure, k: int) -> tuple[str, str]:
     scope = task_type if task_type is not None else "overall"
     if rule.kind == "threshold":
-        title = f"pass^{k} of {scope} below {_fmt(rule.threshold)}"
+        title = f"pass^{k} of {scope} {_fmt(m.value)} ({counted(m.tickets, 'ticket')}), below {_fmt(rule.threshold)}"
         text = (
             f"pass^{k} of {scope} is {_fmt(m.value)} in {period}, below the {_fmt(rule.threshold)} threshold "
-            f"({m.tickets} tickets; rule {rule.name})."
+            f"({counted(m.tickets, 'ticket')}; rule {rule.name})."
         )
         return title, text
     d = m.details
-    title = f"pass^{k} of {scope} dropped"
+    title = (
+        f"pass^{k} of {scope} dropped to {_fmt(d['current_pass_hat_k'])} ({counted(d['current_tickets'], 'ticket')}) "
+        f"from {_fmt(d['baseline_pass_hat_k'])} ({counted(d['baseline_tickets'], 'ticket')})"
+    )
     corrected = (
         f", {d['correction']}-adjusted across {d['family']} task types p = {d['adjusted_p_value']:.3g}"
         if "adjusted_p_value" in d
@@ -237,8 +241,8 @@ def _fired_text(rule: AlertRule, task_type: str | None, period: str, m: _Measure
     text = (
         f"pass^{k} of {scope} dropped from {_fmt(d['baseline_pass_hat_k'])} to {_fmt(d['current_pass_hat_k'])} "
         f"in {period} (permutation test p = {d['p_value']:.3g}{corrected}, {100 * rule.confidence:g}% confidence; "
-        f"{d['current_tickets']} tickets vs {d['baseline_tickets']} in {len(d['baseline_periods'])} baseline "
-        f"periods; rule {rule.name})."
+        f"{counted(d['current_tickets'], 'ticket')} vs {d['baseline_tickets']} in "
+        f"{counted(len(d['baseline_periods']), 'baseline period')}; rule {rule.name})."
     )
     return title, text
 
@@ -308,7 +312,7 @@ def evaluate(
                         task_type=task_type,
                         period=current.period,
                         severity=rule.severity,
-                        title=f"pass^{k} of {scope} recovered",
+                        title=f"pass^{k} of {scope} recovered: {_fmt(m.value)} ({counted(m.tickets, 'ticket')})",
                         text=(
                             f"pass^{k} of {scope} recovered in {current.period}: {_fmt(m.value)} "
                             f"(alert {opened.alert_id} fired in {opened.fired_period}). {m.reason}."
@@ -327,7 +331,7 @@ def evaluate(
             if is_open:
                 decisions.append(RuleDecision(rule.name, task_type, "still_open", m.reason, m.value))
             elif m.bad and cooldown.get(key, 0) > 0:
-                reason = f"{m.reason}; in cooldown for {cooldown[key]} more period(s)"
+                reason = f"{m.reason}; in cooldown for {counted(cooldown[key], 'more period', 'more periods')}"
                 decisions.append(RuleDecision(rule.name, task_type, "cooldown", reason, m.value))
             elif m.bad:
                 alert_id = f"{key}:{current.period}"

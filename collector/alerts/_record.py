@@ -64,11 +64,15 @@ class _Sent:
 
 
 class AlertLog:
-    """Reads and writes one project's alert history in a Store."""
+    """Reads and writes one project's alert history in a Store.
 
-    def __init__(self, store: Store, project: str) -> None:
+    Every notice it sends names ``project`` and, with ``ui_url`` (the web UI's address, `[report] ui_url`), links
+    to the alert's page there (`alert_link`)."""
+
+    def __init__(self, store: Store, project: str, *, ui_url: str | None = None) -> None:
         self.store = store
         self.project = project
+        self.ui_url = ui_url
 
     def record_attempt(self, notice: AlertNotice, attempt: DeliveryAttempt) -> None:
         """Store one delivery attempt."""
@@ -225,7 +229,9 @@ class AlertLog:
         *,
         on_attempt: Callable[[DeliveryAttempt], None] | None = None,
     ) -> list[DeliveryAttempt]:
-        """Deliver a notice, storing every attempt as it happens and then the notice itself."""
+        """Deliver a notice (named for this project, linked to its UI page), storing every attempt as it happens and
+        then the notice itself."""
+        notice = notice.addressed(self.project, self.ui_url)
 
         def record(attempt: DeliveryAttempt) -> None:
             self.record_attempt(notice, attempt)

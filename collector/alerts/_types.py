@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from passhat.collector.reliability import ArrayLike, Correction
@@ -138,17 +139,24 @@ class AlertNotice:
     text: str
     details: Mapping[str, Any] = field(default_factory=dict)
     channels: tuple[str, ...] = ()  # empty: every configured channel
+    project: str = ""  # the store project it is about (`AlertLog` sets it): every message names it
+    link: str | None = None  # its page in the web UI, when `[report] ui_url` is set (`alert_link`)
 
     @property
     def scope(self) -> str:
         """What the alert is about: a task type, or ``overall``."""
         return self.task_type if self.task_type is not None else "overall"
 
+    def addressed(self, project: str, ui_url: str | None) -> AlertNotice:
+        """The notice as sent for ``project``: naming it, and linking to its page under ``ui_url`` (if any)."""
+        return replace(self, project=project, link=alert_link(ui_url, self.task_type, self.period))
+
     def payload(self) -> dict[str, Any]:
         """The generic webhook body (documented in docs/alerts.md)."""
         return {
             "source": "passhat",
             "event": f"alert.{self.kind}",
+            "project": self.project or None,
             "alert_id": self.alert_id,
             "rule": self.rule,
             "scope": self.scope,
@@ -158,7 +166,20 @@ class AlertNotice:
             "title": self.title,
             "text": self.text,
             "details": dict(self.details),
+            "link": self.link,
         }
+
+
+def alert_link(ui_url: str | None, task_type: str | None, period: str) -> str | None:
+    """An alert's page in the web UI: its task type's page at its period, or the alerts page for an overall alert;
+    None without a UI address."""
+    if not ui_url:
+        return None
+    base = ui_url if ui_url.endswith("/") else ui_url + "/"
+    if task_type is None:
+        return f"{base}alerts"
+    query = urllib.parse.urlencode({"period": period})
+    return f"{base}task-types/{urllib.parse.quote(task_type, safe='')}?{query}"
 
 
 @dataclass(frozen=True)

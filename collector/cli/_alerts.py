@@ -20,6 +20,7 @@ from passhat.collector.alerts import (
     channels_from_config,
     deliver,
     retry_from_config,
+    retry_line,
 )
 from passhat.collector.cli._console import console, emit_json, error_console, fail
 from passhat.collector.cli._options import JsonOption, ProjectOption, StoreOption
@@ -28,10 +29,10 @@ from passhat.collector.store import Store, StoreError, open_store
 alerts_app = typer.Typer(no_args_is_help=True, help="Alert channels: send test alerts.")
 
 
-def test_notice(project: str, now: dt.datetime) -> AlertNotice:
-    """The notice `passhat alerts test` sends."""
+def test_notice(project: str, now: dt.datetime, ui_url: str | None = None) -> AlertNotice:
+    """The notice `passhat alerts test` sends (linking to the alerts page of the web UI at ``ui_url``, if set)."""
     stamp = now.strftime("%Y%m%dT%H%M%S.%fZ")
-    return AlertNotice(
+    notice = AlertNotice(
         alert_id=f"test:{stamp}",
         kind="test",
         rule="alerts-test",
@@ -42,9 +43,10 @@ def test_notice(project: str, now: dt.datetime) -> AlertNotice:
         text=f"This is a test alert from passhat (project {project}): this channel receives alerts. No action needed.",
         details={"sent_at": now.isoformat()},
     )
+    return notice.addressed(project, ui_url)
 
 
-def _open_log(url: str, project: str) -> tuple[Store, AlertLog] | None:
+def _open_log(url: str, project: str, ui_url: str | None) -> tuple[Store, AlertLog] | None:
     try:
         store = open_store(url)
         store.ensure_project(project)
@@ -52,7 +54,7 @@ def _open_log(url: str, project: str) -> tuple[Store, AlertLog] | None:
         message = escape(f"not recording the test in the store: {exc}")
         error_console.print(f"[yellow]passhat: warning:[/] {message}", highlight=False)
         return None
-    return store, AlertLog(store, project)
+    return store, AlertLog(store, project, ui_url=ui_url)
 
 
 @alerts_app.command("test")
@@ -77,15 +79,14 @@ def test(
             fail(f"unknown channel(s) {', '.join(unknown)}; configured: {', '.join(c.name for c in channels)}")
         channels = [c for c in channels if c.name in channel]
     policy = retry_from_config(settings.alerts)
-    notice = test_notice(settings.project, dt.datetime.now(dt.UTC))
+    notice = test_notice(settings.project, dt.datetime.now(dt.UTC), settings.report.ui_url)
 
     def show(attempt: DeliveryAttempt) -> None:
-        if not as_json and not attempt.ok:
-            more = " (will retry)" if attempt.retryable and attempt.attempt < policy.attempts else ""
-            line = escape(f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}")
-            console.print(line, highlight=False, soft_wrap=True)
+        line = retry_line(attempt, policy)  # a channel's last failure is in the table, said once
+        if not as_json and line is not None:
+            console.print(escape(f"  {line}"), highlight=False, soft_wrap=True)
 
-    opened = _open_log(settings.store_url(), settings.project) if record else None
+    opened = _open_log(settings.store_url(), settings.project, settings.report.ui_url) if record else None
     try:
         if opened is not None:
             attempts = opened[1].send(notice, channels, policy, on_attempt=show)

@@ -43,22 +43,26 @@ def send_period_report(
     quiet: bool,
 ) -> DeliveryOutcome:
     """Send the report, printing each failed try as it happens and then each channel's outcome."""
+    from passhat.collector.alerts import failure_text, retry_line
     from passhat.collector.loop import report_delivery, send_report
 
     delivery = report_delivery(config, names)
     out = error_console if quiet else console
 
     def show(attempt: DeliveryAttempt) -> None:
-        if not attempt.ok:
-            more = " (will retry)" if attempt.retryable and attempt.attempt < delivery.retry.attempts else ""
-            line = escape(f"  {attempt.channel}: attempt {attempt.attempt} failed: {attempt.error}{more}")
-            out.print(line, highlight=False, soft_wrap=True)
+        line = retry_line(attempt, delivery.retry)  # a channel's last failure is said once, with its outcome
+        if line is not None:
+            out.print(escape(f"  {line}"), highlight=False, soft_wrap=True)
 
     outcome = send_report(store, project, built, delivery, run_id=run_id, trigger="cli", resend=resend, on_attempt=show)
     for channel in outcome.skipped:
         out.print(f"  {escape(channel)}: already sent for {built.period} (--resend sends it again)", highlight=False)
     for channel, result in outcome.sent.items():
-        tries = sum(1 for a in outcome.attempts if a.channel == channel)
-        text = "[green]sent[/]" if result == "ok" else f"[red]failed[/]: {escape(result)}"
-        out.print(f"  {escape(channel)}: {text} ({tries} attempt{'s' if tries != 1 else ''})", highlight=False)
+        last = [a for a in outcome.attempts if a.channel == channel][-1]
+        if result == "ok":
+            count = f"{last.attempt} attempt{'' if last.attempt == 1 else 's'}"
+            out.print(f"  {escape(channel)}: [green]sent[/] ({count})", highlight=False)
+        else:
+            failed = escape(failure_text(last)).removeprefix("failed")
+            out.print(f"  {escape(channel)}: [red]failed[/]{failed}", highlight=False, soft_wrap=True)
     return outcome

@@ -165,7 +165,7 @@ async def run_demo(
                     )
                 ],
                 channels=[WebhookChannel(name="demo-webhook", url=hook.url)],
-                retry=RetryPolicy(attempts=3, backoff_seconds=0.2),
+                retry=RetryPolicy(attempts=3, backoff_seconds=0.2), ui_url=f"{url}/ui/",
             )  # fmt: skip
             for index, (week, flaws) in enumerate(zip(weeks, (healthy, regressed), strict=True)):
                 version = "1.0" if index == 0 else "1.1"

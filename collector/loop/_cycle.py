@@ -73,12 +73,13 @@ from passhat.sandbox import Domain
 
 @dataclass(frozen=True)
 class AlertSetup:
-    """The alert rules of a project and where notices go."""
+    """The alert rules of a project and where notices go (each linking to its page under ``ui_url``, if set)."""
 
     rules: Sequence[AlertRule] = ()
     channels: Sequence[Channel] = ()
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     baseline_periods: int = 4
+    ui_url: str | None = None  # the web UI's address (`[report] ui_url`)
 
 
 @dataclass
@@ -443,7 +444,8 @@ def evaluate_alerts(
         return None
     current = period_counts(store, project, period, run)
     baseline = baseline_counts(store, project, period, periods=alerts.baseline_periods, k=run.k)
-    return AlertLog(store, project).run_period(alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k)
+    log = AlertLog(store, project, ui_url=alerts.ui_url)
+    return log.run_period(alerts.rules, alerts.channels, alerts.retry, current, baseline, k=run.k)
 
 
 def promote(

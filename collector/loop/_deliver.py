@@ -24,7 +24,9 @@ from passhat.collector.alerts import (
     RetryPolicy,
     SlackChannel,
     WebhookChannel,
+    failure_text,
     outcomes,
+    retry_line,
     retrying,
 )
 from passhat.collector.report import (
@@ -164,13 +166,12 @@ def send_report(
 
     def record(attempt: DeliveryAttempt) -> None:
         alerts.record_report_attempt(delivery_id, period, attempt)
-        if on_attempt is not None:
+        if on_attempt is not None:  # the caller says how the tries went (`passhat report --send` prints them)
             on_attempt(attempt)
-        if not attempt.ok:
-            log.warning(
-                "passhat: sending the report of %s to %s failed (attempt %d): %s",
-                period, attempt.channel, attempt.attempt, attempt.error,
-            )  # fmt: skip
+        elif not attempt.ok:
+            retry = retry_line(attempt, delivery.retry)
+            said = retry if retry is not None else f"{attempt.channel} {failure_text(attempt)}"
+            log.warning("passhat: sending the report of %s to %s", period, said)
 
     attempts: list[DeliveryAttempt] = []
     for channel in chosen:

@@ -172,6 +172,7 @@ def alert_setup(config: PasshatConfig) -> AlertSetup:
         channels=channels_from_config(config.alerts, base_dir=config.base_dir),
         retry=retry_from_config(config.alerts),
         baseline_periods=baseline,
+        ui_url=config.report.ui_url,
     )
 
 

@@ -83,6 +83,7 @@ from passhat.collector.reliability._traffic import (
 )
 from passhat.collector.reliability._trials import TABLE_FIELDS, GradedTrial, TaskTypeTrials, summarize_trials
 from passhat.collector.reliability._weighted_curve import CurvePoint, Stratum, WeightedCurve, weighted_curve
+from passhat.collector.reliability._words import counted
 
 __all__ = [
     "FEW_TICKETS_FOR_MIXTURE",
@@ -130,6 +131,7 @@ __all__ = [
     "as_counts",
     "bootstrap_means",
     "calculate",
+    "counted",
     "curve_band",
     "daily_volumes",
     "detect_drop",

@@ -25,6 +25,7 @@ import numpy as np
 from scipy.stats import norm
 
 from passhat.collector.reliability._estimators import ArrayLike, FloatArray
+from passhat.collector.reliability._words import counted
 
 Interval = tuple[float, float]
 
@@ -115,9 +116,10 @@ def sample_size_note(label: str, interval: Interval, tickets: int, level: float 
     now = half_width(interval)
     needed = tickets_for_half_width((interval[0] + interval[1]) / 2.0, 0.10, level)
     points = f"{100.0 * now:.0f}"  # as the tables print the same interval's half-width ("[2.7, 97.3] ±47")
+    sample = f"with {counted(tickets, 'ticket')}"
     if now <= 0.10:
-        return f"with {tickets} tickets the {label} interval is about ±{points} pts"
-    return f"with {tickets} tickets the {label} interval is about ±{points} pts; ±10 needs about {needed}"
+        return f"{sample} the {label} interval is about ±{points} pts"
+    return f"{sample} the {label} interval is about ±{points} pts; ±10 needs about {needed}"
 
 
 def difference_interval(now: float, now_ci: Interval, then: float, then_ci: Interval) -> Interval:

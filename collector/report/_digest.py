@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from passhat.collector.reliability import counted
 from passhat.collector.report._format import agent_text, ci, paired_interval, pct, points, volume, volume_interval
 from passhat.collector.report._model import Figures, Report, TaskTypeReport
 from passhat.collector.report._unreplayed import UnreplayedReport
@@ -74,7 +75,11 @@ def headline_lines(report: Report) -> list[str]:
         f"pass@1 {pct(figures.pass_at_1)} {ci(figures.pass_at_1_ci)}",
         f"pass@{k} {pct(figures.pass_at_k)} {ci(figures.pass_at_k_ci)}",
     ]
-    sample = f"{report.overall.tickets_sampled} tickets sampled over {len(report.task_types)} task types, {how}"
+    tickets, task_types = (
+        counted(report.overall.tickets_sampled, "ticket"),
+        counted(len(report.task_types), "task type"),
+    )
+    sample = f"{tickets} sampled over {task_types}, {how}"
     failed = report.overall.expected_failed_tickets_per_day
     if failed is not None:
         lines.append(
@@ -114,7 +119,7 @@ def change_lines(report: Report) -> list[str]:
     if before.agent and now.agent and then != current:
         lines.append(f"agent changed: {then} -> {current}")
     if report.alerts:
-        lines.append(f"{len(report.alerts)} alert notice(s) in {report.period}")
+        lines.append(f"{counted(len(report.alerts), 'alert notice')} in {report.period}")
     return lines
 
 

@@ -11,6 +11,7 @@ import html
 from collections.abc import Sequence
 from email.message import EmailMessage
 
+from passhat.collector.reliability import counted
 from passhat.collector.report._digest import (
     OpenAlertLine,
     ReportDigest,
@@ -37,7 +38,7 @@ def email_subject(digest: ReportDigest) -> str:
     simulated = " (simulated agent)" if report.simulated else ""
     return (
         f"[passhat]{project} report {report.period}: pass^{report.k} {pct(figures.pass_hat_k)} "
-        f"{ci(figures.pass_hat_k_ci)}, {report.overall.tickets_sampled} tickets{simulated}"
+        f"{ci(figures.pass_hat_k_ci)}, {counted(report.overall.tickets_sampled, 'ticket')}{simulated}"
     )
 
 
@@ -47,7 +48,7 @@ def email_text(digest: ReportDigest) -> str:
     out = [email_subject(digest).removeprefix("[passhat] ").removeprefix("[passhat]"), ""]
     if isinstance(report, UnreplayedReport):
         out += [report.why, "", "Why:"]
-        out += [f"- {count} ticket(s): {reason}. Fix: {fix or '-'}" for reason, fix, count in reason_counts(
+        out += [f"- {counted(count, 'ticket')}: {reason}. Fix: {fix or '-'}" for reason, fix, count in reason_counts(
             report.not_replayable
         )]  # fmt: skip
     else:
@@ -67,7 +68,8 @@ def email_text(digest: ReportDigest) -> str:
         for t in least_reliable(report, 5):
             out.append(
                 f"  {t.name}: pass^{report.k} {pct(t.figures.pass_hat_k)} {ci(t.figures.pass_hat_k_ci)}, "
-                f"pass@1 {pct(t.figures.pass_at_1)} {ci(t.figures.pass_at_1_ci)}, {t.tickets_sampled} tickets"
+                f"pass@1 {pct(t.figures.pass_at_1)} {ci(t.figures.pass_at_1_ci)}, "
+                f"{counted(t.tickets_sampled, 'ticket')}"
             )
         out += ["", "What changed", *(f"  {line}" for line in change_lines(report))]
     out += ["", "Open alerts"]
@@ -134,7 +136,7 @@ def _card(label: str, value: str, detail: str) -> str:
 def _headline_html(report: Report) -> str:
     figures, how = headline_figures(report)
     k = report.k
-    tickets = f"{report.overall.tickets_sampled} tickets"
+    tickets = counted(report.overall.tickets_sampled, "ticket")
     cards = (
         _card(
             f"pass^{k} (all {k} attempts succeed)", pct(figures.pass_hat_k), f"{ci(figures.pass_hat_k_ci)} · {tickets}"
@@ -151,8 +153,9 @@ def _headline_html(report: Report) -> str:
     )
     return (
         f'<div style="font-size:0">{cards}</div>'
-        f'<p style="margin:8px 0 0 0;font-size:13px;{_MUTED}">{extra}{_e(report.overall.tickets_sampled)} tickets '
-        f"sampled over {len(report.task_types)} task types, {_e(how)}; {round(100 * report.confidence_level)}% "
+        f'<p style="margin:8px 0 0 0;font-size:13px;{_MUTED}">{extra}{_e(tickets)} '
+        f"sampled over {_e(counted(len(report.task_types), 'task type'))}, {_e(how)}; "
+        f"{round(100 * report.confidence_level)}% "
         "intervals [low, high] ±half-width in points.</p>"
     )
 
@@ -203,7 +206,7 @@ def email_html(digest: ReportDigest) -> str:
     if isinstance(report, UnreplayedReport):
         title = f"Reliability report {report.period}: nothing measured"
         subtitle = f"{project}agent {report.agent or '–'}, k = {report.k}"
-        reasons = [f"{count} ticket(s): {reason}. Fix: {fix or '-'}" for reason, fix, count in reason_counts(
+        reasons = [f"{counted(count, 'ticket')}: {reason}. Fix: {fix or '-'}" for reason, fix, count in reason_counts(
             report.not_replayable
         )]  # fmt: skip
         parts.append(
@@ -262,7 +265,8 @@ def report_html(report: Report | UnreplayedReport) -> str:
 
 
 def report_email(digest: ReportDigest, sender: str, recipients: Sequence[str]) -> EmailMessage:
-    """The email: plain text and HTML alternatives, and the self-contained report.html attached."""
+    """The email: plain text and HTML alternatives, and the self-contained report.html attached. The email
+    channel that sends it adds its Date and Message-ID and folds its subject (`passhat.collector.alerts`)."""
     message = EmailMessage()
     message["Subject"] = email_subject(digest)
     message["From"] = sender

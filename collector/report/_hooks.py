@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from passhat.collector.reliability import counted
 from passhat.collector.report._digest import (
     DEFAULT_WEBHOOK_MAX_BYTES,
     ReportDigest,
@@ -32,21 +33,22 @@ def _slack_link(url: str) -> str:
 
 
 def slack_report(digest: ReportDigest) -> dict[str, Any]:
-    """A compact Slack body: headline, the three least reliable task types, open alerts, link."""
+    """A compact Slack body naming the project: headline, the three least reliable task types, open alerts, link."""
     report = digest.report
     e = mrkdwn_escape
+    project = f" {digest.project}" if digest.project else ""  # one collector may serve several projects
     sections: list[str] = []
     if isinstance(report, UnreplayedReport):
-        header = f"passhat report {report.period}: nothing measured"
+        header = f"passhat{project} report {report.period}: nothing measured"
         sections.append(e(report.why))
-        fallback = f"passhat report {report.period}: nothing measured"
+        fallback = e(header)
     else:
         figures, how = headline_figures(report)
         k = report.k
-        header = f"passhat report {report.period}: pass^{k} {pct(figures.pass_hat_k)}"
+        header = f"passhat{project} report {report.period}: pass^{k} {pct(figures.pass_hat_k)}"
         headline = (
             f"*pass^{k}* {pct(figures.pass_hat_k)} {ci(figures.pass_hat_k_ci)} · *pass@1* {pct(figures.pass_at_1)} "
-            f"{ci(figures.pass_at_1_ci)} · {report.overall.tickets_sampled} tickets ({how})"
+            f"{ci(figures.pass_at_1_ci)} · {counted(report.overall.tickets_sampled, 'ticket')} ({how})"
         )
         failed = report.overall.expected_failed_tickets_per_day
         if failed is not None:
@@ -55,11 +57,11 @@ def slack_report(digest: ReportDigest) -> dict[str, Any]:
         sections.append(e(headline))
         worst = [
             f"• {e(t.name)}: pass^{k} {pct(t.figures.pass_hat_k)} {ci(t.figures.pass_hat_k_ci)}, "
-            f"{t.tickets_sampled} tickets"
+            f"{counted(t.tickets_sampled, 'ticket')}"
             for t in least_reliable(report, 3)
         ]
         sections.append("*Least reliable task types*\n" + "\n".join(worst))
-        fallback = e(f"passhat report {report.period}: pass^{k} {pct(figures.pass_hat_k)} {ci(figures.pass_hat_k_ci)}")
+        fallback = e(f"{header} {ci(figures.pass_hat_k_ci)}")
     alerts = [f"• {e(a.rule)} ({e(a.scope)}, since {e(a.since)}): {e(a.message)}" for a in digest.open_alerts]
     sections.append("*Open alerts*\n" + ("\n".join(alerts) if alerts else "none"))
     if digest.link:

@@ -85,6 +85,8 @@ class Mailbox:
     port: int
     messages: list[Envelope] = field(default_factory=list)
     refuse_recipients: bool = False
+    defer_first: int = 0  # answer the first messages' DATA with 451 (try again later), keeping them in `deferred`
+    deferred: list[Envelope] = field(default_factory=list)
 
 
 class _MailHandler:
@@ -100,6 +102,9 @@ class _MailHandler:
         return "250 OK"
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:  # noqa: N802
+        if len(self.box.deferred) < self.box.defer_first:
+            self.box.deferred.append(envelope)
+            return "451 try again later"
         self.box.messages.append(envelope)
         return "250 Message accepted"
 

@@ -77,13 +77,33 @@ def test_every_channel_gets_the_test_alert_and_the_attempts_are_stored(
 def test_a_failing_channel_is_shown_and_the_exit_status_is_1(
     tmp_path: pathlib.Path, receiver: Receiver, mailbox: Mailbox
 ) -> None:
-    dead = f'[alerts.channels.dead]\ntype = "webhook"\nurl = "http://127.0.0.1:{free_port()}/nobody"\n'
+    port = free_port()
+    dead = f'[alerts.channels.dead]\ntype = "webhook"\nurl = "http://127.0.0.1:{port}/nobody/t0k3n"\n'
     config = write_config(tmp_path, receiver, mailbox, extra=dead)
     result = runner.invoke(app, ["alerts", "test", "--config", str(config), "--no-record"])
     assert result.exit_code == 1, result.output
-    assert "dead: attempt 1 failed: ConnectError" in result.stdout and "(will retry)" in result.stdout
-    assert "delivered" in result.stdout and "failed" in result.stdout
+    failed = f"failed: cannot connect to webhook http://127.0.0.1:{port} (connection refused)"
+    # Each failure said once: the retried tries as they happen, the last one in the table.
+    assert f"dead: attempt 1 of 3 {failed}; trying again in 0.01 s\n" in result.stdout
+    assert f"dead: attempt 2 of 3 {failed}; trying again in 0.02 s\n" in result.stdout
+    assert result.stdout.count("dead: attempt") == 2 and "t0k3n" not in result.stdout
+    assert "delivered" in result.stdout and "failed" in result.stdout and result.stderr == ""
     assert not (tmp_path / "data").exists()  # --no-record leaves the store alone
+
+
+def test_the_test_alert_names_the_project_and_links_to_the_alerts_page(
+    tmp_path: pathlib.Path, receiver: Receiver, mailbox: Mailbox
+) -> None:
+    ui = '[report]\nui_url = "https://passhat.example.test/ui"\n'
+    config = write_config(tmp_path, receiver, mailbox, extra=ui)
+    result = runner.invoke(app, ["alerts", "test", "--config", str(config), "--no-record"])
+    assert result.exit_code == 0, result.output
+    hook, slack = sorted(receiver.requests, key=lambda r: str(r["path"]))
+    assert hook["json"]["project"] == "shop" and hook["json"]["link"] == "https://passhat.example.test/ui/alerts"
+    assert slack["json"]["blocks"][0]["text"]["text"] == "[shop] passhat test alert"
+    [envelope] = mailbox.messages
+    assert isinstance(envelope.content, bytes)
+    assert b"Subject: [passhat] shop TEST: passhat test alert\r\n" in envelope.content
 
 
 def test_one_channel_can_be_chosen(tmp_path: pathlib.Path, receiver: Receiver, mailbox: Mailbox) -> None:

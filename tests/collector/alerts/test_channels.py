@@ -68,7 +68,8 @@ def test_a_failing_receiver_is_retried_until_it_succeeds(receiver: Receiver) -> 
     receiver.fail_first = 2
     attempts = deliver_to(NOTICE, WebhookChannel("ops", receiver.url), FAST)
     assert [(a.attempt, a.ok) for a in attempts] == [(1, False), (2, False), (3, True)]
-    assert attempts[0].error is not None and attempts[0].error.startswith("HTTP 503")
+    server = receiver.url.removesuffix("/hook")
+    assert attempts[0].error == f"webhook {server} answered HTTP 503: receiver failing on purpose"
     assert len(receiver.requests) == 1
 
 
@@ -85,11 +86,25 @@ def test_a_client_error_is_not_retried(receiver: Receiver) -> None:
     assert len(attempts) == 1 and not attempts[0].retryable and "HTTP 404" in (attempts[0].error or "")
 
 
-def test_an_unreachable_webhook_is_retried_then_reported() -> None:
-    url = f"http://127.0.0.1:{free_port()}/hook"  # nothing listens there
+def test_an_unreachable_webhook_is_retried_then_reported_naming_its_server_only() -> None:
+    port = free_port()  # nothing listens there
+    url = f"http://127.0.0.1:{port}/hook/t0k3n?key=s3cret"
     attempts = deliver_to(NOTICE, WebhookChannel("ops", url, timeout=2.0), FAST)
     assert len(attempts) == 3 and all(a.retryable and not a.ok for a in attempts)
-    assert "ConnectError" in (attempts[-1].error or "")
+    assert attempts[-1].error == f"cannot connect to webhook http://127.0.0.1:{port} (connection refused)"
+
+
+def test_a_slack_failure_names_the_host_never_the_secret_path(receiver: Receiver) -> None:
+    receiver.fail_first, receiver.fail_status = 1, 404
+    server = receiver.url.removesuffix("/hook")
+    secret = f"{server}/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX"
+    [attempt] = deliver_to(NOTICE, SlackChannel("slack", secret), FAST)
+    assert attempt.error == f"Slack webhook {server} answered HTTP 404: receiver failing on purpose"
+    assert not attempt.retryable
+    port = free_port()
+    down = deliver_to(NOTICE, SlackChannel("slack", f"http://127.0.0.1:{port}/services/T0/B0/SECRET"), FAST)
+    assert {a.error for a in down} == {f"cannot connect to Slack webhook http://127.0.0.1:{port} (connection refused)"}
+    assert not any("SECRET" in (a.error or "") or "services" in (a.error or "") for a in down)
 
 
 def test_backoff_grows_and_is_capped() -> None:
@@ -123,7 +138,8 @@ def test_email_logs_in_when_credentials_are_given(auth_mailbox: Mailbox) -> None
     )  # fmt: skip
     assert deliver_to(NOTICE, good, FAST)[-1].ok
     refused = deliver_to(NOTICE, bad, FAST)
-    assert len(refused) == 1 and not refused[0].retryable and "login refused" in (refused[0].error or "")
+    assert len(refused) == 1 and not refused[0].retryable
+    assert refused[0].error == f"login refused by SMTP server {auth_mailbox.host}:{auth_mailbox.port} (535)"
     assert len(auth_mailbox.messages) == 1
 
 
@@ -131,13 +147,17 @@ def test_refused_recipients_fail_without_retry(mailbox: Mailbox) -> None:
     mailbox.refuse_recipients = True
     channel = EmailChannel("mail", mailbox.host, "a@example.test", ("nobody@example.test",), port=mailbox.port)
     attempts = deliver_to(NOTICE, channel, FAST)
-    assert len(attempts) == 1 and not attempts[0].ok and "refused" in (attempts[0].error or "")
+    assert len(attempts) == 1 and not attempts[0].ok
+    server = f"SMTP server {mailbox.host}:{mailbox.port}"
+    assert attempts[0].error == f"{server} refused every recipient: ['nobody@example.test']"
 
 
-def test_an_unreachable_smtp_server_is_retried() -> None:
-    channel = EmailChannel("mail", "127.0.0.1", "a@example.test", ("b@example.test",), port=free_port(), timeout=2.0)
+def test_an_unreachable_smtp_server_is_retried_and_named() -> None:
+    port = free_port()
+    channel = EmailChannel("mail", "127.0.0.1", "a@example.test", ("b@example.test",), port=port, timeout=2.0)
     attempts = deliver_to(NOTICE, channel, FAST)
     assert len(attempts) == 3 and all(a.retryable for a in attempts)
+    assert {a.error for a in attempts} == {f"cannot connect to SMTP server 127.0.0.1:{port} (connection refused)"}
 
 
 def test_a_notice_goes_only_to_the_channels_its_rule_names(receiver: Receiver, mailbox: Mailbox) -> None:
@@ -168,12 +188,15 @@ def test_an_untrusted_certificate_fails_without_retry(tls_mailbox: Mailbox) -> N
     )  # fmt: skip
     attempts = deliver_to(NOTICE, channel, FAST)
     assert len(attempts) == 1 and not attempts[0].retryable
-    assert "TLS failed" in (attempts[0].error or "") and "CERTIFICATE_VERIFY_FAILED" in (attempts[0].error or "")
+    error = attempts[0].error or ""
+    assert error.startswith(f"TLS failed with SMTP server 127.0.0.1:{tls_mailbox.port}: ")
+    assert "CERTIFICATE_VERIFY_FAILED" in error
     assert tls_mailbox.messages == []
 
 
 def test_a_server_requiring_starttls_refuses_a_plain_session(tls_mailbox: Mailbox) -> None:
     channel = EmailChannel("mail", tls_mailbox.host, "a@example.test", ("b@example.test",), port=tls_mailbox.port)
     attempts = deliver_to(NOTICE, channel, FAST)
-    assert not attempts[-1].ok and "530" in (attempts[-1].error or "")
+    assert not attempts[-1].ok
+    assert (attempts[-1].error or "").startswith(f"SMTP server 127.0.0.1:{tls_mailbox.port} answered 530")
     assert tls_mailbox.messages == []

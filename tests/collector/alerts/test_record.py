@@ -33,7 +33,10 @@ def test_a_fired_alert_and_each_attempt_are_stored(store: Store, receiver: Recei
     assert notice.deliveries == {"ops": "ok"}
     attempts = log.attempts("floor/refund:W1")
     assert [(a.payload["attempt"], a.payload["ok"]) for a in attempts] == [(1, False), (2, True)]
-    assert attempts[0].deliveries["ops"].startswith("HTTP 503")
+    assert (
+        attempts[0].deliveries["ops"]
+        == f"webhook {receiver.url.removesuffix('/hook')} answered HTTP 503: receiver failing on purpose"
+    )
     assert len(receiver.requests) == 1
 
 
@@ -102,8 +105,8 @@ def test_a_drop_alert_reaches_slack_and_email_and_resolves(store: Store, receive
     assert [n.kind for n in resolved.evaluation.notices] == ["resolved"]
 
     texts = [r["json"]["text"] for r in receiver.requests]
-    assert texts[0].startswith(":rotating_light: pass^5 of refund dropped from 80.0% to 40.0% in W5")
-    assert texts[1].startswith(":white_check_mark: pass^5 of refund recovered in W6")
+    assert texts[0].startswith(":rotating_light: [shop] pass^5 of refund dropped from 80.0% to 40.0% in W5")
+    assert texts[1].startswith(":white_check_mark: [shop] pass^5 of refund recovered in W6")
     subjects = [m.content.split(b"\r\n")[0] for m in mailbox.messages if isinstance(m.content, bytes)]
     assert len(mailbox.messages) == 2 and all(b"Subject: [passhat]" in s for s in subjects)
 

@@ -18,9 +18,12 @@ __all__ = ["receiver"]
 
 runner = CliRunner()
 W40 = parse_period("2026-W40")
+DEAD_PORT = free_port()  # nothing listens there
 
 
-def _config(folder: pathlib.Path, url: str, receiver: Receiver, *, send_to: str = '["hook"]') -> pathlib.Path:
+def _config(
+    folder: pathlib.Path, url: str, receiver: Receiver, *, send_to: str = '["hook"]', extra: str = ""
+) -> pathlib.Path:
     path = folder / "passhat.toml"
     path.write_text(
         f"""
@@ -44,8 +47,8 @@ type = "webhook"
 url = "{receiver.url}"
 [alerts.channels.dead]
 type = "webhook"
-url = "http://127.0.0.1:{free_port()}/nobody"
-""",
+url = "http://127.0.0.1:{DEAD_PORT}/nobody"
+{extra}""",
         encoding="utf-8",
     )
     return path
@@ -82,7 +85,9 @@ def test_a_bad_ui_url_is_a_config_error(tmp_path: pathlib.Path, receiver: Receiv
 def test_report_send_is_once_per_period_and_channel_and_shows_in_the_history(
     week_traffic: pathlib.Path, tmp_path: pathlib.Path, receiver: Receiver
 ) -> None:
-    config = _config(tmp_path, copy_store(week_traffic, tmp_path), receiver)
+    mail = f'[alerts.channels.mail]\ntype = "email"\nhost = "127.0.0.1"\nport = {DEAD_PORT}\n'
+    mail += 'sender = "passhat@example.test"\nto = ["oncall@example.test"]\n'
+    config = _config(tmp_path, copy_store(week_traffic, tmp_path), receiver, extra=mail)
     replayed = runner.invoke(app, ["replay", "--period", "2026-W40", "--config", str(config), "--json"])
     assert replayed.exit_code == 0, replayed.output
     assert receiver.requests == []  # `passhat replay` writes the report; sending is the scheduler's or --send's
@@ -106,18 +111,35 @@ def test_report_send_is_once_per_period_and_channel_and_shows_in_the_history(
         app, ["report", "--period", "2026-W40", "--config", str(config), "--send", "--channel", "dead"]
     )
     assert failed.exit_code == 1
-    assert "dead: attempt 1 failed: ConnectError" in failed.stdout and "(will retry)" in failed.stdout
-    assert "dead: failed: ConnectError" in failed.stdout
+    refused = f"cannot connect to webhook http://127.0.0.1:{DEAD_PORT} (connection refused)"
+    # Each try's failure said once (not again on stderr), the last with the outcome; the server named.
+    assert [line for line in failed.stdout.splitlines() if refused in line] == [
+        f"  dead: attempt 1 of 2 failed: {refused}; trying again in 0.01 s",
+        f"  dead: failed after 2 attempts: {refused}",
+    ]
+    assert "sending the report" not in failed.stderr and refused not in failed.stderr
+    mailed = runner.invoke(
+        app, ["report", "--period", "2026-W40", "--config", str(config), "--resend", "--send", "--channel", "mail"]
+    )
+    assert mailed.exit_code == 1
+    smtp = f"cannot connect to SMTP server 127.0.0.1:{DEAD_PORT} (connection refused)"
+    assert [line for line in mailed.stdout.splitlines() if smtp in line] == [
+        f"  mail: attempt 1 of 2 failed: {smtp}; trying again in 0.01 s",
+        f"  mail: failed after 2 attempts: {smtp}",
+    ]
+    assert "sending the report" not in mailed.stderr and smtp not in mailed.stderr
 
     history = runner.invoke(app, ["alerts", "history", "--config", str(config), "--kind", "report", "--json"])
     assert history.exit_code == 0, history.output
     entries = json.loads(history.stdout)
     assert [(e["kind"], e["trigger"], e["resend"], sorted(e["deliveries"])) for e in entries] == [
+        ("report", "cli", True, ["mail"]),
         ("report", "cli", False, ["dead"]),
         ("report", "cli", True, ["hook"]),
         ("report", "cli", False, ["hook"]),
     ]
-    assert "ConnectError" in entries[0]["deliveries"]["dead"] and entries[1]["deliveries"] == {"hook": "ok"}
+    assert entries[0]["deliveries"]["mail"] == smtp
+    assert entries[1]["deliveries"]["dead"] == refused and entries[2]["deliveries"] == {"hook": "ok"}
     assert all(e["period"] == "2026-W40" and e["run_id"].startswith("run-2026-W40-") for e in entries)
     table = runner.invoke(app, ["alerts", "history", "--config", str(config)])
     assert table.exit_code == 0 and "passhat.report" in table.stdout and "hook: ok" in table.stdout

@@ -305,7 +305,7 @@ def test_promoting_a_run_brings_the_alerts_sent_for_its_period_up_to_date(setup:
     for notice in after:
         assert notice["title"].startswith(("Updated:", "Withdrawn:"))
         if notice["title"].startswith("Updated:"):
-            assert "(1 tickets" in notice["text"]
+            assert "(1 ticket;" in notice["text"]  # one ticket a task type: it said "(1 tickets"
 
 
 def test_agent_options_of_the_reference_simulation_are_refused_for_claude() -> None:

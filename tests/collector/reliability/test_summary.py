@@ -93,3 +93,10 @@ def test_the_sample_size_note_gives_the_half_width_the_tables_print() -> None:
     for interval in [(0.027, 0.973), (0.198, 1.0), (0.0, 0.802), (0.441, 0.559)]:
         half = ci_text(interval).rsplit("±", 1)[1]
         assert f"interval is about ±{half} pts" in sample_size_note("pass^3", interval, 2)
+
+
+def test_the_sample_size_note_counts_one_ticket_in_the_singular() -> None:
+    from passhat.collector.reliability._intervals import sample_size_note
+
+    assert sample_size_note("pass^3", (0.0, 0.79), 1).startswith("with 1 ticket the pass^3 interval is about ±40 pts")
+    assert sample_size_note("pass^3", (0.0, 0.6), 2).startswith("with 2 tickets the pass^3 interval")

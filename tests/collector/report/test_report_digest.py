@@ -9,7 +9,10 @@ from html.parser import HTMLParser
 
 from passhat.collector.report import (
     ReportDigest,
+    ReportInput,
+    TrialResult,
     UnreplayedReport,
+    build_report,
     email_html,
     email_subject,
     email_text,
@@ -162,10 +165,45 @@ def test_a_period_with_nothing_measured_is_sent_with_its_reasons() -> None:
     )  # fmt: skip
     digest = ReportDigest(report, "shop")
     assert email_subject(digest) == "[passhat] shop report 2026-W48: nothing measured"
-    assert "1 ticket(s): no &lt;before-image&gt;. Fix: capture state reads" in email_html(digest)
+    assert "1 ticket: no &lt;before-image&gt;. Fix: capture state reads" in email_html(digest)
+    assert "- 1 ticket: no <before-image>. Fix: capture state reads" in email_text(digest)
     assert "no <before-image>" in email_text(digest)
     assert webhook_report(digest)["summary"]["measured"] is False
-    assert slack_report(digest)["blocks"][0]["text"]["text"] == "passhat report 2026-W48: nothing measured"
+    slack = slack_report(digest)
+    assert slack["blocks"][0]["text"]["text"] == "passhat shop report 2026-W48: nothing measured"
+    assert slack["text"] == "passhat shop report 2026-W48: nothing measured"
     message = report_email(digest, "a@example.test", ["b@example.test"])
     attachment = next(iter(message.iter_attachments()))
     assert attachment.get_payload(decode=True) == report.html().encode("utf-8")
+
+
+def test_the_slack_summary_names_the_project() -> None:
+    report = hostile_report()
+    body = slack_report(hostile_digest(report))
+    header = f"passhat shop report 2026-W48: pass^4 {pct(report.overall.weighted.pass_hat_k)}"
+    assert body["blocks"][0]["text"]["text"] == header
+    assert body["text"] == f"{header} {ci(report.overall.weighted.pass_hat_k_ci)}"
+
+
+def test_one_ticket_of_one_task_type_is_counted_in_the_singular() -> None:
+    trials = [
+        TrialResult(
+            domain="retail", task_type="update_phone", ticket_id="T-1", attempt=attempt, passed=ok,
+            signature=None if ok else "wrong_entity", termination_reason="customer_stop", changes=[],
+            final_response="done",
+        )
+        for attempt, ok in enumerate([True, False, True, True], start=1)
+    ]  # fmt: skip
+    report = build_report(
+        ReportInput(period="2026-W49", k=4, trials=trials, agent="bot", run_id="run-1", run_role="official")
+    )
+    digest = ReportDigest(report, "shop")
+    subject, text, body = email_subject(digest), email_text(digest), email_html(digest)
+    slack = "\n".join(b["text"]["text"] for b in slack_report(digest)["blocks"] if b["type"] == "section")
+    assert subject.endswith(", 1 ticket") and "1 ticket sampled over 1 task type, " in text
+    assert "1 ticket sampled over 1 task type, " in body and "· 1 ticket</div>" in body
+    [line] = [line for line in text.splitlines() if line.startswith("  retail/update_phone: pass^4 ")]
+    assert line.endswith(", 1 ticket")
+    assert " · 1 ticket (" in slack and slack.count(", 1 ticket") == 1
+    for message in (subject, text, body, slack):
+        assert "1 tickets" not in message and "1 task types" not in message and "(s)" not in message
