@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from passhat.collector.alerts import channels_from_config, retry_from_config, rules_from_config
 from passhat.collector.config import ObjectImportError, PasshatConfig, add_to_import_path, import_object
@@ -46,6 +48,25 @@ def intent_model(config: PasshatConfig) -> ModelSettings | None:
     return ModelSettings(config.intent.provider, config.intent.model, config.intent.base_url)
 
 
+def _check_callable(name: str, factory: Any, options: Mapping[str, Any]) -> None:
+    """A ValueError when ``factory`` cannot be called as each trial calls it, ``factory(context, **options)``:
+    before any trial, rather than as the harness failure of every one."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin or extension without one: its first call says
+        return
+    try:
+        signature.bind(None, **options)
+    except TypeError as exc:
+        given = "".join(f", {key}=..." for key in options)
+        where = " (agent.options gives its keywords)" if options else ""
+        raise ValueError(
+            f"agent.factory {name!r} cannot be called as each trial calls it, {name}(context{given}): {exc}; its "
+            f"signature is {signature}. A factory takes the trial's TrialContext as its one positional argument"
+            f"{where} and returns the agent (docs/agents.md)"
+        ) from None
+
+
 def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
     """The agent named by `agent.factory`: reference | anthropic | openai | an http(s):// URL | module:function."""
     factory_name = override or config.agent.factory
@@ -79,8 +100,10 @@ def agent_spec(config: PasshatConfig, override: str | None = None) -> AgentSpec:
     factory = resolve_agent(
         factory_name, flaws=flaws, model=model, base_url=config.agent.base_url if configured else None, timeout=timeout
     )  # fmt: skip
-    if ":" in factory_name and "://" not in factory_name and options:
-        factory = functools.partial(factory, **options)  # your factory's keyword arguments, from agent.options
+    if ":" in factory_name and "://" not in factory_name:
+        _check_callable(factory_name, getattr(factory, "factory", factory), options)
+        if options:
+            factory = functools.partial(factory, **options)  # your factory's keyword arguments, from agent.options
     label = "ReferenceAgent (offline simulation)" if factory_name == "reference" else factory_name
     if factory_name in ("anthropic", "openai") and model:
         label = f"{factory_name} ({model})"

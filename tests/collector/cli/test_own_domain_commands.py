@@ -104,13 +104,16 @@ settings = {"not": "callable"}
         ("MOD:ReplayedClinicAgnet", "has no 'ReplayedClinicAgnet'"),  # a typo
         ("MOD:settings", "is a dict, not a factory"),
         ("no_such_module_here:make_agent", "cannot import 'no_such_module_here'"),
+        # It passed the check, then every trial ended as a harness failure ("missing 1 required positional ...").
+        ("MOD:needs_two", "cannot be called as each trial calls it, MOD:needs_two(context)"),
     ],
 )
 def test_config_check_resolves_the_agent_factory_as_replay_would(
     tmp_path: pathlib.Path, module: str, factory: str, expected: str
 ) -> None:
     config = _project(tmp_path, module, '["MOD:domain"]')
-    (tmp_path / f"{module}.py").write_text(CLINIC + AGENT)
+    (tmp_path / f"{module}.py").write_text(CLINIC + AGENT + "\n\ndef needs_two(context, extra):\n    return None\n")
+    expected = expected.replace("MOD", module)
     for name, code in ((factory, 2), ("MOD:make_agent", 0), ("MOD:ReplayedClinicAgent", 0)):
         text = config.read_text().replace("[store]", f'[agent]\nfactory = "{name.replace("MOD", module)}"\n[store]')
         (tmp_path / "agent.toml").write_text(text)
