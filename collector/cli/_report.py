@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Annotated
@@ -90,6 +91,10 @@ def report(
                     f"{chosen.name} has only exploratory runs ({', '.join(r.run_id for r in runs)}): pass --run ID, "
                     f"`passhat runs promote ID`, or `passhat replay --period {chosen.name}` with configured settings"
                 )
+            today = dt.datetime.now(dt.UTC).date()
+            if chosen.start > today:
+                starts = f"{chosen.name} has not started yet (it starts on {chosen.start})"
+                fail(f"{starts}: a period is replayed and reported once it is over")
             fail(f"no replay run for {chosen.name} in project {name!r}: run `passhat replay --period {chosen.name}`")
         role = "official" if official is not None and shown.run_id == official.run_id else role_of(shown, official)
         try:
