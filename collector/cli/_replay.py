@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -58,7 +59,8 @@ if TYPE_CHECKING:
     from typer._click.core import Context as ClickContext  # the click typer carries (no public name)
 
     from passhat.collector.config import PasshatConfig
-    from passhat.collector.replay import ReplaySettings
+    from passhat.collector.replay import ReplayOutcome, ReplaySettings
+    from passhat.collector.store import Period, Store
 
 DEPRECATED = (
     "`passhat replay --domain` is deprecated: run `passhat bench --domain ...` (the same options); "
@@ -275,6 +277,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                     raise
                 progress.remove_task(task)
                 fail(str(exc))
+        arrived = _arrived_since(store, name, chosen, result.outcome) if result.outcome.reused else 0
         comparison = None
         if base_run is not None:
             try:
@@ -312,6 +315,7 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
                 "role": role,
                 "exploratory": reasons,
                 "reused": result.outcome.reused,
+                "arrived_since_sampled": arrived,
                 "agent": spec.label,
                 "agent_version": spec.version,
                 "design": design,
@@ -351,6 +355,13 @@ def replay_store(options: StoreReplayOptions, *, as_json: bool) -> None:
         console.print(f"Note: {note}")
     reused = " (a finished run with these settings: its trials were reused; --fresh re-runs them)"
     console.print(f"Run {run.run_id}, {role}{reused if result.outcome.reused else ''}.")
+    if arrived > 0:
+        from passhat.collector.reliability import counted
+
+        console.print(
+            f"{counted(arrived, 'production ticket')} of {chosen.name} arrived after this run sampled its tickets "
+            f"(from {sum(result.outcome.population.values())}): `--fresh` replays a sample of them all."
+        )
     if reasons:
         console.print(
             f"Exploratory ({'; '.join(reasons)}): not the period's figures nor a baseline; "
@@ -420,3 +431,11 @@ def replay(
 def register(app: typer.Typer) -> None:
     """Add `passhat replay` to the app."""
     app.command("replay", cls=ReplayCommand)(replay)
+
+
+def _arrived_since(store: Store, project: str, period: Period, outcome: ReplayOutcome) -> int:
+    """Production tickets of ``period`` (of the task types the run sampled) stored after the reused run sampled."""
+    days = (period.end - period.start).days
+    now = store.traffic(project, days=days, today=period.end - dt.timedelta(days=1))
+    kinds = set(outcome.population)
+    return sum(day.tickets for day in now if day.task_type in kinds) - sum(outcome.population.values())
