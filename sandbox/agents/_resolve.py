@@ -3,6 +3,7 @@ service's `http(s)://` URL, or a `module:function`."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import Any
 
@@ -69,7 +70,10 @@ def _imported(spec: str) -> AgentFactory:
         raise DomainError(f"cannot import {module_name!r} for agent {spec!r}: {exc}") from None
     factory = getattr(module, attribute, None)
     if factory is None:
-        raise DomainError(f"{module_name!r} has no {attribute!r} (agent {spec!r}): check the name's spelling")
+        names = [name for name in dir(module) if not name.startswith("_") and callable(getattr(module, name, None))]
+        close = difflib.get_close_matches(attribute, names, n=1, cutoff=0.6)
+        hint = f"did you mean {module_name}:{close[0]}?" if close else "check the name's spelling"
+        raise DomainError(f"{module_name!r} has no {attribute!r} (agent {spec!r}): {hint}")
     if not callable(factory):
         kind = type(factory).__name__
         article = "an" if kind[:1].lower() in "aeiou" else "a"

@@ -102,6 +102,7 @@ settings = {"not": "callable"}
     ("factory", "expected"),
     [
         ("MOD:ReplayedClinicAgnet", "has no 'ReplayedClinicAgnet'"),  # a typo
+        ("MOD:ReplayedClinicAgnet", "did you mean MOD:ReplayedClinicAgent?"),
         ("MOD:settings", "is a dict, not a factory"),
         ("no_such_module_here:make_agent", "cannot import 'no_such_module_here'"),
         # It passed the check, then every trial ended as a harness failure ("missing 1 required positional ...").
