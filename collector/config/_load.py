@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import math
 import os
@@ -200,6 +201,15 @@ def _resolved(annotation: Any, node: Any) -> Any:
         return annotation
 
 
+def _closest_key(path: Path, data: Any) -> str | None:
+    """ "unknown key: did you mean KEY?" for a misspelt key of a table, when one of its keys is close; else None."""
+    table = _shape_at(path[:-1], data)
+    if not path or not isinstance(path[-1], str) or not _is_table(table):
+        return None
+    close = difflib.get_close_matches(path[-1], list(table.model_fields), n=1, cutoff=0.7)
+    return f"unknown key: did you mean {close[0]}? (docs/configuration.md lists them)" if close else None
+
+
 def _shape_at(path: Path, data: Any) -> Any:
     """What passhat.toml expects at ``path``: a table's model, a dict or list annotation, a scalar type; None when
     the path leads nowhere in the model."""
@@ -277,6 +287,8 @@ def _validated(data: dict[str, Any], problems: list[str], unset: set[str]) -> Pa
             failed = error.get("ctx", {}).get("error")
             across = kind in ("value_error", "assertion_error") and _is_table(_shape_at(path, data))
             text, message = _path_text(path), _message(error)
+            if kind == "extra_forbidden":
+                message = _closest_key(path, data) or message
             line = message if not path and _KEYED.match(message) else f"{text}: {message}"
             quiet = (
                 text in unset

@@ -49,8 +49,8 @@ def test_config_check_lists_the_unknown_key_the_tls_conflict_and_the_unknown_cha
     done = runner.invoke(app, ["config", "check", str(config)])
     assert done.exit_code == 2
     assert done.stderr.splitlines() == [
-        f"passhat: error: {config}: replay.tickets_per_tiket: unknown key (check the spelling against "
-        "docs/configuration.md)",
+        f"passhat: error: {config}: replay.tickets_per_tiket: unknown key: did you mean tickets_per_task_type? "
+        "(docs/configuration.md lists them)",
         f"passhat: error: {config}: alerts.channels.mail: choose one of starttls (upgrade a plain connection) and ssl "
         "(TLS from the start)",
         f"passhat: error: {config}: alerts: rule 'floor' names unknown channel(s) ['slak'] (known: mail)",
@@ -63,7 +63,7 @@ def test_a_misspelt_key_in_the_same_table_does_not_hide_its_checks() -> None:
     mail = {"type": "email", "host": "h", "sender": "a@b", "to": ["c@d"], "starttls": True, "ssl": True, "sll": 1}
     rule = {"name": "floor", "kind": "threshold", "threshold": 0.5, "channels": ["slak"], "severty": "info"}
     assert problems({"alerts": {"channels": {"mail": mail}, "rules": [rule]}, "report": {"send_to": ["mial"]}}) == [
-        "alerts.rules[0].severty: unknown key (check the spelling against docs/configuration.md)",
+        "alerts.rules[0].severty: unknown key: did you mean severity? (docs/configuration.md lists them)",
         "alerts.channels.mail.sll: unknown key (check the spelling against docs/configuration.md)",
         "alerts.channels.mail: choose one of starttls (upgrade a plain connection) and ssl (TLS from the start)",
         "alerts: rule 'floor' names unknown channel(s) ['slak'] (known: mail)",
