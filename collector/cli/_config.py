@@ -56,8 +56,15 @@ def agent_problems(config: PasshatConfig) -> list[str]:
 
 def _checked(path: str) -> PasshatConfig:
     """The config, valid in shape and in the domains it names; `ConfigError` lists every problem."""
+    from passhat.collector.store import store_url_problem
+
     config = load_config(path)
     problems = domain_problems(config)
+    # A store URL passhat cannot open, by its scheme: nothing is connected to (a server may be down while the
+    # config is checked) and nothing is created; opening it says the same.
+    url_problem = None if not config.store.url else store_url_problem(config.store.url)
+    if url_problem is not None:
+        problems = [f"store.url: {url_problem}", *problems]
     if problems:
         raise ConfigError(path, problems)
     return config
@@ -75,7 +82,7 @@ def load_or_exit(path: str) -> PasshatConfig:
 
 
 def _summary(config: PasshatConfig) -> list[str]:
-    from passhat.collector.store._open import shown_url
+    from passhat.collector.store import shown_url
 
     s = config.schedule
     when = f"{s.every}, {s.weekday + ' ' if s.every == 'weekly' else ''}{s.time} {s.timezone}"

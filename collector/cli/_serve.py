@@ -339,7 +339,7 @@ def keys_revoke(
 ) -> None:
     """Revoke a key, named by its prefix or given whole: requests with it are refused (within the collector's key
     cache time, 5 s). A whole key's secret part must match the stored key's hash."""
-    from passhat.collector.ingest._keys import KEY_PREFIX, key_prefix
+    from passhat.collector.ingest import KEY_PREFIX, key_prefix
 
     given = key.strip()
     prefix = key_prefix(given)

@@ -160,18 +160,6 @@ class StoreConfig(_Table):
     url: str | None = None
     data_dir: str = "~/.passhat"
 
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        """A URL of a store passhat opens, by its scheme: nothing is connected to (a server may be down while the
-        config is checked) and nothing is created."""
-        from passhat.collector.store import store_url_problem
-
-        problem = None if not value else store_url_problem(value)
-        if problem is not None:
-            raise ValueError(problem)
-        return value
-
 
 class ReplayConfig(_Table):
     """How many tickets are replayed per task type and period, and how many times each."""

@@ -18,7 +18,7 @@ from passhat.collector.store._official import (
     promoted_at,
     role_of,
 )
-from passhat.collector.store._open import default_store_url, open_store, store_url_problem
+from passhat.collector.store._open import default_store_url, open_store, shown_url, store_url_problem
 from passhat.collector.store._period import Period, parse_period, week_of
 from passhat.collector.store._period_traffic import reclassified, run_weights, traffic_rows
 from passhat.collector.store._rows import (
@@ -107,6 +107,7 @@ __all__ = [
     "reclassified",
     "role_of",
     "run_weights",
+    "shown_url",
     "store_url_problem",
     "tallies_of_trials",
     "traffic_rows",
