@@ -16,7 +16,8 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from passhat.collector.config._model import REPORTED, CheckError, EnvText, PasshatConfig
+from passhat.collector.config._model import PasshatConfig
+from passhat.collector.config._tables import REPORTED, CheckError, EnvText
 
 _ENV = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 DEFAULT_CONFIG = "passhat.toml"
@@ -240,19 +241,23 @@ def _key_to_drop(path: Path, data: Any) -> Path | None:
     return None
 
 
-def _drop(data: Any, path: Path) -> Any:
+def _parent(data: Any, path: Path) -> Any:
+    """The table or list holding the value at ``path`` (None when the path leads nowhere)."""
     parent = data
     for part in path[:-1]:
         parent = _child(parent, part)
+    return parent
+
+
+def _drop(data: Any, path: Path) -> Any:
+    parent = _parent(data, path)
     if isinstance(parent, dict) and path[-1] in parent:
         return parent.pop(path[-1])
     return None
 
 
 def _set(data: Any, path: Path, value: Any) -> None:
-    parent = data
-    for part in path[:-1]:
-        parent = _child(parent, part)
+    parent = _parent(data, path)
     if isinstance(parent, dict):
         parent[path[-1]] = value
 

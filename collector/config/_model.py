@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import pathlib
 import re
 import zoneinfo
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
-    TypeAdapter,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+
+from passhat.collector.config._tables import Table, refuse
 
 _IDENT = r"^[a-z][a-z0-9_]*$"
 _RULE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
@@ -46,74 +43,13 @@ PROJECT_NAME_MAX = 100
 _IDENT_WHAT = "a lowercase identifier such as 'retail' (letters, digits, '_')"
 
 
-class EnvText(str):
-    """A string a ``${NAME}`` reference in passhat.toml made. The environment holds only strings, so such a value is
-    read as its key's type (``port = "${SMTP_PORT:-25}"`` is the number 25, ``enabled = "${ON:-false}"`` false),
-    where a value written in the file must have its key's type already."""
-
-
-#: The validation context's key for the checks across keys already reported: `validate_config` validates again
-#: without them, so that the checks they stood in front of (and those of the tables around them) report too.
-REPORTED = "reported"
-
-
-class CheckError(ValueError):
-    """A check across keys of a table found a problem; ``keys`` are the keys it reads, as paths in that table."""
-
-    def __init__(self, message: str, keys: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.keys = keys
-
-
-def _refuse(info: ValidationInfo, message: str, *keys: str) -> None:
-    """Raise a check across ``keys``' problem, unless an earlier pass of `validate_config` reported it already."""
-    reported = info.context.get(REPORTED) if isinstance(info.context, dict) else None
-    if reported is None or message not in reported:
-        raise CheckError(message, keys)
-
-
-@functools.cache
-def _adapter(annotation: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(annotation)
-
-
-def _from_environment(annotation: Any, text: EnvText) -> Any:
-    """``text`` as its key's ``annotation`` reads it ("25" the integer 25, "no" false); ``text`` itself when it is no
-    such value, for the strict validation to name the key, the value and the type expected."""
-    try:
-        return _adapter(annotation).validate_python(str(text), strict=False)
-    except (ValidationError, TypeError, ValueError):
-        return text
-
-
-class _Table(BaseModel):
-    """A TOML table: unknown keys are errors (a typo must not pass silently)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _environment_values(cls, data: Any) -> Any:
-        """Values a ``${NAME}`` made, read as their keys' types (`EnvText`); every other value is validated as
-        written (strictly, by `validate_config`)."""
-        if not isinstance(data, dict) or not any(isinstance(value, EnvText) for value in data.values()):
-            return data
-        fields = cls.model_fields
-        return {
-            key: _from_environment(fields[key].annotation, value)
-            if isinstance(value, EnvText) and key in fields
-            else value
-            for key, value in data.items()
-        }
-
-
 def _http_url(value: str) -> str:
     if not value.startswith(("http://", "https://")):
         raise ValueError(f"must be an http:// or https:// URL, got {value!r}")
     return value
 
 
-class AgentConfig(_Table):
+class AgentConfig(Table):
     """Which agent the replays run: the offline reference agent, Claude, or your own factory."""
 
     factory: str = "reference"
@@ -143,7 +79,7 @@ class AgentConfig(_Table):
                 else f"{self.factory!r}, which calls its own model"
             )
             verb = "apply" if len(given) > 1 else "applies"
-            _refuse(
+            refuse(
                 info,
                 f"{keys} {verb} to factory = 'anthropic' or 'openai' only, not to {what}: remove {keys}, or set "
                 "factory to a model agent",
@@ -154,14 +90,14 @@ class AgentConfig(_Table):
         return self
 
 
-class StoreConfig(_Table):
+class StoreConfig(Table):
     """Where passhat keeps traces, trials and alert history."""
 
     url: str | None = None
     data_dir: str = "~/.passhat"
 
 
-class ReplayConfig(_Table):
+class ReplayConfig(Table):
     """How many tickets are replayed per task type and period, and how many times each."""
 
     k: int = Field(default=5, ge=1, le=1000)
@@ -196,7 +132,7 @@ class ReplayConfig(_Table):
     @model_validator(mode="after")
     def _trials_cover_k(self, info: ValidationInfo) -> ReplayConfig:
         if self.trials is not None and self.trials < self.k:
-            _refuse(
+            refuse(
                 info,
                 f"trials ({self.trials}) must be at least k ({self.k}): pass^k needs k trials per ticket",
                 "trials",
@@ -209,7 +145,7 @@ class ReplayConfig(_Table):
         return self.trials if self.trials is not None else self.k
 
 
-class IntentConfig(_Table):
+class IntentConfig(Table):
     """The model the ``model`` intent extractor asks (``replay.infer_intent = "model"``): any Anthropic or
     OpenAI-compatible endpoint. Its key comes from ANTHROPIC_API_KEY / OPENAI_API_KEY (none for a local server)."""
 
@@ -218,7 +154,7 @@ class IntentConfig(_Table):
     base_url: str | None = Field(default=None, min_length=1)
 
 
-class ScheduleConfig(_Table):
+class ScheduleConfig(Table):
     """When the scheduler in `passhat serve` replays, reports and evaluates alerts."""
 
     enabled: bool = True
@@ -258,7 +194,7 @@ def _all_formats() -> list[ReportFormat]:
     return ["html", "json", "md"]
 
 
-class ReportConfig(_Table):
+class ReportConfig(Table):
     """Where reports are written and in which formats, and which channels each period's report is sent to."""
 
     out_dir: str = "reports"
@@ -283,7 +219,7 @@ class ReportConfig(_Table):
         return None if value is None else _http_url(value)
 
 
-class RetryConfig(_Table):
+class RetryConfig(Table):
     """Delivery retries per channel: bounded attempts with exponential backoff."""
 
     attempts: int = Field(default=3, ge=1, le=20)
@@ -293,7 +229,7 @@ class RetryConfig(_Table):
     timeout_seconds: float = Field(default=10.0, gt=0.0, le=300.0)
 
 
-class WebhookChannelConfig(_Table):
+class WebhookChannelConfig(Table):
     """A generic JSON webhook."""
 
     type: Literal["webhook"]
@@ -306,7 +242,7 @@ class WebhookChannelConfig(_Table):
         return _http_url(value)
 
 
-class SlackChannelConfig(_Table):
+class SlackChannelConfig(Table):
     """A Slack (or Slack-compatible) incoming webhook."""
 
     type: Literal["slack"]
@@ -318,7 +254,7 @@ class SlackChannelConfig(_Table):
         return _http_url(value)
 
 
-class EmailChannelConfig(_Table):
+class EmailChannelConfig(Table):
     """Email over SMTP."""
 
     type: Literal["email"]
@@ -350,21 +286,21 @@ class EmailChannelConfig(_Table):
     @model_validator(mode="after")
     def _tls(self, info: ValidationInfo) -> EmailChannelConfig:
         if self.starttls and self.ssl:
-            _refuse(
+            refuse(
                 info,
                 "choose one of starttls (upgrade a plain connection) and ssl (TLS from the start)",
                 "starttls",
                 "ssl",
             )
         if self.password is not None and self.username is None:
-            _refuse(info, "password is set without username", "password", "username")
+            refuse(info, "password is set without username", "password", "username")
         return self
 
 
 ChannelConfig = Annotated[WebhookChannelConfig | SlackChannelConfig | EmailChannelConfig, Field(discriminator="type")]
 
 
-class RuleConfig(_Table):
+class RuleConfig(Table):
     """One alert rule (see docs/alerts.md)."""
 
     name: str = Field(max_length=80)
@@ -391,23 +327,23 @@ class RuleConfig(_Table):
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> RuleConfig:
         if self.kind == "threshold" and self.threshold is None:
-            _refuse(info, "a threshold rule needs `threshold` (pass^k below it fires)", "kind", "threshold")
+            refuse(info, "a threshold rule needs `threshold` (pass^k below it fires)", "kind", "threshold")
         if self.kind == "drop" and self.threshold is not None:
-            _refuse(
+            refuse(
                 info,
                 "a drop rule takes no `threshold` (it compares against a baseline of earlier periods)",
                 "kind",
                 "threshold",
             )
         if (self.permutations + 1) * (1.0 - self.confidence) < 1.0:
-            _refuse(
+            refuse(
                 info,
                 f"{self.permutations} permutations are too few for confidence {self.confidence}",
                 "permutations",
                 "confidence",
             )
         if self.resolve_confidence > self.confidence:
-            _refuse(
+            refuse(
                 info,
                 "resolve_confidence must not exceed confidence (it is the looser, resolving level)",
                 "resolve_confidence",
@@ -416,7 +352,7 @@ class RuleConfig(_Table):
         return self
 
 
-class AlertsConfig(_Table):
+class AlertsConfig(Table):
     """Alert rules, the channels they go to, and delivery retries."""
 
     rules: list[RuleConfig] = Field(default_factory=list)
@@ -435,18 +371,18 @@ class AlertsConfig(_Table):
         seen: set[str] = set()
         for rule in self.rules:
             if rule.name in seen:
-                _refuse(info, f"two rules are named {rule.name!r}; rule names must be unique", "rules")
+                refuse(info, f"two rules are named {rule.name!r}; rule names must be unique", "rules")
             seen.add(rule.name)
             unknown = [c for c in rule.channels if c not in self.channels]
             if unknown:
                 known = ", ".join(sorted(self.channels)) or "none configured"
-                _refuse(
+                refuse(
                     info, f"rule {rule.name!r} names unknown channel(s) {unknown} (known: {known})", "rules", "channels"
                 )
         return self
 
 
-class PasshatConfig(_Table):
+class PasshatConfig(Table):
     """The whole passhat.toml."""
 
     project: str = Field(default="default", max_length=PROJECT_NAME_MAX)
@@ -464,7 +400,7 @@ class PasshatConfig(_Table):
     @model_validator(mode="after")
     def _intent_model(self, info: ValidationInfo) -> PasshatConfig:
         if self.replay.infer_intent == "model" and (self.intent.provider is None or self.intent.model is None):
-            _refuse(
+            refuse(
                 info,
                 'replay.infer_intent = "model" needs the model: add an [intent] table with provider '
                 '("anthropic" or "openai"), model, and base_url for a local or compatible endpoint',
@@ -478,7 +414,7 @@ class PasshatConfig(_Table):
         unknown = [name for name in self.report.send_to if name not in self.alerts.channels]
         if unknown:
             known = ", ".join(sorted(self.alerts.channels)) or "none"
-            _refuse(
+            refuse(
                 info,
                 f"report.send_to: unknown channel(s) {', '.join(unknown)} (configured: {known}); "
                 "send_to names [alerts.channels.<name>] tables",

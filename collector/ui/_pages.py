@@ -235,10 +235,20 @@ def task_type_page(
 
 
 # --- runs and attempts -------------------------------------------------------------------------------------
-def run_progress(run: ReplayRun, tallies: list[TicketTally]) -> tuple[int, int, list[NotReplayable]]:
-    """(trials done, trials planned, the sampled tickets not measured): planned is k trials for each sampled
-    ticket but those never replayed. A finished run's list is its final one (with the tickets whose rows did
-    not fit the sandbox); a running run's, what planning found."""
+@dataclass(frozen=True)
+class RunProgress:
+    """A run's trials done of those planned, and its sampled tickets, of which those not measured."""
+
+    done: int
+    planned: int
+    sampled: int
+    unreplayable: list[NotReplayable]
+
+
+def run_progress(run: ReplayRun, tallies: list[TicketTally]) -> RunProgress:
+    """The trials done and planned (the trials per ticket of each sampled ticket but those never replayed), and
+    the sampled tickets not measured: a finished run's final list (with the tickets whose rows did not fit the
+    sandbox), a running run's what planning found."""
     params = RunParams.of(run)
     final = (run.summary or {}).get("not_replayable_tickets")
     unreplayable = (
@@ -250,7 +260,7 @@ def run_progress(run: ReplayRun, tallies: list[TicketTally]) -> tuple[int, int, 
     skipped = {item.ticket_id for item in unreplayable} & set(params.tickets) - {t.ticket_id for t in tallies}
     planned = (len(params.tickets) - len(skipped)) * params.trials
     done = sum(t.trials + t.harness_errors for t in tallies)
-    return done, max(planned, done), unreplayable
+    return RunProgress(done, max(planned, done), len(params.tickets), unreplayable)
 
 
 @dataclass(frozen=True)

@@ -357,7 +357,7 @@ def ui_router() -> APIRouter:
             return render.page(request, "missing.html", 404, viewer=viewer, what=f"replay run {run_id}")
         tallies = _query_store(lambda: _cache(request).tallies(store, viewer.project, run))
         figures = _query_store(lambda: _cache(request).digest(store, viewer.project, run)).figures
-        done, planned, unreplayable = run_progress(run, tallies)
+        progress = run_progress(run, tallies)
         rows = _query_store(lambda: _run_rows(request).run(store, viewer.project, run, tallies))
         listed = run_tickets(rows, offset)
         return render.page(
@@ -366,10 +366,10 @@ def ui_router() -> APIRouter:
             viewer=viewer,
             run=run,
             figures=figures,
-            done=done,
-            planned=planned,
-            unreplayable=unreplayable,
-            sampled=len(RunParams.of(run).tickets),
+            done=progress.done,
+            planned=progress.planned,
+            unreplayable=progress.unreplayable,
+            sampled=progress.sampled,
             listed=listed,
             report=_query_store(lambda: run_report(store, viewer.project, run)),
             written=report_written(run),
